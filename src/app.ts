@@ -1,0 +1,46 @@
+/**
+ * The jobs the command line runs, each an Effect over the configuration.
+ *
+ * `start` (the main job): database (embedded unless DATABASE_URL), migrations, then the indexer
+ * and backend HTTP servers until SIGINT/SIGTERM. Resources are scoped: on a signal the servers
+ * stop accepting, then the pool closes, then the embedded Postgres shuts down.
+ */
+import { Context, Deferred, Effect, Layer, Logger } from "effect"
+import { BackendServerLive } from "../http/backend/api.js"
+import { IndexerEndpoint, IndexerServerLive } from "../http/indexer/api.js"
+import { AppConfig, type AppConfigShape, loadConfig } from "./config.js"
+import { DatabaseLive } from "./db/database.js"
+import { runMigrations } from "./db/migrations.js"
+
+/** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
+export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
+  Effect.flatMap(loadConfig, (config: AppConfigShape) =>
+    job.pipe(
+      Effect.provideService(AppConfig, config),
+      Logger.withMinimumLogLevel(config.logLevel)
+    )
+  ).pipe(Effect.provide(Logger.logFmt))
+
+/**
+ * Serves the indexer and the backend until interrupted. Each server is launched as its own layer
+ * graph: HttpApiBuilder keeps routes in a memoized router, so one graph would mount both APIs on
+ * both ports. The backend learns the indexer's bound URL (INDEXER_PORT may be 0) from a Deferred.
+ */
+export const serve = Effect.gen(function* () {
+  const indexerUrl = yield* Deferred.make<string>()
+  const indexer = IndexerServerLive.pipe(
+    Layer.flatMap((context) =>
+      Layer.effectDiscard(Deferred.succeed(indexerUrl, Context.get(context, IndexerEndpoint).url))
+    )
+  )
+  const backend = BackendServerLive.pipe(
+    Layer.provide(Layer.effect(IndexerEndpoint, Effect.map(Deferred.await(indexerUrl), (url) => ({ url }))))
+  )
+  return yield* Effect.all([Layer.launch(indexer), Layer.launch(backend)], { concurrency: "unbounded", discard: true })
+})
+
+/** The main job: migrate, then serve until interrupted. */
+export const start = runMigrations().pipe(Effect.zipRight(serve), Effect.provide(DatabaseLive), Effect.scoped)
+
+/** Applies pending migrations and exits. */
+export const migrate = runMigrations().pipe(Effect.asVoid, Effect.provide(DatabaseLive), Effect.scoped)

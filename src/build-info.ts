@@ -1,0 +1,36 @@
+/**
+ * What build is running: the package version and the git commit, read once at start.
+ * `GIT_COMMIT` (set by a deploy) wins; otherwise the checkout's HEAD; otherwise "unknown".
+ */
+import { Context, Effect, Layer } from "effect"
+import { execFile } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+
+export interface BuildInfoShape {
+  readonly version: string
+  readonly commit: string
+}
+
+const packageVersion = Effect.promise(() => fs.readFile(Path.join(ROOT, "package.json"), "utf8")).pipe(
+  Effect.map((text) => String((JSON.parse(text) as { version?: unknown }).version ?? "unknown"))
+)
+
+const gitHead = Effect.async<string>((resume) => {
+  execFile("git", ["rev-parse", "HEAD"], { cwd: ROOT }, (error, stdout) =>
+    resume(Effect.succeed(error ? "unknown" : stdout.trim()))
+  )
+})
+
+export class BuildInfo extends Context.Tag("BuildInfo")<BuildInfo, BuildInfoShape>() {
+  static readonly layer = Layer.effect(
+    BuildInfo,
+    Effect.all({
+      version: packageVersion,
+      commit: process.env["GIT_COMMIT"] ? Effect.succeed(process.env["GIT_COMMIT"]) : gitHead
+    })
+  )
+}

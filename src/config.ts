@@ -1,0 +1,177 @@
+/**
+ * Configuration from environment variables, read once at start through Effect `Config`.
+ *
+ * Every variable has a default that runs on one machine with nothing installed but Node, and a
+ * one-line description; `settings` is the single list that both the config loader and
+ * `--help` read, so the help can never drift from what is actually read.
+ *
+ * Invariant: an invalid value stops the process at start with a message naming the variable and
+ * what is wrong (see `describeConfigError`); nothing runs on a half-valid configuration.
+ */
+import { Config, ConfigError, Context, Data, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
+import * as Path from "node:path"
+
+export interface Setting {
+  readonly name: string
+  readonly defaultText: string
+  readonly description: string
+}
+
+/** The variables this program reads, in the order `--help` lists them. */
+export const settings: ReadonlyArray<Setting> = [
+  {
+    name: "DATABASE_URL",
+    defaultText: "(unset: embedded Postgres under DATA_DIR)",
+    description: "Postgres connection URL (postgres://user:pass@host:port/db); unset starts an embedded Postgres"
+  },
+  { name: "DATA_DIR", defaultText: ".data", description: "Directory for local state: the embedded Postgres cluster and its connection file" },
+  {
+    name: "PG_PORT",
+    defaultText: "54329",
+    description: "Loopback port of the embedded Postgres (0 = any free port); ignored when DATABASE_URL is set"
+  },
+  { name: "RPC_URL", defaultText: "(unset: the bundled recorded fixture)", description: "JSON-RPC endpoint of the chain to index (http, https, ws or wss)" },
+  {
+    name: "DEPLOYMENT",
+    defaultText: "(unset: the bundled fixture's deployment)",
+    description: "Path to the deployment file: JSON with every contract address of the spec plus deployBlock"
+  },
+  { name: "CHAIN_ID", defaultText: "130", description: "Chain id the RPC endpoint and the deployment must match" },
+  { name: "HOST", defaultText: "127.0.0.1", description: "Interface the HTTP servers bind to" },
+  { name: "INDEXER_PORT", defaultText: "42069", description: "Port of the indexer HTTP API (0 = any free port)" },
+  { name: "BACKEND_PORT", defaultText: "3000", description: "Port of the backend HTTP API (0 = any free port)" },
+  { name: "LOG_LEVEL", defaultText: "info", description: "Minimum log level: trace, debug, info, warning, error, fatal or none" }
+]
+
+export interface AppConfigShape {
+  readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  readonly dataDir: string
+  readonly pgPort: number
+  readonly rpcUrl: Option.Option<string>
+  readonly deploymentPath: Option.Option<string>
+  readonly chainId: number
+  readonly host: string
+  readonly indexerPort: number
+  readonly backendPort: number
+  readonly logLevel: LogLevel.LogLevel
+}
+
+// The Config combinators prefix the variable name to the path; the message says what is wrong.
+const invalid = (_name: string, message: string) => ConfigError.InvalidData([], message)
+
+/** An integer in [min, max], read from a decimal string with nothing else in it. */
+const boundedInteger = (name: string, min: number, max: number, what: string) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((raw) => {
+      const text = raw.trim()
+      if (!/^\d+$/.test(text)) return Either.left(invalid(name, `expected ${what}, got "${raw}"`))
+      const value = Number(text)
+      if (!Number.isSafeInteger(value) || value < min || value > max) {
+        return Either.left(invalid(name, `expected ${what} between ${min} and ${max}, got ${text}`))
+      }
+      return Either.right(value)
+    })
+  )
+
+const urlWithSchemes = (name: string, schemes: ReadonlyArray<string>) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((raw) => {
+      let url: URL
+      try {
+        url = new URL(raw.trim())
+      } catch {
+        return Either.left(invalid(name, `expected a URL (${schemes.join(", ")}), got "${redactUrl(raw)}"`))
+      }
+      const scheme = url.protocol.replace(/:$/, "")
+      if (!schemes.includes(scheme)) {
+        return Either.left(invalid(name, `expected a URL with scheme ${schemes.join(", ")}, got "${scheme}:"`))
+      }
+      return Either.right(raw.trim())
+    })
+  )
+
+/** Hides the password of a connection URL in messages. */
+export const redactUrl = (raw: string): string => raw.replace(/(\/\/[^:/@]+:)[^@]*@/, "$1***@")
+
+const logLevels: Record<string, LogLevel.LogLevel> = {
+  all: LogLevel.All,
+  trace: LogLevel.Trace,
+  debug: LogLevel.Debug,
+  info: LogLevel.Info,
+  warning: LogLevel.Warning,
+  warn: LogLevel.Warning,
+  error: LogLevel.Error,
+  fatal: LogLevel.Fatal,
+  none: LogLevel.None
+}
+
+const logLevel = Config.string("LOG_LEVEL").pipe(
+  Config.mapOrFail((raw) => {
+    const level = logLevels[raw.trim().toLowerCase()]
+    return level === undefined
+      ? Either.left(invalid("LOG_LEVEL", `expected one of trace, debug, info, warning, error, fatal, none, got "${raw}"`))
+      : Either.right(level)
+  })
+)
+
+const nonEmpty = (name: string) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((raw) => (raw.trim() === "" ? Either.left(invalid(name, "must not be empty")) : Either.right(raw.trim())))
+  )
+
+/** The whole configuration as one `Config`; every failure names its variable. */
+export const appConfig: Config.Config<AppConfigShape> = Config.all({
+  databaseUrl: Config.option(urlWithSchemes("DATABASE_URL", ["postgres", "postgresql"]).pipe(Config.map(Redacted.make))),
+  dataDir: nonEmpty("DATA_DIR").pipe(Config.withDefault(".data"), Config.map((dir) => Path.resolve(dir))),
+  pgPort: boundedInteger("PG_PORT", 0, 65535, "a TCP port").pipe(Config.withDefault(54329)),
+  rpcUrl: Config.option(urlWithSchemes("RPC_URL", ["http", "https", "ws", "wss"])),
+  deploymentPath: Config.option(nonEmpty("DEPLOYMENT").pipe(Config.map((p) => Path.resolve(p)))),
+  chainId: boundedInteger("CHAIN_ID", 1, Number.MAX_SAFE_INTEGER, "a positive integer chain id").pipe(Config.withDefault(130)),
+  host: nonEmpty("HOST").pipe(Config.withDefault("127.0.0.1")),
+  indexerPort: boundedInteger("INDEXER_PORT", 0, 65535, "a TCP port").pipe(Config.withDefault(42069)),
+  backendPort: boundedInteger("BACKEND_PORT", 0, 65535, "a TCP port").pipe(Config.withDefault(3000)),
+  logLevel: logLevel.pipe(Config.withDefault(LogLevel.Info))
+})
+
+/** One line per problem: `VARIABLE: what is wrong`. */
+export const describeConfigError = (error: ConfigError.ConfigError): string => {
+  const lines: Array<string> = []
+  const walk = (e: ConfigError.ConfigError): void => {
+    switch (e._op) {
+      case "And":
+      case "Or":
+        walk(e.left)
+        walk(e.right)
+        return
+      case "InvalidData":
+      case "MissingData":
+      case "SourceUnavailable":
+      case "Unsupported":
+        lines.push(`${e.path.join(".") || "(configuration)"}: ${e.message}`)
+        return
+    }
+  }
+  walk(error)
+  return [...new Set(lines)].join("\n")
+}
+
+/** Loads the configuration or fails with a readable message. */
+export const loadConfig: Effect.Effect<AppConfigShape, ConfigurationError> = Effect.mapError(
+  appConfig,
+  (error) => new ConfigurationError({ message: `invalid configuration\n${describeConfigError(error)}` })
+)
+
+export class ConfigurationError extends Data.TaggedError("ConfigurationError")<{ readonly message: string }> {}
+
+/** The `--help` section listing every variable with its default. */
+export const settingsHelp = (): string => {
+  const width = Math.max(...settings.map((s) => s.name.length))
+  return settings
+    .map((s) => `  ${s.name.padEnd(width)}  ${s.description}\n  ${" ".repeat(width)}  default: ${s.defaultText}`)
+    .join("\n")
+}
+
+export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
+  /** Reads the environment; fails with a ConfigError naming every bad variable. */
+  static readonly layer = Layer.effect(AppConfig, loadConfig)
+}

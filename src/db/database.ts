@@ -1,0 +1,49 @@
+/**
+ * The database the whole service talks to: `DATABASE_URL` when it is set, otherwise the
+ * embedded cluster under `DATA_DIR`. Either way the rest of the program sees one `SqlClient`
+ * (and `PgClient`, for LISTEN/NOTIFY and streaming) and never knows which.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer, Option, Redacted } from "effect"
+import * as Path from "node:path"
+import { AppConfig, redactUrl } from "../config.js"
+import { embeddedPostgres } from "./embedded-postgres.js"
+
+/** Name of the application database inside the embedded cluster. */
+export const EMBEDDED_DATABASE = "predix"
+
+/** Where the connection goes, for logs and health answers (password hidden). */
+export interface DatabaseTarget {
+  readonly kind: "embedded" | "external"
+  readonly url: Redacted.Redacted<string>
+}
+
+/** Starts the embedded cluster if needed; the cluster lives as long as the enclosing scope. */
+export const databaseTarget = Effect.gen(function* () {
+  const config = yield* AppConfig
+  if (Option.isSome(config.databaseUrl)) {
+    return { kind: "external", url: config.databaseUrl.value } satisfies DatabaseTarget
+  }
+  const embedded = yield* embeddedPostgres({
+    dir: Path.join(config.dataDir, "postgres"),
+    port: config.pgPort,
+    database: EMBEDDED_DATABASE,
+    onLog: (line) => Effect.runFork(Effect.logDebug(line).pipe(Effect.annotateLogs("source", "postgres")))
+  })
+  return { kind: "embedded", url: embedded.url } satisfies DatabaseTarget
+})
+
+/** A pooled client for a URL; NUMERIC and INT8 stay strings so no amount passes through a JS number. */
+export const pgClientLayer = (url: Redacted.Redacted<string>) =>
+  PgClient.layer({ url, applicationName: "predix", maxConnections: 10, idleTimeout: "30 seconds" })
+
+/** `SqlClient` + `PgClient` over the configured or embedded database. */
+export const DatabaseLive = Layer.unwrapScoped(
+  Effect.gen(function* () {
+    const target = yield* databaseTarget
+    yield* Effect.logInfo("database").pipe(
+      Effect.annotateLogs({ kind: target.kind, url: redactUrl(Redacted.value(target.url)) })
+    )
+    return pgClientLayer(target.url)
+  })
+)

@@ -1,0 +1,95 @@
+/**
+ * SQL migrations from `migrations/NNNN_name.sql`, applied in id order at start through the
+ * `@effect/sql` migrator.
+ *
+ * Invariants (from the migrator): all pending migrations run in ONE transaction after an
+ * exclusive lock on the bookkeeping table, so a failing migration leaves the database exactly as
+ * it was and two processes starting at once apply each migration once; a second start applies
+ * nothing. A failure surfaces as `MigrationFailed` naming the migration and the database's error.
+ */
+import { Migrator, SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
+import { PgMigrator } from "@effect/sql-pg"
+import { Data, Effect } from "effect"
+import * as fs from "node:fs/promises"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+/** The folder of this project's migrations. */
+export const MIGRATIONS_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../migrations")
+
+export class MigrationFailed extends Data.TaggedError("MigrationFailed")<{
+  readonly migration: string
+  readonly message: string
+}> {}
+
+const FILE = /^(\d+)_([A-Za-z0-9_-]+)\.sql$/
+
+/** Loads every `NNNN_name.sql` of `dir`; each becomes one migration running its whole text. */
+export const sqlFileLoader = (dir: string): Migrator.Loader =>
+  Effect.tryPromise({
+    try: () => fs.readdir(dir),
+    catch: (cause) =>
+      new Migrator.MigrationError({ reason: "import-error", message: `cannot read migrations folder ${dir}`, cause })
+  }).pipe(
+    Effect.flatMap((files) =>
+      Effect.forEach(
+        files.filter((file) => file.endsWith(".sql")).sort(),
+        (file) => {
+          const match = FILE.exec(file)
+          if (match === null) {
+            return Effect.fail(
+              new Migrator.MigrationError({
+                reason: "import-error",
+                message: `migration file ${file} is not named NNNN_name.sql`
+              })
+            )
+          }
+          const load = Effect.promise(() => fs.readFile(Path.join(dir, file), "utf8")).pipe(
+            Effect.map((text) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text).raw))
+          )
+          return Effect.succeed([Number(match[1]), match[2]!, load] as const)
+        }
+      )
+    )
+  )
+
+/** Database error text, with Postgres's position/detail when it gives them. */
+const databaseMessage = (cause: unknown): string => {
+  const inner = (cause as { cause?: unknown } | undefined)?.cause ?? cause
+  if (inner instanceof Error) {
+    const pg = inner as Error & { detail?: string; hint?: string; position?: string }
+    return [pg.message, pg.detail && `detail: ${pg.detail}`, pg.hint && `hint: ${pg.hint}`, pg.position && `at character ${pg.position}`]
+      .filter(Boolean)
+      .join("; ")
+  }
+  return String(inner)
+}
+
+/**
+ * Applies pending migrations; returns the `[id, name]` pairs applied (empty when up to date).
+ * The migrator turns a failing migration into a defect; it is caught here and made typed.
+ */
+export const runMigrations = (dir: string = MIGRATIONS_DIR) =>
+  PgMigrator.run({ loader: sqlFileLoader(dir), table: "schema_migrations" }).pipe(
+    Effect.catchAllDefect((defect) =>
+      defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect)
+    ),
+    Effect.mapError((error: Migrator.MigrationError | SqlError) => {
+      if (error._tag === "MigrationError" && error.reason === "failed") {
+        const name = /"(.+)"/.exec(error.message)?.[1] ?? "unknown"
+        return new MigrationFailed({ migration: name, message: `migration ${name} failed: ${databaseMessage(error.cause)}` })
+      }
+      return new MigrationFailed({
+        migration: "(migrator)",
+        message: `${error.message}${error.cause === undefined ? "" : `: ${databaseMessage(error.cause)}`}`
+      })
+    }),
+    Effect.tap((applied) =>
+      applied.length === 0
+        ? Effect.logInfo("migrations up to date")
+        : Effect.logInfo("migrations applied").pipe(
+            Effect.annotateLogs("migrations", applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`).join(","))
+          )
+    )
+  )

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config"
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Suites that start Postgres share two cores; keep files sequential-friendly.
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    pool: "forks"
+  }
+})
