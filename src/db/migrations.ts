@@ -26,7 +26,7 @@ export class MigrationFailed extends Data.TaggedError("MigrationFailed")<{
 const FILE = /^(\d+)_([A-Za-z0-9_-]+)\.sql$/
 
 /** Loads every `NNNN_name.sql` of `dir`; each becomes one migration running its whole text. */
-export const sqlFileLoader = (dir: string): Migrator.Loader =>
+export const sqlFileLoader = (dir: string, fileNames: Map<number, string> = new Map()): Migrator.Loader =>
   Effect.tryPromise({
     try: () => fs.readdir(dir),
     catch: (cause) =>
@@ -48,6 +48,7 @@ export const sqlFileLoader = (dir: string): Migrator.Loader =>
           const load = Effect.promise(() => fs.readFile(Path.join(dir, file), "utf8")).pipe(
             Effect.map((text) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text).raw))
           )
+          fileNames.set(Number(match[1]), file)
           return Effect.succeed([Number(match[1]), match[2]!, load] as const)
         }
       )
@@ -70,14 +71,16 @@ const databaseMessage = (cause: unknown): string => {
  * Applies pending migrations; returns the `[id, name]` pairs applied (empty when up to date).
  * The migrator turns a failing migration into a defect; it is caught here and made typed.
  */
-export const runMigrations = (dir: string = MIGRATIONS_DIR) =>
-  PgMigrator.run({ loader: sqlFileLoader(dir), table: "schema_migrations" }).pipe(
+export const runMigrations = (dir: string = MIGRATIONS_DIR) => {
+  const fileNames = new Map<number, string>()
+  return PgMigrator.run({ loader: sqlFileLoader(dir, fileNames), table: "schema_migrations" }).pipe(
     Effect.catchAllDefect((defect) =>
       defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect)
     ),
     Effect.mapError((error: Migrator.MigrationError | SqlError) => {
       if (error._tag === "MigrationError" && error.reason === "failed") {
-        const name = /"(.+)"/.exec(error.message)?.[1] ?? "unknown"
+        const id = Number(/"(\d+)_/.exec(error.message)?.[1])
+        const name = fileNames.get(id) ?? /"(.+)"/.exec(error.message)?.[1] ?? "unknown"
         return new MigrationFailed({ migration: name, message: `migration ${name} failed: ${databaseMessage(error.cause)}` })
       }
       return new MigrationFailed({
@@ -89,7 +92,8 @@ export const runMigrations = (dir: string = MIGRATIONS_DIR) =>
       applied.length === 0
         ? Effect.logInfo("migrations up to date")
         : Effect.logInfo("migrations applied").pipe(
-            Effect.annotateLogs("migrations", applied.map(([id, name]) => `${String(id).padStart(4, "0")}_${name}`).join(","))
+            Effect.annotateLogs("migrations", applied.map(([id]) => fileNames.get(id) ?? String(id)).join(","))
           )
     )
   )
+}

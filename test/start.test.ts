@@ -1,0 +1,111 @@
+/**
+ * The main job end to end, as a user runs it: a real process with the embedded Postgres, real
+ * HTTP over loopback, real signals.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { freePort, isAlive, runCli } from "./support/process.js"
+
+let dataDir: string
+beforeAll(async () => {
+  dataDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-start-"))
+  await fs.chmod(dataDir, 0o755)
+})
+afterAll(async () => {
+  await fs.rm(dataDir, { recursive: true, force: true })
+})
+
+const env = async () => ({
+  DATA_DIR: dataDir,
+  PG_PORT: "0",
+  INDEXER_PORT: String(await freePort()),
+  BACKEND_PORT: String(await freePort()),
+  LOG_LEVEL: "info"
+})
+
+const serverPid = async () => {
+  const text = await fs.readFile(Path.join(dataDir, "postgres", "connection.json"), "utf8")
+  return (JSON.parse(text) as { pid: number }).pid
+}
+
+const getJson = async (url: string) => {
+  const response = await fetch(url)
+  return { status: response.status, body: (await response.json()) as Record<string, any> }
+}
+
+describe("predix start", () => {
+  it("brings up embedded Postgres, migrates, serves /api/health, and SIGINT leaves no process behind", async () => {
+    const config = await env()
+    const app = runCli(["start"], config)
+    await app.waitFor(/message=listening server=backend/)
+    expect(app.output()).toMatch(/message="migrations applied" migrations=0001_indexer_checkpoint.sql/)
+
+    const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
+    expect(health).toEqual({
+      status: 200,
+      body: {
+        data: { status: "ok", chainId: 130, latestIndexedBlock: null, headBlock: null, lagBlocks: null },
+        meta: null
+      }
+    })
+    const backend = await getJson(`http://127.0.0.1:${config.BACKEND_PORT}/health`)
+    expect(backend.status).toBe(200)
+    expect(backend.body["data"]).toEqual({ status: "ok", database: "up", indexer: "up", latestIndexedBlock: null })
+    expect(backend.body["meta"]).toMatchObject({ version: "v2" })
+
+    const pid = await serverPid()
+    expect(isAlive(pid)).toBe(true)
+    app.child.kill("SIGINT")
+    expect(await app.exited).toBe(0)
+    expect(isAlive(pid)).toBe(false)
+    await expect(fs.access(Path.join(dataDir, "postgres", "cluster", "postmaster.pid"))).rejects.toThrow()
+  })
+
+  it("a second start reuses the data and applies no migration", async () => {
+    const config = await env()
+    const app = runCli(["start"], config)
+    await app.waitFor(/message=listening server=indexer/)
+    expect(app.output()).toMatch(/message="migrations up to date"/)
+    expect(app.output()).not.toMatch(/initialising embedded Postgres/)
+    app.child.kill("SIGTERM")
+    expect(await app.exited).toBe(0)
+  })
+
+  it("after a SIGKILL the next start stops the orphaned Postgres and comes up on the same data", async () => {
+    const first = runCli(["start"], await env())
+    await first.waitFor(/message=listening server=indexer/)
+    const orphan = await serverPid()
+    first.child.kill("SIGKILL")
+    await first.exited
+    expect(isAlive(orphan)).toBe(true)
+
+    const config = await env()
+    const second = runCli(["start"], config)
+    await second.waitFor(/message=listening server=indexer/)
+    expect(isAlive(orphan)).toBe(false)
+    expect((await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)).status).toBe(200)
+    const pid = await serverPid()
+    second.child.kill("SIGINT")
+    expect(await second.exited).toBe(0)
+    expect(isAlive(pid)).toBe(false)
+  })
+
+  it("refuses an invalid configuration before starting anything, naming the variable", async () => {
+    const app = runCli(["start"], { ...(await env()), INDEXER_PORT: "70000", CHAIN_ID: "abc" })
+    expect(await app.exited).toBe(1)
+    expect(app.output()).toMatch(/INDEXER_PORT: expected a TCP port between 0 and 65535, got 70000/)
+    expect(app.output()).toMatch(/CHAIN_ID: expected a positive integer chain id, got "abc"/)
+    expect(app.output()).not.toMatch(/embedded Postgres/)
+  })
+
+  it("--help lists the commands and every configuration variable with its default", async () => {
+    const app = runCli(["--help"], {})
+    expect(await app.exited).toBe(0)
+    for (const name of ["start", "migrate", "DATABASE_URL", "DATA_DIR", "RPC_URL", "DEPLOYMENT", "CHAIN_ID", "INDEXER_PORT", "BACKEND_PORT", "LOG_LEVEL"]) {
+      expect(app.output()).toContain(name)
+    }
+    expect(app.output()).toMatch(/Default: 42069/)
+  })
+})

@@ -1,0 +1,58 @@
+/**
+ * Real Postgres for tests: a throwaway embedded cluster, or a scratch database created on an
+ * external server (TEST_DATABASE_URL, default the machine's own on 127.0.0.1:5432) and dropped
+ * afterwards.
+ */
+import { Effect, Logger, LogLevel, Redacted } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as Path from "node:path"
+import pg from "pg"
+import { embeddedPostgres } from "../../src/db/embedded-postgres.js"
+
+export const EXTERNAL_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+/** A temporary directory removed when the scope closes; world-traversable so the postgres user can use it. */
+export const tempDir = (prefix: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const dir = await fs.mkdtemp(Path.join(os.tmpdir(), `${prefix}-`))
+      await fs.chmod(dir, 0o755)
+      return dir
+    }),
+    (dir) => Effect.promise(() => fs.rm(dir, { recursive: true, force: true }))
+  )
+
+/** An embedded cluster in a temporary directory, on a free port; stopped and removed with the scope. */
+export const embeddedUrl = Effect.gen(function* () {
+  const dir = yield* tempDir("predix-pg")
+  const server = yield* embeddedPostgres({ dir: Path.join(dir, "postgres"), port: 0, database: "predix_test" })
+  return Redacted.value(server.url)
+}).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+
+const withAdmin = <A>(url: string, f: (client: pg.Client) => Promise<A>) =>
+  Effect.promise(async () => {
+    const client = new pg.Client({ connectionString: url })
+    await client.connect()
+    try {
+      return await f(client)
+    } finally {
+      await client.end()
+    }
+  })
+
+/** A fresh database on the external server, dropped with the scope. */
+export const scratchDatabaseUrl = Effect.acquireRelease(
+  Effect.gen(function* () {
+    const name = `predix_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+    yield* withAdmin(EXTERNAL_URL, (client) => client.query(`create database ${name}`))
+    const url = new URL(EXTERNAL_URL)
+    url.pathname = `/${name}`
+    return { name, url: url.toString() }
+  }),
+  ({ name }) => withAdmin(EXTERNAL_URL, (client) => client.query(`drop database if exists ${name} with (force)`))
+).pipe(Effect.map(({ url }) => url))
+
+/** Runs one query on a fresh connection. */
+export const query = <R extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: Array<unknown> = []) =>
+  withAdmin(url, (client) => client.query<R>(text, values))
