@@ -9,7 +9,6 @@
  */
 import { Migrator, SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
-import { PgMigrator } from "@effect/sql-pg"
 import { Data, Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -22,6 +21,9 @@ export class MigrationFailed extends Data.TaggedError("MigrationFailed")<{
   readonly migration: string
   readonly message: string
 }> {}
+
+/** The migrator without schema dumps (which would need pg_dump on the machine). */
+const applyPending = Migrator.make({})
 
 const FILE = /^(\d+)_([A-Za-z0-9_-]+)\.sql$/
 
@@ -73,7 +75,7 @@ const databaseMessage = (cause: unknown): string => {
  */
 export const runMigrations = (dir: string = MIGRATIONS_DIR) => {
   const fileNames = new Map<number, string>()
-  return PgMigrator.run({ loader: sqlFileLoader(dir, fileNames), table: "schema_migrations" }).pipe(
+  return applyPending({ loader: sqlFileLoader(dir, fileNames), table: "schema_migrations" }).pipe(
     Effect.catchAllDefect((defect) =>
       defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect)
     ),

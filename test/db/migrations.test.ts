@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Exit, Logger, LogLevel, Redacted } from "effect"
+import { Effect, Exit, Logger, LogLevel, Redacted, type Scope } from "effect"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
 import { pgClientLayer } from "../../src/db/database.js"
@@ -19,7 +19,7 @@ const tables = (url: string) =>
 const shippedMigrations = async () => (await fs.readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith(".sql")).sort()
 
 /** The same behaviour on both kinds of Postgres the service runs on. */
-const suite = (name: string, database: Effect.Effect<string, never, import("effect").Scope.Scope>) =>
+const suite = (name: string, database: Effect.Effect<string, unknown, Scope.Scope>) =>
   describe(`migrations on ${name}`, () => {
     it.scopedLive("applies every migration once, in order; a second run applies nothing", () =>
       Effect.gen(function* () {
@@ -49,8 +49,9 @@ const suite = (name: string, database: Effect.Effect<string, never, import("effe
         const exit = yield* Effect.exit(migrate(url, dir))
         expect(Exit.isFailure(exit)).toBe(true)
         if (Exit.isFailure(exit)) {
-          const error = exit.cause._tag === "Fail" ? exit.cause.error : undefined
-          expect(error?._tag).toBe("MigrationFailed")
+          const failure = exit.cause._tag === "Fail" ? exit.cause.error : undefined
+          expect(failure?._tag).toBe("MigrationFailed")
+          const error = failure?._tag === "MigrationFailed" ? failure : undefined
           expect(error?.migration).toBe("0002_broken.sql")
           expect(error?.message).toMatch(/migration 0002_broken.sql failed/)
           expect(error?.message).toMatch(/relation "no_such_table" does not exist/)
