@@ -5,12 +5,13 @@
  * and backend HTTP servers until SIGINT/SIGTERM. Resources are scoped: on a signal the servers
  * stop accepting, then the pool closes, then the embedded Postgres shuts down.
  */
-import { Context, Deferred, Effect, Layer, Logger } from "effect"
+import { Context, Deferred, Effect, Layer, Logger, Option } from "effect"
 import { BackendServerLive } from "../http/backend/api.js"
 import { IndexerEndpoint, IndexerServerLive } from "../http/indexer/api.js"
 import { AppConfig, type AppConfigShape, loadConfig } from "./config.js"
 import { DatabaseLive } from "./db/database.js"
 import { runMigrations } from "./db/migrations.js"
+import { loadDeployment } from "./deployment.js"
 
 /** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
 export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
@@ -39,8 +40,25 @@ export const serve = Effect.gen(function* () {
   return yield* Effect.all([Layer.launch(indexer), Layer.launch(backend)], { concurrency: "unbounded", discard: true })
 })
 
-/** The main job: migrate, then serve until interrupted. */
-export const start = runMigrations().pipe(Effect.zipRight(serve), Effect.provide(DatabaseLive), Effect.scoped)
+/** Checks the deployment file when one is named, before anything starts. */
+const checkDeployment = Effect.flatMap(AppConfig, (config) =>
+  Option.match(config.deploymentPath, {
+    onNone: () => Effect.void,
+    onSome: (path) =>
+      loadDeployment(path, config.chainId).pipe(
+        Effect.flatMap((deployment) =>
+          Effect.logInfo("deployment").pipe(
+            Effect.annotateLogs({ file: path, diamond: deployment.diamond, deploy_block: deployment.deployBlock })
+          )
+        )
+      )
+  })
+)
+
+/** The main job: check the deployment, migrate, then serve until interrupted. */
+export const start = checkDeployment.pipe(
+  Effect.zipRight(runMigrations().pipe(Effect.zipRight(serve), Effect.provide(DatabaseLive), Effect.scoped))
+)
 
 /** Applies pending migrations and exits. */
 export const migrate = runMigrations().pipe(Effect.asVoid, Effect.provide(DatabaseLive), Effect.scoped)
