@@ -1,11 +1,12 @@
 /**
  * The `predix` command line. `npm start` runs `predix start`.
  */
-import { Command, HelpDoc, Span, ValidationError } from "@effect/cli"
+import { Command, HelpDoc, Options, Span, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { migrate, start, withConfig } from "./app.js"
 import { settings } from "./config.js"
+import { record, replay } from "./recording/commands.js"
 
 const environmentHelp = HelpDoc.blocks([
   HelpDoc.p(
@@ -29,9 +30,40 @@ const migrateCommand = Command.make("migrate", {}, () => withConfig(migrate)).pi
   Command.withDescription("Apply pending migrations from migrations/ and exit.")
 )
 
+const recordCommand = Command.make(
+  "record",
+  {
+    out: Options.file("out").pipe(Options.withDescription("recording to write or resume (gzip NDJSON)")),
+    rpcUrl: Options.text("rpc").pipe(Options.optional, Options.withDescription("JSON-RPC endpoint (default RPC_URL)")),
+    deployment: Options.file("deployment").pipe(Options.optional, Options.withDescription("deployment file (default DEPLOYMENT)")),
+    fromBlock: Options.integer("from").pipe(Options.optional, Options.withDescription("first block (default deployBlock)")),
+    toBlock: Options.integer("to").pipe(Options.optional, Options.withDescription("last block (default the latest)")),
+    follow: Options.boolean("follow").pipe(Options.withDescription("keep recording new heads, reorgs included")),
+    intervalMs: Options.integer("interval-ms").pipe(Options.withDefault(1000), Options.withDescription("polling interval with --follow"))
+  },
+  (args) => withConfig(record(args))
+).pipe(Command.withDescription("Record a block range (headers and the deployment's logs) from a JSON-RPC endpoint; resumes an existing file."))
+
+const replayCommand = Command.make(
+  "replay",
+  {
+    recording: Options.file("recording").pipe(Options.withDescription("recording to serve")),
+    port: Options.integer("port").pipe(Options.withDefault(8545), Options.withDescription("loopback port (0 = any free port)")),
+    blocksPerSecond: Options.integer("blocks-per-second").pipe(
+      Options.optional,
+      Options.withDescription("play heads at this pace (default: everything at once)")
+    ),
+    finalityDepth: Options.integer("finality-depth").pipe(
+      Options.withDefault(12),
+      Options.withDescription("finalized = head - depth, unless the recording names finalized blocks")
+    )
+  },
+  (args) => withConfig(replay(args))
+).pipe(Command.withDescription("Serve a recording over JSON-RPC as a node would, reorgs included."))
+
 const root = Command.make("predix").pipe(
   Command.withDescription(environmentHelp),
-  Command.withSubcommands([startCommand, migrateCommand])
+  Command.withSubcommands([startCommand, migrateCommand, recordCommand, replayCommand])
 )
 
 const cli = Command.run(root, { name: "predix", version: "0.1.0" })

@@ -12,6 +12,7 @@ import solc from "solc"
 import { createTestClient, createWalletClient, http, publicActions, type Hex } from "viem"
 import { mnemonicToAccount } from "viem/accounts"
 import type { Deployment } from "../../schema/deployment.js"
+import type { BlockRecord } from "../../src/recording/format.js"
 import { readRecords } from "../../src/recording/io.js"
 import { Recorder, Rpc } from "../../src/recording/recorder.js"
 import { ReplayChain } from "../../src/replay/chain.js"
@@ -119,7 +120,7 @@ describe("recorder and replay", () => {
     await recorder.close()
 
     // The file holds the orphaned blocks and, after them, the replacing ones from the fork point.
-    const blocks = []
+    const blocks: Array<BlockRecord> = []
     for await (const record of readRecords(out)) if (record.t === "block") blocks.push(record)
     const reorgAt = blocks.findIndex((b, i) => i > 0 && b.number <= blocks[i - 1]!.number)
     expect(reorgAt).toBeGreaterThan(0)

@@ -1,0 +1,85 @@
+import { describe, expect, it } from "vitest"
+import type { BlockRecord, MetaRecord } from "../../src/recording/format.js"
+import { ReplayChain, RpcError } from "../../src/replay/chain.js"
+
+const h = (n: number, fork = 0) => `0x${(fork * 1_000_000 + n).toString(16).padStart(64, "0")}`
+const ADDRESS = `0x${"11".repeat(20)}`
+const OTHER = `0x${"22".repeat(20)}`
+const TOPIC = `0x${"aa".repeat(32)}`
+
+const block = (n: number, fork = 0, parentFork = fork, logs = 1): BlockRecord => ({
+  t: "block",
+  number: n,
+  hash: h(n, fork),
+  parentHash: h(n - 1, parentFork),
+  timestamp: 1_700_000_000 + n,
+  logs: Array.from({ length: logs }, (_, i) => ({
+    address: i % 2 === 0 ? ADDRESS : OTHER,
+    topics: [TOPIC, h(i)],
+    data: "0x",
+    logIndex: i,
+    transactionHash: h(n * 10 + i, 9),
+    transactionIndex: i
+  }))
+})
+
+const meta = { t: "meta", version: 1, chainId: 130, deployment: {} as MetaRecord["deployment"], source: "test" } satisfies MetaRecord
+
+describe("ReplayChain", () => {
+  it("plays heads in order and answers the standard calls", () => {
+    const chain = new ReplayChain(meta, [block(10), block(11, 0, 0, 2), block(12)], { finalityDepth: 1 })
+    expect(chain.request({ method: "eth_blockNumber" })).toBe("0x0")
+    expect(chain.request({ method: "eth_getBlockByNumber", params: ["latest", false] })).toBeNull()
+    chain.advance(2)
+    expect(chain.request({ method: "eth_blockNumber" })).toBe("0xb")
+    expect(chain.request({ method: "eth_chainId" })).toBe("0x82")
+    expect((chain.request({ method: "eth_getBlockByNumber", params: ["finalized", false] }) as { number: string }).number).toBe("0xa")
+    expect(chain.request({ method: "eth_getBlockByNumber", params: ["0xc", false] })).toBeNull()
+    chain.advanceAll()
+    const logs = chain.request({ method: "eth_getLogs", params: [{ fromBlock: "0xa", toBlock: "latest", address: ADDRESS }] }) as Array<{ blockNumber: string }>
+    expect(logs.map((l) => l.blockNumber)).toEqual(["0xa", "0xb", "0xc"])
+    const byTopic = chain.request({ method: "eth_getLogs", params: [{ fromBlock: "0xa", topics: [[TOPIC], h(1)] }] }) as Array<unknown>
+    expect(byTopic).toHaveLength(1)
+    const byHash = chain.request({ method: "eth_getLogs", params: [{ blockHash: h(11) }] }) as Array<unknown>
+    expect(byHash).toHaveLength(2)
+  })
+
+  it("a block at or below the head replaces the chain from its number up (a reorg)", () => {
+    const chain = new ReplayChain(meta, [block(1), block(2), block(3), block(4), block(3, 1, 0), block(4, 1), block(5, 1)], { finalityDepth: 2 })
+    chain.advance(4)
+    expect(chain.head?.hash).toBe(h(4))
+    chain.advance(1)
+    expect(chain.reorgCount).toBe(1)
+    expect(chain.headNumber).toBe(3)
+    expect(chain.request({ method: "eth_getBlockByHash", params: [h(4), false] })).toBeNull()
+    chain.advanceAll()
+    expect(chain.head?.hash).toBe(h(5, 1))
+    const logs = chain.request({ method: "eth_getLogs", params: [{ fromBlock: "0x1", toBlock: "0x5" }] }) as Array<{ blockHash: string }>
+    expect(logs.map((l) => l.blockHash)).toEqual([h(1), h(2), h(3, 1), h(4, 1), h(5, 1)])
+  })
+
+  it("rejects a recording that breaks the chain: gaps, wrong parents, reorgs below finalized", () => {
+    expect(() => new ReplayChain(meta, [block(1), block(3)]).advanceAll()).toThrow(/skips from block 1 to 3/)
+    expect(() => new ReplayChain(meta, [block(1), block(2, 1, 7)]).advanceAll()).toThrow(/names parent/)
+    const deep = new ReplayChain(meta, [block(1), block(2), block(3), block(4), block(2, 1, 0)], { finalityDepth: 1 })
+    expect(() => deep.advanceAll()).toThrow(/at or below finalized block 3/)
+  })
+
+  it("answers bad parameters with JSON-RPC errors, not crashes", () => {
+    const chain = new ReplayChain(meta, [block(1), block(2)])
+    chain.advanceAll()
+    const code = (call: () => unknown) => {
+      try {
+        call()
+      } catch (error) {
+        return error instanceof RpcError ? error.code : "not an RpcError"
+      }
+      return "no error"
+    }
+    expect(code(() => chain.request({ method: "eth_sendTransaction" }))).toBe(-32601)
+    expect(code(() => chain.request({ method: "eth_getLogs", params: [{ fromBlock: "0x2", toBlock: "0x1" }] }))).toBe(-32602)
+    expect(code(() => chain.request({ method: "eth_getLogs", params: [{ address: "0x12" }] }))).toBe(-32602)
+    expect(code(() => chain.request({ method: "eth_getBlockByNumber", params: ["soon", false] }))).toBe(-32602)
+    expect(code(() => chain.request({ method: "eth_getLogs", params: [{ blockHash: h(99) }] }))).toBe(-32000)
+  })
+})
