@@ -7,6 +7,7 @@ import { Console, Effect } from "effect"
 import { migrate, start, withConfig } from "./app.js"
 import { settings } from "./config.js"
 import { record, replay } from "./recording/commands.js"
+import { generateSynthetic } from "./recording/synthetic.js"
 
 const environmentHelp = HelpDoc.blocks([
   HelpDoc.p(
@@ -61,9 +62,27 @@ const replayCommand = Command.make(
   (args) => withConfig(replay(args))
 ).pipe(Command.withDescription("Serve a recording over JSON-RPC as a node would, reorgs included."))
 
+const syntheticCommand = Command.make(
+  "synthetic",
+  {
+    out: Options.file("out").pipe(Options.withDescription("recording to write (gzip NDJSON)")),
+    events: Options.integer("events").pipe(Options.withDefault(1_000_000), Options.withDescription("logs to generate")),
+    seed: Options.integer("seed").pipe(Options.withDefault(1), Options.withDescription("same seed, same recording"))
+  },
+  ({ out, events, seed }) =>
+    Effect.promise(() => generateSynthetic({ out, events, seed })).pipe(
+      Effect.flatMap((s) =>
+        Effect.logInfo("synthetic recording written").pipe(
+          Effect.annotateLogs({ out, blocks: s.blocks, events: s.logs, orphaned_events: s.orphanedLogs, reorgs: s.reorgs, markets: s.markets })
+        )
+      ),
+      withConfig
+    )
+).pipe(Command.withDescription("Generate a large, internally consistent synthetic recording (with reorgs) for benchmarks."))
+
 const root = Command.make("predix").pipe(
   Command.withDescription(environmentHelp),
-  Command.withSubcommands([startCommand, migrateCommand, recordCommand, replayCommand])
+  Command.withSubcommands([startCommand, migrateCommand, recordCommand, replayCommand, syntheticCommand])
 )
 
 const cli = Command.run(root, { name: "predix", version: "0.1.0" })
