@@ -1,0 +1,203 @@
+/**
+ * The chain source: JSON-RPC over HTTP as Effects with typed failures and retries.
+ *
+ * Every answer is checked before it is trusted: a header must carry number, hash, parentHash
+ * and timestamp; a log must carry its block coordinates; a body that is not JSON (truncated,
+ * an HTML error page) is a ServerError. Transient failures (see `isTransient`) are retried with
+ * exponential, jittered, capped backoff; the rest surface to the caller, which for range errors
+ * shrinks the range instead.
+ */
+import { Duration, Effect, Schedule } from "effect"
+import {
+  type ChainError,
+  classify,
+  InconsistentAnswer,
+  isTransient,
+  ServerError,
+  Timeout,
+  UnknownBlock
+} from "./errors.js"
+
+export interface BlockHeader {
+  readonly number: number
+  readonly hash: string
+  readonly parentHash: string
+  readonly timestamp: number
+}
+
+export interface ChainLog {
+  readonly address: string
+  readonly topics: ReadonlyArray<string>
+  readonly data: string
+  readonly blockNumber: number
+  readonly blockHash: string
+  readonly logIndex: number
+  readonly transactionHash: string
+  readonly transactionIndex: number
+}
+
+export interface RpcOptions {
+  readonly url: string
+  readonly timeout?: Duration.DurationInput
+  /** Attempts for a transient failure before it surfaces. */
+  readonly retries?: number
+}
+
+/** Exponential from 100 ms, jittered, each pause capped at 5 s. */
+export const retrySchedule = (retries: number) =>
+  Schedule.exponential("100 millis", 2).pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay((d) => Duration.min(d, Duration.seconds(5))),
+    Schedule.intersect(Schedule.recurs(retries))
+  )
+
+const HEX = /^0x[0-9a-f]*$/i
+const HASH = /^0x[0-9a-f]{64}$/i
+
+const quantity = (value: unknown, what: string): number => {
+  if (typeof value !== "string" || !HEX.test(value) || value.length < 3) throw new InconsistentAnswer({ message: `${what} is not a hex quantity: ${JSON.stringify(value)}` })
+  return Number.parseInt(value, 16)
+}
+
+const hash = (value: unknown, what: string): string => {
+  if (typeof value !== "string" || !HASH.test(value)) throw new InconsistentAnswer({ message: `${what} is not a 32-byte hash: ${JSON.stringify(value)}` })
+  return value.toLowerCase()
+}
+
+export const parseHeader = (raw: unknown): BlockHeader => {
+  const b = raw as Record<string, unknown>
+  return { number: quantity(b["number"], "block number"), hash: hash(b["hash"], "block hash"), parentHash: hash(b["parentHash"], "parentHash"), timestamp: quantity(b["timestamp"], "timestamp") }
+}
+
+export const parseLog = (raw: unknown): ChainLog => {
+  const l = raw as Record<string, unknown>
+  const topics = l["topics"]
+  if (typeof l["address"] !== "string" || !Array.isArray(topics) || typeof l["data"] !== "string") {
+    throw new InconsistentAnswer({ message: `log lacks address, topics or data: ${JSON.stringify(raw).slice(0, 200)}` })
+  }
+  if (l["removed"] === true) throw new InconsistentAnswer({ message: "log marked removed in a range answer" })
+  return {
+    address: (l["address"] as string).toLowerCase(),
+    topics: topics.map((t, i) => hash(t, `topic ${i}`)),
+    data: (l["data"] as string).toLowerCase(),
+    blockNumber: quantity(l["blockNumber"], "log blockNumber"),
+    blockHash: hash(l["blockHash"], "log blockHash"),
+    logIndex: quantity(l["logIndex"], "logIndex"),
+    transactionHash: hash(l["transactionHash"], "transactionHash"),
+    transactionIndex: quantity(l["transactionIndex"], "transactionIndex")
+  }
+}
+
+const hex = (n: number) => `0x${n.toString(16)}`
+
+export const makeRpc = (options: RpcOptions) => {
+  const timeout = options.timeout ?? "15 seconds"
+  let id = 0
+
+  /** One exchange; never retried here. Many calls go out as one batch. */
+  const exchange = (calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>) =>
+    Effect.tryPromise({
+      try: async (signal) => {
+        const body = calls.map((c) => ({ jsonrpc: "2.0", id: ++id, method: c.method, params: c.params }))
+        const response = await fetch(options.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(body.length === 1 ? body[0] : body),
+          signal
+        })
+        const text = await response.text()
+        if (!response.ok && response.status !== 200) {
+          throw classify({ httpStatus: response.status, message: `HTTP ${response.status}: ${text.slice(0, 300)}` })
+        }
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch {
+          throw new ServerError({ message: `unreadable answer (${text.length} bytes): ${text.slice(0, 120)}` })
+        }
+        const answers = (Array.isArray(json) ? json : [json]) as Array<{ id?: number; result?: unknown; error?: { code?: number; message?: string } }>
+        const byId = new Map(answers.map((a) => [a.id, a]))
+        return body.map((request) => {
+          // A lone answer to a lone request is taken even if a proxy rewrote its id.
+          const answer = body.length === 1 && answers.length === 1 ? answers[0] : byId.get(request.id)
+          if (answer === undefined) throw new InconsistentAnswer({ message: `${request.method}: no answer in the batch` })
+          if (answer.error !== undefined) {
+            throw classify({ ...(answer.error.code === undefined ? {} : { code: answer.error.code }), message: answer.error.message ?? "unknown error" })
+          }
+          if (!("result" in answer)) throw new InconsistentAnswer({ message: `${request.method}: answer without result` })
+          return answer.result
+        })
+      },
+      catch: (error): ChainError =>
+        typeof error === "object" && error !== null && "_tag" in error
+          ? (error as ChainError)
+          : (error as Error).name === "AbortError"
+            ? new Timeout({ message: "request aborted" })
+            : new ServerError({ message: `transport: ${(error as Error).message}` })
+    }).pipe(
+      Effect.timeoutFail({ duration: timeout, onTimeout: () => new Timeout({ message: `no answer within ${Duration.format(Duration.decode(timeout))}` }) })
+    )
+
+  /** Retries transient failures; parse failures of a well-formed exchange count as inconsistent answers. */
+  const call = <A>(calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>, parse: (results: Array<unknown>) => A) =>
+    exchange(calls).pipe(
+      Effect.flatMap((results) =>
+        Effect.try({
+          try: () => parse(results),
+          catch: (error) => (error instanceof InconsistentAnswer || error instanceof UnknownBlock ? error : new InconsistentAnswer({ message: String(error) }))
+        })
+      ),
+      Effect.retry({ schedule: retrySchedule(options.retries ?? 6), while: isTransient })
+    )
+
+  const headerOrUnknown = (what: string) => (raw: unknown) => {
+    if (raw === null || raw === undefined) throw new UnknownBlock({ message: `${what} is not available` })
+    return parseHeader(raw)
+  }
+
+  return {
+    chainId: call([{ method: "eth_chainId", params: [] }], ([r]) => quantity(r, "chain id")),
+    /** The header at a tag or number; UnknownBlock when the node does not have it. */
+    header: (block: number | "latest" | "finalized" | "safe") =>
+      call([{ method: "eth_getBlockByNumber", params: [typeof block === "number" ? hex(block) : block, false] }], ([r]) =>
+        headerOrUnknown(`block ${block}`)(r)
+      ),
+    headerByHash: (blockHash: string) =>
+      call([{ method: "eth_getBlockByHash", params: [blockHash, false] }], ([r]) => headerOrUnknown(`block ${blockHash}`)(r)),
+    /** Headers [from, to] in one batched exchange per 100 blocks, checked to chain by parentHash. */
+    headers: (from: number, to: number) =>
+      Effect.forEach(
+        Array.from({ length: Math.ceil((to - from + 1) / 100) }, (_, i) => from + i * 100),
+        (start) => {
+          const end = Math.min(to, start + 99)
+          const calls = Array.from({ length: end - start + 1 }, (_, i) => ({ method: "eth_getBlockByNumber", params: [hex(start + i), false] }))
+          return call(calls, (results) => results.map((r, i) => headerOrUnknown(`block ${start + i}`)(r)))
+        },
+        { concurrency: 4 }
+      ).pipe(
+        Effect.map((chunks) => chunks.flat()),
+        Effect.flatMap((headers) => {
+          for (let i = 0; i < headers.length; i++) {
+            if (headers[i]!.number !== from + i) return Effect.fail(new InconsistentAnswer({ message: `asked for block ${from + i}, got ${headers[i]!.number}` }))
+            if (i > 0 && headers[i]!.parentHash !== headers[i - 1]!.hash) {
+              return Effect.fail(new InconsistentAnswer({ message: `block ${from + i} does not follow block ${from + i - 1} (the chain moved)` }))
+            }
+          }
+          return Effect.succeed(headers)
+        })
+      ),
+    /** Logs of `addresses` in [from, to]; a RangeTooLarge surfaces for the caller to shrink. */
+    logs: (addresses: ReadonlyArray<string>, from: number, to: number) =>
+      call([{ method: "eth_getLogs", params: [{ address: addresses, fromBlock: hex(from), toBlock: hex(to) }] }], ([r]) => {
+        if (!Array.isArray(r)) throw new InconsistentAnswer({ message: "eth_getLogs answered something other than a list" })
+        return r.map(parseLog)
+      }),
+    logsAtHash: (addresses: ReadonlyArray<string>, blockHash: string) =>
+      call([{ method: "eth_getLogs", params: [{ address: addresses, blockHash }] }], ([r]) => {
+        if (!Array.isArray(r)) throw new InconsistentAnswer({ message: "eth_getLogs answered something other than a list" })
+        return r.map(parseLog)
+      })
+  }
+}
+
+export type Rpc = ReturnType<typeof makeRpc>
