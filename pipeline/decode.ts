@@ -18,8 +18,8 @@ import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
 import type { DomainEvent } from "../schema/domain-events.js"
 
-export interface RawLog {
-  readonly address: string
+/** What decoding reads of a log; the emitting address has already chosen the kinds. */
+export interface LogBody {
   readonly topics: ReadonlyArray<string>
   readonly data: string
 }
@@ -149,7 +149,7 @@ export class AddressBook {
  * Decodes one log of a watched address; undefined when no catalog entry of its kinds matches.
  * Throws only when a matching entry's layout does not fit the log (a malformed log).
  */
-export const decodeLog = (kinds: ReadonlyArray<ContractKind>, log: RawLog): DecodedLog | undefined => {
+export const decodeLog = (kinds: ReadonlyArray<ContractKind>, log: LogBody): DecodedLog | undefined => {
   const topic0 = log.topics[0]
   if (topic0 === undefined) return undefined
   const key = `${topic0.toLowerCase()}/${log.topics.length}`

@@ -30,7 +30,7 @@ describe("fixed-layout decoder", () => {
           const reference = entry.toDomain(
             decodeEventLog({ abi: [entry.abi], topics: log.topics as [Hex, ...Array<Hex>], data: log.data, strict: true }).args as Record<string, unknown>
           )
-          const mine = decodeLog([entry.contract], { address: "0x00", ...log })
+          const mine = decodeLog([entry.contract], log)
           expect(mine?.entry).toBe(entry)
           expect(mine?.event).toEqual(reference)
         }),
@@ -58,6 +58,6 @@ describe("fixed-layout decoder", () => {
       marketId: 1n, trader: "0x000000000000000000000000000000000000dEaD", recipient: "0x000000000000000000000000000000000000dEaD",
       tradeType: 0, amountIn: 1n, amountOut: 1n, clobFilled: 0n, ammFilled: 1n
     })
-    expect(() => decodeLog(["router"], { address: "0x00", topics: log.topics, data: log.data.slice(0, 66) })).toThrow(/Trade\(.*needs 160/)
+    expect(() => decodeLog(["router"], { topics: log.topics, data: log.data.slice(0, 66) })).toThrow(/Trade\(.*needs 160/)
   })
 })
