@@ -92,6 +92,25 @@ describe("predix start", () => {
     expect(isAlive(pid)).toBe(false)
   })
 
+  it("answers 503 with the indexer error shape when the database is gone, never a 500", async () => {
+    const config = await env()
+    const app = runCli(["start"], config)
+    await app.waitFor(/message=listening server=backend/)
+    process.kill(-(await serverPid()), "SIGKILL")
+    // The whole server process group above: postmaster and backends.
+    const within = <A>(step: string, p: Promise<A>) =>
+      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${step} hung; output:\n${app.output().slice(-2500)}`)), 12_000))])
+    const health = await within("indexer health", getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`))
+    expect(health.status).toBe(503)
+    expect(health.body).toEqual({ error: "ServiceUnavailable", message: expect.stringMatching(/database unavailable/) })
+    const backend = await within("backend health", getJson(`http://127.0.0.1:${config.BACKEND_PORT}/health`))
+    expect(backend.status).toBe(503)
+    expect(backend.body["data"]).toMatchObject({ status: "degraded", database: "down" })
+    expect(backend.body).not.toHaveProperty("_tag")
+    app.child.kill("SIGINT")
+    expect(await within("shutdown", app.exited)).toBe(0)
+  })
+
   it("refuses an invalid configuration before starting anything, naming the variable", async () => {
     const app = runCli(["start"], { ...(await env()), INDEXER_PORT: "70000", CHAIN_ID: "abc" })
     expect(await app.exited).toBe(1)

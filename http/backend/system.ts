@@ -28,28 +28,42 @@ export const SystemHealth = Schema.Struct({
 const envelope = <S extends Schema.Schema.Any>(data: S) => Schema.Struct({ data, meta: Meta })
 
 /** 503 with the same body as a healthy answer, so a probe and a person read one shape. */
-export class Degraded extends Schema.TaggedError<Degraded>()(
-  "Degraded",
-  { data: SystemHealth, meta: Meta },
-  HttpApiSchema.annotations({ status: 503 })
-) {}
+export class Degraded extends Schema.TaggedError<Degraded>()("Degraded", { data: SystemHealth, meta: Meta }) {}
+
+/** Wire form of Degraded: the envelope alone, without the error's tag. */
+const DegradedWire = Schema.transform(envelope(SystemHealth), Degraded, {
+  strict: true,
+  decode: (body) => ({ ...body, _tag: "Degraded" as const }),
+  encode: ({ data, meta }) => ({ data, meta })
+}).annotations(HttpApiSchema.annotations({ status: 503 }))
 
 export const Readiness = Schema.Struct({ ready: Schema.Boolean }).annotations({ identifier: "Readiness" })
 
-export class NotReady extends Schema.TaggedError<NotReady>()(
-  "NotReady",
-  { data: Readiness, meta: Meta },
-  HttpApiSchema.annotations({ status: 503 })
-) {}
+export class NotReady extends Schema.TaggedError<NotReady>()("NotReady", { data: Readiness, meta: Meta }) {}
+
+const NotReadyWire = Schema.transform(envelope(Readiness), NotReady, {
+  strict: true,
+  decode: (body) => ({ ...body, _tag: "NotReady" as const }),
+  encode: ({ data, meta }) => ({ data, meta })
+}).annotations(HttpApiSchema.annotations({ status: 503 }))
 
 export const Version = Schema.Struct({ version: Schema.String, commit: Schema.String }).annotations({ identifier: "Version" })
 
 export class SystemGroup extends HttpApiGroup.make("system")
-  .add(HttpApiEndpoint.get("health", "/health").addSuccess(envelope(SystemHealth)).addError(Degraded))
-  .add(HttpApiEndpoint.get("ready", "/ready").addSuccess(envelope(Readiness)).addError(NotReady))
+  .add(
+    HttpApiEndpoint.get("health", "/health")
+      .addSuccess(envelope(SystemHealth))
+      .addError(DegradedWire)
+  )
+  .add(
+    HttpApiEndpoint.get("ready", "/ready")
+      .addSuccess(envelope(Readiness))
+      .addError(NotReadyWire)
+  )
   .add(HttpApiEndpoint.get("version", "/version").addSuccess(envelope(Version))) {}
 
 const databaseUp = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select 1`).pipe(
+  Effect.disconnect,
   Effect.timeout("2 seconds"),
   Effect.as(true),
   Effect.orElseSucceed(() => false)

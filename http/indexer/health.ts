@@ -2,9 +2,10 @@
  * `GET /api/health`: how far the indexer has got. Every value is read from the checkpoint the
  * pipeline commits; before any block is indexed they are null, never invented.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
+import { ServiceUnavailable } from "../../schema/errors.js"
 
 export const Health = Schema.Struct({
   status: Schema.Literal("ok").annotations({ description: "the indexer answers and its database is reachable" }),
@@ -21,16 +22,10 @@ export type Health = typeof Health.Type
 
 export const HealthResponse = Schema.Struct({ data: Health, meta: Schema.Null }).annotations({ identifier: "HealthResponse" })
 
-export class DatabaseUnavailable extends Schema.TaggedError<DatabaseUnavailable>()(
-  "ServiceUnavailable",
-  { message: Schema.String },
-  HttpApiSchema.annotations({ status: 503 })
-) {}
-
 export class HealthGroup extends HttpApiGroup.make("health").add(
   HttpApiEndpoint.get("health", "/api/health")
     .addSuccess(HealthResponse)
-    .addError(DatabaseUnavailable)
+    .addError(ServiceUnavailable.wire)
 ) {}
 
 const toInt = (value: string | number | null | undefined): number | null =>
@@ -47,6 +42,8 @@ export const readHealth = (chainId: number) =>
     const lagBlocks = latestIndexedBlock !== null && headBlock !== null ? Math.max(0, headBlock - latestIndexedBlock) : null
     return { status: "ok", chainId, latestIndexedBlock, headBlock, lagBlocks } satisfies Health
   }).pipe(
+    // Disconnected: a query stuck in an uninterruptible connect must not hold the answer back.
+    Effect.disconnect,
     Effect.timeout("5 seconds"),
-    Effect.mapError((error) => new DatabaseUnavailable({ message: `database unavailable: ${error.message}` }))
+    Effect.mapError((error) => new ServiceUnavailable({ message: `database unavailable: ${error.message}` }))
   )

@@ -35,7 +35,7 @@ export const databaseTarget = Effect.gen(function* () {
 
 /** A pooled client for a URL; NUMERIC and INT8 stay strings so no amount passes through a JS number. */
 export const pgClientLayer = (url: Redacted.Redacted<string>) =>
-  PgClient.layer({ url, applicationName: "predix", maxConnections: 10, idleTimeout: "30 seconds" })
+  PgClient.layer({ url, applicationName: "predix", maxConnections: 10, idleTimeout: "30 seconds", connectTimeout: "5 seconds" })
 
 /** `SqlClient` + `PgClient` over the configured or embedded database. */
 export const DatabaseLive = Layer.unwrapScoped(
