@@ -30,10 +30,14 @@ export const settings: ReadonlyArray<Setting> = [
     defaultText: "54329",
     description: "Loopback port of the embedded Postgres (0 = any free port); ignored when DATABASE_URL is set"
   },
-  { name: "RPC_URL", defaultText: "(unset: the bundled recorded fixture)", description: "JSON-RPC endpoint of the chain to index (http, https, ws or wss)" },
+  {
+    name: "RPC_URL",
+    defaultText: "(unset: nothing to index until the bundled fixture is recorded)",
+    description: "JSON-RPC endpoint of the chain to index (http, https, ws or wss); also the default of `record --rpc`"
+  },
   {
     name: "DEPLOYMENT",
-    defaultText: "(unset: the bundled fixture's deployment)",
+    defaultText: "(unset: none; checked at start when set)",
     description: "Path to the deployment file: JSON with every contract address of the spec plus deployBlock"
   },
   { name: "CHAIN_ID", defaultText: "130", description: "Chain id the RPC endpoint and the deployment must match" },

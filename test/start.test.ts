@@ -119,6 +119,22 @@ describe("predix start", () => {
     expect(app.output()).not.toMatch(/embedded Postgres/)
   })
 
+  it("checks the deployment file at start and names DEPLOYMENT, the file and the field when it is wrong", async () => {
+    const file = Path.join(dataDir, "deployment.json")
+    const good = Object.fromEntries(
+      ["diamond", "router", "exchange", "hookProxy", "marketFactory", "manualOracle", "priceFeedOracle", "timelock", "paymaster", "faucet", "testUsdc", "poolManager", "permit2"].map((k, i) => [k, `0x${(i + 1).toString(16).padStart(40, "0")}`])
+    )
+    await fs.writeFile(file, JSON.stringify({ ...good, router: "0x1234", deployBlock: 5 }))
+    const bad = runCli(["start"], { ...(await env()), DEPLOYMENT: file })
+    expect(await bad.exited).toBe(1)
+    expect(bad.output()).toMatch(/DEPLOYMENT: .*deployment.json/)
+    expect(bad.output()).toMatch(/router/)
+    await fs.writeFile(file, JSON.stringify({ ...good, chainId: 1, deployBlock: 5 }))
+    const wrongChain = runCli(["start"], { ...(await env()), DEPLOYMENT: file })
+    expect(await wrongChain.exited).toBe(1)
+    expect(wrongChain.output()).toMatch(/chainId is 1 but CHAIN_ID is 130/)
+  })
+
   it("--help lists the commands and every configuration variable with its default", async () => {
     const app = runCli(["--help"], {})
     expect(await app.exited).toBe(0)
