@@ -46,7 +46,7 @@ export interface CodeEnum<Names extends Arr.NonEmptyReadonlyArray<string>> {
 const codeEnum = <const Names extends Arr.NonEmptyReadonlyArray<string>>(identifier: string, names: Names, description: string): CodeEnum<Names> => {
   type Name = Names[number]
   const table = names.map((n, i) => `${i}=${n}`).join(", ")
-  const codeMessage = (actual: unknown): string => `expected a ${identifier} code 0..${names.length - 1} (${table}), got ${describeActual(actual)}`
+  const codeMessage = (actual: unknown): string => `expected a ${identifier} code 0..${names.length - 1}, got ${describeActual(actual)} (codes: ${table})`
   const Name = Schema.Literal(...names).annotations({
     identifier,
     title: identifier,

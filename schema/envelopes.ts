@@ -1,46 +1,171 @@
 /**
  * Success envelopes of both layers and the shared pagination parameters.
  *
- * Indexer: lists `{ data: A[], meta: { limit, offset, count } }` (count = all matching rows);
- * a single item `{ data: A, meta: null }`. Backend: `{ data, meta: { timestamp, version,
- * reqId? } }`, lists adding `meta.pagination { limit, offset, total }`.
+ * Indexer: a list is `{ data: A[], meta: { limit, offset, count } }` (count = number of matching
+ * rows, not only this page); a single item is `{ data: A, meta: null }`.
+ * Backend: `{ data, meta: { timestamp, version, reqId? } }`; lists add
+ * `meta.pagination { limit, offset, total }`, single items have no list fields at all.
+ * Pagination (both layers): `limit` default 20, 1..100; `offset` default 0, 0 or more.
  */
-import { Schema } from "effect"
+import { Option, ParseResult, Schema, SchemaAST } from "effect"
+import { Timestamp } from "./primitives.js"
 
-export const ListMeta = Schema.Struct({
-  limit: Schema.Int,
-  offset: Schema.Int,
-  count: Schema.Int.annotations({ description: "total number of matching rows, not only this page" })
-}).annotations({ identifier: "ListMeta" })
+const count = (description: string) => Schema.NonNegativeInt.annotations({ description })
 
-export const IndexerList = <S extends Schema.Schema.Any>(item: S) => Schema.Struct({ data: Schema.Array(item), meta: ListMeta })
-export const IndexerItem = <S extends Schema.Schema.Any>(item: S) => Schema.Struct({ data: item, meta: Schema.Null })
+/** Names an envelope after its item, when the item has an identifier (for OpenAPI components). */
+const envelopeAnnotations = (item: Schema.Schema.Any, kind: string, description: string) => {
+  const id = Option.getOrUndefined(SchemaAST.getIdentifierAnnotation(item.ast))
+  return id === undefined ? { title: kind, description } : { identifier: `${kind}.${id}`, title: `${kind} of ${id}`, description }
+}
 
+// ---------------------------------------------------------------------------------------------
+// Indexer
+
+/** Meta of an indexer list: the page asked for and the number of matching rows. */
+export const IndexerListMeta = Schema.Struct({
+  limit: count("page size used"),
+  offset: count("number of rows skipped"),
+  count: count("number of matching rows in total, not only this page")
+}).annotations({ identifier: "IndexerListMeta", title: "Indexer list meta", description: "limit, offset and count of an indexer list" })
+export type IndexerListMeta = typeof IndexerListMeta.Type
+
+/** Former name of `IndexerListMeta`. */
+export const ListMeta = IndexerListMeta
+
+/** `{ data: A[], meta: { limit, offset, count } }`. */
+export const IndexerList = <S extends Schema.Schema.Any>(item: S) =>
+  Schema.Struct({ data: Schema.Array(item), meta: IndexerListMeta }).annotations(
+    envelopeAnnotations(item, "IndexerList", "indexer list: data holds the page, meta its limit, offset and total count")
+  )
+
+/** `{ data: A, meta: null }`. */
+export const IndexerItem = <S extends Schema.Schema.Any>(item: S) =>
+  Schema.Struct({ data: item, meta: Schema.Null }).annotations(envelopeAnnotations(item, "IndexerItem", "indexer single item: data holds it, meta is null"))
+
+export const indexerList = <A>(data: ReadonlyArray<A>, meta: IndexerListMeta): { readonly data: ReadonlyArray<A>; readonly meta: IndexerListMeta } => ({
+  data,
+  meta: { limit: meta.limit, offset: meta.offset, count: meta.count }
+})
+
+export const indexerItem = <A>(data: A): { readonly data: A; readonly meta: null } => ({ data, meta: null })
+
+// ---------------------------------------------------------------------------------------------
+// Backend
+
+/** The value of `meta.version` (spec, Versioning 2). */
+export const BACKEND_VERSION = "v2"
+
+/** Meta of every backend answer. */
 export const BackendMeta = Schema.Struct({
-  timestamp: Schema.Int.annotations({ description: "unix seconds when the answer was made" }),
-  version: Schema.String,
-  reqId: Schema.optional(Schema.String)
-}).annotations({ identifier: "BackendMeta" })
+  timestamp: Timestamp, // unix seconds when the answer was made
+  version: Schema.String.annotations({ description: "API version, \"v2\"" }),
+  reqId: Schema.optional(Schema.String.annotations({ description: "request id (also in the X-Request-Id header)" }))
+}).annotations({ identifier: "BackendMeta", title: "Backend meta", description: "timestamp, version and optional request id" })
+export type BackendMeta = typeof BackendMeta.Type
 
-export const Pagination = Schema.Struct({ limit: Schema.Int, offset: Schema.Int, total: Schema.Int }).annotations({ identifier: "Pagination" })
+/** Pagination of a backend list. */
+export const Pagination = Schema.Struct({
+  limit: count("page size used"),
+  offset: count("number of rows skipped"),
+  total: count("number of matching rows in total, not only this page")
+}).annotations({ identifier: "Pagination", title: "Pagination", description: "limit, offset and total of a backend list" })
+export type Pagination = typeof Pagination.Type
 
-export const BackendItem = <S extends Schema.Schema.Any>(item: S) => Schema.Struct({ data: item, meta: BackendMeta })
+/** Meta of a backend list: the common meta plus `pagination`. */
+export const BackendListMeta = Schema.Struct({ ...BackendMeta.fields, pagination: Pagination }).annotations({
+  identifier: "BackendListMeta",
+  title: "Backend list meta",
+  description: "timestamp, version, optional request id, and the list's pagination"
+})
+export type BackendListMeta = typeof BackendListMeta.Type
+
+/** `{ data: A, meta: { timestamp, version, reqId? } }`. */
+export const BackendItem = <S extends Schema.Schema.Any>(item: S) =>
+  Schema.Struct({ data: item, meta: BackendMeta }).annotations(envelopeAnnotations(item, "BackendItem", "backend single item: data, and meta without list fields"))
+
+/** `{ data: A[], meta: { timestamp, version, reqId?, pagination: { limit, offset, total } } }`. */
 export const BackendList = <S extends Schema.Schema.Any>(item: S) =>
-  Schema.Struct({ data: Schema.Array(item), meta: Schema.extend(BackendMeta, Schema.Struct({ pagination: Pagination })) })
+  Schema.Struct({ data: Schema.Array(item), meta: BackendListMeta }).annotations(
+    envelopeAnnotations(item, "BackendList", "backend list: data holds the page, meta.pagination its limit, offset and total")
+  )
+
+/** Meta for an answer made at `timestamp` (unix seconds). */
+export const backendMeta = (timestamp: number, reqId?: string): BackendMeta =>
+  reqId === undefined ? { timestamp, version: BACKEND_VERSION } : { timestamp, version: BACKEND_VERSION, reqId }
+
+export const backendItem = <A>(data: A, meta: BackendMeta): { readonly data: A; readonly meta: BackendMeta } => ({ data, meta })
+
+export const backendList = <A>(
+  data: ReadonlyArray<A>,
+  meta: BackendMeta,
+  pagination: Pagination
+): { readonly data: ReadonlyArray<A>; readonly meta: BackendListMeta } => ({ data, meta: { ...meta, pagination } })
+
+// ---------------------------------------------------------------------------------------------
+// Pagination query
 
 export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
+export const DEFAULT_OFFSET = 0
 
-/** A whole number in [min, max] from a query string, with a message naming the parameter. */
-const integerParam = (name: string, min: number, max: number) =>
-  Schema.String.pipe(
-    Schema.filter((s) => /^\d+$/.test(s) || `${name} must be a whole number between ${min} and ${max}, got ${JSON.stringify(s)}`),
-    Schema.compose(Schema.NumberFromString),
-    Schema.filter((n) => (n >= min && n <= max) || `${name} must be between ${min} and ${max}, got ${n}`)
-  ).annotations({ description: `${name}: ${min}..${max}` })
+/**
+ * A whole number in [min, max] from a query string. Failures are one sentence naming the
+ * parameter: `limit must be between 1 and 100, got 101`, `offset must be a whole number of 0 or
+ * more, got "-1"`.
+ */
+export const integerQueryParam = (name: string, min: number, max: number, description: string) => {
+  const range = max === Number.MAX_SAFE_INTEGER ? `of ${min} or more` : `between ${min} and ${max}`
+  const badFormat = (actual: unknown) =>
+    `${name} must be a whole number ${range}, got ${typeof actual === "string" ? JSON.stringify(actual) : String(actual)}`
+  const outOfRange = (value: number) => `${name} must be ${max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `between ${min} and ${max}`}, got ${value}`
+  const explain = (actual: unknown): string => {
+    if (typeof actual === "string" && /^(0|[1-9][0-9]*)$/.test(actual)) {
+      const value = Number(actual)
+      if (Number.isSafeInteger(value) && (value < min || value > max)) return outOfRange(value)
+    }
+    if (typeof actual === "number") return outOfRange(actual)
+    return badFormat(actual)
+  }
+  return Schema.transformOrFail(
+    Schema.String.annotations({ jsonSchema: { type: "string", pattern: "^(0|[1-9][0-9]*)$" } }),
+    // OpenAPI takes the parameter's title and description from this side.
+    Schema.Int.pipe(Schema.between(min, max, { title: name, description })),
+    {
+      strict: true,
+      decode: (input, _, ast) => {
+        const value = Number(input)
+        return /^(0|[1-9][0-9]*)$/.test(input) && Number.isSafeInteger(value) && value >= min && value <= max
+          ? ParseResult.succeed(value)
+          : ParseResult.fail(new ParseResult.Type(ast, input, explain(input)))
+      },
+      encode: (value) => ParseResult.succeed(String(value))
+    }
+  ).annotations({
+    title: name,
+    description,
+    message: (issue) => ({ message: explain("actual" in issue ? issue.actual : undefined), override: true })
+  })
+}
 
-/** `limit` (default 20, 1..100) and `offset` (default 0) from query strings. */
-export const PaginationQuery = Schema.Struct({
-  limit: Schema.optionalWith(integerParam("limit", 1, MAX_LIMIT), { default: () => DEFAULT_LIMIT }),
-  offset: Schema.optionalWith(integerParam("offset", 0, Number.MAX_SAFE_INTEGER), { default: () => 0 })
+/** `limit`: 1..100 from a query string. */
+export const LimitParam = integerQueryParam("limit", 1, MAX_LIMIT, `page size, 1 to ${MAX_LIMIT}, default ${DEFAULT_LIMIT}`)
+
+/** `offset`: 0 or more from a query string. */
+export const OffsetParam = integerQueryParam("offset", 0, Number.MAX_SAFE_INTEGER, `number of rows to skip, default ${DEFAULT_OFFSET}`)
+
+/** The pagination fields, to spread into an endpoint's own URL-parameter struct. */
+export const paginationFields = {
+  limit: Schema.optionalWith(LimitParam, { default: () => DEFAULT_LIMIT, exact: true }),
+  offset: Schema.optionalWith(OffsetParam, { default: () => DEFAULT_OFFSET, exact: true })
+}
+
+/**
+ * `limit` (default 20, 1..100) and `offset` (default 0) from query strings. Deliberately without
+ * an `identifier`: OpenAPI generation lists URL parameters only from an inline object schema, not
+ * from a `$ref`.
+ */
+export const PaginationQuery = Schema.Struct(paginationFields).annotations({
+  title: "Pagination",
+  description: `limit (1 to ${MAX_LIMIT}, default ${DEFAULT_LIMIT}) and offset (default ${DEFAULT_OFFSET}) query parameters`
 })
+export type PaginationQuery = typeof PaginationQuery.Type

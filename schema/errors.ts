@@ -61,9 +61,6 @@ export const BackendErrorCode = Schema.Literal(...BACKEND_ERROR_CODES).annotatio
   description: `backend error code, a closed set: ${BACKEND_ERROR_CODES.map((c) => `${c} (${backendErrorStatus[c]})`).join(", ")}`
 })
 
-/** @deprecated use `BackendErrorCode` (the schema and the type share that name). */
-export const BackendErrorCodeSchema = BackendErrorCode
-
 /** One validation problem: where (`path`, dotted, e.g. `items.0.amount`) and what. */
 export const ErrorDetail = Schema.Struct({
   path: Schema.String.annotations({ description: "dotted path of the offending field, e.g. \"items.0.amount\"; empty for the whole body" }),
@@ -124,23 +121,51 @@ const backendError = <const Code extends BackendErrorCode>(code: Code) => {
   return BackendError
 }
 
-export class MarketNotFound extends backendError("MARKET_NOT_FOUND") {}
-export class MarketPaused extends backendError("MARKET_PAUSED") {}
-export class IndexerUnavailable extends backendError("INDEXER_UNAVAILABLE") {}
-export class InvalidAddress extends backendError("INVALID_ADDRESS") {}
-export class InvalidMarketId extends backendError("INVALID_MARKET_ID") {}
-export class AuthRequired extends backendError("AUTH_REQUIRED") {}
-export class AuthInvalid extends backendError("AUTH_INVALID") {}
-export class Forbidden extends backendError("FORBIDDEN") {}
-export class ValidationFailed extends backendError("VALIDATION_FAILED") {
-  /** A VALIDATION_FAILED error whose details list every problem of `error`, by path. */
-  static fromParseError(error: ParseResult.ParseError, message = "request failed validation"): ValidationFailed {
-    return new ValidationFailed({ message, details: detailsFromParseError(error) })
-  }
-}
-export class RateLimitExceeded extends backendError("RATE_LIMIT_EXCEEDED") {}
-export class InsufficientBalance extends backendError("INSUFFICIENT_BALANCE") {}
-export class SlippageExceeded extends backendError("SLIPPAGE_EXCEEDED") {}
+// The classes are exported as the factory's own classes (not subclasses of them), so that values
+// decoded through `wire` are instances of exactly the exported class.
+
+/** MARKET_NOT_FOUND, 404: market id does not exist. */
+export const MarketNotFound = backendError("MARKET_NOT_FOUND")
+export type MarketNotFound = InstanceType<typeof MarketNotFound>
+/** MARKET_PAUSED, 400: market is paused. */
+export const MarketPaused = backendError("MARKET_PAUSED")
+export type MarketPaused = InstanceType<typeof MarketPaused>
+/** INDEXER_UNAVAILABLE, 503: indexer circuit breaker tripped. */
+export const IndexerUnavailable = backendError("INDEXER_UNAVAILABLE")
+export type IndexerUnavailable = InstanceType<typeof IndexerUnavailable>
+/** INVALID_ADDRESS, 400: address malformed. */
+export const InvalidAddress = backendError("INVALID_ADDRESS")
+export type InvalidAddress = InstanceType<typeof InvalidAddress>
+/** INVALID_MARKET_ID, 400: market id malformed. */
+export const InvalidMarketId = backendError("INVALID_MARKET_ID")
+export type InvalidMarketId = InstanceType<typeof InvalidMarketId>
+/** AUTH_REQUIRED, 401: endpoint requires a session. */
+export const AuthRequired = backendError("AUTH_REQUIRED")
+export type AuthRequired = InstanceType<typeof AuthRequired>
+/** AUTH_INVALID, 401: session expired or invalid. */
+export const AuthInvalid = backendError("AUTH_INVALID")
+export type AuthInvalid = InstanceType<typeof AuthInvalid>
+/** FORBIDDEN, 403: insufficient role. */
+export const Forbidden = backendError("FORBIDDEN")
+export type Forbidden = InstanceType<typeof Forbidden>
+/**
+ * VALIDATION_FAILED, 400: request body failed validation. `ValidationFailed.fromParseError(e)`
+ * lists every problem of a parse error in `details`.
+ */
+export const ValidationFailed = Object.assign(backendError("VALIDATION_FAILED"), {
+  fromParseError: (error: ParseResult.ParseError, message = "request failed validation"): ValidationFailed =>
+    new ValidationFailed({ message, details: detailsFromParseError(error) })
+})
+export type ValidationFailed = InstanceType<typeof ValidationFailed>
+/** RATE_LIMIT_EXCEEDED, 429: rate limit exceeded. */
+export const RateLimitExceeded = backendError("RATE_LIMIT_EXCEEDED")
+export type RateLimitExceeded = InstanceType<typeof RateLimitExceeded>
+/** INSUFFICIENT_BALANCE, 400: wallet balance too low. */
+export const InsufficientBalance = backendError("INSUFFICIENT_BALANCE")
+export type InsufficientBalance = InstanceType<typeof InsufficientBalance>
+/** SLIPPAGE_EXCEEDED, 400: on-chain revert caused by slippage. */
+export const SlippageExceeded = backendError("SLIPPAGE_EXCEEDED")
+export type SlippageExceeded = InstanceType<typeof SlippageExceeded>
 
 /** Every backend error class, by code. */
 export const BackendErrors = {
@@ -222,19 +247,36 @@ const indexerError = <const Name extends string>(name: Name, status: number, con
   return IndexerError
 }
 
-export class IndexerMarketNotFound extends indexerError("MarketNotFound", 404, "no market with this id") {}
-export class EventNotFound extends indexerError("EventNotFound", 404, "no event with this id") {}
-export class OrderNotFound extends indexerError("OrderNotFound", 404, "no order with this id") {}
-export class NotFound extends indexerError("NotFound", 404, "no such route or resource") {}
-export class IndexerInvalidAddress extends indexerError("InvalidAddress", 400, "an address parameter is malformed") {}
-export class IndexerInvalidMarketId extends indexerError("InvalidMarketId", 400, "the market id is malformed") {}
-export class InvalidParameter extends indexerError("InvalidParameter", 400, "a query or path parameter is malformed; the message names it") {
-  /** `invalid parameter "limit": limit must be between 1 and 100, got 101`. */
-  static forParameter(parameter: string, problem: string): InvalidParameter {
-    return new InvalidParameter({ message: `invalid parameter ${JSON.stringify(parameter)}: ${problem}` })
-  }
-}
-export class ServiceUnavailable extends indexerError("ServiceUnavailable", 503, "the database or chain source does not answer") {}
+/** MarketNotFound, 404 (named `IndexerMarketNotFound` here: the backend's class is `MarketNotFound`). */
+export const IndexerMarketNotFound = indexerError("MarketNotFound", 404, "no market with this id")
+export type IndexerMarketNotFound = InstanceType<typeof IndexerMarketNotFound>
+/** EventNotFound, 404. */
+export const EventNotFound = indexerError("EventNotFound", 404, "no event with this id")
+export type EventNotFound = InstanceType<typeof EventNotFound>
+/** OrderNotFound, 404. */
+export const OrderNotFound = indexerError("OrderNotFound", 404, "no order with this id")
+export type OrderNotFound = InstanceType<typeof OrderNotFound>
+/** NotFound, 404: unknown route or resource. */
+export const NotFound = indexerError("NotFound", 404, "no such route or resource")
+export type NotFound = InstanceType<typeof NotFound>
+/** InvalidAddress, 400 (named `IndexerInvalidAddress` here). */
+export const IndexerInvalidAddress = indexerError("InvalidAddress", 400, "an address parameter is malformed")
+export type IndexerInvalidAddress = InstanceType<typeof IndexerInvalidAddress>
+/** InvalidMarketId, 400 (named `IndexerInvalidMarketId` here). */
+export const IndexerInvalidMarketId = indexerError("InvalidMarketId", 400, "the market id is malformed")
+export type IndexerInvalidMarketId = InstanceType<typeof IndexerInvalidMarketId>
+/**
+ * InvalidParameter, 400. The message names the parameter: build it with
+ * `InvalidParameter.forParameter("limit", "limit must be between 1 and 100, got 101")`.
+ */
+export const InvalidParameter = Object.assign(indexerError("InvalidParameter", 400, "a query or path parameter is malformed; the message names it"), {
+  forParameter: (parameter: string, problem: string): InvalidParameter =>
+    new InvalidParameter({ message: `invalid parameter ${JSON.stringify(parameter)}: ${problem}` })
+})
+export type InvalidParameter = InstanceType<typeof InvalidParameter>
+/** ServiceUnavailable, 503: the database or chain source does not answer. */
+export const ServiceUnavailable = indexerError("ServiceUnavailable", 503, "the database or chain source does not answer")
+export type ServiceUnavailable = InstanceType<typeof ServiceUnavailable>
 
 /** Every indexer error class. */
 export const IndexerErrors = [

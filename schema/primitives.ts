@@ -159,7 +159,8 @@ export const AddressFromSelf = lowercaseHex("Address", ADDRESS_PATTERN, "an addr
 
 /**
  * An EVM address. On the wire: `0x` + 40 hex digits in any letter case (checksummed addresses are
- * accepted, the checksum is not verified); decoded and encoded: lowercase, branded `Address`.
+ * accepted, the checksum is not verified; the prefix itself must be `0x`, as EIP-55 writes it);
+ * decoded and encoded: lowercase, branded `Address`.
  */
 export const Address = stringPrimitive({
   identifier: "Address",
