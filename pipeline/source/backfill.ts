@@ -1,0 +1,152 @@
+/**
+ * Backfill: the logs of every watched contract over [from, to], as an ordered stream of batches.
+ *
+ * - Ranges are sized adaptively (ranges.ts) and several are in flight at once; batches come out
+ *   in block order whatever order their answers arrive in.
+ * - A range the provider refuses as too large is split there and then, so the batch still
+ *   covers exactly its planned blocks; the next ranges start at the smaller size.
+ * - Contracts announced by events (outcome tokens from MarketCreated) are watched from the
+ *   block that announces them. A batch fetched before an announcement it follows is completed
+ *   with the logs of the newly watched addresses before it leaves, so no log is missed whatever
+ *   the concurrency.
+ * - Every log is checked against its block's header (same hash), since providers may answer
+ *   from different replicas; headers are fetched for the blocks that have logs and for the
+ *   batch's last block (the checkpoint's hash).
+ *
+ * Invariant: the batches tile [from, to] without gap or overlap, and each holds every watched
+ * log of its blocks exactly once, ordered by (block, logIndex).
+ */
+import { Chunk, Effect, Option, Ref, Stream } from "effect"
+import { type ChainError, InconsistentAnswer, RangeTooLarge, RequestRejected } from "./errors.js"
+import { defaultRangePolicy, grow, initialRange, type RangePolicy, type RangeState, shrink } from "./ranges.js"
+import type { BlockHeader, ChainLog, Rpc } from "./rpc.js"
+
+export interface Batch {
+  readonly from: number
+  readonly to: number
+  readonly logs: ReadonlyArray<ChainLog>
+  /** Header of `to`, and of every block that has logs. */
+  readonly headers: ReadonlyMap<number, BlockHeader>
+}
+
+/** The set of watched addresses, growing as announcements arrive. */
+export interface Watchlist {
+  readonly addresses: () => ReadonlyArray<string>
+  /** Addresses a log announces (new contracts to watch from its block on); usually none. */
+  readonly announced: (log: ChainLog) => ReadonlyArray<string>
+  readonly watch: (address: string) => void
+}
+
+export interface BackfillOptions {
+  readonly from: number
+  readonly to: number
+  readonly concurrency?: number
+  readonly policy?: RangePolicy
+}
+
+const byPosition = (a: ChainLog, b: ChainLog) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex
+
+/** Logs of `addresses` over [from, to], splitting on range errors; updates the shared range size. */
+const fetchLogs = (
+  rpc: Rpc,
+  sizing: Ref.Ref<RangeState>,
+  policy: RangePolicy,
+  addresses: ReadonlyArray<string>,
+  from: number,
+  to: number
+): Effect.Effect<Array<ChainLog>, ChainError> =>
+  rpc.logs(addresses, from, to).pipe(
+    Effect.tap(() => Ref.update(sizing, (s) => grow(s, policy))),
+    Effect.catchTag("RangeTooLarge", (error: RangeTooLarge) =>
+      Effect.gen(function* () {
+        const attempted = to - from + 1
+        const next = shrink(yield* Ref.get(sizing), attempted, error)
+        if (next === undefined) {
+          return yield* new RequestRejected({ message: `provider refuses even a one-block range at block ${from}: ${error.message}` })
+        }
+        yield* Ref.set(sizing, next)
+        const parts: Array<Array<ChainLog>> = []
+        for (let start = from; start <= to; start += next.size) {
+          parts.push(yield* fetchLogs(rpc, sizing, policy, addresses, start, Math.min(to, start + next.size - 1)))
+        }
+        return parts.flat()
+      })
+    )
+  )
+
+export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOptions): Stream.Stream<Batch, ChainError> => {
+  const policy = options.policy ?? defaultRangePolicy
+  return Stream.unwrap(
+    Effect.gen(function* () {
+      const sizing = yield* Ref.make(initialRange(policy))
+      const cursor = yield* Ref.make(options.from)
+
+      // Plans the next range at the current size; ends after `to`.
+      const ranges = Stream.repeatEffectOption(
+        Effect.gen(function* () {
+          const start = yield* Ref.get(cursor)
+          if (start > options.to) return yield* Effect.fail(Option.none())
+          const { size } = yield* Ref.get(sizing)
+          const end = Math.min(options.to, start + size - 1)
+          yield* Ref.set(cursor, end + 1)
+          return { from: start, to: end }
+        })
+      )
+
+      const fetchRange = (range: { readonly from: number; readonly to: number }) =>
+        Effect.gen(function* () {
+          const addresses = watchlist.addresses()
+          const logs = yield* fetchLogs(rpc, sizing, policy, addresses, range.from, range.to)
+          return { ...range, addresses: new Set(addresses), logs }
+        })
+
+      /** In block order: add the logs of addresses watched since the fetch, and announced within it. */
+      const complete = (fetched: { from: number; to: number; addresses: Set<string>; logs: Array<ChainLog> }) =>
+        Effect.gen(function* () {
+          for (let attempt = 0; ; attempt++) {
+            // A range whose logs and headers disagreed (replicas out of step) is fetched again whole.
+            let logs = attempt === 0 ? fetched.logs : yield* fetchLogs(rpc, sizing, policy, [...fetched.addresses], fetched.from, fetched.to)
+            const missing = watchlist.addresses().filter((a) => !fetched.addresses.has(a))
+            if (missing.length > 0) {
+              logs = logs.concat(yield* fetchLogs(rpc, sizing, policy, missing, fetched.from, fetched.to))
+              for (const a of missing) fetched.addresses.add(a)
+            }
+            // Announcements inside this range: watch from the announcing block, fetch the rest of the range.
+            for (;;) {
+              const fresh = new Map<string, number>()
+              for (const log of logs) {
+                for (const address of watchlist.announced(log)) {
+                  if (!fetched.addresses.has(address) && !fresh.has(address)) fresh.set(address, log.blockNumber)
+                }
+              }
+              if (fresh.size === 0) break
+              for (const address of fresh.keys()) {
+                watchlist.watch(address)
+                fetched.addresses.add(address)
+              }
+              logs = logs.concat(yield* fetchLogs(rpc, sizing, policy, [...fresh.keys()], Math.min(...fresh.values()), fetched.to))
+            }
+            logs.sort(byPosition)
+            const blocks = [...new Set([...logs.map((l) => l.blockNumber), fetched.to])]
+            const headers = new Map<number, BlockHeader>()
+            const fetchedHeaders = yield* Effect.forEach(blocks, (n) => rpc.header(n), { concurrency: 8 })
+            for (const h of fetchedHeaders) headers.set(h.number, h)
+            const bad = logs.find((log) => headers.get(log.blockNumber)?.hash !== log.blockHash)
+            if (bad === undefined) return { from: fetched.from, to: fetched.to, logs, headers } satisfies Batch
+            if (attempt >= 5) {
+              return yield* new InconsistentAnswer({
+                message: `log ${bad.logIndex} of block ${bad.blockNumber} keeps naming block hash ${bad.blockHash}, the header says ${headers.get(bad.blockNumber)?.hash}`
+              })
+            }
+          }
+        })
+
+      return ranges.pipe(
+        Stream.mapEffect(fetchRange, { concurrency: options.concurrency ?? 4 }),
+        Stream.mapEffect(complete)
+      )
+    })
+  )
+}
+
+export const collectBatches = (stream: Stream.Stream<Batch, ChainError>) => Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
