@@ -24,7 +24,7 @@ let chain: ReplayChain
 let replay: ReplayServer
 
 const watchlistFor = (s: SyntheticSummary): Watchlist => {
-  const watched = new Set(COMPONENTS.map((c) => s.deployment[c]))
+  const watched = new Set<string>(COMPONENTS.map((c) => s.deployment[c]))
   return {
     addresses: () => [...watched],
     announced: (log: ChainLog) =>
