@@ -1,0 +1,46 @@
+/**
+ * One batch through the first reducer slice: collect the keys its events touch, load those rows,
+ * fold the events (pure), commit rows + undo + checkpoint in one transaction.
+ */
+import { Effect } from "effect"
+import type { DomainEvent } from "../schema/domain-events.js"
+import { positionKey, reduceEvent, type Located, type ProtocolContracts } from "./reduce/markets.js"
+import { commitBatch, loadWorking, type Checkpoint, type Keys } from "./sink.js"
+
+export interface LocatedEvent {
+  readonly event: DomainEvent
+  readonly at: Located
+}
+
+/** Every row key the events of a batch may read or write. */
+export const keysOf = (events: ReadonlyArray<LocatedEvent>): Keys => {
+  const markets = new Set<bigint>()
+  const positions = new Set<string>()
+  const users = new Set<string>()
+  for (const { event: e } of events) {
+    if ("marketId" in e && typeof e.marketId === "bigint") markets.add(e.marketId)
+    switch (e._tag) {
+      case "Trade":
+        users.add(e.trader)
+        users.add(e.recipient)
+        positions.add(positionKey(e.recipient, e.marketId))
+        break
+      case "PositionSplit":
+      case "PositionMerged":
+      case "TokensRedeemed":
+      case "MarketRefunded":
+        users.add(e.user)
+        positions.add(positionKey(e.user, e.marketId))
+        break
+    }
+  }
+  return { markets, positions, users }
+}
+
+export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Checkpoint, protocol: ProtocolContracts, undoBlock: number | undefined) =>
+  Effect.gen(function* () {
+    const loaded = yield* loadWorking(keysOf(events))
+    const before = structuredClone(loaded)
+    for (const { event, at } of events) reduceEvent(loaded, event, at, protocol)
+    yield* commitBatch(before, loaded, checkpoint, undoBlock)
+  })

@@ -1,0 +1,265 @@
+/**
+ * The Postgres sink of the first reducer slice: load the rows a batch touches, and write a
+ * folded batch back in ONE transaction together with its undo images and the checkpoint.
+ *
+ * Invariants:
+ * - a batch's derived rows, its undo rows and the checkpoint commit together or not at all, so a
+ *   crash leaves the last committed batch intact and a restart resumes right after it;
+ * - undo images are written only for unfinalized blocks, and hold each touched row as it was
+ *   before the batch (null when it did not exist); `revertTo` restores them;
+ * - every write is set-based (`unnest` of column arrays), never a row at a time.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import {
+  emptyProtocol,
+  positionKey,
+  type MarketRow,
+  type PositionRow,
+  type ProtocolRow,
+  type UserRow,
+  type Working
+} from "./reduce/markets.js"
+
+export interface Keys {
+  readonly markets: ReadonlySet<bigint>
+  readonly positions: ReadonlySet<string>
+  readonly users: ReadonlySet<string>
+}
+
+export interface Checkpoint {
+  readonly chainId: number
+  readonly block: number
+  readonly hash: string
+  readonly digest: string
+  readonly head: number | null
+}
+
+const s = (v: bigint | number) => v.toString()
+const big = (v: string | null): bigint | null => (v === null ? null : BigInt(v))
+const int = (v: string | number | null): number | null => (v === null ? null : Number(v))
+
+interface MarketDb {
+  id: string; question: string; end_time: string; oracle: string; creator: string; yes_token: string; no_token: string
+  created_at: string; created_block: string; created_tx: string; total_collateral: string; volume: string; trade_count: string
+  is_resolved: boolean; outcome: boolean | null; resolution_type: MarketRow["resolutionType"]; resolved_at: string | null
+  refund_mode: boolean; yes_price: string | null; last_trade_at: string | null
+}
+
+const marketFromDb = (r: MarketDb): MarketRow => ({
+  id: BigInt(r.id), question: r.question, endTime: BigInt(r.end_time), oracle: r.oracle, creator: r.creator,
+  yesToken: r.yes_token, noToken: r.no_token, createdAt: Number(r.created_at), createdBlock: Number(r.created_block),
+  createdTx: r.created_tx, totalCollateral: BigInt(r.total_collateral), volume: BigInt(r.volume), tradeCount: BigInt(r.trade_count),
+  isResolved: r.is_resolved, outcome: r.outcome, resolutionType: r.resolution_type, resolvedAt: int(r.resolved_at),
+  refundMode: r.refund_mode, yesPrice: big(r.yes_price), lastTradeAt: int(r.last_trade_at)
+})
+
+/** Reads the rows of `keys` into a fresh working set (absent rows stay absent). */
+export const loadWorking = (keys: Keys) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const markets = yield* sql.unsafe<MarketDb>(`select * from market where id = any($1::numeric[])`, [[...keys.markets].map(s)])
+    const positionUsers = [...keys.positions].map((k) => k.split(":")[0]!)
+    const positionMarkets = [...keys.positions].map((k) => k.split(":")[1]!)
+    const positions = yield* sql.unsafe<{ user_address: string; market_id: string; yes_balance: string; no_balance: string; yes_cost: string; no_cost: string; realized_pnl: string }>(
+      `select p.* from position p join unnest($1::text[], $2::numeric[]) as k(u, m) on p.user_address = k.u and p.market_id = k.m`,
+      [positionUsers, positionMarkets]
+    )
+    const users = yield* sql.unsafe<{ address: string; volume: string; trade_count: string; realized_pnl: string }>(
+      `select * from user_stats where address = any($1::text[])`,
+      [[...keys.users]]
+    )
+    const protocol = yield* sql.unsafe<{ total_markets: string; total_volume: string; total_trades: string; total_users: string }>(`select * from protocol_stats where id = 1`)
+    const w: Working = {
+      markets: new Map(markets.map((r) => [BigInt(r.id), marketFromDb(r)])),
+      positions: new Map(
+        positions.map((r) => [
+          positionKey(r.user_address, BigInt(r.market_id)),
+          { user: r.user_address, marketId: BigInt(r.market_id), yesBalance: BigInt(r.yes_balance), noBalance: BigInt(r.no_balance), yesCost: BigInt(r.yes_cost), noCost: BigInt(r.no_cost), realizedPnl: BigInt(r.realized_pnl) } satisfies PositionRow
+        ])
+      ),
+      users: new Map(users.map((r) => [r.address, { address: r.address, volume: BigInt(r.volume), tradeCount: BigInt(r.trade_count), realizedPnl: BigInt(r.realized_pnl) } satisfies UserRow])),
+      protocol: protocol[0] === undefined
+        ? emptyProtocol()
+        : { totalMarkets: BigInt(protocol[0].total_markets), totalVolume: BigInt(protocol[0].total_volume), totalTrades: BigInt(protocol[0].total_trades), totalUsers: BigInt(protocol[0].total_users) },
+      appended: { trades: [], priceSnapshots: [] }
+    }
+    return w
+  })
+
+/** JSON image of a row for the undo log (bigints as strings). */
+const image = (row: object | undefined) =>
+  row === undefined ? null : JSON.stringify(row, (_, v) => (typeof v === "bigint" ? v.toString() : v))
+
+/** Images of every row of `before` under the keys `after` holds, for undo. */
+export const undoImages = (before: Working, after: Working) => {
+  const rows: Array<{ table: string; key: string; image: string | null }> = []
+  for (const id of after.markets.keys()) rows.push({ table: "market", key: id.toString(), image: image(before.markets.get(id)) })
+  for (const key of after.positions.keys()) rows.push({ table: "position", key, image: image(before.positions.get(key)) })
+  for (const key of after.users.keys()) rows.push({ table: "user_stats", key, image: image(before.users.get(key)) })
+  rows.push({ table: "protocol_stats", key: "1", image: image(before.protocol) })
+  return rows
+}
+
+const writeMarkets = (rows: ReadonlyArray<MarketRow>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    rows.length === 0
+      ? Effect.void
+      : sql.unsafe(
+          `insert into market select * from unnest(
+             $1::numeric[], $2::text[], $3::numeric[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::text[],
+             $11::numeric[], $12::numeric[], $13::bigint[], $14::boolean[], $15::boolean[], $16::text[], $17::bigint[], $18::boolean[], $19::numeric[], $20::bigint[])
+           on conflict (id) do update set total_collateral = excluded.total_collateral, volume = excluded.volume, trade_count = excluded.trade_count,
+             is_resolved = excluded.is_resolved, outcome = excluded.outcome, resolution_type = excluded.resolution_type, resolved_at = excluded.resolved_at,
+             refund_mode = excluded.refund_mode, yes_price = excluded.yes_price, last_trade_at = excluded.last_trade_at`,
+          [
+            rows.map((r) => s(r.id)), rows.map((r) => r.question), rows.map((r) => s(r.endTime)), rows.map((r) => r.oracle), rows.map((r) => r.creator),
+            rows.map((r) => r.yesToken), rows.map((r) => r.noToken), rows.map((r) => s(r.createdAt)), rows.map((r) => s(r.createdBlock)), rows.map((r) => r.createdTx),
+            rows.map((r) => s(r.totalCollateral)), rows.map((r) => s(r.volume)), rows.map((r) => s(r.tradeCount)), rows.map((r) => r.isResolved), rows.map((r) => r.outcome),
+            rows.map((r) => r.resolutionType), rows.map((r) => (r.resolvedAt === null ? null : s(r.resolvedAt))), rows.map((r) => r.refundMode),
+            rows.map((r) => (r.yesPrice === null ? null : s(r.yesPrice))), rows.map((r) => (r.lastTradeAt === null ? null : s(r.lastTradeAt)))
+          ]
+        )
+  )
+
+const writePositions = (rows: ReadonlyArray<PositionRow>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    rows.length === 0
+      ? Effect.void
+      : sql.unsafe(
+          `insert into position select * from unnest($1::text[], $2::numeric[], $3::numeric[], $4::numeric[], $5::numeric[], $6::numeric[], $7::numeric[])
+           on conflict (user_address, market_id) do update set yes_balance = excluded.yes_balance, no_balance = excluded.no_balance,
+             yes_cost = excluded.yes_cost, no_cost = excluded.no_cost, realized_pnl = excluded.realized_pnl`,
+          [rows.map((r) => r.user), rows.map((r) => s(r.marketId)), rows.map((r) => s(r.yesBalance)), rows.map((r) => s(r.noBalance)), rows.map((r) => s(r.yesCost)), rows.map((r) => s(r.noCost)), rows.map((r) => s(r.realizedPnl))]
+        )
+  )
+
+const writeUsers = (rows: ReadonlyArray<UserRow>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    rows.length === 0
+      ? Effect.void
+      : sql.unsafe(
+          `insert into user_stats select * from unnest($1::text[], $2::numeric[], $3::bigint[], $4::numeric[])
+           on conflict (address) do update set volume = excluded.volume, trade_count = excluded.trade_count, realized_pnl = excluded.realized_pnl`,
+          [rows.map((r) => r.address), rows.map((r) => s(r.volume)), rows.map((r) => s(r.tradeCount)), rows.map((r) => s(r.realizedPnl))]
+        )
+  )
+
+const writeProtocol = (p: ProtocolRow) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe(
+      `insert into protocol_stats values (1, $1, $2, $3, $4)
+       on conflict (id) do update set total_markets = excluded.total_markets, total_volume = excluded.total_volume, total_trades = excluded.total_trades, total_users = excluded.total_users`,
+      [s(p.totalMarkets), s(p.totalVolume), s(p.totalTrades), s(p.totalUsers)]
+    )
+  )
+
+const appendRows = (w: Working) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const t = w.appended.trades
+    if (t.length > 0) {
+      yield* sql.unsafe(
+        `insert into trade select * from unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::numeric[], $6::text[], $7::text[], $8::smallint[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[])`,
+        [t.map((r) => r.block), t.map((r) => r.logIndex), t.map((r) => r.txHash), t.map((r) => r.timestamp), t.map((r) => s(r.marketId)), t.map((r) => r.trader), t.map((r) => r.recipient), t.map((r) => r.tradeType), t.map((r) => s(r.amountIn)), t.map((r) => s(r.amountOut)), t.map((r) => s(r.clobFilled)), t.map((r) => s(r.ammFilled))]
+      )
+    }
+    const p = w.appended.priceSnapshots
+    if (p.length > 0) {
+      yield* sql.unsafe(
+        `insert into price_snapshot select * from unnest($1::bigint[], $2::int[], $3::bigint[], $4::numeric[], $5::numeric[], $6::text[], $7::numeric[])`,
+        [p.map((r) => r.block), p.map((r) => r.logIndex), p.map((r) => r.timestamp), p.map((r) => s(r.marketId)), p.map((r) => s(r.yesPrice)), p.map((r) => r.source), p.map((r) => s(r.openInterest))]
+      )
+    }
+  })
+
+/**
+ * Commits one folded batch: rows, appended rows, undo images (when `undoBlock` is set: the batch
+ * is one unfinalized block) and the checkpoint, in one transaction.
+ */
+export const commitBatch = (before: Working, after: Working, checkpoint: Checkpoint, undoBlock: number | undefined) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(writeBatch(before, after, checkpoint, undoBlock)))
+
+const writeBatch = (before: Working, after: Working, checkpoint: Checkpoint, undoBlock: number | undefined) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    yield* writeMarkets([...after.markets.values()])
+    yield* writePositions([...after.positions.values()])
+    yield* writeUsers([...after.users.values()])
+    yield* writeProtocol(after.protocol)
+    yield* appendRows(after)
+    if (undoBlock !== undefined) {
+      const images = undoImages(before, after)
+      yield* sql.unsafe(
+        `insert into undo_log select $1, * from unnest($2::text[], $3::text[], $4::jsonb[]) on conflict do nothing`,
+        [undoBlock, images.map((i) => i.table), images.map((i) => i.key), images.map((i) => i.image)]
+      )
+    }
+    yield* sql.unsafe(
+      `insert into indexer_checkpoint (chain_id, block_number, block_hash, digest, head_block, updated_at) values ($1, $2, $3, $4, $5, now())
+       on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, digest = excluded.digest,
+         head_block = excluded.head_block, updated_at = now()`,
+      [checkpoint.chainId, checkpoint.block, checkpoint.hash, checkpoint.digest, checkpoint.head]
+    )
+  })
+
+/** Drops undo rows at or below the finalized block: they can never be needed again. */
+export const pruneUndo = (finalized: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`delete from undo_log where block_number <= $1`, [finalized]))
+
+export const readCheckpoint = (chainId: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe<{ block_number: string; block_hash: string; digest: string }>(`select block_number, block_hash, digest from indexer_checkpoint where chain_id = $1`, [chainId])
+  ).pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : { block: Number(rows[0].block_number), hash: rows[0].block_hash, digest: rows[0].digest })))
+
+/**
+ * Undoes every block above `ancestor` in one transaction: each mutable row goes back to its
+ * image from the first undone block that changed it (deleted when it did not exist then),
+ * appended rows above the ancestor are deleted, and the checkpoint moves to the ancestor.
+ */
+export const revertTo = (ancestor: { readonly chainId: number; readonly block: number; readonly hash: string; readonly digest: string }) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const firsts = `(select distinct on (table_name, row_key) table_name, row_key, image from undo_log
+                          where block_number > $1 order by table_name, row_key, block_number) f`
+        yield* sql.unsafe(`delete from market where id::text in (select row_key from ${firsts} where table_name = 'market')`, [ancestor.block])
+        yield* sql.unsafe(
+          `insert into market select (i->>'id')::numeric, i->>'question', (i->>'endTime')::numeric, i->>'oracle', i->>'creator', i->>'yesToken', i->>'noToken',
+             (i->>'createdAt')::bigint, (i->>'createdBlock')::bigint, i->>'createdTx', (i->>'totalCollateral')::numeric, (i->>'volume')::numeric,
+             (i->>'tradeCount')::bigint, (i->>'isResolved')::boolean, (i->>'outcome')::boolean, i->>'resolutionType', (i->>'resolvedAt')::bigint,
+             (i->>'refundMode')::boolean, (i->>'yesPrice')::numeric, (i->>'lastTradeAt')::bigint
+           from (select image as i from ${firsts} where table_name = 'market' and image is not null) r`,
+          [ancestor.block]
+        )
+        yield* sql.unsafe(`delete from position where user_address || ':' || market_id::text in (select row_key from ${firsts} where table_name = 'position')`, [ancestor.block])
+        yield* sql.unsafe(
+          `insert into position select i->>'user', (i->>'marketId')::numeric, (i->>'yesBalance')::numeric, (i->>'noBalance')::numeric,
+             (i->>'yesCost')::numeric, (i->>'noCost')::numeric, (i->>'realizedPnl')::numeric
+           from (select image as i from ${firsts} where table_name = 'position' and image is not null) r`,
+          [ancestor.block]
+        )
+        yield* sql.unsafe(`delete from user_stats where address in (select row_key from ${firsts} where table_name = 'user_stats')`, [ancestor.block])
+        yield* sql.unsafe(
+          `insert into user_stats select i->>'address', (i->>'volume')::numeric, (i->>'tradeCount')::bigint, (i->>'realizedPnl')::numeric
+           from (select image as i from ${firsts} where table_name = 'user_stats' and image is not null) r`,
+          [ancestor.block]
+        )
+        yield* sql.unsafe(`delete from protocol_stats where exists (select 1 from ${firsts} where table_name = 'protocol_stats')`, [ancestor.block])
+        yield* sql.unsafe(
+          `insert into protocol_stats select 1, (i->>'totalMarkets')::numeric, (i->>'totalVolume')::numeric, (i->>'totalTrades')::numeric, (i->>'totalUsers')::numeric
+           from (select image as i from ${firsts} where table_name = 'protocol_stats' and image is not null) r`,
+          [ancestor.block]
+        )
+        yield* sql.unsafe(`delete from trade where block_number > $1`, [ancestor.block])
+        yield* sql.unsafe(`delete from price_snapshot where block_number > $1`, [ancestor.block])
+        yield* sql.unsafe(`delete from undo_log where block_number > $1`, [ancestor.block])
+        yield* sql.unsafe(`update indexer_checkpoint set block_number = $2, block_hash = $3, digest = $4, updated_at = now() where chain_id = $1`, [
+          ancestor.chainId,
+          ancestor.block,
+          ancestor.hash,
+          ancestor.digest
+        ])
+      })
+    )
+  )
