@@ -8,10 +8,13 @@
 import { Context, Deferred, Effect, Layer, Logger, Option } from "effect"
 import { BackendServerLive } from "../http/backend/api.js"
 import { IndexerEndpoint, IndexerServerLive } from "../http/indexer/api.js"
-import { AppConfig, type AppConfigShape, loadConfig } from "./config.js"
+import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig } from "./config.js"
 import { DatabaseLive } from "./db/database.js"
 import { runMigrations } from "./db/migrations.js"
 import { loadDeployment } from "./deployment.js"
+import type { Deployment } from "../schema/deployment.js"
+import { makeIndexer } from "../pipeline/run.js"
+import { makeRpc } from "../pipeline/source/rpc.js"
 
 /** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
 export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
@@ -43,21 +46,51 @@ export const serve = Effect.gen(function* () {
 /** Checks the deployment file when one is named, before anything starts. */
 const checkDeployment = Effect.flatMap(AppConfig, (config) =>
   Option.match(config.deploymentPath, {
-    onNone: () => Effect.void,
+    onNone: () =>
+      Option.isSome(config.rpcUrl)
+        ? Effect.fail(new ConfigurationError({ message: "invalid configuration\nDEPLOYMENT: required when RPC_URL is set (which contracts to index?)" }))
+        : Effect.succeed(Option.none<Deployment>()),
     onSome: (path) =>
       loadDeployment(path, config.chainId).pipe(
-        Effect.flatMap((deployment) =>
+        Effect.tap((deployment) =>
           Effect.logInfo("deployment").pipe(
             Effect.annotateLogs({ file: path, diamond: deployment.diamond, deploy_block: deployment.deployBlock })
           )
-        )
+        ),
+        Effect.map(Option.some)
       )
   })
 )
 
-/** The main job: check the deployment, migrate, then serve until interrupted. */
+/**
+ * Follows the chain at RPC_URL (finalized blocks) when one is configured; otherwise says so once
+ * and waits, since there is nothing to index.
+ */
+const indexChain = (deployment: Option.Option<Deployment>) =>
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (Option.isNone(config.rpcUrl) || Option.isNone(deployment)) {
+      yield* Effect.logInfo("no RPC_URL: nothing to index; serving what the database holds")
+      return yield* Effect.never
+    }
+    const rpc = makeRpc({ url: config.rpcUrl.value })
+    const chainId = yield* rpc.chainId
+    if (chainId !== config.chainId) {
+      return yield* new ConfigurationError({ message: `invalid configuration\nRPC_URL: the endpoint serves chain ${chainId}, CHAIN_ID is ${config.chainId}` })
+    }
+    const indexer = yield* makeIndexer({ rpc, deployment: deployment.value, chainId })
+    return yield* indexer.follow
+  })
+
+/** The main job: check the deployment, migrate, then serve and index until interrupted. */
 export const start = checkDeployment.pipe(
-  Effect.zipRight(runMigrations().pipe(Effect.zipRight(serve), Effect.provide(DatabaseLive), Effect.scoped))
+  Effect.flatMap((deployment) =>
+    runMigrations().pipe(
+      Effect.zipRight(Effect.all([serve, indexChain(deployment)], { concurrency: "unbounded", discard: true })),
+      Effect.provide(DatabaseLive),
+      Effect.scoped
+    )
+  )
 )
 
 /** Applies pending migrations and exits. */

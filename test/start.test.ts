@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { generateSynthetic } from "../src/recording/synthetic.js"
+import { ReplayChain } from "../src/replay/chain.js"
+import { serveReplay } from "../src/replay/server.js"
 import { freePort, isAlive, runCli } from "./support/process.js"
 
 let dataDir: string
@@ -103,13 +106,36 @@ describe("predix start", () => {
     const health = await within("indexer health", getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`))
     expect(health.status).toBe(503)
     expect(health.body).toEqual({ error: "ServiceUnavailable", message: expect.stringMatching(/database unavailable/) })
-    const backend = await within("backend health", getJson(`http://127.0.0.1:${config.BACKEND_PORT}/health`))
-    expect(backend.status).toBe(503)
-    expect(backend.body["data"]).toMatchObject({ status: "degraded", database: "down" })
-    expect(backend.body).not.toHaveProperty("_tag")
     app.child.kill("SIGINT")
     expect(await within("shutdown", app.exited)).toBe(0)
   })
+
+  it("with RPC_URL and DEPLOYMENT it indexes the finalized chain and /api/health reports real numbers", async () => {
+    const out = Path.join(dataDir, "chain.ndjson.gz")
+    const summary = await generateSynthetic({ out, seed: 3, events: 4_000, users: 20 })
+    const chain = await ReplayChain.load(out)
+    chain.advanceAll()
+    const replay = await serveReplay(chain)
+    const deploymentFile = Path.join(dataDir, "synthetic-deployment.json")
+    await fs.writeFile(deploymentFile, JSON.stringify(summary.deployment))
+    const config = await env()
+    const app = runCli(["start"], { ...config, RPC_URL: replay.url, DEPLOYMENT: deploymentFile })
+    try {
+      await app.waitFor(new RegExp(`message=indexed .*block=${chain.finalizedNumber} `), 60_000)
+      const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
+      expect(health.body["data"]).toEqual({
+        status: "ok",
+        chainId: 130,
+        latestIndexedBlock: chain.finalizedNumber,
+        headBlock: chain.headNumber,
+        lagBlocks: chain.headNumber - chain.finalizedNumber
+      })
+    } finally {
+      app.child.kill("SIGINT")
+      await app.exited
+      await replay.close()
+    }
+  }, 90_000)
 
   it("refuses an invalid configuration before starting anything, naming the variable", async () => {
     const app = runCli(["start"], { ...(await env()), INDEXER_PORT: "70000", CHAIN_ID: "abc" })

@@ -73,6 +73,7 @@ const databaseUp = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select 1`).p
 const indexerHealth = (indexerUrl: string) =>
   HttpApiClient.make(IndexerApi, { baseUrl: indexerUrl }).pipe(
     Effect.flatMap((client) => client.health.health()),
+    Effect.disconnect,
     Effect.timeout("2 seconds"),
     Effect.map((answer) => ({ up: true, latestIndexedBlock: answer.data.latestIndexedBlock })),
     Effect.orElseSucceed(() => ({ up: false, latestIndexedBlock: null }))
