@@ -4,6 +4,7 @@
 import { Command, HelpDoc, Options, Span, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
+import { writeFile } from "node:fs/promises"
 import { migrate, start, withConfig } from "./app.js"
 import { settings } from "./config.js"
 import { record, replay } from "./recording/commands.js"
@@ -70,10 +71,16 @@ const syntheticCommand = Command.make(
     seed: Options.integer("seed").pipe(Options.withDefault(1), Options.withDescription("same seed, same recording"))
   },
   ({ out, events, seed }) =>
-    Effect.promise(() => generateSynthetic({ out, events, seed })).pipe(
-      Effect.flatMap((s) =>
+    Effect.promise(async () => {
+      const summary = await generateSynthetic({ out, events, seed })
+      // The deployment the recording was generated for, ready for DEPLOYMENT.
+      const deploymentFile = `${out.replace(/\.ndjson\.gz$/, "")}.deployment.json`
+      await writeFile(deploymentFile, `${JSON.stringify(summary.deployment, null, 2)}\n`)
+      return { summary, deploymentFile }
+    }).pipe(
+      Effect.flatMap(({ summary: s, deploymentFile }) =>
         Effect.logInfo("synthetic recording written").pipe(
-          Effect.annotateLogs({ out, blocks: s.blocks, events: s.logs, orphaned_events: s.orphanedLogs, reorgs: s.reorgs, markets: s.markets })
+          Effect.annotateLogs({ out, deployment: deploymentFile, blocks: s.blocks, events: s.logs, orphaned_events: s.orphanedLogs, reorgs: s.reorgs, markets: s.markets })
         )
       ),
       withConfig

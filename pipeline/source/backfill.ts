@@ -129,7 +129,7 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
             logs.sort(byPosition)
             const blocks = [...new Set([...logs.map((l) => l.blockNumber), fetched.to])]
             const headers = new Map<number, BlockHeader>()
-            const fetchedHeaders = yield* Effect.forEach(blocks, (n) => rpc.header(n), { concurrency: 8 })
+            const fetchedHeaders = yield* rpc.headersAt(blocks)
             for (const h of fetchedHeaders) headers.set(h.number, h)
             const bad = logs.find((log) => headers.get(log.blockNumber)?.hash !== log.blockHash)
             if (bad === undefined) return { from: fetched.from, to: fetched.to, logs, headers } satisfies Batch

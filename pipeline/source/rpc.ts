@@ -186,6 +186,17 @@ export const makeRpc = (options: RpcOptions) => {
           return Effect.succeed(headers)
         })
       ),
+    /** Headers of the given block numbers, 100 per batched exchange. */
+    headersAt: (numbers: ReadonlyArray<number>) =>
+      Effect.forEach(
+        Array.from({ length: Math.ceil(numbers.length / 100) }, (_, i) => numbers.slice(i * 100, i * 100 + 100)),
+        (group) =>
+          call(
+            group.map((n) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] })),
+            (results) => results.map((r, i) => headerOrUnknown(`block ${group[i]}`)(r))
+          ),
+        { concurrency: 4 }
+      ).pipe(Effect.map((chunks) => chunks.flat())),
     /** Logs of `addresses` in [from, to]; a RangeTooLarge surfaces for the caller to shrink. */
     logs: (addresses: ReadonlyArray<string>, from: number, to: number) =>
       call([{ method: "eth_getLogs", params: [{ address: addresses, fromBlock: hex(from), toBlock: hex(to) }] }], ([r]) => {
