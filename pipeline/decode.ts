@@ -161,3 +161,15 @@ export const decodeLog = (kinds: ReadonlyArray<ContractKind>, log: LogBody): Dec
   }
   return undefined
 }
+
+const MARKET_CREATED_TOPIC = CATALOG.find((e) => e.contract === "marketFacet" && e.name === "MarketCreated" && e.variant === "spec")!.topic0
+
+/**
+ * The contracts a log announces, to be watched from its block on: the YES and NO tokens of a
+ * MarketCreated (its first two data words). Read without a full decode: the recorder and the
+ * backfill call it on every log.
+ */
+export const announcedTokens = (log: LogBody): ReadonlyArray<string> =>
+  log.topics[0]?.toLowerCase() === MARKET_CREATED_TOPIC && log.data.length >= 2 + 128
+    ? [`0x${log.data.slice(2 + 24, 2 + 64)}`.toLowerCase(), `0x${log.data.slice(2 + 64 + 24, 2 + 128)}`.toLowerCase()]
+    : []

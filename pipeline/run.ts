@@ -18,14 +18,12 @@ import { keccak256, stringToHex } from "viem"
 import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
 import { applyBatch, type LocatedEvent } from "./batch.js"
-import { AddressBook, decodeLog } from "./decode.js"
+import { AddressBook, announcedTokens, decodeLog } from "./decode.js"
 import { readCheckpoint } from "./sink.js"
 import { backfill, type Batch, type Watchlist } from "./source/backfill.js"
-import type { ChainLog, Rpc } from "./source/rpc.js"
+import type { Rpc } from "./source/rpc.js"
 
 export const GENESIS_DIGEST = `0x${"0".repeat(64)}`
-
-const MARKET_CREATED = "0x071b224314c0d7db58b21e5aacc1744950475a98875b18c64acc5f7a23e9fb9c"
 
 const serialize = (value: unknown) => JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v))
 
@@ -46,8 +44,7 @@ export interface IndexerOptions {
 /** The watch list: deployment components plus every outcome token already indexed. */
 const watchlistFrom = (book: AddressBook): Watchlist => ({
   addresses: () => book.addresses,
-  announced: (log: ChainLog) =>
-    log.topics[0] === MARKET_CREATED && log.data.length >= 130 ? [`0x${log.data.slice(26, 66)}`, `0x${log.data.slice(90, 130)}`] : [],
+  announced: announcedTokens,
   watch: (address) => book.watchToken(address)
 })
 

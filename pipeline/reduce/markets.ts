@@ -248,6 +248,18 @@ export const onHookTraded = (w: Working, e: DomainEventOf<"Hook_MarketTraded">, 
   w.appended.priceSnapshots.push({ ...at, marketId: e.marketId, yesPrice: e.yesPrice, source: "hook_amm", openInterest: m.totalCollateral })
 }
 
+/** Burns tokens of a position for `payout` collateral, realizing payout minus their average cost. */
+const burnForCollateral = (w: Working, p: PositionRow, yesBurned: bigint, noBurned: bigint, payout: bigint): void => {
+  const yesPart = costOf(p.yesCost, p.yesBalance, yesBurned)
+  const noPart = costOf(p.noCost, p.noBalance, noBurned)
+  p.yesCost -= yesPart
+  p.noCost -= noPart
+  p.yesBalance -= yesBurned
+  p.noBalance -= noBurned
+  p.realizedPnl += payout - yesPart - noPart
+  user(w, p.user).realizedPnl += payout - yesPart - noPart
+}
+
 type Settlement =
   | DomainEventOf<"PositionSplit">
   | DomainEventOf<"PositionMerged">
@@ -269,19 +281,9 @@ export const onSettlement = (w: Working, e: Settlement): void => {
       p.noCost += e.amount - half
       return
     }
-    case "PositionMerged": {
+    case "PositionMerged":
       m.totalCollateral -= e.amount
-      const yesPart = costOf(p.yesCost, p.yesBalance, e.amount)
-      const noPart = costOf(p.noCost, p.noBalance, e.amount)
-      const cost = yesPart + noPart
-      p.yesCost -= yesPart
-      p.noCost -= noPart
-      p.yesBalance -= e.amount
-      p.noBalance -= e.amount
-      p.realizedPnl += e.amount - cost
-      user(w, e.user).realizedPnl += e.amount - cost
-      return
-    }
+      return burnForCollateral(w, p, e.amount, e.amount, e.amount)
     case "TokensRedeemed": {
       // Redemption burns the whole balance of both sides; collateral falls by the winning side only.
       m.totalCollateral -= e.winningBurned
@@ -294,19 +296,9 @@ export const onSettlement = (w: Working, e: Settlement): void => {
       p.noCost = 0n
       return
     }
-    case "MarketRefunded": {
+    case "MarketRefunded":
       m.totalCollateral -= e.payout
-      const yesPart = costOf(p.yesCost, p.yesBalance, e.yesBurned)
-      const noPart = costOf(p.noCost, p.noBalance, e.noBurned)
-      const cost = yesPart + noPart
-      p.yesCost -= yesPart
-      p.noCost -= noPart
-      p.yesBalance -= e.yesBurned
-      p.noBalance -= e.noBurned
-      p.realizedPnl += e.payout - cost
-      user(w, e.user).realizedPnl += e.payout - cost
-      return
-    }
+      return burnForCollateral(w, p, e.yesBurned, e.noBurned, e.payout)
   }
 }
 

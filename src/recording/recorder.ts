@@ -23,11 +23,10 @@ import * as readline from "node:readline"
 import { createReadStream } from "node:fs"
 import type { Deployment } from "../../schema/deployment.js"
 import { COMPONENTS } from "../../schema/components.js"
+import { announcedTokens } from "../../pipeline/decode.js"
 import { type BlockRecord, FORMAT_VERSION, type MetaRecord, parseRecord, type Record, type RecordedLog } from "./format.js"
 import { type RecordWriter, writeRecords } from "./io.js"
 
-/** topic0 of MarketCreated(uint256,address,address,address,address,uint256,string). */
-const MARKET_CREATED = "0x071b224314c0d7db58b21e5aacc1744950475a98875b18c64acc5f7a23e9fb9c"
 
 /** How many recent block hashes are kept to find a common ancestor after a reorg. */
 const REORG_WINDOW = 512
@@ -116,12 +115,6 @@ const toRecordedLog = (log: RawLog): RecordedLog => ({
   transactionHash: log.transactionHash.toLowerCase(),
   transactionIndex: num(log.transactionIndex)
 })
-
-/** The outcome-token addresses a MarketCreated log announces (yesToken, noToken: data words 0, 1). */
-const announcedTokens = (log: { readonly topics: ReadonlyArray<string>; readonly data: string }): Array<string> =>
-  log.topics[0]?.toLowerCase() === MARKET_CREATED && log.data.length >= 2 + 128
-    ? [`0x${log.data.slice(2 + 24, 2 + 64)}`, `0x${log.data.slice(2 + 64 + 24, 2 + 128)}`].map((a) => a.toLowerCase())
-    : []
 
 /** Reads the valid prefix of a recording; `complete` is false when its end was cut short. */
 const readPrefix = async (path: string): Promise<{ records: Array<Record>; complete: boolean }> => {

@@ -11,13 +11,13 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { COMPONENTS } from "../../schema/components.js"
+import { announcedTokens } from "../../pipeline/decode.js"
 import { backfill, collectBatches, type Watchlist } from "../../pipeline/source/backfill.js"
-import { makeRpc, type ChainLog } from "../../pipeline/source/rpc.js"
+import { makeRpc } from "../../pipeline/source/rpc.js"
 import { generateSynthetic, type SyntheticSummary } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay, type ReplayServer } from "../../src/replay/server.js"
 
-const MARKET_CREATED = "0x071b224314c0d7db58b21e5aacc1744950475a98875b18c64acc5f7a23e9fb9c"
 let dir: string
 let summary: SyntheticSummary
 let chain: ReplayChain
@@ -27,8 +27,7 @@ const watchlistFor = (s: SyntheticSummary): Watchlist => {
   const watched = new Set<string>(COMPONENTS.map((c) => s.deployment[c]))
   return {
     addresses: () => [...watched],
-    announced: (log: ChainLog) =>
-      log.topics[0] === MARKET_CREATED ? [`0x${log.data.slice(26, 66)}`, `0x${log.data.slice(90, 130)}`] : [],
+    announced: announcedTokens,
     watch: (a) => void watched.add(a)
   }
 }
