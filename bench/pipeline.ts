@@ -1,0 +1,71 @@
+/**
+ * End-to-end pipeline benchmark: a generated chain served over local JSON-RPC by a separate
+ * replay process, indexed into Postgres (DATABASE_URL, or an embedded cluster in a temporary
+ * directory). Prints events/s end to end, the time split, and peak memory.
+ *
+ * Usage: npm run bench [-- <events>]   (default 1,000,000)
+ */
+import { Effect, Logger, LogLevel, Redacted } from "effect"
+import { spawn } from "node:child_process"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { makeIndexer } from "../pipeline/run.js"
+import { makeRpc } from "../pipeline/source/rpc.js"
+import { embeddedPostgres } from "../src/db/embedded-postgres.js"
+import { pgClientLayer } from "../src/db/database.js"
+import { runMigrations } from "../src/db/migrations.js"
+import { generateSynthetic } from "../src/recording/synthetic.js"
+import { ReplayChain } from "../src/replay/chain.js"
+
+const events = Number(process.argv[2] ?? 1_000_000)
+const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-bench-"))
+await fs.chmod(dir, 0o755)
+const out = Path.join(dir, "chain.ndjson.gz")
+let t = performance.now()
+const summary = await generateSynthetic({ out, seed: 1, events })
+console.log(`generated ${summary.logs + summary.orphanedLogs} events in ${((performance.now() - t) / 1000).toFixed(1)} s (${summary.blocks} blocks, ${summary.reorgs} reorgs)`)
+const chain = await ReplayChain.load(out)
+chain.advanceAll()
+const finalized = chain.finalizedNumber
+
+const port = 20_000 + Math.floor(Math.random() * 20_000)
+const replay = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "replay", "--recording", out, "--port", String(port)], { stdio: "ignore" })
+const url = `http://127.0.0.1:${port}`
+for (let i = 0; i < 600; i++) {
+  const ok = await fetch(url, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) }).then(() => true, () => false)
+  if (ok) break
+  await new Promise((r) => setTimeout(r, 100))
+}
+
+const program = Effect.gen(function* () {
+  const dbUrl = process.env["DATABASE_URL"]
+    ? process.env["DATABASE_URL"]
+    : Redacted.value((yield* embeddedPostgres({ dir: Path.join(dir, "pg"), port: 0, database: "bench" })).url)
+  return yield* Effect.provide(
+    Effect.gen(function* () {
+      yield* runMigrations()
+      const indexer = yield* makeIndexer({ rpc: makeRpc({ url }), deployment: summary.deployment, chainId: 130, concurrency: 4 })
+      let peak = 0
+      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 200)
+      t = performance.now()
+      yield* indexer.indexTo(finalized, chain.headNumber)
+      const seconds = (performance.now() - t) / 1000
+      clearInterval(sampler)
+      const s = indexer.stats()
+      const fetchSeconds = seconds - (s.decodeMs + s.reduceAndWriteMs) / 1000
+      console.log(`indexed ${s.events} events (${finalized - summary.deployment.deployBlock + 1} blocks, ${s.batches} batches) in ${seconds.toFixed(1)} s`)
+      console.log(`end to end: ${Math.round(s.events / seconds).toLocaleString("en")} events/s`)
+      console.log(`time split: fetch (not overlapped with the rest) ${fetchSeconds.toFixed(1)} s, decode ${(s.decodeMs / 1000).toFixed(1)} s, reduce + write ${(s.reduceAndWriteMs / 1000).toFixed(1)} s`)
+      console.log(`peak RSS of the indexing process: ${Math.round(peak / 2 ** 20)} MiB`)
+    }),
+    pgClientLayer(Redacted.make(dbUrl))
+  )
+}).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))
+
+try {
+  await Effect.runPromise(program)
+} finally {
+  replay.kill("SIGTERM")
+  await fs.rm(dir, { recursive: true, force: true })
+}
