@@ -1,7 +1,7 @@
 /**
  * The `record` and `replay` jobs behind the command line.
  */
-import { Effect, Option } from "effect"
+import { Data, Effect, Option } from "effect"
 import * as Path from "node:path"
 import { AppConfig, ConfigurationError } from "../config.js"
 import { loadDeployment } from "../deployment.js"
@@ -46,14 +46,14 @@ export const record = (args: RecordArgs) =>
             ...Option.match(args.fromBlock, { onNone: () => ({}), onSome: (fromBlock) => ({ fromBlock }) }),
             onProgress: progressLine
           }),
-        catch: (cause) => new RecordFailed(String((cause as Error).message ?? cause))
+        catch: (cause) => new RecordFailed({ message: String((cause as Error).message ?? cause) })
       }),
       (r) => Effect.promise(() => r.close())
     )
     const poll = (target?: number) =>
       Effect.tryPromise({
         try: () => recorder.poll(target),
-        catch: (cause) => new RecordFailed(String((cause as Error).message ?? cause))
+        catch: (cause) => new RecordFailed({ message: String((cause as Error).message ?? cause) })
       })
     yield* poll(Option.getOrUndefined(args.toBlock))
     yield* Effect.logInfo("recorded").pipe(Effect.annotateLogs({ block: recorder.recordedTip, out: args.out }))
@@ -62,9 +62,8 @@ export const record = (args: RecordArgs) =>
     }
   }).pipe(Effect.scoped)
 
-export class RecordFailed extends Error {
-  readonly _tag = "RecordFailed"
-}
+/** A recording or replay that could not go on; the message says why. */
+export class RecordFailed extends Data.TaggedError("RecordFailed")<{ readonly message: string }> {}
 
 export interface ReplayArgs {
   readonly recording: string
@@ -79,7 +78,7 @@ export const replay = (args: ReplayArgs) =>
     const config = yield* AppConfig
     const chain = yield* Effect.tryPromise({
       try: () => ReplayChain.load(Path.resolve(args.recording), { finalityDepth: args.finalityDepth }),
-      catch: (cause) => new RecordFailed(`cannot load ${args.recording}: ${(cause as Error).message}`)
+      catch: (cause) => new RecordFailed({ message: `cannot load ${args.recording}: ${(cause as Error).message}` })
     })
     if (Option.isNone(args.blocksPerSecond)) chain.advanceAll()
     const server = yield* Effect.acquireRelease(
