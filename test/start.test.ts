@@ -130,6 +130,12 @@ describe("predix start", () => {
         headBlock: chain.headNumber,
         lagBlocks: chain.headNumber - chain.finalizedNumber
       })
+      const stats = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/stats`)
+      expect(stats.status).toBe(200)
+      expect(stats.body["meta"]).toBeNull()
+      expect(stats.body["data"]["totalVolume"]).toMatch(/^[1-9]\d*\.\d{6}$/)
+      expect(BigInt(stats.body["data"]["totalTrades"])).toBeGreaterThan(0n)
+      expect(BigInt(stats.body["data"]["totalMarkets"])).toBe(BigInt(stats.body["data"]["activeMarkets"]) + BigInt(stats.body["data"]["resolvedMarkets"]) + BigInt(stats.body["data"]["refundMarkets"]))
     } finally {
       app.child.kill("SIGINT")
       await app.exited

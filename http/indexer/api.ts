@@ -8,8 +8,9 @@ import { Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AppConfig } from "../../src/config.js"
 import { HealthGroup, readHealth } from "./health.js"
+import { readStats, StatsGroup } from "./stats.js"
 
-export class IndexerApi extends HttpApi.make("indexer").add(HealthGroup) {}
+export class IndexerApi extends HttpApi.make("indexer").add(HealthGroup).add(StatsGroup) {}
 
 const HealthLive = HttpApiBuilder.group(IndexerApi, "health", (handlers) =>
   handlers.handle("health", () =>
@@ -20,7 +21,11 @@ const HealthLive = HttpApiBuilder.group(IndexerApi, "health", (handlers) =>
   )
 )
 
-export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide(HealthLive))
+const StatsLive = HttpApiBuilder.group(IndexerApi, "stats", (handlers) =>
+  handlers.handle("stats", () => Effect.map(readStats, (data) => ({ data, meta: null })))
+)
+
+export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide([HealthLive, StatsLive]))
 
 /** Where this process's indexer API answers, once its server is listening. */
 export class IndexerEndpoint extends Context.Tag("IndexerEndpoint")<IndexerEndpoint, { readonly url: string }>() {}

@@ -1,0 +1,53 @@
+/**
+ * `GET /api/stats`: protocol totals. Volume and trade counts come only from router `Trade`
+ * events (the spec's first event-source rule); amounts are six-decimal strings.
+ */
+import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { IndexerItem } from "../../schema/envelopes.js"
+import { ServiceUnavailable } from "../../schema/errors.js"
+import { formatUnits6 } from "../../schema/primitives.js"
+
+export const Stats = Schema.Struct({
+  totalMarkets: Schema.String.annotations({ description: "markets created, decimal string" }),
+  totalVolume: Schema.String.annotations({ description: "USDC traded through the router, six fraction digits" }),
+  totalTrades: Schema.String.annotations({ description: "router trades, decimal string" }),
+  totalUsers: Schema.String.annotations({ description: "distinct traders and recipients seen in trades and settlements, decimal string" }),
+  totalCollateral: Schema.String.annotations({ description: "collateral locked in all markets, six fraction digits" }),
+  activeMarkets: Schema.String.annotations({ description: "markets neither resolved nor in refund mode" }),
+  resolvedMarkets: Schema.String.annotations({ description: "markets resolved by an oracle or by emergency" }),
+  refundMarkets: Schema.String.annotations({ description: "unresolved markets in refund mode" })
+}).annotations({ identifier: "Stats" })
+
+export class StatsGroup extends HttpApiGroup.make("stats").add(
+  HttpApiEndpoint.get("stats", "/api/stats").addSuccess(IndexerItem(Stats)).addError(ServiceUnavailable.wire)
+) {}
+
+export const readStats = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const [totals] = yield* sql.unsafe<{ total_markets: string; total_volume: string; total_trades: string; total_users: string }>(
+    `select total_markets, total_volume, total_trades, total_users from protocol_stats where id = 1`
+  )
+  const [markets] = yield* sql.unsafe<{ collateral: string; active: string; resolved: string; refund: string }>(
+    `select coalesce(sum(total_collateral), 0) as collateral,
+            count(*) filter (where not is_resolved and not refund_mode) as active,
+            count(*) filter (where is_resolved) as resolved,
+            count(*) filter (where refund_mode and not is_resolved) as refund
+       from market`
+  )
+  return {
+    totalMarkets: totals?.total_markets ?? "0",
+    totalVolume: formatUnits6(BigInt(totals?.total_volume ?? "0")),
+    totalTrades: totals?.total_trades ?? "0",
+    totalUsers: totals?.total_users ?? "0",
+    totalCollateral: formatUnits6(BigInt(markets?.collateral ?? "0")),
+    activeMarkets: markets?.active ?? "0",
+    resolvedMarkets: markets?.resolved ?? "0",
+    refundMarkets: markets?.refund ?? "0"
+  }
+}).pipe(
+  Effect.disconnect,
+  Effect.timeout("5 seconds"),
+  Effect.mapError((error) => new ServiceUnavailable({ message: `database unavailable: ${error.message}` }))
+)
