@@ -1,11 +1,14 @@
 /**
- * One batch through the first reducer slice: collect the keys its events touch, load those rows,
- * fold the events (pure), commit rows + undo + checkpoint in one transaction.
+ * One batch through every reducer: collect the keys its events touch, load those rows (orders
+ * first, then the book levels those orders sit on), fold the events (pure), commit rows + undo +
+ * checkpoint in one transaction.
  */
 import { Effect } from "effect"
 import type { DomainEvent } from "../schema/domain-events.js"
-import { positionKey, reduceEvent, type Located, type ProtocolContracts } from "./reduce/markets.js"
-import { commitBatch, loadWorking, type Checkpoint, type Keys } from "./sink.js"
+import { bookLevelKeys, rowKeysOf } from "./keys.js"
+import { reduceAll } from "./reduce/all.js"
+import { positionKey, type Located, type ProtocolContracts } from "./reduce/markets.js"
+import { commitBatch, loadKeyedInto, loadState, type Checkpoint, type Keys } from "./sink.js"
 
 export interface LocatedEvent {
   readonly event: DomainEvent
@@ -39,8 +42,9 @@ export const keysOf = (events: ReadonlyArray<LocatedEvent>): Keys => {
 
 export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Checkpoint, protocol: ProtocolContracts, undoBlock: number | undefined) =>
   Effect.gen(function* () {
-    const loaded = yield* loadWorking(keysOf(events))
+    const loaded = yield* loadState(keysOf(events), rowKeysOf(events))
+    yield* loadKeyedInto(loaded.rows, bookLevelKeys(events, loaded))
     const before = structuredClone(loaded)
-    for (const { event, at } of events) reduceEvent(loaded, event, at, protocol)
+    for (const { event, at } of events) reduceAll(loaded, event, at, protocol)
     yield* commitBatch(before, loaded, checkpoint, undoBlock)
   })

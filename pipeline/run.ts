@@ -86,7 +86,7 @@ export const makeIndexer = (options: IndexerOptions) =>
           continue
         }
         const header = batch.headers.get(log.blockNumber)!
-        events.push({ event: decoded.event, at: { block: log.blockNumber, timestamp: header.timestamp, txHash: log.transactionHash, logIndex: log.logIndex } })
+        events.push({ event: decoded.event, at: { block: log.blockNumber, timestamp: header.timestamp, txHash: log.transactionHash, logIndex: log.logIndex, address: log.address.toLowerCase() } })
       }
       return events
     }

@@ -1,5 +1,5 @@
 /**
- * The Postgres sink of the first reducer slice: load the rows a batch touches, and write a
+ * The Postgres sink: load the rows a batch touches, and write a
  * folded batch back in ONE transaction together with its undo images and the checkpoint.
  *
  * Invariants:
@@ -8,6 +8,10 @@
  * - undo images are written only for unfinalized blocks, and hold each touched row as it was
  *   before the batch (null when it did not exist); `revertTo` restores them;
  * - every write is set-based (`unnest` of column arrays), never a row at a time.
+ *
+ * The first slice's tables (market, position, user_stats, protocol_stats, trade, price_snapshot)
+ * have their own statements here; every later table goes through the descriptors of `tables.ts`
+ * and the generic code of `rows-sink.ts`, in the same transaction and the same undo log.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -20,6 +24,11 @@ import {
   type UserRow,
   type Working
 } from "./reduce/markets.js"
+import type { KeyedRows, State } from "./reduce/state.js"
+import { emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/state.js"
+import type { RowKeys } from "./keys.js"
+import { appendRows as appendTableRows, loadKeyed, revertAppended, revertKeyed, writeKeyed, type AnyRows, type UndoEntry } from "./rows-sink.js"
+import { APPEND_TABLES, KEYED_TABLES } from "./tables.js"
 
 export interface Keys {
   readonly markets: ReadonlySet<bigint>
@@ -85,6 +94,29 @@ export const loadWorking = (keys: Keys) =>
       appended: { trades: [], priceSnapshots: [] }
     }
     return w
+  })
+
+/** Loads the keyed rows of `keys` into `rows` (strict sets: a key not loaded cannot be used). */
+export const loadKeyedInto = (rows: KeyedRows, keys: RowKeys) =>
+  Effect.forEach(
+    KEYED_NAMES,
+    (name) =>
+      loadKeyed(KEYED_TABLES[name], keys[name], true).pipe(
+        Effect.map((loaded) => {
+          for (const [key, row] of loaded.map) (rows[name].map as Map<string, unknown>).set(key, row)
+        })
+      ),
+    { discard: true }
+  )
+
+/** The first slice's rows of `keys` plus every keyed row of `rowKeys`, as a strict state. */
+export const loadState = (keys: Keys, rowKeys: RowKeys) =>
+  Effect.gen(function* () {
+    const working = yield* loadWorking(keys)
+    const rows = Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: true, map: new Map() }])) as unknown as KeyedRows
+    yield* loadKeyedInto(rows, rowKeys)
+    const state: State = { ...working, rows, logs: emptyLogs(), pendingFills: new Map() }
+    return state
   })
 
 /** JSON image of a row for the undo log (bigints as strings). */
@@ -177,10 +209,10 @@ const appendRows = (w: Working) =>
  * Commits one folded batch: rows, appended rows, undo images (when `undoBlock` is set: the batch
  * is one unfinalized block) and the checkpoint, in one transaction.
  */
-export const commitBatch = (before: Working, after: Working, checkpoint: Checkpoint, undoBlock: number | undefined) =>
+export const commitBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(writeBatch(before, after, checkpoint, undoBlock)))
 
-const writeBatch = (before: Working, after: Working, checkpoint: Checkpoint, undoBlock: number | undefined) =>
+const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* writeMarkets([...after.markets.values()])
@@ -188,8 +220,13 @@ const writeBatch = (before: Working, after: Working, checkpoint: Checkpoint, und
     yield* writeUsers([...after.users.values()])
     yield* writeProtocol(after.protocol)
     yield* appendRows(after)
+    const keyedUndo: Array<UndoEntry> = []
+    for (const name of KEYED_NAMES) {
+      keyedUndo.push(...(yield* writeKeyed(KEYED_TABLES[name], before.rows[name] as unknown as AnyRows, after.rows[name] as unknown as AnyRows)))
+    }
+    for (const name of LOG_NAMES) yield* appendTableRows(APPEND_TABLES[name], after.logs[name] as unknown as ReadonlyArray<Record<string, unknown>>)
     if (undoBlock !== undefined) {
-      const images = undoImages(before, after)
+      const images = [...undoImages(before, after), ...keyedUndo]
       yield* sql.unsafe(
         `insert into undo_log select $1, * from unnest($2::text[], $3::text[], $4::jsonb[]) on conflict do nothing`,
         [undoBlock, images.map((i) => i.table), images.map((i) => i.key), images.map((i) => i.image)]
@@ -253,6 +290,8 @@ export const revertTo = (ancestor: { readonly chainId: number; readonly block: n
         )
         yield* sql.unsafe(`delete from trade where block_number > $1`, [ancestor.block])
         yield* sql.unsafe(`delete from price_snapshot where block_number > $1`, [ancestor.block])
+        for (const name of KEYED_NAMES) yield* revertKeyed(KEYED_TABLES[name], ancestor.block)
+        for (const name of LOG_NAMES) yield* revertAppended(APPEND_TABLES[name], ancestor.block)
         yield* sql.unsafe(`delete from undo_log where block_number > $1`, [ancestor.block])
         yield* sql.unsafe(`update indexer_checkpoint set block_number = $2, block_hash = $3, digest = $4, updated_at = now() where chain_id = $1`, [
           ancestor.chainId,

@@ -21,6 +21,8 @@ export interface Located {
   readonly timestamp: number
   readonly txHash: string
   readonly logIndex: number
+  /** The emitting contract, lowercase (an outcome token's Transfer names its token only here). */
+  readonly address: string
 }
 
 export type ResolutionType = "NONE" | "ORACLE" | "EMERGENCY" | "REFUND"
@@ -178,14 +180,18 @@ export const onMarketCreated = (w: Working, e: DomainEventOf<"MarketCreated">, a
 }
 
 /**
- * Rules 1 and 4. Volume is the collateral side of the trade: amountIn for buys (USDC paid),
- * amountOut for sells (USDC received), so volume is always in USDC.
+ * Rule 1's measure: the collateral side of a trade, amountIn for buys (USDC paid), amountOut for
+ * sells (USDC received), so volume is always in USDC. Candles count volume with it too.
  */
+export const tradeVolume = (e: DomainEventOf<"Trade">): bigint =>
+  e.tradeType === 0 || e.tradeType === 2 ? e.amountIn : e.amountOut
+
+/** Rules 1 and 4. */
 export const onTrade = (w: Working, e: DomainEventOf<"Trade">, at: Located, protocol: ProtocolContracts): void => {
   const m = market(w, e.marketId, "Trade")
   const buy = e.tradeType === 0 || e.tradeType === 2
   const yes = e.tradeType === 0 || e.tradeType === 1
-  const usdc = buy ? e.amountIn : e.amountOut
+  const usdc = tradeVolume(e)
   m.volume += usdc
   m.tradeCount += 1n
   m.lastTradeAt = at.timestamp

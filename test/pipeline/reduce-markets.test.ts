@@ -14,7 +14,7 @@ import { ReplayChain } from "../../src/replay/chain.js"
 
 const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const ROUTER = A(0xf00d)
-const at = (block: number, logIndex = 0): Located => ({ block, timestamp: 1_700_000_000 + block, txHash: `0x${"ab".repeat(32)}`, logIndex })
+const at = (block: number, logIndex = 0): Located => ({ block, timestamp: 1_700_000_000 + block, txHash: `0x${"ab".repeat(32)}`, logIndex, address: A(0xd1a) })
 const protocol = { has: (a: string) => a === ROUTER }
 const alice = A(1)
 const bob = A(2)
@@ -121,7 +121,7 @@ describe("folding a whole synthetic chain", () => {
           if (e._tag === "PositionMerged") collateral.set(e.marketId, (collateral.get(e.marketId) ?? 0n) - e.amount)
           if (e._tag === "TokensRedeemed") collateral.set(e.marketId, (collateral.get(e.marketId) ?? 0n) - e.winningBurned)
           if (e._tag === "MarketRefunded") collateral.set(e.marketId, (collateral.get(e.marketId) ?? 0n) - e.payout)
-          reduceEvent(w, e, { block: n, timestamp: block.timestamp, txHash: log.transactionHash, logIndex: log.logIndex }, protocolSet)
+          reduceEvent(w, e, { block: n, timestamp: block.timestamp, txHash: log.transactionHash, logIndex: log.logIndex, address: log.address }, protocolSet)
         }
       }
       expect(w.protocol.totalVolume).toBe(volume)

@@ -1,0 +1,122 @@
+/**
+ * Which keyed rows a batch's events read or write, for loading before the fold.
+ *
+ * Invariant: every key a reducer passes to getRow/putRow/dropRow for these events is collected
+ * here (the strict row sets of a loaded batch throw otherwise). Order-book levels depend on the
+ * side and price of orders that are only known once the orders are loaded, so they are a second
+ * step (`bookLevelKeys`) after the first load.
+ */
+import type { DomainEvent } from "../schema/domain-events.js"
+import { pauseKey } from "./reduce/admin.js"
+import { lpKey, poolKey } from "./reduce/amm.js"
+import { candleKey, candleKeysAt } from "./reduce/candles.js"
+import { eventGroupKey } from "./reduce/event-groups.js"
+import { holderKey, ZERO_ADDRESS } from "./reduce/holders.js"
+import type { Located } from "./reduce/markets.js"
+import { approvedOracleKey, feedMarketKey, manualOracleKey, reportKey } from "./reduce/oracles.js"
+import { levelKey, orderKey, ZERO_ORDER_ID } from "./reduce/orders.js"
+import { rowKey, type KeyPart } from "./reduce/rows.js"
+import { KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
+
+/** Per keyed table: in-memory key -> the key column values, in the table's key order. */
+export type RowKeys = { readonly [K in keyof KeyedRows]: Map<string, ReadonlyArray<KeyPart>> }
+
+export const emptyRowKeys = (): RowKeys => Object.fromEntries(KEYED_NAMES.map((n) => [n, new Map()])) as unknown as RowKeys
+
+const add = (keys: RowKeys, table: keyof KeyedRows, key: string, parts: ReadonlyArray<KeyPart>) => {
+  keys[table].set(key, parts)
+}
+
+/** The first load: every key computable from the events alone. */
+export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; readonly at: Located }>): RowKeys => {
+  const keys = emptyRowKeys()
+  const candles = (marketId: bigint, timestamp: number) => {
+    for (const [id, tf, bucket] of candleKeysAt(marketId, timestamp)) add(keys, "candles", candleKey(id, tf, bucket), [id, tf, bucket])
+  }
+  for (const { event: e, at } of events) {
+    switch (e._tag) {
+      case "MarketCreated":
+        add(keys, "outcomeTokens", rowKey(e.yesToken), [e.yesToken])
+        add(keys, "outcomeTokens", rowKey(e.noToken), [e.noToken])
+        break
+      case "Transfer":
+        add(keys, "outcomeTokens", rowKey(at.address), [at.address])
+        for (const holder of [e.from, e.to]) {
+          if (holder !== ZERO_ADDRESS) add(keys, "holders", holderKey(at.address, holder), [at.address, holder])
+        }
+        break
+      case "Trade":
+      case "Hook_MarketTraded":
+        candles(e.marketId, at.timestamp)
+        break
+      case "OrderPlaced":
+      case "OrderCancelled":
+        add(keys, "orders", orderKey(e.orderId), [e.orderId])
+        break
+      case "OrderMatched":
+        for (const id of [e.makerOrderId, e.takerOrderId]) if (id !== ZERO_ORDER_ID) add(keys, "orders", orderKey(id), [id])
+        break
+      case "EventCreated":
+      case "EventResolved":
+      case "EventRefundModeEnabled":
+        add(keys, "eventGroups", eventGroupKey(e.eventId), [e.eventId])
+        break
+      case "OracleApproved":
+      case "OracleRevoked":
+        add(keys, "approvedOracles", approvedOracleKey(e.oracle), [e.oracle])
+        break
+      case "OutcomeReported":
+      case "OutcomeRevoked":
+      case "ReportReopened":
+        add(keys, "manualOracles", manualOracleKey(at.address), [at.address])
+        add(keys, "reports", reportKey(at.address, "market", e.marketId), [at.address, "market", e.marketId])
+        break
+      case "EventOutcomeReported":
+      case "EventOutcomeRevoked":
+      case "EventReportReopened":
+        add(keys, "manualOracles", manualOracleKey(at.address), [at.address])
+        add(keys, "reports", reportKey(at.address, "event", e.eventId), [at.address, "event", e.eventId])
+        break
+      case "ChallengeDelayUpdated":
+        add(keys, "manualOracles", manualOracleKey(at.address), [at.address])
+        break
+      case "MarketRegistered":
+      case "PriceFeedMarketResolved":
+      case "MarketUnregistered":
+        add(keys, "feedMarkets", feedMarketKey(at.address, e.marketId), [at.address, e.marketId])
+        break
+      case "GlobalPaused":
+      case "GlobalUnpaused":
+        add(keys, "pauseStates", pauseKey("global"), ["global"])
+        break
+      case "Hook_PauseStatusChanged":
+        add(keys, "pauseStates", pauseKey("hook"), ["hook"])
+        break
+      case "ModulePaused":
+      case "ModuleUnpaused":
+        add(keys, "pauseStates", pauseKey(e.moduleId), [e.moduleId])
+        break
+      case "Hook_PoolRegistered":
+        add(keys, "pools", poolKey(e.poolId), [e.poolId])
+        break
+      case "Initialize":
+      case "Swap":
+        add(keys, "pools", poolKey(e.id), [e.id])
+        break
+      case "ModifyLiquidity":
+        add(keys, "pools", poolKey(e.id), [e.id])
+        add(keys, "lpPositions", lpKey(e.id, e.sender, e.tickLower, e.tickUpper, e.salt), [e.id, e.sender, e.tickLower, e.tickUpper, e.salt])
+        break
+    }
+  }
+  return keys
+}
+
+/** The second load: the book level of every order loaded or placed in this batch. */
+export const bookLevelKeys = (events: ReadonlyArray<{ readonly event: DomainEvent }>, s: State): RowKeys => {
+  const keys = emptyRowKeys()
+  const level = (marketId: bigint, side: number, price: bigint) => add(keys, "bookLevels", levelKey(marketId, side, price), [marketId, side, price])
+  for (const o of s.rows.orders.map.values()) if (o !== null) level(o.marketId, o.side, o.price)
+  for (const { event: e } of events) if (e._tag === "OrderPlaced") level(e.marketId, e.side, e.price)
+  return keys
+}

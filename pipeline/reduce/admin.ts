@@ -1,0 +1,121 @@
+/**
+ * Admin history (append-only) and the current pause state.
+ *
+ * Invariants:
+ * - every admin event appends exactly one history row and history rows never change;
+ * - a pause-state row holds the latest pause or unpause of its scope: "global" (diamond
+ *   GlobalPaused/GlobalUnpaused), "hook" (Hook_PauseStatusChanged) or a module id (diamond
+ *   ModulePaused/ModuleUnpaused). Markets read it through the `market_pause` view (migration
+ *   0003) rather than carrying a copy, so one pause is one row write, not one per market.
+ */
+import type { DomainEventOf } from "../../schema/domain-events.js"
+import type { Located } from "./markets.js"
+import { putRow, rowKey } from "./rows.js"
+import type { State } from "./state.js"
+
+export interface RoleChangeRow extends Located {
+  readonly role: string
+  readonly account: string
+  readonly sender: string
+  readonly action: "GRANTED" | "REVOKED"
+}
+
+export type PauseScope = "GLOBAL" | "MODULE" | "HOOK"
+
+export interface PauseChangeRow extends Located {
+  readonly scope: PauseScope
+  readonly moduleId: string | null
+  readonly paused: boolean
+  readonly account: string | null
+}
+
+export interface PauseStateRow {
+  /** "global", "hook" or the module id. */
+  readonly scope: string
+  paused: boolean
+  account: string | null
+  updatedAt: number
+  updatedBlock: number
+}
+
+export interface DiamondCutRow extends Located {
+  /** [{ facetAddress, action, functionSelectors }] as JSON. */
+  readonly cuts: ReadonlyArray<{ readonly facetAddress: string; readonly action: number; readonly functionSelectors: ReadonlyArray<string> }>
+  readonly init: string
+  readonly data: string
+}
+
+export type FeeKind = "DEFAULT_REDEMPTION_FEE" | "MARKET_CREATION_FEE" | "FEE_RECIPIENT" | "MARKET_REDEMPTION_FEE"
+
+export interface FeeChangeRow extends Located {
+  readonly kind: FeeKind
+  readonly marketId: bigint | null
+  /** Previous and new value as text: basis points, a raw USDC amount or an address. Null when the event does not say. */
+  readonly previousValue: string | null
+  readonly newValue: string
+  readonly overridden: boolean | null
+}
+
+export interface HookUpgradeRow extends Located {
+  readonly action: "PROPOSED" | "EXECUTED" | "CANCELLED"
+  readonly implementation: string
+  readonly readyAt: bigint | null
+}
+
+export const pauseKey = (scope: string) => rowKey(scope)
+
+export const onRoleChange = (s: State, e: DomainEventOf<"RoleGranted"> | DomainEventOf<"RoleRevoked">, at: Located): void => {
+  s.logs.roleChanges.push({ ...at, role: e.role, account: e.account, sender: e.sender, action: e._tag === "RoleGranted" ? "GRANTED" : "REVOKED" })
+}
+
+type Pause =
+  | DomainEventOf<"GlobalPaused">
+  | DomainEventOf<"GlobalUnpaused">
+  | DomainEventOf<"ModulePaused">
+  | DomainEventOf<"ModuleUnpaused">
+  | DomainEventOf<"Hook_PauseStatusChanged">
+
+export const onPause = (s: State, e: Pause, at: Located): void => {
+  const [scope, moduleId, paused, account]: [PauseScope, string | null, boolean, string | null] =
+    e._tag === "GlobalPaused" || e._tag === "GlobalUnpaused"
+      ? ["GLOBAL", null, e._tag === "GlobalPaused", e.account]
+      : e._tag === "ModulePaused" || e._tag === "ModuleUnpaused"
+        ? ["MODULE", e.moduleId, e._tag === "ModulePaused", e.account]
+        : ["HOOK", null, e.paused, null]
+  s.logs.pauseChanges.push({ ...at, scope, moduleId, paused, account })
+  const key = moduleId ?? scope.toLowerCase()
+  putRow(s.rows.pauseStates, pauseKey(key), { scope: key, paused, account, updatedAt: at.timestamp, updatedBlock: at.block }, "pause_state")
+}
+
+export const onDiamondCut = (s: State, e: DomainEventOf<"DiamondCut">, at: Located): void => {
+  s.logs.diamondCuts.push({ ...at, cuts: e.cuts, init: e.init, data: e.data })
+}
+
+type FeeEvent =
+  | DomainEventOf<"DefaultRedemptionFeeUpdated">
+  | DomainEventOf<"MarketCreationFeeUpdated">
+  | DomainEventOf<"FeeRecipientUpdated">
+  | DomainEventOf<"PerMarketRedemptionFeeUpdated">
+
+export const onFeeChange = (s: State, e: FeeEvent, at: Located): void => {
+  const row = ((): Omit<FeeChangeRow, keyof Located> => {
+    switch (e._tag) {
+      case "DefaultRedemptionFeeUpdated":
+        return { kind: "DEFAULT_REDEMPTION_FEE", marketId: null, previousValue: String(e.previousBps), newValue: String(e.newBps), overridden: null }
+      case "MarketCreationFeeUpdated":
+        return { kind: "MARKET_CREATION_FEE", marketId: null, previousValue: e.previousFee.toString(), newValue: e.newFee.toString(), overridden: null }
+      case "FeeRecipientUpdated":
+        return { kind: "FEE_RECIPIENT", marketId: null, previousValue: e.previousRecipient, newValue: e.newRecipient, overridden: null }
+      case "PerMarketRedemptionFeeUpdated":
+        return { kind: "MARKET_REDEMPTION_FEE", marketId: e.marketId, previousValue: null, newValue: String(e.bps), overridden: e.overridden }
+    }
+  })()
+  s.logs.feeChanges.push({ ...at, ...row })
+}
+
+type HookUpgrade = DomainEventOf<"Hook_UpgradeProposed"> | DomainEventOf<"Hook_Upgraded"> | DomainEventOf<"Hook_UpgradeCancelled">
+
+export const onHookUpgrade = (s: State, e: HookUpgrade, at: Located): void => {
+  const action = e._tag === "Hook_UpgradeProposed" ? "PROPOSED" : e._tag === "Hook_Upgraded" ? "EXECUTED" : "CANCELLED"
+  s.logs.hookUpgrades.push({ ...at, action, implementation: e.implementation, readyAt: e._tag === "Hook_UpgradeProposed" ? e.readyAt : null })
+}

@@ -1,0 +1,94 @@
+/**
+ * The one dispatcher from decoded events to every reducer. Pure, like each reducer it calls.
+ *
+ * Order within one event: the first slice (markets.ts) runs first, so candles see exactly the
+ * price snapshots it appended for this event.
+ */
+import type { DomainEvent } from "../../schema/domain-events.js"
+import { onDiamondCut, onFeeChange, onHookUpgrade, onPause, onRoleChange } from "./admin.js"
+import { onInitialize, onModifyLiquidity, onPoolRegistered, onSwap } from "./amm.js"
+import { onPriceSnapshot, onTradeVolume } from "./candles.js"
+import { onEventCreated, onEventRefundMode, onEventResolved } from "./event-groups.js"
+import { onTokensCreated, onTransfer } from "./holders.js"
+import { reduceEvent, tradeVolume, type Located, type ProtocolContracts } from "./markets.js"
+import { onChallengeDelay, onFeedChanged, onFeedRegistered, onOracleApproval, onReport, onReportAdmin } from "./oracles.js"
+import { onFeeCollected, onOrderCancelled, onOrderMatched, onOrderPlaced, onTakerFilled } from "./orders.js"
+import type { State } from "./state.js"
+
+export const reduceAll = (s: State, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
+  const snapshots = s.appended.priceSnapshots.length
+  reduceEvent(s, event, at, protocol)
+  for (let i = snapshots; i < s.appended.priceSnapshots.length; i++) onPriceSnapshot(s, s.appended.priceSnapshots[i]!)
+  switch (event._tag) {
+    case "MarketCreated":
+      return onTokensCreated(s, event)
+    case "Trade":
+      return onTradeVolume(s, event.marketId, at, tradeVolume(event))
+    case "Transfer":
+      return onTransfer(s, event, at)
+    case "OrderPlaced":
+      return onOrderPlaced(s, event, at)
+    case "OrderMatched":
+      return onOrderMatched(s, event, at)
+    case "OrderCancelled":
+      return onOrderCancelled(s, event, at)
+    case "TakerFilled":
+      return onTakerFilled(s, event, at)
+    case "FeeCollected":
+      return onFeeCollected(s, event, at)
+    case "EventCreated":
+      return onEventCreated(s, event, at)
+    case "EventResolved":
+      return onEventResolved(s, event, at)
+    case "EventRefundModeEnabled":
+      return onEventRefundMode(s, event, at)
+    case "OracleApproved":
+    case "OracleRevoked":
+      return onOracleApproval(s, event, at)
+    case "OutcomeReported":
+    case "EventOutcomeReported":
+      return onReport(s, event, at)
+    case "OutcomeRevoked":
+    case "ReportReopened":
+    case "EventOutcomeRevoked":
+    case "EventReportReopened":
+      return onReportAdmin(s, event, at)
+    case "ChallengeDelayUpdated":
+      return onChallengeDelay(s, event, at)
+    case "MarketRegistered":
+      return onFeedRegistered(s, event, at)
+    case "PriceFeedMarketResolved":
+    case "MarketUnregistered":
+      return onFeedChanged(s, event, at)
+    case "RoleGranted":
+    case "RoleRevoked":
+      return onRoleChange(s, event, at)
+    case "GlobalPaused":
+    case "GlobalUnpaused":
+    case "ModulePaused":
+    case "ModuleUnpaused":
+    case "Hook_PauseStatusChanged":
+      return onPause(s, event, at)
+    case "DiamondCut":
+      return onDiamondCut(s, event, at)
+    case "DefaultRedemptionFeeUpdated":
+    case "MarketCreationFeeUpdated":
+    case "FeeRecipientUpdated":
+    case "PerMarketRedemptionFeeUpdated":
+      return onFeeChange(s, event, at)
+    case "Hook_UpgradeProposed":
+    case "Hook_Upgraded":
+    case "Hook_UpgradeCancelled":
+      return onHookUpgrade(s, event, at)
+    case "Hook_PoolRegistered":
+      return onPoolRegistered(s, event, at)
+    case "Initialize":
+      return onInitialize(s, event, at)
+    case "Swap":
+      return onSwap(s, event, at)
+    case "ModifyLiquidity":
+      return onModifyLiquidity(s, event, at)
+    default:
+      return
+  }
+}

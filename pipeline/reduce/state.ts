@@ -1,0 +1,78 @@
+/**
+ * The whole working set of a batch: the first slice's `Working` (markets, positions, users,
+ * protocol totals, trades, price snapshots) plus the keyed rows and appended rows of every
+ * other reducer. Plain data (Maps, arrays, objects) so `structuredClone` gives the undo "before".
+ */
+import type { DiamondCutRow, FeeChangeRow, HookUpgradeRow, PauseChangeRow, PauseStateRow, RoleChangeRow } from "./admin.js"
+import type { LiquidityEventRow, LiquidityPositionRow, PoolRow } from "./amm.js"
+import type { CandleRow } from "./candles.js"
+import type { EventGroupRow } from "./event-groups.js"
+import type { HolderRow, OutcomeTokenRow } from "./holders.js"
+import { emptyWorking, type Working } from "./markets.js"
+import type {
+  ApprovedOracleRow,
+  FeedMarketRow,
+  ManualOracleRow,
+  ManualReportRow,
+  OracleActionRow,
+  OracleApprovalRow
+} from "./oracles.js"
+import type { BookLevelRow, FeeRow, MatchRow, OrderRow, PendingFill, TakerFillRow } from "./orders.js"
+import { emptyRows, type Rows } from "./rows.js"
+
+/** Mutable tables, each keyed as its module's `...Key` function says. */
+export interface KeyedRows {
+  readonly outcomeTokens: Rows<OutcomeTokenRow>
+  readonly holders: Rows<HolderRow>
+  readonly orders: Rows<OrderRow>
+  readonly bookLevels: Rows<BookLevelRow>
+  readonly eventGroups: Rows<EventGroupRow>
+  readonly approvedOracles: Rows<ApprovedOracleRow>
+  readonly manualOracles: Rows<ManualOracleRow>
+  readonly reports: Rows<ManualReportRow>
+  readonly feedMarkets: Rows<FeedMarketRow>
+  readonly pauseStates: Rows<PauseStateRow>
+  readonly pools: Rows<PoolRow>
+  readonly lpPositions: Rows<LiquidityPositionRow>
+  readonly candles: Rows<CandleRow>
+}
+
+/** Append-only tables: rows of this batch, in chain order. */
+export interface AppendedLogs {
+  readonly matches: Array<MatchRow>
+  readonly takerFills: Array<TakerFillRow>
+  readonly fees: Array<FeeRow>
+  readonly oracleApprovals: Array<OracleApprovalRow>
+  readonly oracleActions: Array<OracleActionRow>
+  readonly roleChanges: Array<RoleChangeRow>
+  readonly pauseChanges: Array<PauseChangeRow>
+  readonly diamondCuts: Array<DiamondCutRow>
+  readonly feeChanges: Array<FeeChangeRow>
+  readonly hookUpgrades: Array<HookUpgradeRow>
+  readonly liquidityEvents: Array<LiquidityEventRow>
+}
+
+export interface State extends Working {
+  readonly rows: KeyedRows
+  readonly logs: AppendedLogs
+  /** Fills of order ids not placed yet (see orders.ts); never written. */
+  readonly pendingFills: Map<string, PendingFill>
+}
+
+export const KEYED_NAMES = [
+  "outcomeTokens", "holders", "orders", "bookLevels", "eventGroups", "approvedOracles", "manualOracles",
+  "reports", "feedMarkets", "pauseStates", "pools", "lpPositions", "candles"
+] as const satisfies ReadonlyArray<keyof KeyedRows>
+
+export const LOG_NAMES = [
+  "matches", "takerFills", "fees", "oracleApprovals", "oracleActions", "roleChanges", "pauseChanges",
+  "diamondCuts", "feeChanges", "hookUpgrades", "liquidityEvents"
+] as const satisfies ReadonlyArray<keyof AppendedLogs>
+
+export const emptyKeyedRows = (strict: boolean): KeyedRows =>
+  Object.fromEntries(KEYED_NAMES.map((name) => [name, emptyRows(strict)])) as unknown as KeyedRows
+
+export const emptyLogs = (): AppendedLogs => Object.fromEntries(LOG_NAMES.map((name) => [name, []])) as unknown as AppendedLogs
+
+/** A state built from nothing (not strict): for reducer tests and whole-chain folds in memory. */
+export const emptyState = (): State => ({ ...emptyWorking(), rows: emptyKeyedRows(false), logs: emptyLogs(), pendingFills: new Map() })

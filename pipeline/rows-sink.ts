@@ -1,0 +1,153 @@
+/**
+ * Generic Postgres I/O for the tables of `tables.ts`: load keyed rows, write a batch's changed
+ * rows (upserts and deletes), append rows, and the undo images and reorg restore of both kinds.
+ *
+ * Invariants:
+ * - set-based only: one `unnest` statement per table and kind of write, never a row at a time;
+ * - a keyed row is written (and imaged for undo) only when its encoding differs from the row
+ *   loaded at the start of the batch, so untouched rows cost nothing;
+ * - an undo entry of a keyed table has `row_key` = the JSON of its key columns and `image` = the
+ *   JSON of the whole row before the block (null: it did not exist); `revertKeyed` restores it
+ *   with `jsonb_populate_record`, so restore needs no per-table code.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { rowKey, type KeyPart, type Rows } from "./reduce/rows.js"
+import type { DbValue, TableDef } from "./tables.js"
+
+export type AnyRow = Readonly<Record<string, unknown>>
+/** Any keyed row set, as the generic code sees it. */
+export type AnyRows = Rows<AnyRow>
+
+const param = (def: TableDef, value: DbValue, column: number): unknown => {
+  const codec = def.columns[column]!.codec
+  return codec.sql === "jsonb" && value !== null ? JSON.stringify(value) : value
+}
+
+/** The row as column values (codec-encoded), in column order. */
+export const encodeRow = (def: TableDef, row: AnyRow): ReadonlyArray<DbValue> => def.columns.map((c) => c.codec.encode(row[c.field]))
+
+const decodeRow = (def: TableDef, db: Readonly<Record<string, unknown>>): AnyRow =>
+  Object.fromEntries(def.columns.map((c) => [c.field, c.codec.decode(db[c.name])]))
+
+const keyColumns = (def: TableDef) => def.key.map((field) => def.columns.find((c) => c.field === field)!)
+
+const keyOfRow = (def: TableDef, row: AnyRow) => rowKey(...def.key.map((f) => row[f] as KeyPart))
+
+const imageOf = (def: TableDef, values: ReadonlyArray<DbValue>) => JSON.stringify(Object.fromEntries(def.columns.map((c, i) => [c.name, values[i]])))
+
+const keyImageOf = (def: TableDef, row: AnyRow) => JSON.stringify(Object.fromEntries(keyColumns(def).map((c) => [c.name, c.codec.encode(row[c.field])])))
+
+/** Column-wise parameter arrays of `rows` (already encoded), cast per column. */
+const unnestOf = (def: TableDef, cols: ReadonlyArray<number>, rows: ReadonlyArray<ReadonlyArray<DbValue>>, offset = 0) => ({
+  sql: `unnest(${cols.map((c, i) => `$${i + 1 + offset}::${def.columns[c]!.codec.sql}[]`).join(", ")})`,
+  params: cols.map((c) => rows.map((r) => param(def, r[c]!, c)))
+})
+
+/** Loads the rows of `keys` (in-memory key -> key parts); absent keys come back as null. */
+export const loadKeyed = (def: TableDef, keys: ReadonlyMap<string, ReadonlyArray<KeyPart>>, strict: boolean) =>
+  Effect.gen(function* () {
+    const rows: Rows<AnyRow> = { strict, map: new Map() }
+    if (keys.size === 0) return rows
+    const sql = yield* SqlClient.SqlClient
+    const kcols = keyColumns(def)
+    const kidx = kcols.map((k) => def.columns.indexOf(k))
+    const encoded = [...keys.values()].map((parts) => {
+      const values: Array<DbValue> = def.columns.map(() => null)
+      parts.forEach((p, i) => (values[kidx[i]!] = kcols[i]!.codec.encode(p)))
+      return values
+    })
+    const u = unnestOf(def, kidx, encoded)
+    const names = kcols.map((c) => c.name)
+    const found = yield* sql.unsafe<Record<string, unknown>>(
+      `select t.* from ${def.sql} t join ${u.sql} as k(${names.join(", ")}) on ${names.map((n) => `t.${n} = k.${n}`).join(" and ")}`,
+      u.params
+    )
+    for (const key of keys.keys()) rows.map.set(key, null)
+    for (const db of found) {
+      const row = decodeRow(def, db)
+      rows.map.set(keyOfRow(def, row), row)
+    }
+    return rows
+  })
+
+export interface UndoEntry {
+  readonly table: string
+  readonly key: string
+  readonly image: string | null
+}
+
+/**
+ * Writes the keyed rows that changed between `before` and `after` (upsert, or delete when the
+ * row is gone) and returns their undo entries.
+ */
+export const writeKeyed = (def: TableDef, before: Rows<AnyRow>, after: Rows<AnyRow>) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const upserts: Array<ReadonlyArray<DbValue>> = []
+    const deletes: Array<ReadonlyArray<DbValue>> = []
+    const undo: Array<UndoEntry> = []
+    for (const [key, row] of after.map) {
+      const old = before.map.get(key) ?? null
+      const oldValues = old === null ? null : encodeRow(def, old)
+      const newValues = row === null ? null : encodeRow(def, row)
+      const oldImage = oldValues === null ? null : imageOf(def, oldValues)
+      if (oldImage === (newValues === null ? null : imageOf(def, newValues))) continue
+      undo.push({ table: def.sql, key: keyImageOf(def, (row ?? old)!), image: oldImage })
+      if (newValues === null) deletes.push(oldValues!)
+      else upserts.push(newValues)
+    }
+    const all = def.columns.map((_, i) => i)
+    const kidx = keyColumns(def).map((k) => def.columns.indexOf(k))
+    const names = def.columns.map((c) => c.name)
+    const keyNames = kidx.map((i) => names[i]!)
+    if (deletes.length > 0) {
+      const u = unnestOf(def, kidx, deletes)
+      yield* sql.unsafe(
+        `delete from ${def.sql} t using ${u.sql} as k(${keyNames.join(", ")}) where ${keyNames.map((n) => `t.${n} = k.${n}`).join(" and ")}`,
+        u.params
+      )
+    }
+    if (upserts.length > 0) {
+      const u = unnestOf(def, all, upserts)
+      const rest = names.filter((n) => !keyNames.includes(n))
+      yield* sql.unsafe(
+        `insert into ${def.sql} (${names.join(", ")}) select * from ${u.sql}
+         on conflict (${keyNames.join(", ")}) do ${rest.length === 0 ? "nothing" : `update set ${rest.map((n) => `${n} = excluded.${n}`).join(", ")}`}`,
+        u.params
+      )
+    }
+    return undo
+  })
+
+export const appendRows = (def: TableDef, rows: ReadonlyArray<AnyRow>) =>
+  Effect.gen(function* () {
+    if (rows.length === 0) return
+    const sql = yield* SqlClient.SqlClient
+    const u = unnestOf(def, def.columns.map((_, i) => i), rows.map((r) => encodeRow(def, r)))
+    yield* sql.unsafe(`insert into ${def.sql} (${def.columns.map((c) => c.name).join(", ")}) select * from ${u.sql}`, u.params)
+  })
+
+/**
+ * Restores a keyed table to its state at `ancestor`: each row any undone block changed goes back
+ * to its image from the first such block (deleted when that image is null).
+ */
+export const revertKeyed = (def: TableDef, ancestor: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const firsts = `(select distinct on (row_key) row_key, image from undo_log
+                      where block_number > $1 and table_name = '${def.sql}' order by row_key, block_number) f`
+    const keyNames = keyColumns(def).map((c) => c.name)
+    yield* sql.unsafe(
+      `delete from ${def.sql} t using (select (jsonb_populate_record(null::${def.sql}, f.row_key::jsonb)).* from ${firsts}) k
+       where ${keyNames.map((n) => `t.${n} = k.${n}`).join(" and ")}`,
+      [ancestor]
+    )
+    yield* sql.unsafe(
+      `insert into ${def.sql} select (jsonb_populate_record(null::${def.sql}, f.image)).* from ${firsts} where f.image is not null`,
+      [ancestor]
+    )
+  })
+
+export const revertAppended = (def: TableDef, ancestor: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`delete from ${def.sql} where block_number > $1`, [ancestor]))
