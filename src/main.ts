@@ -7,6 +7,7 @@ import { Console, Effect } from "effect"
 import { writeFile } from "node:fs/promises"
 import { migrate, start, withConfig } from "./app.js"
 import { settings } from "./config.js"
+import { devnet } from "./devnet/command.js"
 import { record, replay } from "./recording/commands.js"
 import { generateSynthetic } from "./recording/synthetic.js"
 
@@ -87,9 +88,32 @@ const syntheticCommand = Command.make(
     )
 ).pipe(Command.withDescription("Generate a large, internally consistent synthetic recording (with reorgs) for benchmarks."))
 
+const devnetCommand = Command.make(
+  "devnet",
+  {
+    seed: Options.integer("seed").pipe(Options.withDefault(1), Options.withDescription("scenario seed: the same seed gives the same logs")),
+    steps: Options.integer("steps").pipe(Options.withDefault(300), Options.withDescription("actions in the scenario's trading loop")),
+    deployment: Options.file("deployment").pipe(
+      Options.withDefault(".data/devnet/deployment.json"),
+      Options.withDescription("where to write the deployment file")
+    ),
+    record: Options.file("record").pipe(Options.optional, Options.withDescription("record the chain (reorgs included) to this file")),
+    port: Options.integer("port").pipe(Options.withDefault(8545), Options.withDescription("anvil's loopback port (0 = any free port)")),
+    deployedVariants: Options.boolean("deployed-variants").pipe(
+      Options.withDescription("emit the deployed contracts' event variants (protocol-facts section 7) instead of the spec's")
+    ),
+    follow: Options.boolean("follow").pipe(Options.withDescription("after the scenario, keep trading as a live chain until interrupted"))
+  },
+  (args) => withConfig(devnet(args))
+).pipe(
+  Command.withDescription(
+    "Start anvil (chain id 130), deploy the protocol's contracts, run a seeded scenario (every event, reorgs included), optionally record it."
+  )
+)
+
 const root = Command.make("predix").pipe(
   Command.withDescription(environmentHelp),
-  Command.withSubcommands([startCommand, migrateCommand, recordCommand, replayCommand, syntheticCommand])
+  Command.withSubcommands([startCommand, migrateCommand, recordCommand, replayCommand, syntheticCommand, devnetCommand])
 )
 
 const cli = Command.run(root, { name: "predix", version: "0.1.0" })

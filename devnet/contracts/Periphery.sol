@@ -77,6 +77,11 @@ contract MarketFactory {
     /// `seed` USDC is split; `seed` YES plus about seed/2 USDC (bought at 0.5) become liquidity.
     function launch(string calldata question, uint256 endTime, address oracle, uint256 seed) external returns (uint256 marketId) {
         marketId = IMarketCreation(address(diamond)).createMarket(question, endTime, oracle);
+        seedPool(marketId, seed);
+    }
+
+    /// Registers, initializes at 0.5 and seeds the pool of an existing market (event children).
+    function seedPool(uint256 marketId, uint256 seed) public {
         (bytes32 id, PoolKey memory key) = hook.registerMarketPool(marketId);
         bool yesIs0 = key.currency0 != usdc;
         poolManager.initialize(key, yesIs0 ? SQRT_HALF_X96 : SQRT_TWO_X96);

@@ -181,7 +181,9 @@ contract Router is ISwapCallback {
             IERC20(usdc).transfer(t.recipient, out);
         } else if (t.tradeType == Sides.BUY_NO) {
             // Mint m YES+NO, sell the m YES: costs m - proceeds(m), which must fit in `amount`.
-            uint256 mint = _mintAmount(key, yesIs0, amount);
+            // A 0.5% cushion under the exact figure absorbs price moves between quote and swap;
+            // the unused USDC goes back to the trader as dust.
+            uint256 mint = (_mintAmount(key, yesIs0, amount) * 995) / 1000;
             poolManager.swap(key, yesIs0, true, mint, hookData, abi.encode(t.marketId, Sides.BUY_NO));
             IERC20(t.no).transfer(t.recipient, mint);
             out = mint;

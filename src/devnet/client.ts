@@ -1,0 +1,113 @@
+/**
+ * A thin transaction helper over viem for the devnet: mnemonic accounts by index, deploys and
+ * calls that wait for their receipt (anvil mines each transaction at once) and fail with the
+ * node's revert reason.
+ */
+import {
+  createPublicClient,
+  createTestClient,
+  createWalletClient,
+  defineChain,
+  http,
+  type Abi,
+  type Hex,
+  type PublicClient,
+  type TransactionReceipt
+} from "viem"
+import { mnemonicToAccount, type HDAccount } from "viem/accounts"
+import { DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "./anvil.js"
+import type { Artifacts } from "./compile.js"
+
+export const devnetChain = (url: string) =>
+  defineChain({
+    id: DEVNET_CHAIN_ID,
+    name: "predix devnet",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [url] } }
+  })
+
+export type Address = `0x${string}`
+
+export class DevnetClient {
+  readonly public: PublicClient
+  readonly test: ReturnType<typeof createTestClient>
+  private readonly accounts = new Map<number, HDAccount>()
+  private readonly chain: ReturnType<typeof devnetChain>
+
+  constructor(readonly url: string, readonly artifacts: Artifacts) {
+    this.chain = devnetChain(url)
+    const transport = http(url, { batch: false, retryCount: 0 })
+    this.public = createPublicClient({ chain: this.chain, transport, pollingInterval: 20 })
+    this.test = createTestClient({ chain: this.chain, mode: "anvil", transport })
+  }
+
+  account(index: number): HDAccount {
+    let account = this.accounts.get(index)
+    if (account === undefined) {
+      account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: index })
+      this.accounts.set(index, account)
+    }
+    return account
+  }
+
+  address(index: number): Address {
+    return this.account(index).address.toLowerCase() as Address
+  }
+
+  private wallet(index: number) {
+    return createWalletClient({ account: this.account(index), chain: this.chain, transport: http(this.url, { retryCount: 0 }) })
+  }
+
+  abi(contract: string): Abi {
+    const artifact = this.artifacts[contract]
+    if (artifact === undefined) throw new Error(`no compiled contract named ${contract}`)
+    return artifact.abi
+  }
+
+  async deploy(from: number, contract: string, args: ReadonlyArray<unknown> = [], value = 0n): Promise<{ address: Address; receipt: TransactionReceipt }> {
+    const artifact = this.artifacts[contract]
+    if (artifact === undefined) throw new Error(`no compiled contract named ${contract}`)
+    const hash = await this.wallet(from).deployContract({ abi: artifact.abi, bytecode: artifact.bytecode as Hex, args: [...args], value })
+    const receipt = await this.receipt(hash)
+    if (receipt.contractAddress == null) throw new Error(`deploying ${contract} gave no address`)
+    return { address: receipt.contractAddress.toLowerCase() as Address, receipt }
+  }
+
+  /** Sends a call as account `from`; throws (with the revert reason) if it would revert. */
+  async send(from: number, contract: string, address: Address, functionName: string, args: ReadonlyArray<unknown> = [], value = 0n): Promise<TransactionReceipt> {
+    const hash = await this.wallet(from).writeContract({ address, abi: this.abi(contract), functionName, args: [...args], value } as never)
+    return this.receipt(hash)
+  }
+
+  async read<T>(contract: string, address: Address, functionName: string, args: ReadonlyArray<unknown> = []): Promise<T> {
+    return (await this.public.readContract({ address, abi: this.abi(contract), functionName, args: [...args] })) as T
+  }
+
+  private async receipt(hash: Hex): Promise<TransactionReceipt> {
+    const receipt = await this.public.waitForTransactionReceipt({ hash, pollingInterval: 10 })
+    if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`)
+    return receipt
+  }
+
+  async blockNumber(): Promise<number> {
+    return Number(await this.public.getBlockNumber())
+  }
+
+  async timestamp(): Promise<number> {
+    return Number((await this.public.getBlock()).timestamp)
+  }
+
+  /**
+   * Jumps the chain's clock `seconds` ahead by mining one empty block at that time (anvil's
+   * fixed block step would override a plain evm_increaseTime).
+   */
+  async advanceTime(seconds: number): Promise<void> {
+    const latest = await this.public.getBlock()
+    await this.test.setNextBlockTimestamp({ timestamp: latest.timestamp + BigInt(seconds) })
+    await this.test.mine({ blocks: 1 })
+  }
+
+  async reorg(depth: number): Promise<void> {
+    await this.test.request({ method: "anvil_reorg" as never, params: [depth, []] as never })
+  }
+}
