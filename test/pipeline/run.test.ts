@@ -18,13 +18,12 @@ import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay } from "../../src/replay/server.js"
 import { scratchDatabaseUrl } from "../support/postgres.js"
+import { dumpTables } from "./dump.js"
 
 const dump = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const out: Record<string, unknown> = {}
-  for (const t of ["market", "position", "user_stats", "protocol_stats", "trade", "price_snapshot", "indexer_checkpoint"]) {
-    out[t] = yield* sql.unsafe(`select * from ${t} order by 1, 2`)
-  }
+  const out: Record<string, unknown> = { ...(yield* dumpTables) }
+  out["indexer_checkpoint"] = yield* sql.unsafe(`select * from indexer_checkpoint`)
   delete (out["indexer_checkpoint"] as Array<Record<string, unknown>>)[0]!["updated_at"]
   return out
 })

@@ -1,0 +1,20 @@
+/**
+ * Every derived table as rows, for comparing two databases: the first slice's tables and every
+ * table of `pipeline/tables.ts`, each in a total order (by the row's text).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { APPEND_TABLES, KEYED_TABLES } from "../../pipeline/tables.js"
+
+export const ALL_TABLES = [
+  "market", "position", "user_stats", "protocol_stats", "trade", "price_snapshot",
+  ...Object.values(KEYED_TABLES).map((t) => t.sql),
+  ...Object.values(APPEND_TABLES).map((t) => t.sql)
+]
+
+export const dumpTables = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const out: Record<string, ReadonlyArray<Record<string, unknown>>> = {}
+  for (const t of ALL_TABLES) out[t] = yield* sql.unsafe<Record<string, unknown>>(`select * from ${t} order by (${t}.*)::text`)
+  return out
+})
