@@ -11,7 +11,14 @@
  * - every append-only table has (block_number, log_index) as its primary key, which is how a
  *   reorg deletes its rows above the common ancestor.
  */
-import type { KeyedRows, AppendedLogs } from "./reduce/state.js"
+import type { DiamondCutRow, FeeChangeRow, HookUpgradeRow, PauseChangeRow, PauseStateRow, RoleChangeRow } from "./reduce/admin.js"
+import type { LiquidityEventRow, LiquidityPositionRow, PoolRow } from "./reduce/amm.js"
+import type { CandleRow } from "./reduce/candles.js"
+import type { EventGroupRow } from "./reduce/event-groups.js"
+import type { HolderRow, OutcomeTokenRow } from "./reduce/holders.js"
+import type { ApprovedOracleRow, FeedMarketRow, ManualOracleRow, ManualReportRow, OracleActionRow, OracleApprovalRow } from "./reduce/oracles.js"
+import type { BookLevelRow, FeeRow, MatchRow, OrderRow, TakerFillRow } from "./reduce/orders.js"
+import type { AppendedLogs, KeyedRows } from "./reduce/state.js"
 
 /** A value as Postgres takes it in a parameter array and as the undo image stores it in JSON. */
 export type DbValue = string | number | boolean | null | ReadonlyArray<unknown> | { readonly [k: string]: unknown }
@@ -60,182 +67,112 @@ export interface TableDef {
 
 const snake = (field: string) => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)
 
-/** Columns from [field, codec] pairs; the column name is the field in snake_case unless given. */
-const columns = (...cols: ReadonlyArray<readonly [string, Codec] | readonly [string, Codec, string]>): ReadonlyArray<Column> =>
-  cols.map(([field, codec, name]) => ({ field, codec, name: name ?? snake(field) }))
+type Spec<R> = readonly [keyof R & string, Codec] | readonly [keyof R & string, Codec, string]
+
+/**
+ * A table of rows `R`: columns from [field, codec] (column name = the field in snake_case unless
+ * given). Type-checked both ways: every column names a field of `R`, and every field of `R`
+ * except `skip` has a column, so a descriptor cannot silently drop or misspell a field.
+ */
+const tableOf =
+  <R, Skip extends keyof R = never>() =>
+  <const C extends ReadonlyArray<Spec<R>>>(
+    sql: string,
+    key: ReadonlyArray<C[number][0]>,
+    cols: C & ([Exclude<keyof R, C[number][0] | Skip>] extends [never] ? unknown : { readonly missing: Exclude<keyof R, C[number][0] | Skip> })
+  ): TableDef => ({
+    sql,
+    key,
+    columns: cols.map(([field, codec, name]) => ({ field, codec, name: name ?? snake(field) }))
+  })
 
 const { big, int8, count, int4, int2, text, bool, json, bigList } = codecs
 
-/** The chain position every appended row carries. */
-const located = columns(["block", int8, "block_number"], ["logIndex", int4], ["txHash", text], ["timestamp", int8])
+
+/** The chain position every appended row carries (its emitting address is not stored). */
+const LOCATED = [["block", int8, "block_number"], ["logIndex", int4], ["txHash", text], ["timestamp", int8]] as const
+const APPEND_KEY = ["block", "logIndex"] as const
 
 export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
-  outcomeTokens: {
-    sql: "outcome_token",
-    key: ["address"],
-    columns: columns(["address", text], ["marketId", big], ["side", text], ["supply", big], ["holders", count])
-  },
-  holders: {
-    sql: "token_holder",
-    key: ["token", "holder"],
-    columns: columns(["token", text], ["holder", text], ["marketId", big], ["side", text], ["balance", big])
-  },
-  orders: {
-    sql: "exchange_order",
-    key: ["id"],
-    columns: columns(
-      ["id", text], ["marketId", big], ["owner", text], ["side", int2], ["price", big], ["amount", big], ["filled", big],
-      ["status", text], ["builder", text], ["placedAt", int8], ["placedBlock", int8], ["placedTx", text], ["updatedAt", int8],
-      ["filledAt", int8], ["cancelledAt", int8]
-    )
-  },
-  bookLevels: {
-    sql: "order_book_level",
-    key: ["marketId", "side", "price"],
-    columns: columns(["marketId", big], ["side", int2], ["price", big], ["amount", big], ["orders", count])
-  },
-  eventGroups: {
-    sql: "event_group",
-    key: ["id"],
-    columns: columns(
-      ["id", big], ["name", text], ["creator", text], ["endTime", big], ["marketIds", bigList], ["oracle", text],
-      ["winningIndex", big], ["state", text], ["resolver", text], ["closedAt", int8], ["createdAt", int8],
-      ["createdBlock", int8], ["createdTx", text]
-    )
-  },
-  approvedOracles: {
-    sql: "approved_oracle",
-    key: ["oracle"],
-    columns: columns(["oracle", text], ["approved", bool], ["updatedAt", int8], ["updatedBlock", int8])
-  },
-  manualOracles: {
-    sql: "manual_oracle",
-    key: ["address"],
-    columns: columns(["address", text], ["challengeDelay", big])
-  },
-  reports: {
-    sql: "manual_report",
-    key: ["oracle", "subject", "subjectId"],
-    columns: columns(
-      ["oracle", text], ["subject", text], ["subjectId", big], ["state", text], ["outcome", bool], ["winningIndex", big],
-      ["reporter", text], ["reportedAt", int8], ["finalizesAt", big], ["admin", text], ["updatedAt", int8], ["updatedBlock", int8]
-    )
-  },
-  feedMarkets: {
-    sql: "price_feed_market",
-    key: ["oracle", "marketId"],
-    columns: columns(
-      ["oracle", text], ["marketId", big], ["feed", text], ["threshold", big], ["gte", bool], ["snapshotAt", big],
-      ["state", text], ["price", big], ["outcome", bool], ["registeredAt", int8], ["updatedAt", int8], ["updatedBlock", int8]
-    )
-  },
-  pauseStates: {
-    sql: "pause_state",
-    key: ["scope"],
-    columns: columns(["scope", text], ["paused", bool], ["account", text], ["updatedAt", int8], ["updatedBlock", int8])
-  },
-  pools: {
-    sql: "amm_pool",
-    key: ["poolId"],
-    columns: columns(
-      ["poolId", text], ["marketId", big], ["yesToken", text], ["quoteToken", text], ["yesIsCurrency0", bool, "yes_is_currency0"],
-      ["registeredAt", int8], ["registeredBlock", int8], ["initialized", bool], ["sqrtPriceX96", big, "sqrt_price_x96"],
-      ["liquidity", big], ["tick", int4], ["fee", int4], ["tickSpacing", int4], ["updatedAt", int8], ["updatedBlock", int8]
-    )
-  },
-  lpPositions: {
-    sql: "liquidity_position",
-    key: ["poolId", "owner", "tickLower", "tickUpper", "salt"],
-    columns: columns(
-      ["poolId", text], ["owner", text], ["tickLower", int4], ["tickUpper", int4], ["salt", text], ["marketId", big],
-      ["liquidity", big], ["updatedAt", int8]
-    )
-  },
-  candles: {
-    sql: "candle",
-    key: ["marketId", "timeframe", "bucket"],
-    columns: columns(
-      ["marketId", big], ["timeframe", text], ["bucket", int8], ["open", big], ["high", big], ["low", big], ["close", big],
-      ["volume", big], ["tradeCount", count]
-    )
-  }
+  outcomeTokens: tableOf<OutcomeTokenRow>()("outcome_token", ["address"], [
+    ["address", text], ["marketId", big], ["side", text], ["supply", big], ["holders", count]
+  ]),
+  holders: tableOf<HolderRow>()("token_holder", ["token", "holder"], [
+    ["token", text], ["holder", text], ["marketId", big], ["side", text], ["balance", big]
+  ]),
+  orders: tableOf<OrderRow>()("exchange_order", ["id"], [
+    ["id", text], ["marketId", big], ["owner", text], ["side", int2], ["price", big], ["amount", big], ["filled", big],
+    ["status", text], ["builder", text], ["placedAt", int8], ["placedBlock", int8], ["placedTx", text], ["updatedAt", int8],
+    ["filledAt", int8], ["cancelledAt", int8]
+  ]),
+  bookLevels: tableOf<BookLevelRow>()("order_book_level", ["marketId", "side", "price"], [
+    ["marketId", big], ["side", int2], ["price", big], ["amount", big], ["orders", count]
+  ]),
+  eventGroups: tableOf<EventGroupRow>()("event_group", ["id"], [
+    ["id", big], ["name", text], ["creator", text], ["endTime", big], ["marketIds", bigList], ["oracle", text],
+    ["winningIndex", big], ["state", text], ["resolver", text], ["closedAt", int8], ["createdAt", int8],
+    ["createdBlock", int8], ["createdTx", text]
+  ]),
+  approvedOracles: tableOf<ApprovedOracleRow>()("approved_oracle", ["oracle"], [
+    ["oracle", text], ["approved", bool], ["updatedAt", int8], ["updatedBlock", int8]
+  ]),
+  manualOracles: tableOf<ManualOracleRow>()("manual_oracle", ["address"], [["address", text], ["challengeDelay", big]]),
+  reports: tableOf<ManualReportRow>()("manual_report", ["oracle", "subject", "subjectId"], [
+    ["oracle", text], ["subject", text], ["subjectId", big], ["state", text], ["outcome", bool], ["winningIndex", big],
+    ["reporter", text], ["reportedAt", int8], ["finalizesAt", big], ["admin", text], ["updatedAt", int8], ["updatedBlock", int8]
+  ]),
+  feedMarkets: tableOf<FeedMarketRow>()("price_feed_market", ["oracle", "marketId"], [
+    ["oracle", text], ["marketId", big], ["feed", text], ["threshold", big], ["gte", bool], ["snapshotAt", big],
+    ["state", text], ["price", big], ["outcome", bool], ["registeredAt", int8], ["updatedAt", int8], ["updatedBlock", int8]
+  ]),
+  pauseStates: tableOf<PauseStateRow>()("pause_state", ["scope"], [
+    ["scope", text], ["paused", bool], ["account", text], ["updatedAt", int8], ["updatedBlock", int8]
+  ]),
+  pools: tableOf<PoolRow>()("amm_pool", ["poolId"], [
+    ["poolId", text], ["marketId", big], ["yesToken", text], ["quoteToken", text], ["yesIsCurrency0", bool, "yes_is_currency0"],
+    ["registeredAt", int8], ["registeredBlock", int8], ["initialized", bool], ["sqrtPriceX96", big, "sqrt_price_x96"],
+    ["liquidity", big], ["tick", int4], ["fee", int4], ["tickSpacing", int4], ["updatedAt", int8], ["updatedBlock", int8]
+  ]),
+  lpPositions: tableOf<LiquidityPositionRow>()("liquidity_position", ["poolId", "owner", "tickLower", "tickUpper", "salt"], [
+    ["poolId", text], ["owner", text], ["tickLower", int4], ["tickUpper", int4], ["salt", text], ["marketId", big],
+    ["liquidity", big], ["updatedAt", int8]
+  ]),
+  candles: tableOf<CandleRow>()("candle", ["marketId", "timeframe", "bucket"], [
+    ["marketId", big], ["timeframe", text], ["bucket", int8], ["open", big], ["high", big], ["low", big], ["close", big],
+    ["volume", big], ["tradeCount", count]
+  ])
 }
 
 export const APPEND_TABLES: { readonly [K in keyof AppendedLogs]: TableDef } = {
-  matches: {
-    sql: "order_match",
-    key: ["block", "logIndex"],
-    columns: [
-      ...located,
-      ...columns(
-        ["marketId", big], ["makerOrderId", text], ["takerOrderId", text], ["maker", text], ["makerSide", int2], ["taker", text],
-        ["matchType", int2], ["amount", big], ["price", big], ["makerBuilder", text], ["takerBuilder", text]
-      )
-    ]
-  },
-  takerFills: {
-    sql: "taker_fill",
-    key: ["block", "logIndex"],
-    columns: [
-      ...located,
-      ...columns(["marketId", big], ["taker", text], ["recipient", text], ["takerSide", int2], ["totalFilled", big], ["totalCost", big], ["matchCount", big])
-    ]
-  },
-  fees: {
-    sql: "exchange_fee",
-    key: ["block", "logIndex"],
-    columns: [...located, ...columns(["marketId", big], ["amount", big])]
-  },
-  oracleApprovals: {
-    sql: "oracle_approval_change",
-    key: ["block", "logIndex"],
-    columns: [...located, ...columns(["oracle", text], ["approved", bool])]
-  },
-  oracleActions: {
-    sql: "manual_oracle_action",
-    key: ["block", "logIndex"],
-    columns: [
-      ...located,
-      ...columns(
-        ["oracle", text], ["action", text], ["subject", text], ["subjectId", big], ["outcome", bool], ["winningIndex", big],
-        ["account", text], ["challengeDelay", big]
-      )
-    ]
-  },
-  roleChanges: {
-    sql: "role_change",
-    key: ["block", "logIndex"],
-    columns: [...located, ...columns(["role", text], ["account", text], ["sender", text], ["action", text])]
-  },
-  pauseChanges: {
-    sql: "pause_change",
-    key: ["block", "logIndex"],
-    columns: [...located, ...columns(["scope", text], ["moduleId", text], ["paused", bool], ["account", text])]
-  },
-  diamondCuts: {
-    sql: "diamond_cut",
-    key: ["block", "logIndex"],
-    columns: [...located, ...columns(["cuts", json], ["init", text], ["data", text])]
-  },
-  feeChanges: {
-    sql: "fee_change",
-    key: ["block", "logIndex"],
-    columns: [
-      ...located,
-      ...columns(["kind", text], ["marketId", big], ["previousValue", text], ["newValue", text], ["overridden", bool])
-    ]
-  },
-  hookUpgrades: {
-    sql: "hook_upgrade",
-    key: ["block", "logIndex"],
-    columns: [...located, ...columns(["action", text], ["implementation", text], ["readyAt", big])]
-  },
-  liquidityEvents: {
-    sql: "liquidity_event",
-    key: ["block", "logIndex"],
-    columns: [
-      ...located,
-      ...columns(["poolId", text], ["marketId", big], ["owner", text], ["tickLower", int4], ["tickUpper", int4], ["salt", text], ["liquidityDelta", big])
-    ]
-  }
+  matches: tableOf<MatchRow, "address">()("order_match", APPEND_KEY, [
+    ...LOCATED, ["marketId", big], ["makerOrderId", text], ["takerOrderId", text], ["maker", text], ["makerSide", int2], ["taker", text],
+    ["matchType", int2], ["amount", big], ["price", big], ["makerBuilder", text], ["takerBuilder", text]
+  ]),
+  takerFills: tableOf<TakerFillRow, "address">()("taker_fill", APPEND_KEY, [
+    ...LOCATED, ["marketId", big], ["taker", text], ["recipient", text], ["takerSide", int2], ["totalFilled", big], ["totalCost", big],
+    ["matchCount", big]
+  ]),
+  fees: tableOf<FeeRow, "address">()("exchange_fee", APPEND_KEY, [...LOCATED, ["marketId", big], ["amount", big]]),
+  oracleApprovals: tableOf<OracleApprovalRow, "address">()("oracle_approval_change", APPEND_KEY, [...LOCATED, ["oracle", text], ["approved", bool]]),
+  oracleActions: tableOf<OracleActionRow, "address">()("manual_oracle_action", APPEND_KEY, [
+    ...LOCATED, ["oracle", text], ["action", text], ["subject", text], ["subjectId", big], ["outcome", bool], ["winningIndex", big],
+    ["account", text], ["challengeDelay", big]
+  ]),
+  roleChanges: tableOf<RoleChangeRow, "address">()("role_change", APPEND_KEY, [
+    ...LOCATED, ["role", text], ["account", text], ["sender", text], ["action", text]
+  ]),
+  pauseChanges: tableOf<PauseChangeRow, "address">()("pause_change", APPEND_KEY, [
+    ...LOCATED, ["scope", text], ["moduleId", text], ["paused", bool], ["account", text]
+  ]),
+  diamondCuts: tableOf<DiamondCutRow, "address">()("diamond_cut", APPEND_KEY, [...LOCATED, ["cuts", json], ["init", text], ["data", text]]),
+  feeChanges: tableOf<FeeChangeRow, "address">()("fee_change", APPEND_KEY, [
+    ...LOCATED, ["kind", text], ["marketId", big], ["previousValue", text], ["newValue", text], ["overridden", bool]
+  ]),
+  hookUpgrades: tableOf<HookUpgradeRow, "address">()("hook_upgrade", APPEND_KEY, [
+    ...LOCATED, ["action", text], ["implementation", text], ["readyAt", big]
+  ]),
+  liquidityEvents: tableOf<LiquidityEventRow, "address">()("liquidity_event", APPEND_KEY, [
+    ...LOCATED, ["poolId", text], ["marketId", big], ["owner", text], ["tickLower", int4], ["tickUpper", int4], ["salt", text],
+    ["liquidityDelta", big]
+  ])
 }

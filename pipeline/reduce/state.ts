@@ -69,6 +69,10 @@ export const LOG_NAMES = [
   "diamondCuts", "feeChanges", "hookUpgrades", "liquidityEvents"
 ] as const satisfies ReadonlyArray<keyof AppendedLogs>
 
+/** Compile-time: the name lists above cover every keyed table and every log. */
+type Uncovered<T, L extends ReadonlyArray<keyof T>> = Exclude<keyof T, L[number]>
+export const NAMES_COVER_STATE: [Uncovered<KeyedRows, typeof KEYED_NAMES>, Uncovered<AppendedLogs, typeof LOG_NAMES>] extends [never, never] ? true : never = true
+
 export const emptyKeyedRows = (strict: boolean): KeyedRows =>
   Object.fromEntries(KEYED_NAMES.map((name) => [name, emptyRows(strict)])) as unknown as KeyedRows
 
