@@ -77,11 +77,15 @@ export interface UndoEntry {
   readonly image: string | null
 }
 
+/** Column values equal: primitives by identity, JSON values by their text. */
+const sameValues = (a: ReadonlyArray<DbValue>, b: ReadonlyArray<DbValue>) =>
+  a.every((v, i) => v === b[i] || (typeof v === "object" && v !== null && JSON.stringify(v) === JSON.stringify(b[i])))
+
 /**
  * Writes the keyed rows that changed between `before` and `after` (upsert, or delete when the
- * row is gone) and returns their undo entries.
+ * row is gone) and returns their undo entries (none unless `withUndo`).
  */
-export const writeKeyed = (def: TableDef, before: Rows<AnyRow>, after: Rows<AnyRow>) =>
+export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withUndo: boolean) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const upserts: Array<ReadonlyArray<DbValue>> = []
@@ -91,9 +95,8 @@ export const writeKeyed = (def: TableDef, before: Rows<AnyRow>, after: Rows<AnyR
       const old = before.map.get(key) ?? null
       const oldValues = old === null ? null : encodeRow(def, old)
       const newValues = row === null ? null : encodeRow(def, row)
-      const oldImage = oldValues === null ? null : imageOf(def, oldValues)
-      if (oldImage === (newValues === null ? null : imageOf(def, newValues))) continue
-      undo.push({ table: def.sql, key: keyImageOf(def, (row ?? old)!), image: oldImage })
+      if (oldValues === null ? newValues === null : newValues !== null && sameValues(oldValues, newValues)) continue
+      if (withUndo) undo.push({ table: def.sql, key: keyImageOf(def, (row ?? old)!), image: oldValues === null ? null : imageOf(def, oldValues) })
       if (newValues === null) deletes.push(oldValues!)
       else upserts.push(newValues)
     }

@@ -222,7 +222,7 @@ const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlo
     yield* appendRows(after)
     const keyedUndo: Array<UndoEntry> = []
     for (const name of KEYED_NAMES) {
-      keyedUndo.push(...(yield* writeKeyed(KEYED_TABLES[name], before.rows[name] as unknown as AnyRows, after.rows[name] as unknown as AnyRows)))
+      keyedUndo.push(...(yield* writeKeyed(KEYED_TABLES[name], before.rows[name] as unknown as AnyRows, after.rows[name] as unknown as AnyRows, undoBlock !== undefined)))
     }
     for (const name of LOG_NAMES) yield* appendTableRows(APPEND_TABLES[name], after.logs[name] as unknown as ReadonlyArray<Record<string, unknown>>)
     if (undoBlock !== undefined) {

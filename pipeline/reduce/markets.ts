@@ -12,6 +12,9 @@
  * 2. `Hook_MarketTraded` feeds price snapshots and last-trade time, never volume: `onHookTraded`.
  * 3. Split, merge, redeem and refund always update positions, whoever the user is: `onSettlement`.
  * 4. A `Trade` writes a position only when its recipient is not a protocol contract: `onTrade`.
+ *
+ * The later reducers (holders, orders, event groups, oracles, admin, AMM, candles) live beside
+ * this module; `all.ts` dispatches every event, running this module's `reduceEvent` first.
  */
 import type { DomainEvent, DomainEventOf } from "../../schema/domain-events.js"
 
