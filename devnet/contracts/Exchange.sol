@@ -80,6 +80,9 @@ contract Exchange is IExchange {
     IDiamond public immutable diamond;
     IERC20 public immutable usdc;
     bool public immutable deployedVariants;
+    address public immutable admin;
+    /// While paused nothing new trades (orders, market fills); cancelling stays open.
+    bool public paused;
     uint256 public nonce;
 
     mapping(bytes32 => Order) internal orders;
@@ -95,12 +98,20 @@ contract Exchange is IExchange {
     error OrderNotLive(bytes32 orderId);
     error QueueFull(uint256 marketId, uint8 side, uint256 price);
     error TransferFailed();
+    error ExchangePaused();
+    error NotAdmin(address caller);
 
     constructor(IDiamond diamond_) {
         diamond = diamond_;
         usdc = IERC20(diamond_.usdc());
         deployedVariants = diamond_.deployedVariants();
+        admin = msg.sender;
         usdc.approve(address(diamond_), type(uint256).max); // MINT: the diamond pulls the split's USDC
+    }
+
+    function setPaused(bool paused_) external {
+        if (msg.sender != admin) revert NotAdmin(msg.sender);
+        paused = paused_;
     }
 
     // ---------------------------------------------------------------- limit orders
@@ -109,6 +120,7 @@ contract Exchange is IExchange {
         external
         returns (bytes32 orderId)
     {
+        if (paused) revert ExchangePaused();
         if (side > Sides.SELL_NO) revert InvalidSide(side);
         if (price == 0 || price % PRICE_TICK != 0 || price >= PRICE_UNIT) revert InvalidPrice(price);
         if (amount < MIN_ORDER_AMOUNT) revert AmountTooSmall(amount);
@@ -159,6 +171,7 @@ contract Exchange is IExchange {
         external
         returns (uint256 filled, uint256 cost)
     {
+        if (paused) revert ExchangePaused();
         if (side > Sides.SELL_NO) revert InvalidSide(side);
         if (!diamond.isTradable(marketId)) revert MarketNotTradable(marketId);
         if (maxFills == 0) maxFills = DEFAULT_MAX_FILLS;

@@ -84,7 +84,13 @@ export class DevnetClient {
   }
 
   private async receipt(hash: Hex): Promise<TransactionReceipt> {
-    const receipt = await this.public.waitForTransactionReceipt({ hash, pollingInterval: 10 })
+    let receipt: TransactionReceipt
+    try {
+      receipt = await this.public.waitForTransactionReceipt({ hash, pollingInterval: 10, timeout: 15_000 })
+    } catch (error) {
+      const pool = await this.public.request({ method: "txpool_content" as never }).catch(() => "unavailable")
+      throw new Error(`transaction ${hash} not mined within 15 s; txpool: ${JSON.stringify(pool).slice(0, 2000)}`, { cause: error })
+    }
     if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`)
     return receipt
   }

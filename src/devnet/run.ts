@@ -3,7 +3,7 @@
  * written, the seeded scenario run (recorded as it happens when asked, reorgs included), then
  * either stop or keep trading as a live chain (`follow`).
  */
-import { mkdirSync, writeFileSync } from "node:fs"
+import { mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { dirname } from "node:path"
 import { Recorder } from "../recording/recorder.js"
 import { startAnvil, type Anvil } from "./anvil.js"
@@ -46,6 +46,8 @@ export const runDevnet = async (options: DevnetOptions): Promise<DevnetResult> =
     const devnet = await deployDevnet(client, { deployedVariants: options.deployedVariants ?? false })
     writeJson(options.deploymentFile, devnet.deployment)
     log(`deployed at block ${devnet.deployment.deployBlock}; deployment written to ${options.deploymentFile}`)
+    // A recording belongs to one chain: a new devnet starts a new file, never resumes an old one.
+    if (options.record !== undefined) rmSync(options.record, { force: true })
     const recorder = options.record === undefined
       ? undefined
       : await Recorder.open({ rpcUrl: anvil.url, deployment: devnet.deployment, out: options.record, source: `devnet seed=${options.seed}` })

@@ -15,6 +15,7 @@
  * the chain refuses is counted and skipped, which is deterministic too.
  */
 import { maxUint256, type TransactionReceipt } from "viem"
+import { CATALOG } from "../../schema/catalog.js"
 import type { Address, DevnetClient } from "./client.js"
 import { ADMIN, MODULE_MARKET, REPORTER, ROLES, TIMING, selectorsOf, type Devnet } from "./deploy.js"
 
@@ -43,6 +44,9 @@ const USERS = Array.from({ length: 14 }, (_, i) => i + 2)
 const LPS = [16, 17]
 const SIDE = { BUY_YES: 0, SELL_YES: 1, BUY_NO: 2, SELL_NO: 3 } as const
 const ZERO = "0x0000000000000000000000000000000000000000" as Address
+const ORDER_PLACED_TOPICS = new Set<string>(CATALOG.filter((e) => e.contract === "exchange" && e.name === "OrderPlaced").map((e) => e.topic0))
+/** anvil's finalized block trails the head by 64; a few more for good measure. */
+const FINALITY_MARGIN = 70
 
 const prng = (seed: number) => {
   let a = seed >>> 0
@@ -184,12 +188,12 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
   const openOrders: Array<{ id: `0x${string}`; owner: number }> = []
   const placedId = (receipt: TransactionReceipt): `0x${string}` | undefined => {
     // OrderPlaced: topic0 then orderId as the first indexed topic, emitted by the exchange.
-    const log = receipt.logs.find((l) => l.address.toLowerCase() === a.exchange && l.topics.length === 4)
+    const log = receipt.logs.find((l) => l.address.toLowerCase() === a.exchange && ORDER_PLACED_TOPICS.has(l.topics[0] ?? ""))
     return log?.topics[1]
   }
 
-  const trade = async (user: number, m: MarketInfo, extras: { recipient?: Address; referrer?: Address; maxFills?: bigint } = {}) => {
-    const side = pick([SIDE.BUY_YES, SIDE.BUY_NO, SIDE.BUY_YES, SIDE.BUY_NO, SIDE.SELL_YES, SIDE.SELL_NO])
+  const trade = async (user: number, m: MarketInfo, extras: { recipient?: Address; referrer?: Address; side?: number } = {}) => {
+    const side = extras.side ?? pick([SIDE.BUY_YES, SIDE.BUY_NO, SIDE.BUY_YES, SIDE.BUY_NO, SIDE.SELL_YES, SIDE.SELL_NO])
     const me = client.address(user)
     let amount: bigint
     if (side === SIDE.BUY_YES || side === SIDE.BUY_NO) amount = BigInt(between(5, 400)) * USDC
@@ -200,7 +204,7 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
       await approve(user, side === SIDE.SELL_YES ? m.yes : m.no, a.router)
     }
     return attempt(`trade ${side} on ${m.id}`, () =>
-      send(user, "Router", a.router, "trade", [side, m.id, amount, 0n, extras.recipient ?? me, extras.maxFills ?? 10n, maxUint256, extras.referrer ?? ZERO])
+      send(user, "Router", a.router, "trade", [side, m.id, amount, 0n, extras.recipient ?? me, 10n, maxUint256, extras.referrer ?? ZERO])
     )
   }
 
@@ -292,6 +296,9 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
     roles: async () => {
       await send(ADMIN, "AdminFacet", a.diamond, "grantRole", [ROLES.OPERATOR, client.address(5)])
       await send(ADMIN, "AdminFacet", a.diamond, "revokeRole", [ROLES.OPERATOR, client.address(5)])
+      // An oracle approved by mistake and withdrawn.
+      await send(ADMIN, "AdminFacet", a.diamond, "approveOracle", [client.address(20)])
+      await send(ADMIN, "AdminFacet", a.diamond, "revokeOracle", [client.address(20)])
     },
     pauses: async () => {
       await send(ADMIN, "AdminFacet", a.diamond, "pause")
@@ -313,6 +320,13 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
       await send(ADMIN, "AdminFacet", a.diamond, "setMarketRedemptionFee", [markets[2]!.id, 200, true])
       await send(ADMIN, "AdminFacet", a.diamond, "setMarketRedemptionFee", [markets[3]!.id, 0, false])
     },
+    exchangePause: async () => {
+      // The router falls back to the AMM alone and says why (ClobSkipped).
+      await send(ADMIN, "Exchange", a.exchange, "setPaused", [true])
+      const open = await tradable()
+      if (open.length > 0) await trade(USERS[1]!, open[0]!, { side: SIDE.BUY_YES })
+      await send(ADMIN, "Exchange", a.exchange, "setPaused", [false])
+    },
     hookPause: async () => {
       await send(ADMIN, "MarketHook", a.hookProxy, "setPaused", [true])
       await send(ADMIN, "MarketHook", a.hookProxy, "setPaused", [false])
@@ -333,6 +347,7 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
     [Math.floor(options.steps * 0.4), admin.cut],
     [Math.floor(options.steps * 0.5), admin.fees],
     [Math.floor(options.steps * 0.6), admin.hookPause],
+    [Math.floor(options.steps * 0.65), admin.exchangePause],
     [Math.floor(options.steps * 0.7), () => reorg(4)],
     [Math.floor(options.steps * 0.8), admin.hookUpgrade]
   ])
@@ -349,17 +364,13 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
     if (roll < 0.42) await trade(user, m)
     else if (roll < 0.45) await trade(user, m, { referrer: client.address(pick(USERS.filter((u) => u !== user))) })
     else if (roll < 0.46) await trade(user, m, { recipient: a.timelock })
-    else if (roll < 0.47) await trade(user, m, { maxFills: 1000n })
+    else if (roll < 0.47) await trade(user, m, { side: SIDE.BUY_NO })
     else if (roll < 0.67) await placeOrder(user, m)
     else if (roll < 0.74) await cancelOrder()
     else if (roll < 0.84) await splitOrMerge(user, m)
     else if (roll < 0.92) await liquidity(pick(LPS), m)
     else await transferTokens(user, m)
   }
-  // A trade that exhausts the CLOB's fill cap falls back to the AMM with ClobSkipped when the
-  // exchange refuses it; always make one, whatever the random loop did.
-  const still = await tradable()
-  if (still.length > 0) await trade(USERS[0]!, still[0]!, { maxFills: 1000n })
 
   // ---- resolution -------------------------------------------------------------------------
   await client.advanceTime(3 * 3600)
@@ -413,6 +424,8 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
   // Life goes on in the long markets.
   const late = await tradable()
   for (let i = 0; i < Math.min(40, options.steps / 5) && late.length > 0; i++) await trade(pick(USERS), pick(late))
+  // Empty blocks on top, so anvil's finalized tag (head - 64) covers every action above.
+  await client.test.mine({ blocks: FINALITY_MARGIN })
   await options.beforeReorg?.()
   return { markets: markets.length, events: 2, users: USERS.length + LPS.length, transactions, refused, reorgs }
 }
