@@ -200,7 +200,13 @@ describe("sink", () => {
         Effect.gen(function* () {
           yield* applyBatch(wide10, cp(10), protocol, undefined)
           yield* applyBatch(wide11, cp(11), protocol, 11)
-          return yield* dump
+          const sql = yield* SqlClient.SqlClient
+          const tables: Record<string, unknown> = {
+            ...(yield* dump),
+            market_pause: yield* sql.unsafe(`select * from market_pause`),
+            market_holder_count: yield* sql.unsafe(`select * from market_holder_count`)
+          }
+          return tables
         })
       )
       expect(tables["exchange_order"]).toEqual([
@@ -213,6 +219,9 @@ describe("sink", () => {
       ])
       expect(tables["order_match"]).toEqual([expect.objectContaining({ maker: A(1), taker: A(2), amount: "4000000" })])
       expect(tables["manual_report"]).toEqual([expect.objectContaining({ state: "REPORTED", finalizes_at: String(1_700_000_011 + 60) })])
+      // Views: the pause state as markets see it, and holder counts per market.
+      expect(tables["market_pause"]).toEqual([{ market_id: "1", global_paused: true, module_paused: false, amm_paused: false, paused: true }])
+      expect(tables["market_holder_count"]).toEqual([{ market_id: "1", yes_holders: "2", no_holders: "1", holders: "2" }])
     })
   )
 })
