@@ -13,7 +13,10 @@ export const entryKey = (entry: Pick<CatalogEntry, "contract" | "variant" | "nam
 export interface Coverage {
   /** Logs per catalog entry key (see entryKey); entries never seen are absent. */
   readonly counts: ReadonlyMap<string, number>
+  /** Logs of a catalogued contract that no entry of its kinds knows. */
   readonly unknown: number
+  /** Logs of contracts outside the catalog (collateral token, faucet, timelock, factory). */
+  readonly unrouted: number
   readonly logs: number
   /** Catalog entries of `variant` with no log in the recording. */
   readonly missing: (variant: "spec" | "deployed") => ReadonlyArray<string>
@@ -23,6 +26,7 @@ export const eventCoverage = async (recording: string): Promise<Coverage> => {
   const counts = new Map<string, number>()
   let book: AddressBook | undefined
   let unknown = 0
+  let unrouted = 0
   let logs = 0
   for await (const record of readRecords(recording)) {
     if (record.t === "meta") book = new AddressBook(record.deployment)
@@ -31,7 +35,11 @@ export const eventCoverage = async (recording: string): Promise<Coverage> => {
       logs++
       for (const token of announcedTokens(log)) book.watchToken(token)
       const kinds = book.kindsOf(log.address)
-      const decoded = kinds === undefined ? undefined : decodeLog(kinds, log)
+      if (kinds === undefined) {
+        unrouted++
+        continue
+      }
+      const decoded = decodeLog(kinds, log)
       if (decoded === undefined) unknown++
       else counts.set(entryKey(decoded.entry), (counts.get(entryKey(decoded.entry)) ?? 0) + 1)
     }
@@ -39,6 +47,7 @@ export const eventCoverage = async (recording: string): Promise<Coverage> => {
   return {
     counts,
     unknown,
+    unrouted,
     logs,
     missing: (variant) => CATALOG.filter((e) => e.variant === variant && !counts.has(entryKey(e))).map(entryKey)
   }

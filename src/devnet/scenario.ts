@@ -44,6 +44,7 @@ const USERS = Array.from({ length: 14 }, (_, i) => i + 2)
 const LPS = [16, 17]
 const SIDE = { BUY_YES: 0, SELL_YES: 1, BUY_NO: 2, SELL_NO: 3 } as const
 const ZERO = "0x0000000000000000000000000000000000000000" as Address
+const ZERO32 = `0x${"0".repeat(64)}`
 const ORDER_PLACED_TOPICS = new Set<string>(CATALOG.filter((e) => e.contract === "exchange" && e.name === "OrderPlaced").map((e) => e.topic0))
 /** anvil's finalized block trails the head by 64; a few more for good measure. */
 const FINALITY_MARGIN = 70
@@ -167,6 +168,11 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
   const final = await eventChildren("Who wins the 2026 league final?", ["Falcons", "Tigers", "Wolves", "Sharks"], shortEnd, true)
   const refundEvent = await eventChildren("Which city hosts the 2030 expo?", ["Riverton", "Lakeside"], longEnd, false)
   log(`${markets.length} markets, 2 events`)
+  // A crossing pair on a fresh book: BUY YES at 0.50 and BUY NO at 0.52 mint together, and the
+  // 0.02 surplus per share is the exchange's fee (FeeCollected).
+  const fresh = markets.find((m) => !m.short)!
+  await send(USERS[0]!, "Exchange", a.exchange, "placeOrder", [fresh.id, SIDE.BUY_YES, 500_000n, 10n * USDC, ZERO32])
+  await send(USERS[1]!, "Exchange", a.exchange, "placeOrder", [fresh.id, SIDE.BUY_NO, 520_000n, 10n * USDC, ZERO32])
 
   // ---- trading ----------------------------------------------------------------------------
   const tradable = async () => {
