@@ -15,6 +15,11 @@ import { loadDeployment } from "./deployment.js"
 import type { Deployment } from "../schema/deployment.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
+import { ReplayChain } from "./replay/chain.js"
+import { serveReplay } from "./replay/server.js"
+import { existsSync } from "node:fs"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 
 /** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
 export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
@@ -62,25 +67,53 @@ const checkDeployment = Effect.flatMap(AppConfig, (config) =>
   })
 )
 
-/**
- * Follows the chain at RPC_URL (finalized blocks) when one is configured; otherwise says so once
- * and waits, since there is nothing to index.
- */
-const indexChain = (deployment: Option.Option<Deployment>) =>
+/** The recording `npm start` indexes when no RPC_URL is set (regenerate with `npm run fixture`). */
+export const FIXTURE_RECORDING = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../fixtures/devnet.ndjson.gz")
+
+/** Indexes `rpc`'s finalized chain for `deployment`, following it until interrupted. */
+const follow = (url: string, deployment: Deployment) =>
   Effect.gen(function* () {
     const config = yield* AppConfig
-    if (Option.isNone(config.rpcUrl) || Option.isNone(deployment)) {
-      yield* Effect.logInfo("no RPC_URL: nothing to index; serving what the database holds")
-      return yield* Effect.never
-    }
-    const rpc = makeRpc({ url: config.rpcUrl.value })
+    const rpc = makeRpc({ url })
     const chainId = yield* rpc.chainId
     if (chainId !== config.chainId) {
       return yield* new ConfigurationError({ message: `invalid configuration\nRPC_URL: the endpoint serves chain ${chainId}, CHAIN_ID is ${config.chainId}` })
     }
-    const indexer = yield* makeIndexer({ rpc, deployment: deployment.value, chainId })
+    const indexer = yield* makeIndexer({ rpc, deployment, chainId })
     return yield* indexer.follow
   })
+
+/**
+ * The committed devnet recording, replayed on a loopback port as a node would serve it (all
+ * heads played, reorgs included), for `npm start` on a machine with no chain to talk to.
+ */
+const replayFixture = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const chain = await ReplayChain.load(FIXTURE_RECORDING)
+    chain.advanceAll()
+    return serveReplay(chain)
+  }),
+  (server) => Effect.promise(() => server.close())
+)
+
+/**
+ * Follows the chain at RPC_URL (finalized blocks) when one is configured; otherwise indexes the
+ * committed fixture, replayed locally.
+ */
+const indexChain = (deployment: Option.Option<Deployment>) =>
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (Option.isSome(config.rpcUrl) && Option.isSome(deployment)) return yield* follow(config.rpcUrl.value, deployment.value)
+    if (!existsSync(FIXTURE_RECORDING)) {
+      yield* Effect.logInfo("no RPC_URL and no fixture recording: nothing to index; serving what the database holds")
+      return yield* Effect.never
+    }
+    const server = yield* replayFixture
+    yield* Effect.logInfo("no RPC_URL: indexing the committed devnet fixture").pipe(
+      Effect.annotateLogs({ recording: Path.relative(process.cwd(), FIXTURE_RECORDING), replay_url: server.url })
+    )
+    return yield* follow(server.url, server.chain.meta.deployment)
+  }).pipe(Effect.scoped)
 
 /** The main job: check the deployment, migrate, then serve and index until interrupted. */
 export const start = checkDeployment.pipe(
