@@ -5,6 +5,7 @@
  * and backend HTTP servers until SIGINT/SIGTERM. Resources are scoped: on a signal the servers
  * stop accepting, then the pool closes, then the embedded Postgres shuts down.
  */
+import { SqlClient } from "@effect/sql"
 import { Context, Deferred, Effect, Layer, Logger, Option } from "effect"
 import { BackendServerLive } from "../http/backend/api.js"
 import { IndexerEndpoint, IndexerServerLive } from "../http/indexer/api.js"
@@ -70,8 +71,29 @@ const checkDeployment = Effect.flatMap(AppConfig, (config) =>
 /** The recording `npm start` indexes when no RPC_URL is set (regenerate with `npm run fixture`). */
 export const FIXTURE_RECORDING = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../fixtures/devnet.ndjson.gz")
 
+/**
+ * Claims the database for `deployment`, or refuses when it already holds another deployment's
+ * index (switching from the fixture to a real RPC_URL on the same DATA_DIR, say): mixing two
+ * chains' rows would corrupt both.
+ */
+const claimDatabase = (chainId: number, deployment: Deployment, source: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const diamond = deployment.diamond.toLowerCase()
+    yield* sql`INSERT INTO indexed_deployment (chain_id, diamond, deploy_block, source)
+      VALUES (${chainId}, ${diamond}, ${deployment.deployBlock}, ${source}) ON CONFLICT (chain_id) DO NOTHING`
+    const rows = yield* sql<{ diamond: string; deployBlock: string; source: string }>`
+      SELECT diamond, deploy_block::text AS "deployBlock", source FROM indexed_deployment WHERE chain_id = ${chainId}`
+    const held = rows[0]
+    if (held !== undefined && (held.diamond !== diamond || Number(held.deployBlock) !== deployment.deployBlock)) {
+      return yield* new ConfigurationError({
+        message: `invalid configuration\nDATABASE: it holds the index of chain ${chainId} deployment ${held.diamond} (from block ${held.deployBlock}, ${held.source}); this start indexes ${diamond} (from block ${deployment.deployBlock}). Use another DATA_DIR or DATABASE_URL for it.`
+      })
+    }
+  })
+
 /** Indexes `rpc`'s finalized chain for `deployment`, following it until interrupted. */
-const follow = (url: string, deployment: Deployment) =>
+const follow = (url: string, deployment: Deployment, source: string) =>
   Effect.gen(function* () {
     const config = yield* AppConfig
     const rpc = makeRpc({ url })
@@ -79,6 +101,7 @@ const follow = (url: string, deployment: Deployment) =>
     if (chainId !== config.chainId) {
       return yield* new ConfigurationError({ message: `invalid configuration\nRPC_URL: the endpoint serves chain ${chainId}, CHAIN_ID is ${config.chainId}` })
     }
+    yield* claimDatabase(chainId, deployment, source)
     const indexer = yield* makeIndexer({ rpc, deployment, chainId })
     return yield* indexer.follow
   })
@@ -103,7 +126,7 @@ const replayFixture = Effect.acquireRelease(
 const indexChain = (deployment: Option.Option<Deployment>) =>
   Effect.gen(function* () {
     const config = yield* AppConfig
-    if (Option.isSome(config.rpcUrl) && Option.isSome(deployment)) return yield* follow(config.rpcUrl.value, deployment.value)
+    if (Option.isSome(config.rpcUrl) && Option.isSome(deployment)) return yield* follow(config.rpcUrl.value, deployment.value, "RPC_URL")
     if (!existsSync(FIXTURE_RECORDING)) {
       yield* Effect.logInfo("no RPC_URL and no fixture recording: nothing to index; serving what the database holds")
       return yield* Effect.never
@@ -112,7 +135,7 @@ const indexChain = (deployment: Option.Option<Deployment>) =>
     yield* Effect.logInfo("no RPC_URL: indexing the committed devnet fixture").pipe(
       Effect.annotateLogs({ recording: Path.relative(process.cwd(), FIXTURE_RECORDING), replay_url: server.url })
     )
-    return yield* follow(server.url, server.chain.meta.deployment)
+    return yield* follow(server.url, server.chain.meta.deployment, "committed fixture")
   }).pipe(Effect.scoped)
 
 /** The main job: check the deployment, migrate, then serve and index until interrupted. */

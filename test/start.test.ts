@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { FIXTURE_RECORDING } from "../src/app.js"
 import { generateSynthetic } from "../src/recording/synthetic.js"
 import { ReplayChain } from "../src/replay/chain.js"
 import { serveReplay } from "../src/replay/server.js"
@@ -39,23 +40,31 @@ const getJson = async (url: string) => {
 }
 
 describe("predix start", () => {
-  it("brings up embedded Postgres, migrates, serves /api/health, and SIGINT leaves no process behind", async () => {
+  it("brings up embedded Postgres, migrates, indexes the committed fixture, serves /api/health, and SIGINT leaves no process behind", async () => {
+    const fixture = await ReplayChain.load(FIXTURE_RECORDING)
+    fixture.advanceAll()
+    const head = fixture.headNumber
+    const finalized = fixture.finalizedNumber
     const config = await env()
     const app = runCli(["start"], config)
     await app.waitFor(/message=listening server=backend/)
     expect(app.output()).toMatch(/message="migrations applied" migrations=0001_indexer_checkpoint.sql/)
+    await app.waitFor(new RegExp(`message=indexed .*\\bblock=${finalized}\\b`))
+    expect(app.output()).toMatch(/message="no RPC_URL: indexing the committed devnet fixture"/)
 
     const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
     expect(health).toEqual({
       status: 200,
       body: {
-        data: { status: "ok", chainId: 130, latestIndexedBlock: null, headBlock: null, lagBlocks: null },
+        data: { status: "ok", chainId: 130, latestIndexedBlock: finalized, headBlock: head, lagBlocks: head - finalized },
         meta: null
       }
     })
+    const stats = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/stats`)
+    expect(stats.body["data"]).toMatchObject({ totalMarkets: "28" })
     const backend = await getJson(`http://127.0.0.1:${config.BACKEND_PORT}/health`)
     expect(backend.status).toBe(200)
-    expect(backend.body["data"]).toEqual({ status: "ok", database: "up", indexer: "up", latestIndexedBlock: null })
+    expect(backend.body["data"]).toEqual({ status: "ok", database: "up", indexer: "up", latestIndexedBlock: finalized })
     expect(backend.body["meta"]).toMatchObject({ version: "v2" })
 
     const pid = await serverPid()
@@ -118,7 +127,14 @@ describe("predix start", () => {
     const replay = await serveReplay(chain)
     const deploymentFile = Path.join(dataDir, "synthetic-deployment.json")
     await fs.writeFile(deploymentFile, JSON.stringify(summary.deployment))
-    const config = await env()
+    // This data directory holds the fixture's index: another deployment is refused, by name.
+    const refused = runCli(["start"], { ...(await env()), RPC_URL: replay.url, DEPLOYMENT: deploymentFile })
+    expect(await refused.exited).toBe(1)
+    expect(refused.output()).toMatch(/DATABASE: it holds the index of chain 130 deployment 0x[0-9a-f]{40} \(from block \d+, committed fixture\); this start indexes/)
+
+    const freshDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-start-rpc-"))
+    await fs.chmod(freshDir, 0o755)
+    const config = { ...(await env()), DATA_DIR: freshDir }
     const app = runCli(["start"], { ...config, RPC_URL: replay.url, DEPLOYMENT: deploymentFile })
     try {
       await app.waitFor(new RegExp(`message=indexed .*block=${chain.finalizedNumber} `), 60_000)
@@ -140,6 +156,7 @@ describe("predix start", () => {
       app.child.kill("SIGINT")
       await app.exited
       await replay.close()
+      await fs.rm(freshDir, { recursive: true, force: true })
     }
   }, 90_000)
 
