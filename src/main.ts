@@ -102,7 +102,10 @@ const devnetCommand = Command.make(
     deployedVariants: Options.boolean("deployed-variants").pipe(
       Options.withDescription("emit the deployed contracts' event variants (protocol-facts section 7) instead of the spec's")
     ),
-    follow: Options.boolean("follow").pipe(Options.withDescription("after the scenario, keep trading as a live chain until interrupted"))
+    follow: Options.boolean("follow").pipe(Options.withDescription("after the scenario, keep trading as a live chain until interrupted")),
+    fixture: Options.boolean("fixture").pipe(
+      Options.withDescription("regenerate the committed fixture (fixtures/devnet.*: seed 1, 400 steps) and stop")
+    )
   },
   (args) => withConfig(devnet(args))
 ).pipe(

@@ -4,7 +4,7 @@
  */
 import { Data, Effect, Option } from "effect"
 import * as Path from "node:path"
-import { runDevnet } from "./run.js"
+import { FIXTURE, runDevnet } from "./run.js"
 
 export class DevnetFailed extends Data.TaggedError("DevnetFailed")<{ readonly message: string }> {}
 
@@ -16,10 +16,15 @@ export interface DevnetArgs {
   readonly port: number
   readonly deployedVariants: boolean
   readonly follow: boolean
+  /** Regenerate the committed fixture (its seed, steps and paths win over the other options). */
+  readonly fixture: boolean
 }
 
-export const devnet = (args: DevnetArgs) =>
+export const devnet = (given: DevnetArgs) =>
   Effect.gen(function* () {
+    const args: DevnetArgs = given.fixture
+      ? { ...given, seed: FIXTURE.seed, steps: FIXTURE.steps, record: Option.some(FIXTURE.record), deployment: FIXTURE.deployment, port: 0, follow: false }
+      : given
     const controller = new AbortController()
     yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
     const log = (line: string) => Effect.runFork(Effect.logDebug(line))

@@ -12,6 +12,14 @@ import { compileContracts } from "./compile.js"
 import { deployDevnet, type Devnet } from "./deploy.js"
 import { followTrading, runScenario, type ScenarioSummary } from "./scenario.js"
 
+/** The committed fixture: what `npm run fixture` (predix devnet --fixture) regenerates. */
+export const FIXTURE = {
+  seed: 1,
+  steps: 400,
+  record: "fixtures/devnet.ndjson.gz",
+  deployment: "fixtures/devnet.deployment.json"
+} as const
+
 export interface DevnetOptions {
   readonly seed: number
   readonly steps: number
