@@ -18,6 +18,7 @@ import { maxUint256, type TransactionReceipt } from "viem"
 import { CATALOG } from "../../schema/catalog.js"
 import type { Address, DevnetClient } from "./client.js"
 import { ADMIN, MODULE_MARKET, REPORTER, ROLES, TIMING, selectorsOf, type Devnet } from "./deploy.js"
+import { prng } from "../prng.js"
 
 export interface ScenarioOptions {
   readonly seed: number
@@ -49,16 +50,6 @@ const ORDER_PLACED_TOPICS = new Set<string>(CATALOG.filter((e) => e.contract ===
 /** anvil's finalized block trails the head by 64; a few more for good measure. */
 const FINALITY_MARGIN = 70
 
-const prng = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 interface MarketInfo {
   readonly id: bigint

@@ -21,6 +21,7 @@ import { encoderFor } from "./encode.js"
 import type { BlockRecord, RecordedLog } from "./format.js"
 import { FORMAT_VERSION } from "./format.js"
 import { writeRecords } from "./io.js"
+import { prng } from "../prng.js"
 
 export interface SyntheticOptions {
   readonly out: string
@@ -46,17 +47,6 @@ export interface SyntheticSummary {
   readonly deployment: Deployment
 }
 
-/** mulberry32: small, fast, good enough for a simulation, deterministic per seed. */
-const prng = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const hex32 = (prefix: number, n: number) => `0x${prefix.toString(16).padStart(8, "0")}${n.toString(16).padStart(56, "0")}`
 const address = (kind: number, n: number) => `0x${kind.toString(16).padStart(4, "0")}${n.toString(16).padStart(36, "0")}`
