@@ -34,6 +34,14 @@ export type Decision =
   | { readonly _tag: "Gap"; readonly from: number; readonly to: number }
   | { readonly _tag: "Reorg" }
 
+/**
+ * The hash of the base of an empty index: the block before deployBlock, which the pipeline never
+ * reads. Any block attaches to it.
+ */
+export const UNKNOWN_PARENT = ""
+
+const attaches = (parentHash: string, held: Header) => held.hash === UNKNOWN_PARENT || held.hash === parentHash
+
 export class ReorgTooDeep extends Data.TaggedError("ReorgTooDeep")<{
   readonly depth: number
   readonly window: number
@@ -65,7 +73,7 @@ export class Window {
 
   /** The window with `header` appended; it must be `Next`. */
   push(header: Header): Window {
-    if (header.number !== this.tip.number + 1 || header.parentHash !== this.tip.hash) {
+    if (header.number !== this.tip.number + 1 || !attaches(header.parentHash, this.tip)) {
       throw new Error(`block ${header.number} does not extend the tip ${this.tip.number}`)
     }
     return new Window(this.finalized, [...this.headers, header])
@@ -93,7 +101,7 @@ export const reconcile = (window: Window, head: Header): Decision => {
     if (held?.hash === head.hash) return head.number === tip.number ? { _tag: "Duplicate" } : { _tag: "Behind" }
     return { _tag: "Reorg" }
   }
-  if (head.number === tip.number + 1) return head.parentHash === tip.hash ? { _tag: "Next" } : { _tag: "Reorg" }
+  if (head.number === tip.number + 1) return attaches(head.parentHash, tip) ? { _tag: "Next" } : { _tag: "Reorg" }
   return { _tag: "Gap", from: tip.number + 1, to: head.number - 1 }
 }
 
@@ -118,7 +126,7 @@ export const findAncestor = async (
       })
     }
     const held = window.at(cursor.number - 1)
-    if (held !== undefined && held.hash === cursor.parentHash) return { ancestor: held, branch: branch.reverse() }
+    if (held !== undefined && attaches(cursor.parentHash, held)) return { ancestor: held, branch: branch.reverse() }
     cursor = await parentOf(cursor)
     branch.push(cursor)
   }

@@ -1,26 +1,30 @@
 /**
- * The indexing loop of this slice: backfill finalized blocks from the checkpoint on, decode,
- * fold, commit, and keep following the finalized head.
+ * The indexing loop: backfill finalized blocks from the checkpoint on (bulk, no undo), then follow
+ * the unfinalized tip block by block with undo images, reconciling every new head (duplicate,
+ * next, gap, reorg) against the window of unfinalized blocks held (`reorg.ts`).
  *
- * Only finalized blocks are indexed here, so no reorg can reach what is written; following the
- * unfinalized tip (with undo) builds on `reorg.ts` and `sink.revertTo`.
- *
- * Exactly once: each batch commits its rows and the checkpoint of its last block in one
- * transaction, and a (re)start continues at checkpoint + 1. Contracts discovered from events
- * (outcome tokens) are re-watched on restart from the markets already indexed.
+ * Exactly once: each batch (or tip block) commits its rows, its undo images when unfinalized, the
+ * window row and the checkpoint in one transaction, and a (re)start continues at checkpoint + 1
+ * with the window read back from `indexed_block`. A reorg reverts to the common ancestor in one
+ * transaction (rows from their undo images, appended rows deleted, window cut) before the new
+ * branch is indexed. Blocks the node calls finalized leave the window and lose their undo rows.
+ * Contracts discovered from events (outcome tokens) are re-watched on restart from the markets
+ * already indexed.
  *
  * The digest chains every block that has events: digest' = sha256(digest ‖ block hash ‖
- * events), so two runs that agree on it have read the same events, whatever their batch sizes.
- * (sha256, not keccak: it is native in Node and this runs once per block on the hot path.)
+ * events), so two runs that agree on it have read the same events, whatever their batch sizes or
+ * the reorgs they went through. (sha256, not keccak: native in Node, once per block.)
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Schedule, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
 import { applyBatch, type LocatedEvent } from "./batch.js"
 import { AddressBook, announcedTokens, decodeLog } from "./decode.js"
-import { readCheckpoint } from "./sink.js"
+import { findAncestor, reconcile, ReorgTooDeep, UNKNOWN_PARENT, Window, type Header } from "./reorg.js"
+import { pruneUndo, readCheckpoint, revertTo } from "./sink.js"
+import { InconsistentAnswer } from "./source/errors.js"
 import { backfill, type Batch, type Watchlist } from "./source/backfill.js"
 import type { Rpc } from "./source/rpc.js"
 
@@ -62,7 +66,7 @@ export const makeIndexer = (options: IndexerOptions) =>
     const unknown = new Set<string>()
     let unknownCount = 0
     /** Milliseconds spent per stage and events applied, for progress lines and benchmarks. */
-    const stats = { decodeMs: 0, reduceAndWriteMs: 0, events: 0, batches: 0 }
+    const stats = { decodeMs: 0, reduceAndWriteMs: 0, events: 0, batches: 0, reorgs: 0 }
 
     const finalizedHead = options.rpc.header("finalized").pipe(
       Effect.map((h) => h.number),
@@ -138,15 +142,185 @@ export const makeIndexer = (options: IndexerOptions) =>
         return target
       })
 
-    /** Follows the finalized head forever, one catch-up per poll. */
-    const follow = Effect.gen(function* () {
-      const target = yield* finalizedHead
-      const head = (yield* options.rpc.header("latest")).number
-      yield* indexTo(target, head)
-    }).pipe(
-      Effect.catchAll((error) => Effect.logError("indexing failed; retrying").pipe(Effect.annotateLogs({ error: String(error.message ?? error) }))),
-      Effect.repeat(Schedule.spaced(options.pollInterval ?? 1000))
-    )
+    // ---- the unfinalized tip ------------------------------------------------------------------
 
-    return { indexTo, follow, unknownLogs: () => unknownCount, stats: () => ({ ...stats }) }
+    /** A window entry: the header and the chained digest after the block. */
+    interface Held extends Header {
+      readonly digest: string
+    }
+
+    /** The window as the database holds it: the checkpoint's block when nothing is unfinalized. */
+    const loadWindow = Effect.gen(function* () {
+      const checkpoint = yield* readCheckpoint(options.chainId)
+      const rows = yield* sql<{ number: string; hash: string; parentHash: string; timestamp: string; digest: string; parentDigest: string }>`
+        select number, hash, parent_hash as "parentHash", timestamp, digest, parent_digest as "parentDigest"
+        from indexed_block where chain_id = ${options.chainId} order by number`
+      const first = rows[0]
+      const finalized: Held = first !== undefined
+        ? { number: Number(first.number) - 1, hash: first.parentHash, parentHash: "", timestamp: 0, digest: first.parentDigest }
+        : checkpoint !== undefined
+          ? { number: checkpoint.block, hash: checkpoint.hash, parentHash: "", timestamp: 0, digest: checkpoint.digest }
+          : { number: options.deployment.deployBlock - 1, hash: UNKNOWN_PARENT, parentHash: "", timestamp: 0, digest: GENESIS_DIGEST }
+      const held: Array<Held> = rows.map((r) => ({ number: Number(r.number), hash: r.hash, parentHash: r.parentHash, timestamp: Number(r.timestamp), digest: r.digest }))
+      return new Window(finalized, held)
+    })
+
+    const digestAt = (window: Window, number: number) => (window.at(number) as Held).digest
+
+    /** Logs of one block by hash, the logs of contracts it announces included. */
+    const blockLogs = (header: Header) =>
+      Effect.gen(function* () {
+        let logs = yield* options.rpc.logsAtHash(book.addresses, header.hash)
+        const fresh = [...new Set(logs.flatMap(announcedTokens))].filter((t) => book.kindsOf(t) === undefined)
+        if (fresh.length > 0) {
+          for (const token of fresh) book.watchToken(token)
+          const more = yield* options.rpc.logsAtHash(fresh, header.hash)
+          logs = [...logs, ...more].sort((a, b) => a.logIndex - b.logIndex)
+        }
+        for (const log of logs) {
+          if (log.blockHash !== header.hash || log.blockNumber !== header.number) {
+            return yield* new InconsistentAnswer({ message: `a log of block ${header.number} names block ${log.blockNumber} ${log.blockHash}` })
+          }
+        }
+        return logs
+      })
+
+    /** Indexes one block on top of the window's tip, with undo images; returns the new window. */
+    const indexTipBlock = (window: Window, header: Header, head: number) =>
+      Effect.gen(function* () {
+        const logs = yield* blockLogs(header)
+        const events = decodeBatch({ from: header.number, to: header.number, logs, headers: new Map([[header.number, header]]) })
+        const parentDigest = digestAt(window, window.tip.number)
+        const digest = events.length > 0 ? chainDigest(parentDigest, header.hash, events) : parentDigest
+        yield* sql.withTransaction(
+          applyBatch(events, { chainId: options.chainId, block: header.number, hash: header.hash, digest, head }, protocol, header.number).pipe(
+            Effect.zipRight(sql`insert into indexed_block (chain_id, number, hash, parent_hash, timestamp, digest, parent_digest)
+              values (${options.chainId}, ${header.number}, ${header.hash}, ${header.parentHash}, ${header.timestamp}, ${digest}, ${parentDigest})`)
+          )
+        )
+        stats.events += events.length
+        return window.push({ ...header, digest } as Held)
+      })
+
+    /** Undoes every block above `ancestor` (which the window holds). */
+    const revertWindow = (window: Window, ancestor: number) =>
+      Effect.gen(function* () {
+        const held = window.at(ancestor)!
+        yield* sql.withTransaction(
+          revertTo({ chainId: options.chainId, block: ancestor, hash: held.hash, digest: digestAt(window, ancestor) }).pipe(
+            Effect.zipRight(sql`delete from indexed_block where chain_id = ${options.chainId} and number > ${ancestor}`)
+          )
+        )
+        return window.rewindTo(ancestor)
+      })
+
+    /** Walks back from `head` to the block we hold that it descends from, and reverts to it. */
+    const rewindFor = (window: Window, head: Header) =>
+      Effect.gen(function* () {
+        const found = yield* Effect.tryPromise({
+          try: () => findAncestor(window, head, (h) => Effect.runPromise(options.rpc.headerByHash(h.parentHash))),
+          catch: (error) => (error instanceof ReorgTooDeep ? error : new InconsistentAnswer({ message: `while looking for the common ancestor: ${String(error)}` }))
+        })
+        const depth = window.tip.number - found.ancestor.number
+        yield* Effect.logWarning("reorg").pipe(
+          Effect.annotateLogs({ ancestor: found.ancestor.number, depth, old_tip: window.tip.number, new_head: head.number })
+        )
+        stats.reorgs++
+        return { window: yield* revertWindow(window, found.ancestor.number), branch: found.branch }
+      })
+
+    /** Brings the window up to `head`: next, gap (fetched in order), reorg (revert, then the branch). */
+    const followTo = (start: Window, head: Header) =>
+      Effect.gen(function* () {
+        let window = start
+        const pending: Array<Header> = [head]
+        while (pending.length > 0) {
+          const next = pending.shift()!
+          const decision = reconcile(window, next)
+          switch (decision._tag) {
+            case "Duplicate":
+            case "Behind":
+              break
+            case "Next":
+              window = yield* indexTipBlock(window, next, head.number)
+              break
+            case "Gap": {
+              const gap = yield* options.rpc.headers(decision.from, decision.to)
+              pending.unshift(...gap, next)
+              break
+            }
+            case "Reorg": {
+              const rewound = yield* rewindFor(window, next)
+              window = rewound.window
+              for (const block of rewound.branch) window = yield* indexTipBlock(window, block, head.number)
+              break
+            }
+          }
+        }
+        return window
+      })
+
+    /** Blocks the node calls final leave the window, with their undo rows. */
+    const finalizeWindow = (window: Window, finalized: number) =>
+      Effect.gen(function* () {
+        const next = window.finalize(finalized)
+        if (next.finalized.number === window.finalized.number) return window
+        yield* sql.withTransaction(
+          pruneUndo(next.finalized.number).pipe(
+            Effect.zipRight(sql`delete from indexed_block where chain_id = ${options.chainId} and number <= ${next.finalized.number}`)
+          )
+        )
+        return next
+      })
+
+    /**
+     * One poll: make sure our tip is still canonical (a reorg while we were away), move the
+     * finalized mark, backfill in bulk while the finalized head is ahead of the tip, then follow
+     * the unfinalized blocks up to the latest head.
+     */
+    const step = (start: Window) =>
+      Effect.gen(function* () {
+        let window = start
+        const latest = yield* options.rpc.header("latest")
+        const finalized = Math.min(yield* finalizedHead, latest.number)
+        if (window.headers.length > 0 && window.tip.number <= latest.number) {
+          const canonical = yield* options.rpc.header(window.tip.number)
+          if (canonical.hash !== window.tip.hash) window = (yield* rewindFor(window, canonical)).window
+        }
+        window = yield* finalizeWindow(window, finalized)
+        if (window.headers.length === 0 && window.tip.number < finalized) {
+          yield* indexTo(finalized, latest.number)
+          const header = yield* options.rpc.header(finalized)
+          const checkpoint = yield* readCheckpoint(options.chainId)
+          window = new Window({ ...header, digest: checkpoint?.digest ?? GENESIS_DIGEST } as Held)
+        }
+        const before = window.tip.number
+        window = yield* followTo(window, latest)
+        yield* sql`update indexer_checkpoint set head_block = ${latest.number} where chain_id = ${options.chainId}`
+        if (window.tip.number !== before) {
+          yield* Effect.logInfo("following the tip").pipe(
+            Effect.annotateLogs({ block: window.tip.number, finalized: window.finalized.number, head: latest.number, unfinalized: window.headers.length })
+          )
+        }
+        return window
+      })
+
+    /**
+     * Follows the chain forever: one step per poll; a failed step is logged and retried from
+     * the window the database holds (every step's writes are transactions, so that is exact).
+     */
+    const follow = Effect.gen(function* () {
+      let window = yield* loadWindow
+      for (;;) {
+        const result = yield* Effect.either(step(window))
+        if (result._tag === "Right") window = result.right
+        else {
+          yield* Effect.logError("indexing failed; retrying").pipe(Effect.annotateLogs({ error: String(result.left.message ?? result.left) }))
+          window = yield* loadWindow
+        }
+        yield* Effect.sleep(options.pollInterval ?? 1000)
+      }
+    })
+
+    return { indexTo, follow, step, loadWindow, unknownLogs: () => unknownCount, stats: () => ({ ...stats }) }
   })

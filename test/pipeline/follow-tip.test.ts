@@ -1,0 +1,87 @@
+/**
+ * Following the unfinalized tip of the committed devnet fixture head by head, as a node shows
+ * it (its reorgs of depth 2 and 4 included), with a restart in the middle that knows only what
+ * the database holds, ends with the same tables, checkpoint and digest as indexing the final
+ * chain in one go.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Logger, LogLevel, Redacted } from "effect"
+import { makeIndexer } from "../../pipeline/run.js"
+import { makeRpc } from "../../pipeline/source/rpc.js"
+import { FIXTURE_RECORDING } from "../../src/app.js"
+import { pgClientLayer } from "../../src/db/database.js"
+import { runMigrations } from "../../src/db/migrations.js"
+import { ReplayChain } from "../../src/replay/chain.js"
+import { serveReplay } from "../../src/replay/server.js"
+import { scratchDatabaseUrl } from "../support/postgres.js"
+import { dumpTables } from "./dump.js"
+
+const dump = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const out: Record<string, unknown> = { ...(yield* dumpTables) }
+  out["indexer_checkpoint"] = yield* sql.unsafe(`select chain_id, block_number, block_hash, digest, head_block from indexer_checkpoint`)
+  out["indexed_block"] = yield* sql.unsafe(`select * from indexed_block order by number`)
+  out["undo_blocks"] = yield* sql.unsafe(`select distinct block_number from undo_log order by block_number`)
+  return out
+})
+
+const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const url = yield* scratchDatabaseUrl
+      return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
+    })
+  ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+
+describe("following the tip", () => {
+  it.live("through the fixture's reorgs and a restart gives what indexing the final chain gives", () =>
+    Effect.gen(function* () {
+      const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
+      const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(live)), (s) => Effect.promise(() => s.close()))
+      const rpc = makeRpc({ url: server.url })
+      const deployment = live.meta.deployment
+
+      const followed = yield* withDb(
+        Effect.gen(function* () {
+          let indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+          let window = yield* indexer.loadWindow
+          let reorgs = 0
+          let steps = 0
+          // Play the heads a few at a time; step after each play, as a poll would.
+          while (live.remaining > 0) {
+            live.advance(1 + (steps % 3))
+            window = yield* indexer.step(window)
+            steps++
+            if (steps === 150) {
+              // A restart: a new indexer that knows only what the database holds.
+              reorgs += indexer.stats().reorgs
+              indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+              window = yield* indexer.loadWindow
+            }
+          }
+          reorgs += indexer.stats().reorgs
+          return { tables: yield* dump, reorgs, window }
+        })
+      )
+      expect(followed.reorgs).toBe(2)
+      expect(followed.window.tip.number).toBe(live.headNumber)
+
+      const straight = yield* withDb(
+        Effect.gen(function* () {
+          const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+          yield* indexer.step(yield* indexer.loadWindow)
+          return yield* dump
+        })
+      )
+      expect(followed.tables).toEqual(straight)
+      const checkpoint = (straight["indexer_checkpoint"] as Array<Record<string, string>>)[0]!
+      expect(checkpoint["block_number"]).toBe(String(live.headNumber))
+      expect(checkpoint["block_hash"]).toBe(live.blockAt(live.headNumber)!.hash)
+      // Only the unfinalized blocks keep window rows and undo images.
+      const held = (straight["indexed_block"] as Array<Record<string, string>>).map((r) => Number(r["number"]))
+      expect(held[0]).toBe(live.finalizedNumber + 1)
+      expect(held.at(-1)).toBe(live.headNumber)
+    }).pipe(Effect.scoped)
+  , 120_000)
+})
