@@ -49,14 +49,16 @@ describe("predix start", () => {
     const app = runCli(["start"], config)
     await app.waitFor(/message=listening server=backend/)
     expect(app.output()).toMatch(/message="migrations applied" migrations=0001_indexer_checkpoint.sql/)
+    // The finalized part in bulk, then the unfinalized tip block by block.
     await app.waitFor(new RegExp(`message=indexed .*\\bblock=${finalized}\\b`))
+    await app.waitFor(new RegExp(`message="following the tip" .*\\bblock=${head}\\b`))
     expect(app.output()).toMatch(/message="no RPC_URL: indexing the committed devnet fixture"/)
 
     const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
     expect(health).toEqual({
       status: 200,
       body: {
-        data: { status: "ok", chainId: 130, latestIndexedBlock: finalized, headBlock: head, lagBlocks: head - finalized },
+        data: { status: "ok", chainId: 130, latestIndexedBlock: head, headBlock: head, lagBlocks: 0 },
         meta: null
       }
     })
@@ -64,7 +66,7 @@ describe("predix start", () => {
     expect(stats.body["data"]).toMatchObject({ totalMarkets: "28" })
     const backend = await getJson(`http://127.0.0.1:${config.BACKEND_PORT}/health`)
     expect(backend.status).toBe(200)
-    expect(backend.body["data"]).toEqual({ status: "ok", database: "up", indexer: "up", latestIndexedBlock: finalized })
+    expect(backend.body["data"]).toEqual({ status: "ok", database: "up", indexer: "up", latestIndexedBlock: head })
     expect(backend.body["meta"]).toMatchObject({ version: "v2" })
 
     const pid = await serverPid()
@@ -119,7 +121,7 @@ describe("predix start", () => {
     expect(await within("shutdown", app.exited)).toBe(0)
   })
 
-  it("with RPC_URL and DEPLOYMENT it indexes the finalized chain and /api/health reports real numbers", async () => {
+  it("with RPC_URL and DEPLOYMENT it indexes the chain to its tip and /api/health reports real numbers", async () => {
     const out = Path.join(dataDir, "chain.ndjson.gz")
     const summary = await generateSynthetic({ out, seed: 3, events: 4_000, users: 20 })
     const chain = await ReplayChain.load(out)
@@ -137,14 +139,14 @@ describe("predix start", () => {
     const config = { ...(await env()), DATA_DIR: freshDir }
     const app = runCli(["start"], { ...config, RPC_URL: replay.url, DEPLOYMENT: deploymentFile })
     try {
-      await app.waitFor(new RegExp(`message=indexed .*block=${chain.finalizedNumber} `), 60_000)
+      await app.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
       const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
       expect(health.body["data"]).toEqual({
         status: "ok",
         chainId: 130,
-        latestIndexedBlock: chain.finalizedNumber,
+        latestIndexedBlock: chain.headNumber,
         headBlock: chain.headNumber,
-        lagBlocks: chain.headNumber - chain.finalizedNumber
+        lagBlocks: 0
       })
       const stats = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/stats`)
       expect(stats.status).toBe(200)
