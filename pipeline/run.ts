@@ -30,6 +30,9 @@ import type { Rpc } from "./source/rpc.js"
 
 export const GENESIS_DIGEST = `0x${"0".repeat(64)}`
 
+/** The Postgres NOTIFY channel of committed heads: payload {chainId, block, hash, reverted}. */
+export const INDEXED_CHANNEL = "predix_indexed"
+
 const serialize = (value: unknown) => JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v))
 
 /** Chains the events of one block into the digest. */
@@ -67,6 +70,14 @@ export const makeIndexer = (options: IndexerOptions) =>
     let unknownCount = 0
     /** Milliseconds spent per stage and events applied, for progress lines and benchmarks. */
     const stats = { decodeMs: 0, reduceAndWriteMs: 0, events: 0, batches: 0, reorgs: 0 }
+
+    /**
+     * Tells listeners (the stream, caches) where the index now stands. Sent inside the commit's
+     * transaction, so Postgres delivers it exactly when the changes become visible, never for a
+     * rolled-back batch. `reverted` marks the ancestor a reorg went back to.
+     */
+    const notifyHead = (block: number, hash: string, reverted: boolean) =>
+      sql`select pg_notify(${INDEXED_CHANNEL}, ${JSON.stringify({ chainId: options.chainId, block, hash, reverted })})`
 
     const finalizedHead = options.rpc.header("finalized").pipe(
       Effect.map((h) => h.number),
@@ -121,7 +132,11 @@ export const makeIndexer = (options: IndexerOptions) =>
               const last = batch.headers.get(batch.to)!
               const applyStarted = performance.now()
               stats.decodeMs += applyStarted - decodeStarted
-              yield* applyBatch(decoded, { chainId: options.chainId, block: batch.to, hash: last.hash, digest, head }, protocol, undefined)
+              yield* sql.withTransaction(
+                applyBatch(decoded, { chainId: options.chainId, block: batch.to, hash: last.hash, digest, head }, protocol, undefined).pipe(
+                  Effect.zipRight(notifyHead(batch.to, last.hash, false))
+                )
+              )
               stats.reduceAndWriteMs += performance.now() - applyStarted
               stats.events += decoded.length
               stats.batches++
@@ -133,7 +148,8 @@ export const makeIndexer = (options: IndexerOptions) =>
                   target,
                   events: decoded.length,
                   events_per_s: Math.round(events / seconds),
-                  blocks_per_s: Math.round((batch.to - from + 1) / seconds)
+                  blocks_per_s: Math.round((batch.to - from + 1) / seconds),
+                  eta_s: Math.round(((target - batch.to) * seconds) / Math.max(batch.to - from + 1, 1))
                 })
               )
             })
@@ -195,7 +211,8 @@ export const makeIndexer = (options: IndexerOptions) =>
         yield* sql.withTransaction(
           applyBatch(events, { chainId: options.chainId, block: header.number, hash: header.hash, digest, head }, protocol, header.number).pipe(
             Effect.zipRight(sql`insert into indexed_block (chain_id, number, hash, parent_hash, timestamp, digest, parent_digest)
-              values (${options.chainId}, ${header.number}, ${header.hash}, ${header.parentHash}, ${header.timestamp}, ${digest}, ${parentDigest})`)
+              values (${options.chainId}, ${header.number}, ${header.hash}, ${header.parentHash}, ${header.timestamp}, ${digest}, ${parentDigest})`),
+            Effect.zipRight(notifyHead(header.number, header.hash, false))
           )
         )
         stats.events += events.length
@@ -208,7 +225,8 @@ export const makeIndexer = (options: IndexerOptions) =>
         const held = window.at(ancestor)!
         yield* sql.withTransaction(
           revertTo({ chainId: options.chainId, block: ancestor, hash: held.hash, digest: digestAt(window, ancestor) }).pipe(
-            Effect.zipRight(sql`delete from indexed_block where chain_id = ${options.chainId} and number > ${ancestor}`)
+            Effect.zipRight(sql`delete from indexed_block where chain_id = ${options.chainId} and number > ${ancestor}`),
+            Effect.zipRight(notifyHead(ancestor, held.hash, true))
           )
         )
         return window.rewindTo(ancestor)
@@ -314,7 +332,11 @@ export const makeIndexer = (options: IndexerOptions) =>
       for (;;) {
         const result = yield* Effect.either(step(window))
         if (result._tag === "Right") window = result.right
-        else {
+        else if (result.left instanceof ReorgTooDeep) {
+          // Nothing a retry can fix: the index holds blocks the chain has replaced below the
+          // point it can undo. Stop, naming the depth and the window.
+          return yield* result.left
+        } else {
           yield* Effect.logError("indexing failed; retrying").pipe(Effect.annotateLogs({ error: String(result.left.message ?? result.left) }))
           window = yield* loadWindow
         }

@@ -6,8 +6,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Logger, LogLevel, Redacted } from "effect"
-import { makeIndexer } from "../../pipeline/run.js"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Logger, LogLevel, Redacted, type Scope, Stream } from "effect"
+import { INDEXED_CHANNEL, makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../../src/app.js"
 import { pgClientLayer } from "../../src/db/database.js"
@@ -26,7 +27,7 @@ const dump = Effect.gen(function* () {
   return out
 })
 
-const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient | PgClient.PgClient | Scope.Scope>) =>
   Effect.scoped(
     Effect.gen(function* () {
       const url = yield* scratchDatabaseUrl
@@ -67,13 +68,24 @@ describe("following the tip", () => {
       expect(followed.reorgs).toBe(2)
       expect(followed.window.tip.number).toBe(live.headNumber)
 
+      const notified: Array<{ block: number; hash: string; reverted: boolean }> = []
       const straight = yield* withDb(
         Effect.gen(function* () {
+          const pg = yield* PgClient.PgClient
+          yield* pg.listen(INDEXED_CHANNEL).pipe(
+            Stream.runForEach((payload) => Effect.sync(() => notified.push(JSON.parse(payload)))),
+            Effect.forkScoped
+          )
+          yield* Effect.sleep("200 millis") // LISTEN is in place
           const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
           yield* indexer.step(yield* indexer.loadWindow)
+          yield* Effect.sleep("200 millis")
           return yield* dump
         })
       )
+      // One NOTIFY per commit, the last naming the head.
+      expect(notified.length).toBeGreaterThan(live.headNumber - live.finalizedNumber)
+      expect(notified.at(-1)).toEqual({ chainId: 130, block: live.headNumber, hash: live.blockAt(live.headNumber)!.hash, reverted: false })
       expect(followed.tables).toEqual(straight)
       const checkpoint = (straight["indexer_checkpoint"] as Array<Record<string, string>>)[0]!
       expect(checkpoint["block_number"]).toBe(String(live.headNumber))
