@@ -13,6 +13,7 @@ import {
   classify,
   InconsistentAnswer,
   isTransient,
+  RequestRejected,
   ServerError,
   Timeout,
   UnknownBlock
@@ -144,7 +145,7 @@ export const makeRpc = (options: RpcOptions) => {
       Effect.flatMap((results) =>
         Effect.try({
           try: () => parse(results),
-          catch: (error) => (error instanceof InconsistentAnswer || error instanceof UnknownBlock ? error : new InconsistentAnswer({ message: String(error) }))
+          catch: (error) => (error instanceof InconsistentAnswer || error instanceof UnknownBlock || error instanceof RequestRejected ? error : new InconsistentAnswer({ message: String(error) }))
         })
       ),
       Effect.retry({ schedule: retrySchedule(options.retries ?? 6), while: isTransient })
@@ -159,9 +160,14 @@ export const makeRpc = (options: RpcOptions) => {
     chainId: call([{ method: "eth_chainId", params: [] }], ([r]) => quantity(r, "chain id")),
     /** The header at a tag or number; UnknownBlock when the node does not have it. */
     header: (block: number | "latest" | "finalized" | "safe") =>
-      call([{ method: "eth_getBlockByNumber", params: [typeof block === "number" ? hex(block) : block, false] }], ([r]) =>
-        headerOrUnknown(`block ${block}`)(r)
-      ),
+      call([{ method: "eth_getBlockByNumber", params: [typeof block === "number" ? hex(block) : block, false] }], ([r]) => {
+        // No `finalized`/`safe` block is an answer, not a lag: the node has none (yet), and
+        // asking again will not make one. The caller falls back to a confirmation depth.
+        if ((block === "finalized" || block === "safe") && (r === null || r === undefined)) {
+          throw new RequestRejected({ message: `the node has no ${block} block` })
+        }
+        return headerOrUnknown(`block ${block}`)(r)
+      }),
     headerByHash: (blockHash: string) =>
       call([{ method: "eth_getBlockByHash", params: [blockHash, false] }], ([r]) => headerOrUnknown(`block ${blockHash}`)(r)),
     /** Headers [from, to] in one batched exchange per 100 blocks, checked to chain by parentHash. */

@@ -109,4 +109,26 @@ describe("chain source", () => {
       await proxy.close()
     }
   })
+
+  it("answers a node without a finalized block with RequestRejected at once, not after retries", async () => {
+    let requests = 0
+    const nullFinalized = http.createServer((req, res) => {
+      requests++
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", () => {
+        const request = JSON.parse(Buffer.concat(chunks).toString()) as { id: number }
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: request.id, result: null }))
+      })
+    })
+    await new Promise<void>((resolve) => nullFinalized.listen(0, "127.0.0.1", resolve))
+    try {
+      const rpc = makeRpc({ url: `http://127.0.0.1:${(nullFinalized.address() as AddressInfo).port}` })
+      const exit = await Effect.runPromiseExit(rpc.header("finalized"))
+      expect(exit).toMatchObject({ _tag: "Failure", cause: { error: { _tag: "RequestRejected" } } })
+      expect(requests).toBe(1)
+    } finally {
+      nullFinalized.close()
+    }
+  })
 })

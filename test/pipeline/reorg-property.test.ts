@@ -1,0 +1,114 @@
+/**
+ * Reorg equivalence as a property: for random chains (seed, reorg frequency, depths within the
+ * window) played to the follower in random chunks, the index ends with the same tables and
+ * digest as indexing the final canonical chain in one go; and the database then holds the
+ * protocol's invariants (YES supply == NO supply == collateral for every live market; holders
+ * sum to the supply).
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { SqlClient } from "@effect/sql"
+import { Effect, Logger, LogLevel, Redacted } from "effect"
+import fc from "fast-check"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { makeIndexer } from "../../pipeline/run.js"
+import { makeRpc } from "../../pipeline/source/rpc.js"
+import { pgClientLayer } from "../../src/db/database.js"
+import { runMigrations } from "../../src/db/migrations.js"
+import { generateSynthetic } from "../../src/recording/synthetic.js"
+import { ReplayChain } from "../../src/replay/chain.js"
+import { serveReplay } from "../../src/replay/server.js"
+import { scratchDatabaseUrl } from "../support/postgres.js"
+import { dumpTables } from "./dump.js"
+
+const dump = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  return { ...(yield* dumpTables), checkpoint: yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`) }
+})
+
+/** Invariants the derived tables can check on their own. */
+export const databaseInvariants = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const supplies = yield* sql.unsafe<{ id: string; collateral: string; yes: string | null; no: string | null }>(`
+    select m.id::text, m.total_collateral::text as collateral,
+      (select supply::text from outcome_token t where t.address = m.yes_token) as yes,
+      (select supply::text from outcome_token t where t.address = m.no_token) as no
+    from market m where not m.is_resolved`)
+  for (const m of supplies) {
+    expect(m.yes ?? "0", `market ${m.id}: YES supply == NO supply`).toBe(m.no ?? "0")
+    expect(m.collateral, `market ${m.id}: collateral == supply`).toBe(m.yes ?? "0")
+  }
+  const holders = yield* sql.unsafe<{ address: string }>(`
+    select t.address from outcome_token t
+    where t.supply <> coalesce((select sum(balance) from token_holder h where h.token = t.address), 0)
+       or t.holders <> (select count(*) from token_holder h where h.token = t.address)`)
+  expect(holders).toEqual([])
+  return supplies.length
+})
+
+const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const url = yield* scratchDatabaseUrl
+      return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
+    })
+  ).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+
+describe("reorg equivalence", () => {
+  it.live("holds for random reorg depths within the window and random head chunks", () =>
+    Effect.promise(() =>
+      fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 1_000_000 }),
+          fc.integer({ min: 1, max: 8 }),
+          fc.integer({ min: 15, max: 60 }),
+          fc.integer({ min: 1, max: 4 }),
+          async (seed, maxReorgDepth, reorgEvery, chunk) => {
+            const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-prop-"))
+            try {
+              const out = Path.join(dir, "c.ndjson.gz")
+              const summary = await generateSynthetic({ out, seed, events: 1_500, users: 20, maxMarkets: 12, reorgEvery, maxReorgDepth, finalityDepth: 32 })
+              const live = await ReplayChain.load(out)
+              const server = await serveReplay(live)
+              try {
+                const rpc = makeRpc({ url: server.url })
+                const deployment = summary.deployment
+                const followed = await Effect.runPromise(
+                  withDb(
+                    Effect.gen(function* () {
+                      const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+                      let window = yield* indexer.loadWindow
+                      while (live.remaining > 0) {
+                        live.advance(chunk)
+                        window = yield* indexer.step(window)
+                      }
+                      const live_markets = yield* databaseInvariants
+                      return { tables: yield* dump, reorgs: indexer.stats().reorgs, live_markets }
+                    })
+                  )
+                )
+                const straight = await Effect.runPromise(
+                  withDb(
+                    Effect.gen(function* () {
+                      const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+                      yield* indexer.step(yield* indexer.loadWindow)
+                      return yield* dump
+                    })
+                  )
+                )
+                expect(followed.reorgs).toBeGreaterThan(0)
+                expect(followed.tables).toEqual(straight)
+              } finally {
+                await server.close()
+              }
+            } finally {
+              await fs.rm(dir, { recursive: true, force: true })
+            }
+          }
+        ),
+        { numRuns: 4, seed: 424242 }
+      )
+    )
+  , 180_000)
+})
