@@ -13,6 +13,7 @@ import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig } from "
 import { DatabaseLive } from "./db/database.js"
 import { runMigrations } from "./db/migrations.js"
 import { loadDeployment } from "./deployment.js"
+import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
 import type { Deployment } from "../schema/deployment.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
@@ -92,8 +93,11 @@ const claimDatabase = (chainId: number, deployment: Deployment, source: string) 
     }
   })
 
-/** Indexes `rpc`'s finalized chain for `deployment`, following it until interrupted. */
-const follow = (url: string, deployment: Deployment, source: string) =>
+/**
+ * Indexes `rpc`'s finalized chain for `deployment`, following it until interrupted. `seed` runs
+ * once the database is claimed for the deployment (display metadata that belongs to it).
+ */
+const follow = <E = never, R = never>(url: string, deployment: Deployment, source: string, seed: Effect.Effect<unknown, E, R> = Effect.void) =>
   Effect.gen(function* () {
     const config = yield* AppConfig
     const rpc = makeRpc({ url })
@@ -102,6 +106,7 @@ const follow = (url: string, deployment: Deployment, source: string) =>
       return yield* new ConfigurationError({ message: `invalid configuration\nRPC_URL: the endpoint serves chain ${chainId}, CHAIN_ID is ${config.chainId}` })
     }
     yield* claimDatabase(chainId, deployment, source)
+    yield* seed
     const indexer = yield* makeIndexer({ rpc, deployment, chainId })
     return yield* indexer.follow
   })
@@ -135,7 +140,8 @@ const indexChain = (deployment: Option.Option<Deployment>) =>
     yield* Effect.logInfo("no RPC_URL: indexing the committed devnet fixture").pipe(
       Effect.annotateLogs({ recording: Path.relative(process.cwd(), FIXTURE_RECORDING), replay_url: server.url })
     )
-    return yield* follow(server.url, server.chain.meta.deployment, "committed fixture")
+    // The fixture's display metadata (slug, category, featured, titles, icons), upserted.
+    return yield* follow(server.url, server.chain.meta.deployment, "committed fixture", seedDisplayMetadataFrom(FIXTURE_METADATA))
   }).pipe(Effect.scoped)
 
 /** The main job: check the deployment, migrate, then serve and index until interrupted. */

@@ -1,21 +1,33 @@
 /**
- * The indexer's public, read-only HTTP API: its definition (shared with the typed client the
- * backend uses) and the server layer.
+ * The indexer's public, read-only HTTP API: the server layer over the definition
+ * (`definition.ts`, shared with the typed client the backend uses) and the handlers
+ * (`handlers/*.ts`, one module per resource group).
+ *
+ * Every response goes through one middleware: the freshness headers (`freshness.ts`) and the
+ * error bodies (`request-errors.ts`). OpenAPI 3.1 is served at /api/openapi.json and a browsable
+ * page (Scalar, its script inlined: no CDN needed) at /api/docs.
  */
-import { HttpApi, HttpApiBuilder, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
 import { AppConfig } from "../../src/config.js"
-import { HealthGroup, readHealth } from "./health.js"
-import { readStats, StatsGroup } from "./stats.js"
+import { IndexerApi } from "./definition.js"
+import { FreshnessLive, withFreshness } from "./freshness.js"
+import { MarketsLive } from "./handlers/markets.js"
+import { readHealth } from "./health.js"
+import { renderErrors } from "./request-errors.js"
+import { readStats } from "./stats.js"
 
-export class IndexerApi extends HttpApi.make("indexer").add(HealthGroup).add(StatsGroup) {}
+export { IndexerApi } from "./definition.js"
+
+/** The chain this indexer serves (its health names it). */
+export class IndexedChain extends Context.Tag("IndexedChain")<IndexedChain, { readonly chainId: number }>() {}
 
 const HealthLive = HttpApiBuilder.group(IndexerApi, "health", (handlers) =>
   handlers.handle("health", () =>
-    AppConfig.pipe(
-      Effect.flatMap((config) => readHealth(config.chainId)),
+    IndexedChain.pipe(
+      Effect.flatMap(({ chainId }) => readHealth(chainId)),
       Effect.map((data) => ({ data, meta: null }))
     )
   )
@@ -25,7 +37,24 @@ const StatsLive = HttpApiBuilder.group(IndexerApi, "stats", (handlers) =>
   handlers.handle("stats", () => Effect.map(readStats, (data) => ({ data, meta: null })))
 )
 
-export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide([HealthLive, StatsLive]))
+export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide([HealthLive, StatsLive, MarketsLive]))
+
+/** Freshness headers and error bodies on every response, unknown routes included. */
+const IndexerMiddleware = HttpApiBuilder.middleware((app) => withFreshness(renderErrors(app)), { withContext: true })
+
+/**
+ * The indexer API served by whatever `HttpServer` is provided, reading the database of the
+ * provided `SqlClient`/`PgClient` for chain `chainId`.
+ */
+export const indexerHttpLayer = (chainId: number) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(HttpApiScalar.layer({ path: "/api/docs" })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
+    Layer.provide(IndexerMiddleware),
+    Layer.provide(IndexerApiLive),
+    Layer.provide(Layer.succeed(IndexedChain, { chainId })),
+    Layer.provide(FreshnessLive(chainId))
+  )
 
 /** Where this process's indexer API answers, once its server is listening. */
 export class IndexerEndpoint extends Context.Tag("IndexerEndpoint")<IndexerEndpoint, { readonly url: string }>() {}
@@ -36,15 +65,12 @@ export const listening = (server: string) =>
     Effect.logInfo("listening").pipe(Effect.annotateLogs({ server, url }), Effect.as(url))
   )
 
-/** The indexer API served on HOST:INDEXER_PORT (OpenAPI document at /api/openapi.json). */
+/** The indexer API served on HOST:INDEXER_PORT (OpenAPI document at /api/openapi.json, docs at /api/docs). */
 export const IndexerServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
-    Layer.merge(
-      HttpApiBuilder.serve().pipe(
-        Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
-        Layer.provide(IndexerApiLive)
-      ),
-      Layer.effect(IndexerEndpoint, Effect.map(listening("indexer"), (url) => ({ url })))
-    ).pipe(Layer.provide(NodeHttpServer.layer(createServer, { port: config.indexerPort, host: config.host })))
+    Layer.merge(indexerHttpLayer(config.chainId), Layer.effect(IndexerEndpoint, Effect.map(listening("indexer"), (url) => ({ url })))).pipe(
+      Layer.provide(NodeHttpServer.layer(createServer, { port: config.indexerPort, host: config.host }))
+    )
   )
 )
+

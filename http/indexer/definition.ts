@@ -1,0 +1,35 @@
+/**
+ * The indexer API's definition: every group of the spec's "Indexer endpoints (public, GET)" table.
+ * Shared by the server (`api.ts`), the OpenAPI document and the typed client the backend uses.
+ * Kept apart from the handlers, which import it.
+ */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { InvalidParameter, ServiceUnavailable } from "../../schema/errors.js"
+import { HealthGroup } from "./health.js"
+import { MarketsGroup } from "./markets.js"
+import { adjustOpenApi } from "./openapi.js"
+import { StatsGroup } from "./stats.js"
+
+const DESCRIPTION = `Public, read-only data of a binary prediction-market protocol (chain 130), indexed from its contract events.
+
+- Envelope: \`{ data, meta }\`. Lists: \`meta { limit, offset, count }\`, count = all matching rows. Single items: \`meta: null\`.
+- Pagination: \`limit\` 1 to 100 (default 20), \`offset\` 0 or more (default 0). Every list has a fixed order ending in a unique key, so pages never overlap or skip.
+- Wire format: token amounts are decimal strings with six fraction digits (\`"125000.000000"\`), prices decimal strings from 0 to 1 (\`"0.620000"\`), other uint256 values decimal strings, never JSON numbers; timestamps unix seconds; addresses and hashes lowercase.
+- Market ids: the decimal \`id\` or the 64-hex \`marketIdHex\`.
+- Errors: \`{ error, message }\` with a PascalCase name: InvalidParameter, InvalidAddress, InvalidMarketId (400); MarketNotFound, EventNotFound, OrderNotFound, NotFound (404); ServiceUnavailable (503). The message names the offending parameter.
+- Freshness: every response carries \`X-Indexed-Block\` (and \`X-Indexed-Block-Hash\`), the last block the answer reflects at least. Not seeing a transaction of a later block yet means: retry shortly.`
+
+export class IndexerApi extends HttpApi.make("indexer")
+  .add(MarketsGroup)
+  .add(StatsGroup)
+  .add(HealthGroup)
+  .addError(InvalidParameter.wire)
+  .addError(ServiceUnavailable.wire)
+  .annotateContext(
+    OpenApi.annotations({
+      title: "Indexer API",
+      version: "1.0.0",
+      description: DESCRIPTION,
+      transform: adjustOpenApi
+    })
+  ) {}

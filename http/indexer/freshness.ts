@@ -1,0 +1,92 @@
+/**
+ * How fresh an answer is: every indexer response carries `X-Indexed-Block` (the last block whose
+ * changes are committed, or `none` before the first) and `X-Indexed-Block-Hash`. A client that
+ * made a trade in block B and gets `X-Indexed-Block` < B without seeing it knows to retry.
+ *
+ * Invariant: the header never claims more than the answer reflects. The block is taken when the
+ * request starts, from a value that only moves when Postgres delivers the pipeline's
+ * `predix_indexed` NOTIFY, which it sends inside the commit's transaction: a notification
+ * arrives after its changes are visible, so the data read afterwards holds at least that block.
+ * (After a reorg the notification carries the common ancestor, and the header goes back with it.)
+ * A poll every few seconds re-reads the checkpoint, in case the LISTEN connection drops.
+ */
+import { HttpServerResponse } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Context, Effect, Layer, Ref, Schedule, Stream } from "effect"
+import { INDEXED_CHANNEL } from "../../pipeline/run.js"
+
+export const INDEXED_BLOCK_HEADER = "x-indexed-block"
+export const INDEXED_BLOCK_HASH_HEADER = "x-indexed-block-hash"
+
+export interface IndexedHead {
+  readonly block: number
+  readonly hash: string
+}
+
+export class Freshness extends Context.Tag("IndexerFreshness")<
+  Freshness,
+  {
+    /** The last committed head as last heard of; null before the first batch. */
+    readonly current: Effect.Effect<IndexedHead | null>
+  }
+>() {}
+
+const readCheckpoint = (chainId: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ block_number: string; block_hash: string }>`select block_number, block_hash from indexer_checkpoint where chain_id = ${chainId}`
+  ).pipe(Effect.map((rows) => (rows[0] === undefined ? null : { block: Number(rows[0].block_number), hash: rows[0].block_hash })))
+
+const parseNotification = (chainId: number, payload: string): IndexedHead | undefined => {
+  try {
+    const value = JSON.parse(payload) as { chainId?: unknown; block?: unknown; hash?: unknown }
+    return value.chainId === chainId && typeof value.block === "number" && typeof value.hash === "string"
+      ? { block: value.block, hash: value.hash }
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** Follows the checkpoint of `chainId` for as long as the layer lives. */
+export const FreshnessLive = (chainId: number) =>
+  Layer.scoped(
+    Freshness,
+    Effect.gen(function* () {
+      const head = yield* Ref.make<IndexedHead | null>(null)
+      const refresh = readCheckpoint(chainId).pipe(
+        Effect.flatMap((value) => Ref.set(head, value)),
+        Effect.catchAll((error) => Effect.logDebug("checkpoint not read").pipe(Effect.annotateLogs("error", String(error))))
+      )
+      yield* refresh
+      const pg = yield* PgClient.PgClient
+      yield* pg.listen(INDEXED_CHANNEL).pipe(
+        Stream.runForEach((payload) => {
+          const next = parseNotification(chainId, payload)
+          return next === undefined ? Effect.void : Ref.set(head, next)
+        }),
+        Effect.catchAll(() => Effect.void),
+        Effect.repeat(Schedule.spaced("1 second")),
+        Effect.forkScoped
+      )
+      yield* refresh.pipe(Effect.repeat(Schedule.spaced("5 seconds")), Effect.forkScoped)
+      return { current: Ref.get(head) }
+    })
+  )
+
+/** A fixed head, for tests and tools that serve a database nobody writes to. */
+export const FreshnessFixed = (value: IndexedHead | null) => Layer.succeed(Freshness, { current: Effect.succeed(value) })
+
+/** Adds the freshness headers, read before `app` runs, to whatever `app` answers. */
+export const withFreshness = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | Freshness> =>
+  Effect.flatMap(Freshness, (freshness) =>
+    Effect.flatMap(freshness.current, (head) =>
+      Effect.map(app, (response) =>
+        HttpServerResponse.setHeaders(response, {
+          [INDEXED_BLOCK_HEADER]: head === null ? "none" : String(head.block),
+          [INDEXED_BLOCK_HASH_HEADER]: head === null ? "none" : head.hash
+        })
+      )
+    )
+  )

@@ -1,0 +1,36 @@
+/**
+ * What every read shares: database failures and slow answers are a 503 `ServiceUnavailable`
+ * (never a 500, never a hang), and list pages come with the total number of matching rows.
+ */
+import type { SqlError } from "@effect/sql/SqlError"
+import { Effect } from "effect"
+import { ServiceUnavailable } from "../../../schema/errors.js"
+
+/** A read that fails only with `ServiceUnavailable` and gives up after five seconds. */
+export const read = <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, ServiceUnavailable, R> =>
+  effect.pipe(
+    Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new ServiceUnavailable({ message: "database did not answer within 5 seconds" }) }),
+    Effect.catchTag("SqlError", (error) => Effect.fail(new ServiceUnavailable({ message: `database unavailable: ${error.message}` })))
+  )
+
+/** One page of rows and the number of rows matching the filters. */
+export interface Page<A> {
+  readonly rows: ReadonlyArray<A>
+  readonly count: number
+}
+
+/**
+ * A page from a query that selects `count(*) over () as total_count` beside its columns: one round
+ * trip in the usual case. Only a page past the end (no rows, so no count) needs `countQuery`.
+ */
+export const pageOf = <Row extends { readonly total_count: string | number }, R1, R2>(
+  pageQuery: Effect.Effect<ReadonlyArray<Row>, SqlError, R1>,
+  countQuery: Effect.Effect<ReadonlyArray<{ readonly count: string | number }>, SqlError, R2>,
+  offset: number
+): Effect.Effect<Page<Row>, SqlError, R1 | R2> =>
+  Effect.flatMap(pageQuery, (rows) => {
+    const first = rows[0]
+    if (first !== undefined) return Effect.succeed({ rows, count: Number(first.total_count) })
+    if (offset === 0) return Effect.succeed({ rows, count: 0 })
+    return Effect.map(countQuery, (counted) => ({ rows, count: Number(counted[0]?.count ?? 0) }))
+  })

@@ -1,0 +1,140 @@
+/**
+ * Reads of the `market` table (with its event and display metadata) for the market endpoints.
+ *
+ * Invariants: every list order ends in the primary key, so pages never overlap or skip; filters
+ * and sorts come from closed sets (`MarketListQuery`), so the only text spliced into SQL is one of
+ * the literals below and every value is a bound parameter.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { IndexerMarketNotFound } from "../../../schema/errors.js"
+import type { Address, TxHash } from "../../../schema/primitives.js"
+import { marketIdToHex, PRICE_SCALE } from "../../../schema/primitives.js"
+import type { Market, MarketListQuery, MarketSort, MarketStatus } from "../markets.js"
+import { DISPLAY_COLUMNS, displayMetadata, toIntOrNull, toTimeInt, type DisplayMetadataRow } from "../records.js"
+import { pageOf, read } from "./db.js"
+
+interface MarketRow extends DisplayMetadataRow {
+  readonly id: string
+  readonly question: string
+  readonly end_time: string
+  readonly oracle: string
+  readonly creator: string
+  readonly yes_token: string
+  readonly no_token: string
+  readonly created_at: string
+  readonly created_block: string
+  readonly created_tx: string
+  readonly total_collateral: string
+  readonly volume: string
+  readonly trade_count: string
+  readonly is_resolved: boolean
+  readonly outcome: boolean | null
+  readonly resolution_type: Market["resolutionType"]
+  readonly resolved_at: string | null
+  readonly refund_mode: boolean
+  readonly yes_price: string | null
+  readonly last_trade_at: string | null
+  readonly event_id: string | null
+}
+
+/** The columns of a market record; `m` is the market, `d` its display metadata. */
+const MARKET_COLUMNS = `m.id, m.question, m.end_time, m.oracle, m.creator, m.yes_token, m.no_token, m.created_at,
+  m.created_block, m.created_tx, m.total_collateral, m.volume, m.trade_count, m.is_resolved, m.outcome,
+  m.resolution_type, m.resolved_at, m.refund_mode, m.yes_price, m.last_trade_at,
+  (select e.id from event_group e where e.market_ids @> jsonb_build_array(m.id::text) order by e.id limit 1) as event_id,
+  ${DISPLAY_COLUMNS}`
+
+const MARKET_FROM = `market m left join display_metadata d on d.kind = 'market' and d.id = m.id`
+
+const STATUS_FILTER: Record<MarketStatus, string> = {
+  active: "not m.is_resolved and not m.refund_mode",
+  resolved: "m.is_resolved",
+  refunding: "m.refund_mode and not m.is_resolved"
+}
+
+const SORT_ORDER: Record<MarketSort, string> = {
+  newest: "m.id desc",
+  oldest: "m.id asc",
+  volume: "m.volume desc, m.id asc",
+  trades: "m.trade_count desc, m.id asc",
+  ending_soon: "m.end_time asc, m.id asc"
+}
+
+/** The market status words, derived exactly as `STATUS_FILTER` selects them. */
+export const marketStatus = (row: { readonly is_resolved: boolean; readonly refund_mode: boolean }): MarketStatus =>
+  row.is_resolved ? "resolved" : row.refund_mode ? "refunding" : "active"
+
+const toMarket = (row: MarketRow): Market => {
+  const id = BigInt(row.id)
+  const yesPrice = row.yes_price === null ? null : BigInt(row.yes_price)
+  return {
+    id,
+    marketIdHex: marketIdToHex(id),
+    question: row.question,
+    endTime: toTimeInt(row.end_time),
+    yesPrice,
+    noPrice: yesPrice === null ? null : PRICE_SCALE - yesPrice,
+    totalCollateral: BigInt(row.total_collateral),
+    volume: BigInt(row.volume),
+    tradeCount: Number(row.trade_count),
+    isResolved: row.is_resolved,
+    outcome: row.outcome,
+    resolutionType: row.resolution_type,
+    resolvedAt: toIntOrNull(row.resolved_at),
+    refundMode: row.refund_mode,
+    status: marketStatus(row),
+    creator: row.creator as Address,
+    oracle: row.oracle as Address,
+    yesToken: row.yes_token as Address,
+    noToken: row.no_token as Address,
+    eventId: row.event_id === null ? null : BigInt(row.event_id),
+    createdAt: Number(row.created_at),
+    createdBlock: Number(row.created_block),
+    createdTx: row.created_tx as TxHash,
+    lastTradeAt: toIntOrNull(row.last_trade_at),
+    metadata: displayMetadata(row)
+  }
+}
+
+export const listMarkets = (query: MarketListQuery) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const where = sql.and([
+      ...(query.status === undefined ? [] : [sql.literal(STATUS_FILTER[query.status])]),
+      ...(query.category === undefined ? [] : [sql`d.category = ${query.category}`]),
+      ...(query.featured === undefined ? [] : [query.featured ? sql`d.featured` : sql`coalesce(d.featured, false) = false`])
+    ])
+    const page = yield* pageOf(
+      sql<MarketRow & { total_count: string }>`
+        select ${sql.literal(MARKET_COLUMNS)}, count(*) over () as total_count
+        from ${sql.literal(MARKET_FROM)} where ${where}
+        order by ${sql.literal(SORT_ORDER[query.sort])} limit ${query.limit} offset ${query.offset}`,
+      sql<{ count: string }>`select count(*) as count from ${sql.literal(MARKET_FROM)} where ${where}`,
+      query.offset
+    )
+    return { data: page.rows.map(toMarket), meta: { limit: query.limit, offset: query.offset, count: page.count } }
+  }).pipe(read)
+
+export const getMarket = (id: bigint) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<MarketRow>`
+      select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id = ${id.toString()}::numeric`
+    return rows[0] === undefined ? undefined : toMarket(rows[0])
+  }).pipe(
+    read,
+    Effect.flatMap((market) => (market === undefined ? Effect.fail(marketNotFound(id)) : Effect.succeed({ data: market, meta: null })))
+  )
+
+export const marketNotFound = (id: bigint) => new IndexerMarketNotFound({ message: `no market with id ${id}` })
+
+/**
+ * Fails with `MarketNotFound` unless market `id` exists: every `/api/markets/{id}/...` endpoint
+ * answers 404 for an unknown market rather than an empty list.
+ */
+export const requireMarket = (id: bigint) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ one: number }>`select 1 as one from market where id = ${id.toString()}::numeric`).pipe(
+    read,
+    Effect.flatMap((rows) => (rows.length === 0 ? Effect.fail(marketNotFound(id)) : Effect.void))
+  )

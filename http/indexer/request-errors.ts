@@ -1,0 +1,86 @@
+/**
+ * Every failure of an indexer request becomes the spec's error body `{ error, message }` with a
+ * PascalCase name, here and nowhere else.
+ *
+ * - A parameter the endpoint's schemas reject (HttpApi's `HttpApiDecodeError`) is a 400 whose
+ *   name follows from the parameter (`InvalidAddress`, `InvalidMarketId`, else
+ *   `InvalidParameter`, see `params.ts`) and whose message names it.
+ * - An unknown path or method is a 404 `NotFound`.
+ * - A typed indexer error (`MarketNotFound`, ...) keeps its name and status.
+ * - A database error that escaped a handler is a 503 `ServiceUnavailable`.
+ * - Anything else is a bug: logged with its cause, answered 500 `InternalError`, never with a
+ *   stack trace. Handlers encode their own responses (see `respond.ts`), so an encoding bug is a
+ *   defect here, not a misleading 400.
+ */
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { Cause, Effect, Option } from "effect"
+import { IndexerErrorsByName, type IndexerErrorBody } from "../../schema/errors.js"
+import { parameterError } from "./params.js"
+
+type Issue = HttpApiDecodeError["issues"][number]
+
+const body = (status: number, error: string, message: string) =>
+  HttpServerResponse.unsafeJson({ error, message } satisfies IndexerErrorBody, { status })
+
+/** The 400 for the first rejected parameter of a request. */
+export const describeDecodeError = (error: HttpApiDecodeError): { readonly error: string; readonly message: string } => {
+  const issue: Issue | undefined = error.issues[0]
+  const name = issue?.path[0]
+  if (issue === undefined || name === undefined) return { error: "InvalidParameter", message: `malformed request: ${error.message}` }
+  const parameter = String(name)
+  if (issue._tag === "Unexpected") {
+    const accepted = [...issue.message.matchAll(/"([^"]+)"/g)].map((m) => m[1]).join(", ")
+    return {
+      error: "InvalidParameter",
+      message: `unknown query parameter ${JSON.stringify(parameter)}; ${accepted === "" ? "this endpoint takes none" : `this endpoint takes ${accepted}`}`
+    }
+  }
+  const kind = parameterError(parameter)
+  return { error: kind, message: `invalid ${kind === "InvalidParameter" ? "parameter" : kind === "InvalidAddress" ? "address" : "market id"} ${JSON.stringify(parameter)}: ${issue.message}` }
+}
+
+const isIndexerError = (u: unknown): u is { readonly _tag: keyof typeof IndexerErrorsByName; readonly message: string } =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && Object.hasOwn(IndexerErrorsByName, u._tag)
+
+const render = (failure: unknown, request: string): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  if (failure instanceof HttpApiDecodeError) {
+    const { error, message } = describeDecodeError(failure)
+    return Effect.succeed(body(400, error, message))
+  }
+  if (isIndexerError(failure)) return Effect.succeed(body(IndexerErrorsByName[failure._tag].status, failure._tag, failure.message))
+  const tag = typeof failure === "object" && failure !== null && "_tag" in failure ? failure._tag : undefined
+  if (tag === "RouteNotFound") return Effect.succeed(body(404, "NotFound", `no route ${request}; the API is described at /api/openapi.json`))
+  if (tag === "SqlError") {
+    return Effect.logWarning("database error").pipe(
+      Effect.annotateLogs({ request, error: String((failure as { message?: unknown }).message) }),
+      Effect.as(body(503, "ServiceUnavailable", "database unavailable"))
+    )
+  }
+  return Effect.logError("unexpected failure").pipe(
+    Effect.annotateLogs({ request, failure: String(failure) }),
+    Effect.as(body(500, "InternalError", "internal error"))
+  )
+}
+
+/** Turns every failure and defect of `app` into an error response (the app then never fails). */
+export const renderErrors = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
+  Effect.catchAllCause(app, (cause) =>
+    Effect.flatMap(requestLine, (request) => {
+      const failure = Cause.failureOption(cause)
+      if (Option.isSome(failure)) return render(failure.value, request)
+      if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      return Effect.logError("defect").pipe(
+        Effect.annotateLogs({ request, cause: Cause.pretty(cause) }),
+        Effect.as(body(500, "InternalError", "internal error"))
+      )
+    })
+  ) as HttpApp.Default<never, R>
+
+
+/** `GET /api/...` of the current request, for messages and logs (the path only, no query). */
+const requestLine = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const path = request.url.split("?")[0] ?? request.url
+  return `${request.method} ${path.length > 200 ? `${path.slice(0, 200)}...` : path}`
+})
