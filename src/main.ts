@@ -5,6 +5,7 @@ import { Command, HelpDoc, Options, Span, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { writeFile } from "node:fs/promises"
+import { exportJob } from "./analytics/command.js"
 import { migrate, start, withConfig } from "./app.js"
 import { settings } from "./config.js"
 import { devnet } from "./devnet/command.js"
@@ -114,9 +115,26 @@ const devnetCommand = Command.make(
   )
 )
 
+const exportCommand = Command.make(
+  "export",
+  {
+    out: Options.file("out").pipe(Options.withDescription("DuckDB file to write, or to refresh when it holds an earlier snapshot")),
+    parquet: Options.directory("parquet").pipe(Options.optional, Options.withDescription("also write one Parquet file per table into this directory")),
+    includeUnfinalized: Options.boolean("include-unfinalized").pipe(
+      Options.withDescription("snapshot the indexed tip instead of the finalized block")
+    ),
+    full: Options.boolean("full").pipe(Options.withDescription("write a full export even when --out could be refreshed incrementally"))
+  },
+  (args) => withConfig(exportJob(args))
+).pipe(
+  Command.withDescription(
+    "Snapshot the index (finalized blocks) into a DuckDB file, atomically, from the running service's database (embedded or DATABASE_URL) without stopping it; refreshes an existing snapshot incrementally."
+  )
+)
+
 const root = Command.make("predix").pipe(
   Command.withDescription(environmentHelp),
-  Command.withSubcommands([startCommand, migrateCommand, recordCommand, replayCommand, syntheticCommand, devnetCommand])
+  Command.withSubcommands([startCommand, migrateCommand, recordCommand, replayCommand, syntheticCommand, devnetCommand, exportCommand])
 )
 
 const cli = Command.run(root, { name: "predix", version: "0.1.0" })
