@@ -10,6 +10,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { batchTimings } from "../pipeline/batch.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { embeddedPostgres } from "../src/db/embedded-postgres.js"
@@ -57,6 +58,7 @@ const program = Effect.gen(function* () {
       console.log(`indexed ${s.events} events (${finalized - summary.deployment.deployBlock + 1} blocks, ${s.batches} batches) in ${seconds.toFixed(1)} s`)
       console.log(`end to end: ${Math.round(s.events / seconds).toLocaleString("en")} events/s`)
       console.log(`time split: fetch (not overlapped with the rest) ${fetchSeconds.toFixed(1)} s, decode ${(s.decodeMs / 1000).toFixed(1)} s, reduce + write ${(s.reduceAndWriteMs / 1000).toFixed(1)} s`)
+      console.log(`inside reduce + write: load ${(batchTimings.load / 1000).toFixed(1)} s, reduce ${(batchTimings.reduce / 1000).toFixed(1)} s, write ${(batchTimings.write / 1000).toFixed(1)} s`)
       console.log(`peak RSS of the indexing process: ${Math.round(peak / 2 ** 20)} MiB`)
     }),
     pgClientLayer(Redacted.make(dbUrl))

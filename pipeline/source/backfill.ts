@@ -11,7 +11,8 @@
  *   the concurrency.
  * - Every log is checked against its block's header (same hash), since providers may answer
  *   from different replicas; headers are fetched for the blocks that have logs and for the
- *   batch's last block (the checkpoint's hash).
+ *   batch's last block (the checkpoint's hash), with the logs, several ranges at once.
+ * - Up to `concurrency` finished batches wait in a buffer, so fetching overlaps writing.
  *
  * Invariant: the batches tile [from, to] without gap or overlap, and each holds every watched
  * log of its blocks exactly once, ordered by (block, logIndex).
@@ -56,7 +57,7 @@ const fetchLogs = (
   to: number
 ): Effect.Effect<Array<ChainLog>, ChainError> =>
   rpc.logs(addresses, from, to).pipe(
-    Effect.tap(() => Ref.update(sizing, (s) => grow(s, policy))),
+    Effect.tap((logs) => Ref.update(sizing, (s) => grow(s, policy, logs.length, to - from + 1))),
     Effect.catchTag("RangeTooLarge", (error: RangeTooLarge) =>
       Effect.gen(function* () {
         const attempted = to - from + 1
@@ -93,15 +94,27 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
         })
       )
 
+      /** Headers of the blocks that have logs and of `to`, added to `into`; only those missing. */
+      const fetchHeaders = (logs: ReadonlyArray<ChainLog>, to: number, into: Map<number, BlockHeader>) =>
+        Effect.gen(function* () {
+          const missing = [...new Set([...logs.map((l) => l.blockNumber), to])].filter((n) => !into.has(n))
+          if (missing.length === 0) return into
+          for (const h of yield* rpc.headersAt(missing)) into.set(h.number, h)
+          return into
+        })
+
+      // Logs and their headers are fetched here, several ranges at once; `complete` then only
+      // fetches what announcements in earlier ranges add.
       const fetchRange = (range: { readonly from: number; readonly to: number }) =>
         Effect.gen(function* () {
           const addresses = watchlist.addresses()
           const logs = yield* fetchLogs(rpc, sizing, policy, addresses, range.from, range.to)
-          return { ...range, addresses: new Set(addresses), logs }
+          const headers = yield* fetchHeaders(logs, range.to, new Map())
+          return { ...range, addresses: new Set(addresses), logs, headers }
         })
 
       /** In block order: add the logs of addresses watched since the fetch, and announced within it. */
-      const complete = (fetched: { from: number; to: number; addresses: Set<string>; logs: Array<ChainLog> }) =>
+      const complete = (fetched: { from: number; to: number; addresses: Set<string>; logs: Array<ChainLog>; headers: Map<number, BlockHeader> }) =>
         Effect.gen(function* () {
           for (let attempt = 0; ; attempt++) {
             // A range whose logs and headers disagreed (replicas out of step) is fetched again whole.
@@ -127,10 +140,8 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
               logs = logs.concat(yield* fetchLogs(rpc, sizing, policy, [...fresh.keys()], Math.min(...fresh.values()), fetched.to))
             }
             logs.sort(byPosition)
-            const blocks = [...new Set([...logs.map((l) => l.blockNumber), fetched.to])]
-            const headers = new Map<number, BlockHeader>()
-            const fetchedHeaders = yield* rpc.headersAt(blocks)
-            for (const h of fetchedHeaders) headers.set(h.number, h)
+            // A refetch after a disagreement takes fresh headers too: either side may be stale.
+            const headers = yield* fetchHeaders(logs, fetched.to, attempt === 0 ? fetched.headers : new Map())
             const bad = logs.find((log) => headers.get(log.blockNumber)?.hash !== log.blockHash)
             if (bad === undefined) return { from: fetched.from, to: fetched.to, logs, headers } satisfies Batch
             if (attempt >= 5) {
@@ -141,9 +152,11 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
           }
         })
 
+      // The buffer lets the next batches be fetched and completed while the consumer writes one.
       return ranges.pipe(
         Stream.mapEffect(fetchRange, { concurrency: options.concurrency ?? 4 }),
-        Stream.mapEffect(complete)
+        Stream.mapEffect(complete),
+        Stream.buffer({ capacity: options.concurrency ?? 4 })
       )
     })
   )

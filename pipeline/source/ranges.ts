@@ -9,6 +9,10 @@
  *   stops instead of retrying the same failing range forever.
  * - A failure size is forgotten (its bound doubled) after `forgetAfter` consecutive successes,
  *   since log density changes along the chain.
+ * - An answer with more than `targetLogs` logs sizes the next range down to about `targetLogs`
+ *   at the density just seen, and one with more than half of it stops growth: answers stay near
+ *   a size providers accept (many cap at 10,000 logs) and batches stay small enough for the
+ *   fetching of one to overlap the writing of another.
  */
 import type { RangeTooLarge } from "./errors.js"
 
@@ -16,9 +20,10 @@ export interface RangePolicy {
   readonly initial: number
   readonly max: number
   readonly forgetAfter: number
+  readonly targetLogs: number
 }
 
-export const defaultRangePolicy: RangePolicy = { initial: 2_000, max: 100_000, forgetAfter: 16 }
+export const defaultRangePolicy: RangePolicy = { initial: 2_000, max: 100_000, forgetAfter: 16, targetLogs: 5_000 }
 
 export interface RangeState {
   readonly size: number
@@ -36,11 +41,18 @@ export const initialRange = (policy: RangePolicy = defaultRangePolicy): RangeSta
   successes: 0
 })
 
-export const grow = (state: RangeState, policy: RangePolicy = defaultRangePolicy): RangeState => {
+/** The next size after a range of `attempted` blocks (default: the current size) answered `logs` logs. */
+export const grow = (state: RangeState, policy: RangePolicy = defaultRangePolicy, logs = 0, attempted = state.size): RangeState => {
   const successes = state.successes + 1
   const failedAt = state.failedAt !== undefined && successes % policy.forgetAfter === 0 ? state.failedAt * 2 : state.failedAt
   const bound = Math.min(policy.max, state.statedCap ?? Number.POSITIVE_INFINITY, failedAt === undefined ? Number.POSITIVE_INFINITY : failedAt - 1)
-  return { ...state, successes, failedAt, size: Math.max(1, Math.min(state.size * 2, bound)) }
+  const wanted =
+    logs > policy.targetLogs
+      ? Math.floor((Math.max(attempted, 1) * policy.targetLogs) / logs)
+      : logs > policy.targetLogs / 2
+        ? state.size
+        : state.size * 2
+  return { ...state, successes, failedAt, size: Math.max(1, Math.min(wanted, bound)) }
 }
 
 /** The next size after `attempted` blocks failed with `error`; undefined when one block already failed. */

@@ -94,7 +94,7 @@ const run = (url: string, concurrency: number, initial: number) =>
         from: summary.deployment.deployBlock,
         to: chain.headNumber,
         concurrency,
-        policy: { initial, max: 5_000, forgetAfter: 16 }
+        policy: { initial, max: 5_000, forgetAfter: 16, targetLogs: 400 }
       })
     )
   )

@@ -45,7 +45,7 @@ describe("adaptive ranges", () => {
   const rangeError = (extra: Partial<ConstructorParameters<typeof RangeTooLarge>[0]> = {}) => new RangeTooLarge({ message: "too big", ...extra })
 
   it("doubles on success, halves on a plain range error, and stops at one block", () => {
-    let state = initialRange({ initial: 1000, max: 100_000, forgetAfter: 16 })
+    let state = initialRange({ initial: 1000, max: 100_000, forgetAfter: 16, targetLogs: 5_000 })
     state = grow(state)
     expect(state.size).toBe(2000)
     state = shrink(state, 2000, rangeError())!
@@ -53,8 +53,19 @@ describe("adaptive ranges", () => {
     expect(shrink({ ...state, size: 1 }, 1, rangeError())).toBeUndefined()
   })
 
+  it("sizes ranges by log density: down to about targetLogs after a dense answer, holding near it, doubling when sparse", () => {
+    const policy = { initial: 1000, max: 100_000, forgetAfter: 16, targetLogs: 5_000 }
+    let state = initialRange(policy)
+    state = grow(state, policy, 20_000, 1000)
+    expect(state.size).toBe(250)
+    state = grow(state, policy, 3_000, 250)
+    expect(state.size).toBe(250)
+    state = grow(state, policy, 100, 250)
+    expect(state.size).toBe(500)
+  })
+
   it("uses a suggested range only when smaller, and never grows past a stated cap", () => {
-    const state = initialRange({ initial: 4000, max: 100_000, forgetAfter: 16 })
+    const state = initialRange({ initial: 4000, max: 100_000, forgetAfter: 16, targetLogs: 5_000 })
     expect(shrink(state, 4000, rangeError({ suggested: { from: 10, to: 109 } }))!.size).toBe(100)
     expect(shrink(state, 4000, rangeError({ suggested: { from: 10, to: 9009 } }))!.size).toBe(2000)
     let capped = shrink(state, 4000, rangeError({ maxBlocks: 3000 }))!
