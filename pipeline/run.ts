@@ -33,11 +33,24 @@ export const GENESIS_DIGEST = `0x${"0".repeat(64)}`
 /** The Postgres NOTIFY channel of committed heads: payload {chainId, block, hash, reverted}. */
 export const INDEXED_CHANNEL = "predix_indexed"
 
-const serialize = (value: unknown) => JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v))
+/** A field's text for the digest: primitives as themselves, anything nested as JSON. */
+const fieldText = (v: unknown): string =>
+  typeof v === "object" && v !== null ? JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x)) : String(v)
 
-/** Chains the events of one block into the digest. */
-export const chainDigest = (digest: string, blockHash: string, events: ReadonlyArray<LocatedEvent>) =>
-  `0x${createHash("sha256").update(digest).update(blockHash).update(serialize(events.map((e) => [e.at.logIndex, e.event]))).digest("hex")}`
+/**
+ * Chains the events of one block into the digest: sha256 over the previous digest, the block
+ * hash, and each event's log index and fields in declaration order. Field by field rather than
+ * JSON.stringify with a replacer, which costs a callback per value on the hot path.
+ */
+export const chainDigest = (digest: string, blockHash: string, events: ReadonlyArray<LocatedEvent>) => {
+  const hash = createHash("sha256").update(digest).update(blockHash)
+  for (const { at, event } of events) {
+    let text = `\n${at.logIndex}`
+    for (const key in event) text += `\u0000${key}=${fieldText((event as unknown as Record<string, unknown>)[key])}`
+    hash.update(text)
+  }
+  return `0x${hash.digest("hex")}`
+}
 
 export interface IndexerOptions {
   readonly rpc: Rpc

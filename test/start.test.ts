@@ -104,7 +104,7 @@ describe("predix start", () => {
     second.child.kill("SIGINT")
     expect(await second.exited).toBe(0)
     expect(isAlive(pid)).toBe(false)
-  })
+  }, 90_000) // two starts of Postgres, the first left orphaned
 
   it("answers 503 with the indexer error shape when the database is gone, never a 500", async () => {
     const config = await env()
