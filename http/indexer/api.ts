@@ -14,7 +14,18 @@ import { createServer } from "node:http"
 import { AppConfig } from "../../src/config.js"
 import { IndexerApi } from "./definition.js"
 import { FreshnessLive, withFreshness } from "./freshness.js"
+import { AdminLive } from "./handlers/admin.js"
+import { EventsLive } from "./handlers/events.js"
+import { ExchangeLive, TradeBreakdownLive } from "./handlers/exchange.js"
+import { LiquidityLive } from "./handlers/liquidity.js"
+import { MarketAmmLive } from "./handlers/market-amm.js"
+import { MarketBookLive } from "./handlers/market-book.js"
+import { MarketPricesLive } from "./handlers/market-prices.js"
+import { MarketTradesLive } from "./handlers/market-trades.js"
 import { MarketsLive } from "./handlers/markets.js"
+import { OraclesLive } from "./handlers/oracles.js"
+import { PortfolioLive } from "./handlers/portfolio.js"
+import { UserStatsLive, UsersLive } from "./handlers/users.js"
 import { readHealth } from "./health.js"
 import { renderErrors } from "./request-errors.js"
 import { readStats } from "./stats.js"
@@ -37,7 +48,24 @@ const StatsLive = HttpApiBuilder.group(IndexerApi, "stats", (handlers) =>
   handlers.handle("stats", () => Effect.map(readStats, (data) => ({ data, meta: null })))
 )
 
-export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide([HealthLive, StatsLive, MarketsLive]))
+export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide([
+  HealthLive,
+  StatsLive,
+  MarketsLive,
+  MarketTradesLive,
+  MarketPricesLive,
+  MarketBookLive,
+  MarketAmmLive,
+  EventsLive,
+  PortfolioLive,
+  UserStatsLive,
+  UsersLive,
+  ExchangeLive,
+  TradeBreakdownLive,
+  LiquidityLive,
+  OraclesLive,
+  AdminLive
+]))
 
 /** Freshness headers and error bodies on every response, unknown routes included. */
 const IndexerMiddleware = HttpApiBuilder.middleware((app) => withFreshness(renderErrors(app)), { withContext: true })

@@ -5,10 +5,23 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { InvalidParameter, ServiceUnavailable } from "../../schema/errors.js"
+import { AdminGroup } from "./admin.js"
+import { EventsGroup } from "./events.js"
+import { ExchangeGroup } from "./exchange.js"
 import { HealthGroup } from "./health.js"
+import { LiquidityGroup } from "./liquidity.js"
+import { MarketAmmGroup } from "./market-amm.js"
+import { MarketBookGroup } from "./market-book.js"
+import { MarketPricesGroup } from "./market-prices.js"
+import { MarketTradesGroup } from "./market-trades.js"
 import { MarketsGroup } from "./markets.js"
 import { adjustOpenApi } from "./openapi.js"
+import { OraclesGroup } from "./oracles.js"
+import { PortfolioGroup } from "./portfolio.js"
 import { StatsGroup } from "./stats.js"
+import { TradeBreakdownGroup } from "./trade-breakdown.js"
+import { UserStatsGroup } from "./user-stats.js"
+import { UsersGroup } from "./users.js"
 
 const DESCRIPTION = `Public, read-only data of a binary prediction-market protocol (chain 130), indexed from its contract events.
 
@@ -21,6 +34,19 @@ const DESCRIPTION = `Public, read-only data of a binary prediction-market protoc
 
 export class IndexerApi extends HttpApi.make("indexer")
   .add(MarketsGroup)
+  .add(MarketTradesGroup)
+  .add(MarketPricesGroup)
+  .add(MarketBookGroup)
+  .add(MarketAmmGroup)
+  .add(EventsGroup)
+  .add(PortfolioGroup)
+  .add(UserStatsGroup)
+  .add(UsersGroup)
+  .add(ExchangeGroup)
+  .add(TradeBreakdownGroup)
+  .add(LiquidityGroup)
+  .add(OraclesGroup)
+  .add(AdminGroup)
   .add(StatsGroup)
   .add(HealthGroup)
   .addError(InvalidParameter.wire)

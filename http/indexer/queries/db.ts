@@ -2,16 +2,19 @@
  * What every read shares: database failures and slow answers are a 503 `ServiceUnavailable`
  * (never a 500, never a hang), and list pages come with the total number of matching rows.
  */
-import type { SqlError } from "@effect/sql/SqlError"
+import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import { ServiceUnavailable } from "../../../schema/errors.js"
+import { InvalidParameter, ServiceUnavailable } from "../../../schema/errors.js"
 
-/** A read that fails only with `ServiceUnavailable` and gives up after five seconds. */
-export const read = <A, R>(effect: Effect.Effect<A, SqlError, R>): Effect.Effect<A, ServiceUnavailable, R> =>
+/** A read whose database failures (and answers slower than five seconds) are `ServiceUnavailable`. */
+export const read = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
   effect.pipe(
     Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new ServiceUnavailable({ message: "database did not answer within 5 seconds" }) }),
-    Effect.catchTag("SqlError", (error) => Effect.fail(new ServiceUnavailable({ message: `database unavailable: ${error.message}` })))
-  )
+    Effect.catchIf(
+      (error): error is SqlError => error instanceof SqlError,
+      (error) => Effect.fail(new ServiceUnavailable({ message: `database unavailable: ${error.message}` }))
+    )
+  ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>
 
 /** One page of rows and the number of rows matching the filters. */
 export interface Page<A> {
@@ -34,3 +37,9 @@ export const pageOf = <Row extends { readonly total_count: string | number }, R1
     if (offset === 0) return Effect.succeed({ rows, count: 0 })
     return Effect.map(countQuery, (counted) => ({ rows, count: Number(counted[0]?.count ?? 0) }))
   })
+
+/** `from` after `to` can match nothing: said as a 400 naming `from` rather than answered with an empty list. */
+export const checkRange = (from: number | undefined, to: number | undefined): Effect.Effect<void, InvalidParameter> =>
+  from !== undefined && to !== undefined && from > to
+    ? Effect.fail(InvalidParameter.forParameter("from", `from (${from}) is after to (${to})`))
+    : Effect.void

@@ -1,0 +1,75 @@
+/**
+ * The current holdings of a market: its order book (`/orderbook`, live orders grouped by price
+ * tick) and its per-user positions (`/positions`).
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
+import { IndexerInvalidAddress, IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
+import { Address, Amount6, Price, SignedAmount6, Uint256 } from "../../schema/primitives.js"
+import { addressParam, MarketPath, optional, page, strictQuery } from "./params.js"
+import { Count } from "./records.js"
+
+export const BookLevel = Schema.Struct({
+  price: Price.annotations({ description: "limit price of the level (USDC per share of the side's token)" }),
+  tick: Schema.Int.annotations({ description: "price in ticks of 0.01 (1 to 99)" }),
+  amount: Amount6.annotations({ description: "shares still open at this price (amount - filled of the live orders)" }),
+  orders: Count.annotations({ description: "live orders at this price" })
+}).annotations({ identifier: "BookLevel", title: "Book level", description: "open orders at one price" })
+
+const BookSide = Schema.Struct({
+  bids: Schema.Array(BookLevel).annotations({ description: "BUY orders, best (highest) price first" }),
+  asks: Schema.Array(BookLevel).annotations({ description: "SELL orders, best (lowest) price first" })
+})
+
+export const OrderBook = Schema.Struct({
+  marketId: Uint256,
+  yes: BookSide.annotations({ description: "BUY_YES bids and SELL_YES asks" }),
+  no: BookSide.annotations({ description: "BUY_NO bids and SELL_NO asks" }),
+  bestBidYes: Schema.NullOr(Price),
+  bestAskYes: Schema.NullOr(Price),
+  bestBidNo: Schema.NullOr(Price),
+  bestAskNo: Schema.NullOr(Price)
+}).annotations({ identifier: "OrderBook", title: "Order book", description: "the current CLOB book of a market, grouped by price tick" })
+export type OrderBook = typeof OrderBook.Type
+
+export const Position = Schema.Struct({
+  marketId: Uint256,
+  user: Address,
+  yesBalance: Amount6,
+  noBalance: Amount6,
+  yesCost: Amount6.annotations({ description: "USDC paid for the YES tokens held (average-cost basis)" }),
+  noCost: Amount6.annotations({ description: "USDC paid for the NO tokens held (average-cost basis)" }),
+  realizedPnl: SignedAmount6.annotations({ description: "profit or loss realized by sells, merges, redemptions and refunds" })
+}).annotations({
+  identifier: "Position",
+  title: "Position",
+  description: "a user's position in a market, from router trades (recipient) and splits, merges, redemptions and refunds"
+})
+export type Position = typeof Position.Type
+
+export const PositionQuery = strictQuery({
+  address: optional(addressParam("address", "only this user's position")),
+  ...page
+})
+export type PositionQuery = typeof PositionQuery.Type
+
+export class MarketBookGroup extends HttpApiGroup.make("marketBook")
+  .add(
+    HttpApiEndpoint.get("orderbook", "/api/markets/:id/orderbook")
+      .setPath(MarketPath)
+      .addSuccess(IndexerItem(OrderBook))
+      .addError(IndexerMarketNotFound.wire)
+      .addError(IndexerInvalidMarketId.wire)
+      .annotate(OpenApi.Summary, "Current order book snapshot grouped by price tick")
+  )
+  .add(
+    HttpApiEndpoint.get("positions", "/api/markets/:id/positions")
+      .setPath(MarketPath)
+      .setUrlParams(PositionQuery)
+      .addSuccess(IndexerList(Position))
+      .addError(IndexerMarketNotFound.wire)
+      .addError(IndexerInvalidMarketId.wire)
+      .addError(IndexerInvalidAddress.wire)
+      .annotate(OpenApi.Summary, "Per-user positions, largest holdings (YES + NO balance) first, then by address")
+  ) {}

@@ -1,0 +1,102 @@
+/**
+ * A user's portfolio: open positions marked to market (`/api/portfolio/{address}`), the cash flow
+ * of their router trades over time (`/history`), and aggregated profit and loss (`/pnl`).
+ *
+ * Marking: an unresolved market's shares are worth its latest YES price (NO: 1 - YES); a resolved
+ * market's winning shares 1 and losing shares 0; a market in refund mode is marked at its last
+ * price too; a market that never traded is marked at cost. Positions come from router trades
+ * (credited to the recipient) and splits, merges, redemptions and refunds (the `position` table).
+ */
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
+import { IndexerInvalidAddress } from "../../schema/errors.js"
+import { TIMEFRAMES, Timeframe } from "../../schema/enums.js"
+import { Address, Amount6, Price, SignedAmount6, Timestamp, Uint256 } from "../../schema/primitives.js"
+import { Position } from "./market-book.js"
+import { AddressPath, literalParam, optional, page, strictQuery, timestampParam, withDefault } from "./params.js"
+import { Count } from "./records.js"
+
+export const PortfolioPosition = Schema.Struct({
+  ...Position.fields,
+  question: Schema.String,
+  marketStatus: Schema.Literal("active", "resolved", "refunding"),
+  outcome: Schema.NullOr(Schema.Boolean),
+  markPrice: Schema.NullOr(Price).annotations({ description: "YES price used to mark the position; null when marked at cost or resolved" }),
+  value: Amount6.annotations({ description: "what the shares held are worth (USDC)" }),
+  unrealizedPnl: SignedAmount6.annotations({ description: "value - (yesCost + noCost)" })
+}).annotations({ identifier: "PortfolioPosition", title: "Portfolio position", description: "an open position marked to market" })
+export type PortfolioPosition = typeof PortfolioPosition.Type
+
+const totalsFields = {
+  value: Amount6.annotations({ description: "sum of the open positions' values" }),
+  cost: Amount6.annotations({ description: "sum of the open positions' cost basis" }),
+  unrealizedPnl: SignedAmount6,
+  realizedPnl: SignedAmount6.annotations({ description: "realized over every position, open or closed" }),
+  totalPnl: SignedAmount6.annotations({ description: "realizedPnl + unrealizedPnl" })
+}
+
+export const Portfolio = Schema.Struct({
+  address: Address,
+  positions: Schema.Array(PortfolioPosition).annotations({ description: "open positions (a balance on either side), by market id" }),
+  openPositions: Count,
+  ...totalsFields
+}).annotations({ identifier: "Portfolio", title: "Portfolio", description: "a user's open positions and P&L" })
+export type Portfolio = typeof Portfolio.Type
+
+export const PortfolioPnl = Schema.Struct({
+  address: Address,
+  ...totalsFields,
+  volume: Amount6.annotations({ description: "USDC traded through the router as trader" }),
+  tradeCount: Count,
+  marketsTraded: Count.annotations({ description: "markets with a position row (traded, split, merged, redeemed or refunded)" }),
+  openPositions: Count
+}).annotations({ identifier: "PortfolioPnl", title: "Portfolio P&L", description: "a user's aggregated profit and loss" })
+export type PortfolioPnl = typeof PortfolioPnl.Type
+
+export const PortfolioHistoryPoint = Schema.Struct({
+  timeframe: Timeframe,
+  timestamp: Timestamp.annotations({ description: "start of the bucket" }),
+  bought: Amount6.annotations({ description: "USDC paid for shares (router buys) in the bucket" }),
+  sold: Amount6.annotations({ description: "USDC received for shares (router sells) in the bucket" }),
+  netFlow: SignedAmount6.annotations({ description: "sold - bought" }),
+  cumulativeNetFlow: SignedAmount6.annotations({ description: "netFlow summed over every bucket up to and including this one" }),
+  tradeCount: Count,
+  marketIds: Schema.Array(Uint256).annotations({ description: "markets traded in the bucket" })
+}).annotations({
+  identifier: "PortfolioHistoryPoint",
+  title: "Portfolio history point",
+  description: "the cash flow of a user's router trades (as recipient) in one time bucket"
+})
+
+export const PortfolioHistoryQuery = strictQuery({
+  timeframe: withDefault(literalParam("timeframe", TIMEFRAMES, "bucket length, default 1d"), () => "1d" as const),
+  from: optional(timestampParam("from", "only buckets starting at or after this time")),
+  to: optional(timestampParam("to", "only buckets starting at or before this time")),
+  ...page
+})
+export type PortfolioHistoryQuery = typeof PortfolioHistoryQuery.Type
+
+export class PortfolioGroup extends HttpApiGroup.make("portfolio")
+  .add(
+    HttpApiEndpoint.get("snapshot", "/api/portfolio/:address")
+      .setPath(AddressPath)
+      .addSuccess(IndexerItem(Portfolio))
+      .addError(IndexerInvalidAddress.wire)
+      .annotate(OpenApi.Summary, "Open positions marked to market, with P&L (an address with no activity has none)")
+  )
+  .add(
+    HttpApiEndpoint.get("history", "/api/portfolio/:address/history")
+      .setPath(AddressPath)
+      .setUrlParams(PortfolioHistoryQuery)
+      .addSuccess(IndexerList(PortfolioHistoryPoint))
+      .addError(IndexerInvalidAddress.wire)
+      .annotate(OpenApi.Summary, "Cash flow of the user's router trades per time bucket, oldest first; only buckets with trades")
+  )
+  .add(
+    HttpApiEndpoint.get("pnl", "/api/portfolio/:address/pnl")
+      .setPath(AddressPath)
+      .addSuccess(IndexerItem(PortfolioPnl))
+      .addError(IndexerInvalidAddress.wire)
+      .annotate(OpenApi.Summary, "Aggregated realized and unrealized P&L")
+  ) {}

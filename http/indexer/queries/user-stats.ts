@@ -1,0 +1,111 @@
+/**
+ * Reads of `user_stats` and `trade` for user aggregates (see `user-stats.ts` for the accuracy
+ * definition, which `CALLS` implements).
+ */
+import { SqlClient } from "@effect/sql"
+import type { Statement } from "@effect/sql"
+import { Effect } from "effect"
+import type { Address } from "../../../schema/primitives.js"
+import type { Accuracy, LeaderboardQuery, LeaderboardSort, UserStats } from "../user-stats.js"
+import { pageOf, read } from "./db.js"
+
+/**
+ * Per (recipient, resolved market): net YES and net NO shares from router trades (buys add
+ * amountOut, sells remove amountIn), with the market's outcome. `filter` narrows the trades.
+ */
+export const calls = (sql: SqlClient.SqlClient, filter: Statement.Fragment) => sql`
+  select t.recipient as address, t.market_id, m.outcome,
+         sum(case t.trade_type when 0 then t.amount_out when 1 then -t.amount_in else 0 end) as net_yes,
+         sum(case t.trade_type when 2 then t.amount_out when 3 then -t.amount_in else 0 end) as net_no
+  from trade t join market m on m.id = t.market_id
+  where m.is_resolved and m.outcome is not null and ${filter}
+  group by t.recipient, t.market_id, m.outcome`
+
+/** Calls and correct calls per address, from `calls`. */
+const accuracyOf = (sql: SqlClient.SqlClient, filter: Statement.Fragment) => sql`
+  select c.address,
+         count(*) filter (where c.net_yes <> c.net_no) as calls,
+         count(*) filter (where c.net_yes <> c.net_no and (c.net_yes > c.net_no) = c.outcome) as correct
+  from (${calls(sql, filter)}) c group by c.address`
+
+/** correct / calls in the 1e6 scale, rounded down; null without a call. */
+const ratio = (correct: bigint, made: bigint): bigint | null => (made === 0n ? null : (correct * 1_000_000n) / made)
+
+const accuracyRecord = (address: Address, made: string | number, correct: string | number): Accuracy => ({
+  address,
+  resolvedPositions: Number(made),
+  correctPositions: Number(correct),
+  accuracy: ratio(BigInt(correct), BigInt(made))
+})
+
+export const readAccuracy = (address: Address) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const [row] = yield* sql<{ calls: string; correct: string }>`select calls, correct from (${accuracyOf(sql, sql`t.recipient = ${address}`)}) a`
+    return accuracyRecord(address, row?.calls ?? 0, row?.correct ?? 0)
+  })
+
+const SORT_ORDER: Record<LeaderboardSort, string> = {
+  pnl: "realized_pnl desc, address",
+  volume: "volume desc, address",
+  accuracy: "accuracy desc nulls last, calls desc, address"
+}
+
+interface LeaderRow {
+  readonly address: string
+  readonly volume: string
+  readonly trade_count: string
+  readonly realized_pnl: string
+  readonly calls: string
+  readonly correct: string
+}
+
+const toStats = (row: LeaderRow, rank: number | null): UserStats => ({
+  ...accuracyRecord(row.address as Address, row.calls, row.correct),
+  rank,
+  volume: BigInt(row.volume),
+  tradeCount: Number(row.trade_count),
+  realizedPnl: BigInt(row.realized_pnl)
+})
+
+/** The leaderboard: addresses with at least one router trade, ranked in the order asked for. */
+export const readLeaderboard = (query: LeaderboardQuery) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const board = sql`
+      select u.address, u.volume, u.trade_count, u.realized_pnl, coalesce(a.calls, 0) as calls, coalesce(a.correct, 0) as correct,
+             case when a.calls > 0 then (a.correct * 1000000) / a.calls end as accuracy
+      from user_stats u left join (${accuracyOf(sql, sql`true`)}) a on a.address = u.address
+      where u.trade_count > 0`
+    const page = yield* pageOf(
+      sql<LeaderRow & { total_count: string }>`
+        select b.*, count(*) over () as total_count from (${board}) b
+        order by ${sql.literal(SORT_ORDER[query.sort])} limit ${query.limit} offset ${query.offset}`,
+      sql<{ count: string }>`select count(*) as count from user_stats where trade_count > 0`,
+      query.offset
+    )
+    const data = page.rows.map((row, i) => toStats(row, query.offset + i + 1))
+    return { data, meta: { limit: query.limit, offset: query.offset, count: page.count } }
+  }).pipe(read)
+
+/** One address's stats (zeros when it has none), ranked by pnl among traders when it traded. */
+export const readUserStats = (address: Address) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const [[row], accuracy] = yield* Effect.all(
+      [sql<{ volume: string; trade_count: string; realized_pnl: string; rank: string | null }>`
+        select u.volume, u.trade_count, u.realized_pnl,
+               case when u.trade_count > 0 then 1 + (select count(*) from user_stats o where o.trade_count > 0
+                 and (o.realized_pnl > u.realized_pnl or (o.realized_pnl = u.realized_pnl and o.address < u.address))) end as rank
+        from user_stats u where u.address = ${address}`, readAccuracy(address)],
+      { concurrency: 2 }
+    )
+    const stats: UserStats = {
+      ...accuracy,
+      rank: row?.rank == null ? null : Number(row.rank),
+      volume: BigInt(row?.volume ?? "0"),
+      tradeCount: Number(row?.trade_count ?? 0),
+      realizedPnl: BigInt(row?.realized_pnl ?? "0")
+    }
+    return { data: stats, meta: null }
+  }).pipe(read)

@@ -1,0 +1,77 @@
+/** Reads for `/api/users/{address}/...` (see `users.ts`). */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import type { Address } from "../../../schema/primitives.js"
+import type { MakerFillQuery, ResolvedPosition } from "../users.js"
+import { toIntOrNull } from "../records.js"
+import { pageOf, read } from "./db.js"
+import { MATCH_COLUMNS, toMatch, type MatchRow } from "./exchange.js"
+import { toPosition, type PositionRow } from "./market-book.js"
+import { readAccuracy } from "./user-stats.js"
+
+export const readUserAccuracy = (address: Address) => readAccuracy(address).pipe(Effect.map((data) => ({ data, meta: null })), read)
+
+interface ResolvedRow extends PositionRow {
+  readonly question: string
+  readonly resolution_type: "ORACLE" | "EMERGENCY" | "REFUND"
+  readonly outcome: boolean | null
+  readonly resolved_at: string | null
+  readonly net_yes: string | null
+  readonly net_no: string | null
+}
+
+const toResolved = (row: ResolvedRow): ResolvedPosition => {
+  const netYes = BigInt(row.net_yes ?? "0")
+  const netNo = BigInt(row.net_no ?? "0")
+  // A call exists only in a market resolved YES or NO (see user-stats.ts).
+  const call = row.outcome === null || netYes === netNo ? null : netYes > netNo ? "YES" : "NO"
+  return {
+    ...toPosition(row),
+    question: row.question,
+    resolutionType: row.resolution_type,
+    outcome: row.outcome,
+    resolvedAt: toIntOrNull(row.resolved_at),
+    call,
+    correct: call === null ? null : (call === "YES") === row.outcome
+  }
+}
+
+export const listResolvedPositions = (address: Address, query: { readonly limit: number; readonly offset: number }) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const from = sql`
+      position p join market m on m.id = p.market_id
+      left join (
+        select t.market_id,
+               sum(case t.trade_type when 0 then t.amount_out when 1 then -t.amount_in else 0 end) as net_yes,
+               sum(case t.trade_type when 2 then t.amount_out when 3 then -t.amount_in else 0 end) as net_no
+        from trade t where t.recipient = ${address} group by t.market_id
+      ) c on c.market_id = p.market_id
+      where p.user_address = ${address} and (m.is_resolved or m.refund_mode)`
+    const page = yield* pageOf(
+      sql<ResolvedRow & { total_count: string }>`
+        select p.user_address, p.market_id, p.yes_balance, p.no_balance, p.yes_cost, p.no_cost, p.realized_pnl,
+               m.question, m.resolution_type, m.outcome, m.resolved_at, c.net_yes, c.net_no, count(*) over () as total_count
+        from ${from} order by m.resolved_at desc nulls last, m.id desc limit ${query.limit} offset ${query.offset}`,
+      sql<{ count: string }>`select count(*) as count from ${from}`,
+      query.offset
+    )
+    return { data: page.rows.map(toResolved), meta: { limit: query.limit, offset: query.offset, count: page.count } }
+  }).pipe(read)
+
+export const listMakerFills = (address: Address, query: MakerFillQuery) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const where = sql.and([
+      sql`maker = ${address}`,
+      ...(query.marketId === undefined ? [] : [sql`market_id = ${query.marketId.toString()}::numeric`])
+    ])
+    const page = yield* pageOf(
+      sql<MatchRow & { total_count: string }>`
+        select ${sql.literal(MATCH_COLUMNS)}, count(*) over () as total_count from order_match where ${where}
+        order by block_number desc, log_index desc limit ${query.limit} offset ${query.offset}`,
+      sql<{ count: string }>`select count(*) as count from order_match where ${where}`,
+      query.offset
+    )
+    return { data: page.rows.map(toMatch), meta: { limit: query.limit, offset: query.offset, count: page.count } }
+  }).pipe(read)
