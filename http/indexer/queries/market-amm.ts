@@ -8,16 +8,18 @@ import type { AmmState, LiquidityRange } from "../market-amm.js"
 import { pageOf, read } from "./db.js"
 import { requireMarket } from "./markets.js"
 
-const Q192 = 1n << 192n
+const Q96 = 1n << 96n
 
 /**
- * The YES price (1e6 scale) of a pool at `sqrtPriceX96`. Both tokens have 6 decimals, so the raw
- * ratio is the price: token1 per token0 = sqrtP^2 / 2^192. YES as currency0: that ratio is USDC
- * per YES; YES as currency1: its inverse. Rounded down, clamped to 0..1 as the hook clamps it.
+ * The YES price (1e6 scale) of a pool at `sqrtPriceX96`, with the hook's own arithmetic and
+ * rounding (protocol facts, section 2), so it equals the yesPrice the hook reports after a swap:
+ * scaled = floor(floor(sqrtP^2 / 2^96) * 1e6 / 2^96) is USDC per YES when YES is currency0;
+ * when YES is currency1 the price is floor(1e12 / scaled) (1 when scaled is 0). Both tokens have
+ * 6 decimals, so no decimal shift. Clamped to 1e6.
  */
 export const yesPriceFromSqrt = (sqrtPriceX96: bigint, yesIsCurrency0: boolean): bigint => {
-  const squared = sqrtPriceX96 * sqrtPriceX96
-  const price = yesIsCurrency0 ? (squared * PRICE_SCALE) / Q192 : squared === 0n ? PRICE_SCALE : (PRICE_SCALE * Q192) / squared
+  const scaled = ((sqrtPriceX96 * sqrtPriceX96) / Q96) * PRICE_SCALE / Q96
+  const price = yesIsCurrency0 ? scaled : scaled === 0n ? PRICE_SCALE : (PRICE_SCALE * PRICE_SCALE) / scaled
   return price > PRICE_SCALE ? PRICE_SCALE : price
 }
 
