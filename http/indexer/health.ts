@@ -2,7 +2,7 @@
  * `GET /api/health`: how far the indexer has got. Every value is read from the checkpoint the
  * pipeline commits; before any block is indexed they are null, never invented.
  */
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { ServiceUnavailable } from "../../schema/errors.js"
@@ -26,6 +26,7 @@ export class HealthGroup extends HttpApiGroup.make("health").add(
   HttpApiEndpoint.get("health", "/api/health")
     .addSuccess(HealthResponse)
     .addError(ServiceUnavailable.wire)
+    .annotate(OpenApi.Summary, "How far the indexer has got: latestIndexedBlock, headBlock, lagBlocks")
 ) {}
 
 const toInt = (value: string | number | null | undefined): number | null =>

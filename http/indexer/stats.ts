@@ -2,7 +2,7 @@
  * `GET /api/stats`: protocol totals. Volume and trade counts come only from router `Trade`
  * events (the spec's first event-source rule); amounts are six-decimal strings.
  */
-import { HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { IndexerItem } from "../../schema/envelopes.js"
@@ -21,7 +21,10 @@ export const Stats = Schema.Struct({
 }).annotations({ identifier: "Stats" })
 
 export class StatsGroup extends HttpApiGroup.make("stats").add(
-  HttpApiEndpoint.get("stats", "/api/stats").addSuccess(IndexerItem(Stats)).addError(ServiceUnavailable.wire)
+  HttpApiEndpoint.get("stats", "/api/stats")
+    .addSuccess(IndexerItem(Stats))
+    .addError(ServiceUnavailable.wire)
+    .annotate(OpenApi.Summary, "Protocol totals: markets, router volume and trades, users, collateral")
 ) {}
 
 export const readStats = Effect.gen(function* () {
