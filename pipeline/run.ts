@@ -113,7 +113,7 @@ export const makeIndexer = (options: IndexerOptions) =>
           }
           continue
         }
-        const header = batch.headers.get(log.blockNumber)!
+        const header = batch.blocks.get(log.blockNumber)!
         events.push({ event: decoded.event, at: { block: log.blockNumber, timestamp: header.timestamp, txHash: log.transactionHash, logIndex: log.logIndex, address: log.address.toLowerCase() } })
       }
       return events
@@ -139,10 +139,10 @@ export const makeIndexer = (options: IndexerOptions) =>
                 const block = decoded[i]!.at.block
                 let j = i
                 while (j < decoded.length && decoded[j]!.at.block === block) j++
-                digest = chainDigest(digest, batch.headers.get(block)!.hash, decoded.slice(i, j))
+                digest = chainDigest(digest, batch.blocks.get(block)!.hash, decoded.slice(i, j))
                 i = j
               }
-              const last = batch.headers.get(batch.to)!
+              const last = batch.blocks.get(batch.to)!
               const applyStarted = performance.now()
               stats.decodeMs += applyStarted - decodeStarted
               yield* sql.withTransaction(
@@ -218,7 +218,7 @@ export const makeIndexer = (options: IndexerOptions) =>
     const indexTipBlock = (window: Window, header: Header, head: number) =>
       Effect.gen(function* () {
         const logs = yield* blockLogs(header)
-        const events = decodeBatch({ from: header.number, to: header.number, logs, headers: new Map([[header.number, header]]) })
+        const events = decodeBatch({ from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) })
         const parentDigest = digestAt(window, window.tip.number)
         const digest = events.length > 0 ? chainDigest(parentDigest, header.hash, events) : parentDigest
         yield* sql.withTransaction(

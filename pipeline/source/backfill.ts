@@ -9,9 +9,13 @@
  *   block that announces them. A batch fetched before an announcement it follows is completed
  *   with the logs of the newly watched addresses before it leaves, so no log is missed whatever
  *   the concurrency.
- * - Every log is checked against its block's header (same hash), since providers may answer
- *   from different replicas; headers are fetched for the blocks that have logs and for the
- *   batch's last block (the checkpoint's hash), with the logs, several ranges at once.
+ * - Logs are checked against their block's header (same hash) where a provider could still
+ *   serve another fork: the last `verifyDepth` blocks below the target (the finalized head) and
+ *   the batch's last block (the checkpoint's hash). Deeper blocks are final everywhere, so a log
+ *   that carries `blockTimestamp` (current nodes add it) needs no header there: headers cost a
+ *   request each and would otherwise dominate the backfill. A log without it gets its header.
+ *   Logs of one block must name one hash in any case. All of it is fetched with the logs,
+ *   several ranges at once.
  * - Up to `concurrency` finished batches wait in a buffer, so fetching overlaps writing.
  *
  * Invariant: the batches tile [from, to] without gap or overlap, and each holds every watched
@@ -22,12 +26,19 @@ import { type ChainError, InconsistentAnswer, RangeTooLarge, RequestRejected } f
 import { defaultRangePolicy, grow, initialRange, type RangePolicy, type RangeState, shrink } from "./ranges.js"
 import type { BlockHeader, ChainLog, Rpc } from "./rpc.js"
 
+/** What a batch knows of a block: its hash and time (from its header, or from its logs). */
+export interface BlockStamp {
+  readonly number: number
+  readonly hash: string
+  readonly timestamp: number
+}
+
 export interface Batch {
   readonly from: number
   readonly to: number
   readonly logs: ReadonlyArray<ChainLog>
-  /** Header of `to`, and of every block that has logs. */
-  readonly headers: ReadonlyMap<number, BlockHeader>
+  /** `to` (from its header), and every block that has logs. */
+  readonly blocks: ReadonlyMap<number, BlockStamp>
 }
 
 /** The set of watched addresses, growing as announcements arrive. */
@@ -43,6 +54,8 @@ export interface BackfillOptions {
   readonly to: number
   readonly concurrency?: number
   readonly policy?: RangePolicy
+  /** Blocks below `to` whose logs are checked against headers (default 256). */
+  readonly verifyDepth?: number
 }
 
 const byPosition = (a: ChainLog, b: ChainLog) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex
@@ -94,14 +107,29 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
         })
       )
 
-      /** Headers of the blocks that have logs and of `to`, added to `into`; only those missing. */
+      const verifyFrom = options.to - (options.verifyDepth ?? 256)
+      /** Headers of `to` and of the blocks with logs that need one (see above), added to `into`. */
       const fetchHeaders = (logs: ReadonlyArray<ChainLog>, to: number, into: Map<number, BlockHeader>) =>
         Effect.gen(function* () {
-          const missing = [...new Set([...logs.map((l) => l.blockNumber), to])].filter((n) => !into.has(n))
+          const wanted = new Set([to])
+          for (const l of logs) if (l.blockNumber > verifyFrom || l.blockTimestamp === undefined) wanted.add(l.blockNumber)
+          const missing = [...wanted].filter((n) => !into.has(n))
           if (missing.length === 0) return into
           for (const h of yield* rpc.headersAt(missing)) into.set(h.number, h)
           return into
         })
+
+      /** Each log's block stamp, or the first log that disagrees with its header or its block's other logs. */
+      const stamp = (logs: ReadonlyArray<ChainLog>, headers: ReadonlyMap<number, BlockHeader>) => {
+        const blocks = new Map<number, BlockStamp>()
+        for (const h of headers.values()) blocks.set(h.number, h)
+        for (const log of logs) {
+          const known = blocks.get(log.blockNumber)
+          if (known === undefined) blocks.set(log.blockNumber, { number: log.blockNumber, hash: log.blockHash, timestamp: log.blockTimestamp! })
+          else if (known.hash !== log.blockHash) return { bad: log, expected: known.hash }
+        }
+        return { blocks }
+      }
 
       // Logs and their headers are fetched here, several ranges at once; `complete` then only
       // fetches what announcements in earlier ranges add.
@@ -142,11 +170,12 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
             logs.sort(byPosition)
             // A refetch after a disagreement takes fresh headers too: either side may be stale.
             const headers = yield* fetchHeaders(logs, fetched.to, attempt === 0 ? fetched.headers : new Map())
-            const bad = logs.find((log) => headers.get(log.blockNumber)?.hash !== log.blockHash)
-            if (bad === undefined) return { from: fetched.from, to: fetched.to, logs, headers } satisfies Batch
+            const checked = stamp(logs, headers)
+            if (checked.blocks !== undefined) return { from: fetched.from, to: fetched.to, logs, blocks: checked.blocks } satisfies Batch
             if (attempt >= 5) {
+              const { bad, expected } = checked
               return yield* new InconsistentAnswer({
-                message: `log ${bad.logIndex} of block ${bad.blockNumber} keeps naming block hash ${bad.blockHash}, the header says ${headers.get(bad.blockNumber)?.hash}`
+                message: `log ${bad.logIndex} of block ${bad.blockNumber} keeps naming block hash ${bad.blockHash}, where the block is ${expected}`
               })
             }
           }

@@ -35,6 +35,8 @@ export interface ChainLog {
   readonly logIndex: number
   readonly transactionHash: string
   readonly transactionIndex: number
+  /** The block's timestamp, where the node includes it in logs (current clients do). */
+  readonly blockTimestamp?: number
 }
 
 export interface RpcOptions {
@@ -85,7 +87,8 @@ export const parseLog = (raw: unknown): ChainLog => {
     blockHash: hash(l["blockHash"], "log blockHash"),
     logIndex: quantity(l["logIndex"], "logIndex"),
     transactionHash: hash(l["transactionHash"], "transactionHash"),
-    transactionIndex: quantity(l["transactionIndex"], "transactionIndex")
+    transactionIndex: quantity(l["transactionIndex"], "transactionIndex"),
+    ...(l["blockTimestamp"] === undefined || l["blockTimestamp"] === null ? {} : { blockTimestamp: quantity(l["blockTimestamp"], "log blockTimestamp") })
   }
 }
 

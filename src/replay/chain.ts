@@ -284,6 +284,7 @@ export class ReplayChain {
       transactionHash: log.transactionHash,
       transactionIndex: hex(log.transactionIndex),
       logIndex: hex(log.logIndex),
+      blockTimestamp: hex(block.timestamp),
       removed: false
     }
   }

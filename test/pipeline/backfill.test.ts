@@ -107,7 +107,7 @@ describe("backfill", () => {
     batches.forEach((b, i) => i > 0 && expect(b.from).toBe(batches[i - 1]!.to + 1))
     const logs = batches.flatMap((b) => b.logs.map((l) => `${l.blockNumber}:${l.logIndex}:${l.transactionHash}`))
     expect(logs).toEqual(expectedLogs())
-    for (const b of batches) expect(b.headers.get(b.to)?.hash).toBe(chain.blockAt(b.to)!.hash)
+    for (const b of batches) expect(b.blocks.get(b.to)?.hash).toBe(chain.blockAt(b.to)!.hash)
   })
 
   it("gives the same answer through range limits in several wordings, 429s and 503s", async () => {
