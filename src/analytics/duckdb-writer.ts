@@ -17,7 +17,7 @@ import { SnapshotWriteError, ValueOutOfRange } from "./errors.js"
 import { OutOfRange } from "./pg-binary.js"
 
 /** DuckDB settings of an export: a bounded buffer pool, at most two threads (the machine is shared). */
-export const DUCKDB_OPTIONS = { memory_limit: process.env["X_MEM"] ?? "256MB", threads: "2", preserve_insertion_order: "true" } as const
+export const DUCKDB_OPTIONS = { memory_limit: "256MB", threads: "2", preserve_insertion_order: "true" } as const
 
 export interface DuckFile {
   readonly path: string

@@ -152,7 +152,11 @@ const copyTable = (db: SnapshotConnection, file: DuckFile, plan: TablePlan, poin
     return { name: plan.name, rows, written } satisfies TableCount
   })
 
-/** Writes the snapshot of the database at `url` to `options.out`. */
+/**
+ * Writes the snapshot of the database at `url` to `options.out`. The snapshot transaction holds
+ * the ACCESS SHARE locks of any reader until it ends: the pipeline's writes go on, a migration
+ * waits for the export to finish.
+ */
 export const exportSnapshot = (url: string, options: ExportOptions) =>
   Effect.gen(function* () {
     const started = performance.now()
@@ -188,8 +192,11 @@ export const exportSnapshot = (url: string, options: ExportOptions) =>
     const after = target.previous?.finalizedBlock
     const tables: Array<TableCount> = []
     for (const plan of plans) {
+      const tableStarted = performance.now()
       const count = yield* copyTable(db, file, plan, point, changed, after, progress)
-      yield* Effect.logDebug("table exported").pipe(Effect.annotateLogs({ table: plan.name, rows: count.rows, written: count.written }))
+      yield* Effect.logDebug("table exported").pipe(
+        Effect.annotateLogs({ table: plan.name, rows: count.rows, written: count.written, ms: Math.round(performance.now() - tableStarted) })
+      )
       tables.push(count)
     }
     yield* attempt(temp, "writing the manifest", () =>
@@ -213,4 +220,7 @@ export const exportSnapshot = (url: string, options: ExportOptions) =>
       seconds: (performance.now() - started) / 1000,
       parquet
     } satisfies ExportResult
-  })
+  }).pipe(
+    // The snapshot transaction (and the locks every reader holds) ends with the export.
+    Effect.scoped
+  )

@@ -28,8 +28,15 @@ const block = (n: number) => {
   return String(n)
 }
 
-const orderBy = (plan: TablePlan) =>
-  plan.primaryKey.length === 0 ? "" : ` order by ${plan.primaryKey.map((c) => `s.${quoteIdent(c)}`).join(", ")}`
+/**
+ * Primary-key order, text compared bytewise (COLLATE "C"): the order DuckDB itself sorts VARCHAR
+ * in, and a sort Postgres does with memcmp rather than the locale's rules.
+ */
+const orderBy = (plan: TablePlan) => {
+  if (plan.primaryKey.length === 0) return ""
+  const isText = (name: string) => plan.columns.find((c) => c.name === name)?.pgType === "text"
+  return ` order by ${plan.primaryKey.map((c) => `s.${quoteIdent(c)}${isText(c) ? ` collate "C"` : ""}`).join(", ")}`
+}
 
 /** `select <columns> from <source> s ...`: the columns as `ColumnPlan.select` reads them. */
 const selectFrom = (plan: TablePlan, source: string, where = "") =>

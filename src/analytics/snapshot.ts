@@ -44,6 +44,8 @@ export const openSnapshot = (url: string) =>
         await client.connect()
         try {
           await client.query("begin isolation level repeatable read read only")
+          // Mutable tables read through the undo log are sorted by key; let that sort run in memory.
+          await client.query("set local work_mem = '64MB'")
           // The first statement fixes the snapshot; nothing before it has read data.
           await client.query("select 1")
         } catch (error) {

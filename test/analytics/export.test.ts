@@ -122,10 +122,8 @@ describe("export of the fixture", () => {
             expect({ table, count }).toEqual({ table, count: (expected.rows[table] as Array<unknown>).length })
           }
           expect((await duckRows(db, duckSums(file)))[0]).toEqual(expected.sums)
-          const [[block]] = await duckRows(db, `select block_number::VARCHAR from ${file("manifest")}`)
-          expect(block).toBe(String(result.point.block))
-          const [[type]] = await duckRows(db, `select typeof(volume) from ${file("market")} limit 1`)
-          expect(type).toBe("DECIMAL(38,6)")
+          expect(await duckRows(db, `select block_number::VARCHAR from ${file("manifest")}`)).toEqual([[String(result.point.block)]])
+          expect(await duckRows(db, `select typeof(volume) from ${file("market")} limit 1`)).toEqual([["DECIMAL(38,6)"]])
         })
       }),
     120_000
