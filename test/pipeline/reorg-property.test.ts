@@ -20,31 +20,12 @@ import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay } from "../../src/replay/server.js"
 import { scratchDatabaseUrl } from "../support/postgres.js"
+import { databaseInvariants } from "../support/db-invariants.js"
 import { dumpTables } from "./dump.js"
 
 const dump = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   return { ...(yield* dumpTables), checkpoint: yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`) }
-})
-
-/** Invariants the derived tables can check on their own. */
-export const databaseInvariants = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const supplies = yield* sql.unsafe<{ id: string; collateral: string; yes: string | null; no: string | null }>(`
-    select m.id::text, m.total_collateral::text as collateral,
-      (select supply::text from outcome_token t where t.address = m.yes_token) as yes,
-      (select supply::text from outcome_token t where t.address = m.no_token) as no
-    from market m where not m.is_resolved`)
-  for (const m of supplies) {
-    expect(m.yes ?? "0", `market ${m.id}: YES supply == NO supply`).toBe(m.no ?? "0")
-    expect(m.collateral, `market ${m.id}: collateral == supply`).toBe(m.yes ?? "0")
-  }
-  const holders = yield* sql.unsafe<{ address: string }>(`
-    select t.address from outcome_token t
-    where t.supply <> coalesce((select sum(balance) from token_holder h where h.token = t.address), 0)
-       or t.holders <> (select count(*) from token_holder h where h.token = t.address)`)
-  expect(holders).toEqual([])
-  return supplies.length
 })
 
 const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
