@@ -7,7 +7,7 @@
  * error bodies (`request-errors.ts`). OpenAPI 3.1 is served at /api/openapi.json and a browsable
  * page (Scalar, its script inlined: no CDN needed) at /api/docs.
  */
-import { HttpApiBuilder, HttpApiScalar, HttpServer } from "@effect/platform"
+import { HttpApiBuilder, HttpApiScalar, HttpRouter, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -76,6 +76,12 @@ const IndexerMiddleware = HttpApiBuilder.middleware((app) => withFreshness(rende
  */
 export const indexerHttpLayer = (chainId: number) =>
   HttpApiBuilder.serve().pipe(
+    // Paths match exactly as documented (case, slashes), and path parameters of any length reach
+    // their decoders (a 400 naming them) instead of the router's 100-character limit turning
+    // them into a NotFound. Node caps the request line at 16 KiB; no route has a regex parameter.
+    Layer.provide(
+      HttpRouter.setRouterConfig({ maxParamLength: 16_384, caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })
+    ),
     Layer.provide(HttpApiScalar.layer({ path: "/api/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
     Layer.provide(IndexerMiddleware),

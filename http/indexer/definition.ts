@@ -4,7 +4,7 @@
  * Kept apart from the handlers, which import it.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
-import { InvalidParameter, ServiceUnavailable } from "../../schema/errors.js"
+import { InvalidParameter, NotFound, ServiceUnavailable } from "../../schema/errors.js"
 import { AdminGroup } from "./admin.js"
 import { EventsGroup } from "./events.js"
 import { ExchangeGroup } from "./exchange.js"
@@ -50,6 +50,8 @@ export class IndexerApi extends HttpApi.make("indexer")
   .add(StatsGroup)
   .add(HealthGroup)
   .addError(InvalidParameter.wire)
+  // Any path can fail to resolve to a route (bad percent-encoding, a segment too many).
+  .addError(NotFound.wire)
   .addError(ServiceUnavailable.wire)
   .annotateContext(
     OpenApi.annotations({

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { EventNotFound } from "../../schema/errors.js"
 import { Address, Amount6, BlockNumber, Timestamp, TxHash, Uint256 } from "../../schema/primitives.js"
-import { booleanParam, eventIdParam, literalParam, optional, page, slugParam, strictQuery } from "./params.js"
+import { booleanParam, eventIdParam, literalParam, NoQuery, optional, page, slugParam, strictQuery } from "./params.js"
 import { Count, DisplayMetadata } from "./records.js"
 
 export const EVENT_STATUSES = ["active", "resolved", "refunding"] as const
@@ -55,6 +55,7 @@ export class EventsGroup extends HttpApiGroup.make("events")
   .add(
     HttpApiEndpoint.get("get", "/api/events/:eventId")
       .setPath(EventPath)
+      .setUrlParams(NoQuery)
       .addSuccess(IndexerItem(Event))
       .addError(EventNotFound.wire)
       .annotate(OpenApi.Summary, "One event with its marketIds and winningIndex")

@@ -11,7 +11,7 @@ import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress, IndexerInvalidMarketId, OrderNotFound } from "../../schema/errors.js"
 import { MatchType, OrderStatus, Side } from "../../schema/enums.js"
 import { Address, Amount6, BlockNumber, Bytes32, Price, Timestamp, TxHash, Uint256 } from "../../schema/primitives.js"
-import { addressParam, bytes32Param, literalParam, marketIdParam, optional, page, strictQuery } from "./params.js"
+import { addressParam, bytes32Param, literalParam, marketIdParam, NoQuery, optional, page, strictQuery } from "./params.js"
 import { chainPositionFields } from "./records.js"
 
 export const Order = Schema.Struct({
@@ -85,6 +85,7 @@ export class ExchangeGroup extends HttpApiGroup.make("exchange")
   .add(
     HttpApiEndpoint.get("order", "/api/exchange/orders/:orderId")
       .setPath(OrderPath)
+      .setUrlParams(NoQuery)
       .addSuccess(IndexerItem(Order))
       .addError(OrderNotFound.wire)
       .annotate(OpenApi.Summary, "One order")

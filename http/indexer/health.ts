@@ -23,6 +23,8 @@ export type Health = typeof Health.Type
 export const HealthResponse = Schema.Struct({ data: Health, meta: Schema.Null }).annotations({ identifier: "HealthResponse" })
 
 export class HealthGroup extends HttpApiGroup.make("health").add(
+  // No query schema: probes may add cache-busting parameters, and the backend's typed client
+  // calls it without arguments.
   HttpApiEndpoint.get("health", "/api/health")
     .addSuccess(HealthResponse)
     .addError(ServiceUnavailable.wire)

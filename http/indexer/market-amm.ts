@@ -5,9 +5,9 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
-import { IndexerInvalidMarketId, IndexerMarketNotFound, NotFound } from "../../schema/errors.js"
+import { IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Address, BlockNumber, Bytes32, Price, Timestamp, Uint256 } from "../../schema/primitives.js"
-import { MarketPath, PageQuery } from "./params.js"
+import { MarketPath, NoQuery, PageQuery } from "./params.js"
 import { Count } from "./records.js"
 
 export const AmmState = Schema.Struct({
@@ -44,10 +44,10 @@ export class MarketAmmGroup extends HttpApiGroup.make("marketAmm")
   .add(
     HttpApiEndpoint.get("ammState", "/api/markets/:id/amm-state")
       .setPath(MarketPath)
+      .setUrlParams(NoQuery)
       .addSuccess(IndexerItem(AmmState))
       .addError(IndexerMarketNotFound.wire)
       .addError(IndexerInvalidMarketId.wire)
-      .addError(NotFound.wire)
       .annotate(OpenApi.Summary, "AMM pool state (the latest pool registered for the market); NotFound when it has none")
   )
   .add(

@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress, IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Address, Amount6, Price, SignedAmount6, Uint256 } from "../../schema/primitives.js"
-import { addressParam, MarketPath, optional, page, strictQuery } from "./params.js"
+import { addressParam, MarketPath, NoQuery, optional, page, strictQuery } from "./params.js"
 import { Count } from "./records.js"
 
 export const BookLevel = Schema.Struct({
@@ -36,15 +36,16 @@ export type OrderBook = typeof OrderBook.Type
 export const Position = Schema.Struct({
   marketId: Uint256,
   user: Address,
-  yesBalance: Amount6,
-  noBalance: Amount6,
-  yesCost: Amount6.annotations({ description: "USDC paid for the YES tokens held (average-cost basis)" }),
-  noCost: Amount6.annotations({ description: "USDC paid for the NO tokens held (average-cost basis)" }),
-  realizedPnl: SignedAmount6.annotations({ description: "profit or loss realized by sells, merges, redemptions and refunds" })
+  yesBalance: Amount6.annotations({ description: "YES tokens held (ERC-20 balance: every transfer, trade, fill, split and merge)" }),
+  noBalance: Amount6.annotations({ description: "NO tokens held (ERC-20 balance)" }),
+  yesCost: Amount6.annotations({ description: "USDC paid for YES through router trades and splits (average-cost basis); 0 for tokens obtained otherwise" }),
+  noCost: Amount6.annotations({ description: "USDC paid for NO through router trades and splits (average-cost basis)" }),
+  realizedPnl: SignedAmount6.annotations({ description: "profit or loss realized by router sells, merges, redemptions and refunds" })
 }).annotations({
   identifier: "Position",
   title: "Position",
-  description: "a user's position in a market, from router trades (recipient) and splits, merges, redemptions and refunds"
+  description:
+    "an address's position in a market: token balances from ERC-20 transfers; cost basis and realized P&L from router trades (as recipient), splits, merges, redemptions and refunds"
 })
 export type Position = typeof Position.Type
 
@@ -58,6 +59,7 @@ export class MarketBookGroup extends HttpApiGroup.make("marketBook")
   .add(
     HttpApiEndpoint.get("orderbook", "/api/markets/:id/orderbook")
       .setPath(MarketPath)
+      .setUrlParams(NoQuery)
       .addSuccess(IndexerItem(OrderBook))
       .addError(IndexerMarketNotFound.wire)
       .addError(IndexerInvalidMarketId.wire)
@@ -71,5 +73,5 @@ export class MarketBookGroup extends HttpApiGroup.make("marketBook")
       .addError(IndexerMarketNotFound.wire)
       .addError(IndexerInvalidMarketId.wire)
       .addError(IndexerInvalidAddress.wire)
-      .annotate(OpenApi.Summary, "Per-user positions, largest holdings (YES + NO balance) first, then by address")
+      .annotate(OpenApi.Summary, "Every address holding the market's tokens or with a position row, largest holdings (YES + NO) first, then by address")
   ) {}

@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Address, Amount6, BlockNumber, MarketIdHex, Price, Timestamp, TxHash, Uint256 } from "../../schema/primitives.js"
-import { booleanParam, literalParam, MarketPath, optional, page, slugParam, strictQuery, withDefault } from "./params.js"
+import { booleanParam, literalParam, MarketPath, NoQuery, optional, page, slugParam, strictQuery, withDefault } from "./params.js"
 import { Count, DisplayMetadata } from "./records.js"
 
 export const MARKET_STATUSES = ["active", "resolved", "refunding"] as const
@@ -75,6 +75,7 @@ export class MarketsGroup extends HttpApiGroup.make("markets")
   .add(
     HttpApiEndpoint.get("get", "/api/markets/:id")
       .setPath(MarketPath)
+      .setUrlParams(NoQuery)
       .addSuccess(IndexerItem(Market))
       .addError(IndexerMarketNotFound.wire)
       .addError(IndexerInvalidMarketId.wire)

@@ -77,7 +77,7 @@ const namedPrimitive = <A, I extends string>(name: string, schema: Schema.Schema
   return schema.annotations({
     title: name,
     description,
-    message: (issue) => ({ message: `${name}: ${sentence(issue)}`, override: true })
+    message: (issue) => ({ message: sentence(issue), override: true })
   })
 }
 
@@ -191,6 +191,9 @@ export const withDefault = <S extends Schema.Schema.AnyNoContext>(schema: S, val
 
 /** `limit` (1..100, default 20) and `offset` (default 0). */
 export const page = paginationFields
+
+/** No query parameters at all (any given is an unknown parameter, a 400). */
+export const NoQuery = strictQuery({})
 
 /** `?limit&offset` alone. */
 export const PageQuery = strictQuery(page)

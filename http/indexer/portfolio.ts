@@ -5,7 +5,8 @@
  * Marking: an unresolved market's shares are worth its latest YES price (NO: 1 - YES); a resolved
  * market's winning shares 1 and losing shares 0; a market in refund mode is marked at its last
  * price too; a market that never traded is marked at cost. Positions come from router trades
- * (credited to the recipient) and splits, merges, redemptions and refunds (the `position` table).
+ * (credited to the recipient) and splits, merges, redemptions and refunds; balances are the
+ * ERC-20 balances (see `queries/positions.ts`).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -14,7 +15,7 @@ import { IndexerInvalidAddress } from "../../schema/errors.js"
 import { TIMEFRAMES, Timeframe } from "../../schema/enums.js"
 import { Address, Amount6, Price, SignedAmount6, Timestamp, Uint256 } from "../../schema/primitives.js"
 import { Position } from "./market-book.js"
-import { AddressPath, literalParam, optional, page, strictQuery, timestampParam, withDefault } from "./params.js"
+import { AddressPath, literalParam, NoQuery, optional, page, strictQuery, timestampParam, withDefault } from "./params.js"
 import { Count } from "./records.js"
 
 export const PortfolioPosition = Schema.Struct({
@@ -49,7 +50,7 @@ export const PortfolioPnl = Schema.Struct({
   ...totalsFields,
   volume: Amount6.annotations({ description: "USDC traded through the router as trader" }),
   tradeCount: Count,
-  marketsTraded: Count.annotations({ description: "markets with a position row (traded, split, merged, redeemed or refunded)" }),
+  marketsTraded: Count.annotations({ description: "markets in which the address holds tokens or traded, split, merged, redeemed or was refunded" }),
   openPositions: Count
 }).annotations({ identifier: "PortfolioPnl", title: "Portfolio P&L", description: "a user's aggregated profit and loss" })
 export type PortfolioPnl = typeof PortfolioPnl.Type
@@ -81,6 +82,7 @@ export class PortfolioGroup extends HttpApiGroup.make("portfolio")
   .add(
     HttpApiEndpoint.get("snapshot", "/api/portfolio/:address")
       .setPath(AddressPath)
+      .setUrlParams(NoQuery)
       .addSuccess(IndexerItem(Portfolio))
       .addError(IndexerInvalidAddress.wire)
       .annotate(OpenApi.Summary, "Open positions marked to market, with P&L (an address with no activity has none)")
@@ -96,6 +98,7 @@ export class PortfolioGroup extends HttpApiGroup.make("portfolio")
   .add(
     HttpApiEndpoint.get("pnl", "/api/portfolio/:address/pnl")
       .setPath(AddressPath)
+      .setUrlParams(NoQuery)
       .addSuccess(IndexerItem(PortfolioPnl))
       .addError(IndexerInvalidAddress.wire)
       .annotate(OpenApi.Summary, "Aggregated realized and unrealized P&L")

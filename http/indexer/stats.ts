@@ -8,6 +8,7 @@ import { Effect, Schema } from "effect"
 import { IndexerItem } from "../../schema/envelopes.js"
 import { ServiceUnavailable } from "../../schema/errors.js"
 import { formatUnits6 } from "../../schema/primitives.js"
+import { NoQuery } from "./params.js"
 
 export const Stats = Schema.Struct({
   totalMarkets: Schema.String.annotations({ description: "markets created, decimal string" }),
@@ -22,6 +23,7 @@ export const Stats = Schema.Struct({
 
 export class StatsGroup extends HttpApiGroup.make("stats").add(
   HttpApiEndpoint.get("stats", "/api/stats")
+    .setUrlParams(NoQuery)
     .addSuccess(IndexerItem(Stats))
     .addError(ServiceUnavailable.wire)
     .annotate(OpenApi.Summary, "Protocol totals: markets, router volume and trades, users, collateral")

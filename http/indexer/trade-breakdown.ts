@@ -6,11 +6,10 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { IndexerItem } from "../../schema/envelopes.js"
-import { NotFound } from "../../schema/errors.js"
 import { Amount6, BlockNumber, Price, Timestamp, TxHash } from "../../schema/primitives.js"
 import { Match } from "./exchange.js"
 import { Trade } from "./market-trades.js"
-import { txHashParam } from "./params.js"
+import { NoQuery, txHashParam } from "./params.js"
 
 export const TradeBreakdown = Schema.Struct({
   txHash: TxHash,
@@ -30,7 +29,7 @@ export const TxPath = Schema.Struct({ txHash: txHashParam("txHash", "transaction
 export class TradeBreakdownGroup extends HttpApiGroup.make("trades").add(
   HttpApiEndpoint.get("breakdown", "/api/trades/:txHash/breakdown")
     .setPath(TxPath)
+    .setUrlParams(NoQuery)
     .addSuccess(IndexerItem(TradeBreakdown))
-    .addError(NotFound.wire)
     .annotate(OpenApi.Summary, "CLOB versus AMM breakdown of one transaction's trades; NotFound when it has none")
 ) {}

@@ -12,7 +12,7 @@ import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress } from "../../schema/errors.js"
 import { Address, Amount6, Price, SignedAmount6 } from "../../schema/primitives.js"
-import { AddressPath, literalParam, page, strictQuery, withDefault } from "./params.js"
+import { AddressPath, literalParam, NoQuery, page, strictQuery, withDefault } from "./params.js"
 import { Count } from "./records.js"
 
 export const Accuracy = Schema.Struct({
@@ -58,6 +58,7 @@ export class UserStatsGroup extends HttpApiGroup.make("userStats")
   .add(
     HttpApiEndpoint.get("get", "/api/user-stats/:address")
       .setPath(AddressPath)
+      .setUrlParams(NoQuery)
       .addSuccess(IndexerItem(UserStats))
       .addError(IndexerInvalidAddress.wire)
       .annotate(OpenApi.Summary, "One user's aggregates (zeros for an address with no activity)")

@@ -10,7 +10,7 @@ import { Outcome } from "../../schema/enums.js"
 import { Timestamp } from "../../schema/primitives.js"
 import { Match } from "./exchange.js"
 import { Position } from "./market-book.js"
-import { AddressPath, marketIdParam, optional, page, strictQuery } from "./params.js"
+import { AddressPath, marketIdParam, NoQuery, optional, page, strictQuery } from "./params.js"
 import { Accuracy } from "./user-stats.js"
 
 export const ResolvedPosition = Schema.Struct({
@@ -36,6 +36,7 @@ export class UsersGroup extends HttpApiGroup.make("users")
   .add(
     HttpApiEndpoint.get("accuracy", "/api/users/:address/accuracy")
       .setPath(AddressPath)
+      .setUrlParams(NoQuery)
       .addSuccess(IndexerItem(Accuracy))
       .addError(IndexerInvalidAddress.wire)
       .annotate(OpenApi.Summary, "Accuracy of the user's calls in resolved markets")

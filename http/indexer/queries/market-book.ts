@@ -5,6 +5,7 @@ import type { Address } from "../../../schema/primitives.js"
 import type { OrderBook, Position, PositionQuery } from "../market-book.js"
 import { pageOf, read } from "./db.js"
 import { requireMarket } from "./markets.js"
+import { positionsSource } from "./positions.js"
 
 /** One price tick is 0.01 USDC (10_000 in the 1e6 price scale); book prices are multiples of it. */
 const PRICE_TICK = 10_000n
@@ -61,16 +62,12 @@ export const listMarketPositions = (marketId: bigint, query: PositionQuery) =>
   Effect.gen(function* () {
     yield* requireMarket(marketId)
     const sql = yield* SqlClient.SqlClient
-    const where = sql.and([
-      sql`market_id = ${marketId.toString()}::numeric`,
-      ...(query.address === undefined ? [] : [sql`user_address = ${query.address}`])
-    ])
+    const source = positionsSource(sql, query.address === undefined ? { marketId } : { marketId, user: query.address })
     const page = yield* pageOf(
       sql<PositionRow & { total_count: string }>`
-        select user_address, market_id, yes_balance, no_balance, yes_cost, no_cost, realized_pnl, count(*) over () as total_count
-        from position where ${where}
-        order by yes_balance + no_balance desc, user_address limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from position where ${where}`,
+        select s.*, count(*) over () as total_count from ${source} s
+        order by s.yes_balance + s.no_balance desc, s.user_address limit ${query.limit} offset ${query.offset}`,
+      sql<{ count: string }>`select count(*) as count from ${source} s`,
       query.offset
     )
     return { data: page.rows.map(toPosition), meta: { limit: query.limit, offset: query.offset, count: page.count } }

@@ -8,6 +8,7 @@ import type { Portfolio, PortfolioHistoryQuery, PortfolioPnl, PortfolioPosition 
 import { checkRange, pageOf, read } from "./db.js"
 import { toPosition, type PositionRow } from "./market-book.js"
 import { marketStatus } from "./markets.js"
+import { positionsSource } from "./positions.js"
 
 export interface HeldPositionRow extends PositionRow {
   readonly question: string
@@ -39,8 +40,8 @@ const heldPositions = (address: Address) =>
     (sql) => sql<HeldPositionRow>`
       select p.user_address, p.market_id, p.yes_balance, p.no_balance, p.yes_cost, p.no_cost, p.realized_pnl,
              m.question, m.is_resolved, m.refund_mode, m.outcome, m.yes_price
-      from position p join market m on m.id = p.market_id
-      where p.user_address = ${address} order by p.market_id`
+      from ${positionsSource(sql, { user: address })} p join market m on m.id = p.market_id
+      order by p.market_id`
   )
 
 /** Open positions marked, and the totals over every position row of the user. */

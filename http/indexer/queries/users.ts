@@ -7,6 +7,7 @@ import { toIntOrNull } from "../records.js"
 import { pageOf, read } from "./db.js"
 import { MATCH_COLUMNS, toMatch, type MatchRow } from "./exchange.js"
 import { toPosition, type PositionRow } from "./market-book.js"
+import { positionsSource } from "./positions.js"
 import { readAccuracy } from "./user-stats.js"
 
 export const readUserAccuracy = (address: Address) => readAccuracy(address).pipe(Effect.map((data) => ({ data, meta: null })), read)
@@ -40,14 +41,14 @@ export const listResolvedPositions = (address: Address, query: { readonly limit:
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const from = sql`
-      position p join market m on m.id = p.market_id
+      ${positionsSource(sql, { user: address })} p join market m on m.id = p.market_id
       left join (
         select t.market_id,
                sum(case t.trade_type when 0 then t.amount_out when 1 then -t.amount_in else 0 end) as net_yes,
                sum(case t.trade_type when 2 then t.amount_out when 3 then -t.amount_in else 0 end) as net_no
         from trade t where t.recipient = ${address} group by t.market_id
       ) c on c.market_id = p.market_id
-      where p.user_address = ${address} and (m.is_resolved or m.refund_mode)`
+      where m.is_resolved or m.refund_mode`
     const page = yield* pageOf(
       sql<ResolvedRow & { total_count: string }>`
         select p.user_address, p.market_id, p.yes_balance, p.no_balance, p.yes_cost, p.no_cost, p.realized_pnl,

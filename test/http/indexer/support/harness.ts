@@ -45,7 +45,7 @@ export interface Harness {
 /** The operation of the document whose path template matches `pathname` (GET only). */
 export const operationFor = (document: OpenApiDocument, pathname: string) => {
   for (const [template, item] of Object.entries(document.paths)) {
-    const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]+")}$`)
+    const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{[^}]+\}/g, "[^/]*")}$`)
     if (pattern.test(pathname) && item["get"] !== undefined) return { template, operation: item["get"] }
   }
   return undefined
