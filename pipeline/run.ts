@@ -25,7 +25,7 @@ import { AddressBook, announcedTokens, decodeLog } from "./decode.js"
 import { findAncestor, reconcile, ReorgTooDeep, UNKNOWN_PARENT, Window, type Header } from "./reorg.js"
 import { pruneUndo, readCheckpoint, revertTo } from "./sink.js"
 import { InconsistentAnswer } from "./source/errors.js"
-import { backfill, type Batch, type Watchlist } from "./source/backfill.js"
+import { backfill, type Batch, coalesceBatches, type Watchlist } from "./source/backfill.js"
 import type { Rpc } from "./source/rpc.js"
 
 export const GENESIS_DIGEST = `0x${"0".repeat(64)}`
@@ -129,6 +129,7 @@ export const makeIndexer = (options: IndexerOptions) =>
         const started = Date.now()
         let events = 0
         yield* backfill(options.rpc, watchlistFrom(book), { from, to: target, concurrency: options.concurrency ?? 4 }).pipe(
+          coalesceBatches(40_000),
           Stream.runForEach((batch) =>
             Effect.gen(function* () {
               const decodeStarted = performance.now()

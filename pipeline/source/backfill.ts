@@ -21,7 +21,7 @@
  * Invariant: the batches tile [from, to] without gap or overlap, and each holds every watched
  * log of its blocks exactly once, ordered by (block, logIndex).
  */
-import { Chunk, Effect, Option, Ref, Stream } from "effect"
+import { Chunk, Effect, Option, Ref, Sink, Stream } from "effect"
 import { type ChainError, InconsistentAnswer, RangeTooLarge, RequestRejected } from "./errors.js"
 import { defaultRangePolicy, grow, initialRange, type RangePolicy, type RangeState, shrink } from "./ranges.js"
 import type { BlockHeader, ChainLog, Rpc } from "./rpc.js"
@@ -60,17 +60,22 @@ export interface BackfillOptions {
 
 const byPosition = (a: ChainLog, b: ChainLog) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex
 
-/** Logs of `addresses` over [from, to], splitting on range errors; updates the shared range size. */
+/**
+ * Logs of `addresses` over [from, to], splitting on range errors (which always shrink the shared
+ * range size). Only answers for the whole watch list (`whole`) grow it: the few logs of a token
+ * announced mid-range say nothing about the density of the next range.
+ */
 const fetchLogs = (
   rpc: Rpc,
   sizing: Ref.Ref<RangeState>,
   policy: RangePolicy,
   addresses: ReadonlyArray<string>,
   from: number,
-  to: number
+  to: number,
+  whole: boolean
 ): Effect.Effect<Array<ChainLog>, ChainError> =>
   rpc.logs(addresses, from, to).pipe(
-    Effect.tap((logs) => Ref.update(sizing, (s) => grow(s, policy, logs.length, to - from + 1))),
+    Effect.tap((logs) => (whole ? Ref.update(sizing, (s) => grow(s, policy, logs.length, to - from + 1)) : Effect.void)),
     Effect.catchTag("RangeTooLarge", (error: RangeTooLarge) =>
       Effect.gen(function* () {
         const attempted = to - from + 1
@@ -81,7 +86,7 @@ const fetchLogs = (
         yield* Ref.set(sizing, next)
         const parts: Array<Array<ChainLog>> = []
         for (let start = from; start <= to; start += next.size) {
-          parts.push(yield* fetchLogs(rpc, sizing, policy, addresses, start, Math.min(to, start + next.size - 1)))
+          parts.push(yield* fetchLogs(rpc, sizing, policy, addresses, start, Math.min(to, start + next.size - 1), whole))
         }
         return parts.flat()
       })
@@ -136,7 +141,7 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
       const fetchRange = (range: { readonly from: number; readonly to: number }) =>
         Effect.gen(function* () {
           const addresses = watchlist.addresses()
-          const logs = yield* fetchLogs(rpc, sizing, policy, addresses, range.from, range.to)
+          const logs = yield* fetchLogs(rpc, sizing, policy, addresses, range.from, range.to, true)
           const headers = yield* fetchHeaders(logs, range.to, new Map())
           return { ...range, addresses: new Set(addresses), logs, headers }
         })
@@ -146,10 +151,10 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
         Effect.gen(function* () {
           for (let attempt = 0; ; attempt++) {
             // A range whose logs and headers disagreed (replicas out of step) is fetched again whole.
-            let logs = attempt === 0 ? fetched.logs : yield* fetchLogs(rpc, sizing, policy, [...fetched.addresses], fetched.from, fetched.to)
+            let logs = attempt === 0 ? fetched.logs : yield* fetchLogs(rpc, sizing, policy, [...fetched.addresses], fetched.from, fetched.to, true)
             const missing = watchlist.addresses().filter((a) => !fetched.addresses.has(a))
             if (missing.length > 0) {
-              logs = logs.concat(yield* fetchLogs(rpc, sizing, policy, missing, fetched.from, fetched.to))
+              logs = logs.concat(yield* fetchLogs(rpc, sizing, policy, missing, fetched.from, fetched.to, false))
               for (const a of missing) fetched.addresses.add(a)
             }
             // Announcements inside this range: watch from the announcing block, fetch the rest of the range.
@@ -165,7 +170,7 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
                 watchlist.watch(address)
                 fetched.addresses.add(address)
               }
-              logs = logs.concat(yield* fetchLogs(rpc, sizing, policy, [...fresh.keys()], Math.min(...fresh.values()), fetched.to))
+              logs = logs.concat(yield* fetchLogs(rpc, sizing, policy, [...fresh.keys()], Math.min(...fresh.values()), fetched.to, false))
             }
             logs.sort(byPosition)
             // A refetch after a disagreement takes fresh headers too: either side may be stale.
@@ -190,5 +195,32 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
     })
   )
 }
+
+/** Two adjacent batches as one (`b` starts right after `a`). */
+export const mergeBatches = (a: Batch, b: Batch): Batch => ({
+  from: a.from,
+  to: b.to,
+  logs: a.logs.concat(b.logs),
+  blocks: new Map([...a.blocks, ...b.blocks])
+})
+
+/**
+ * Joins the batches that are ready while the consumer is busy into one of up to `maxLogs` logs:
+ * fetch ranges stay small (answers providers accept, fetching overlapped with writing), while the
+ * writer, when it falls behind, writes fewer and larger transactions (a hot row once, not once per
+ * range). Order and tiling are kept.
+ */
+export const coalesceBatches = (maxLogs: number) => <E, R>(batches: Stream.Stream<Batch, E, R>): Stream.Stream<Batch, E, R> =>
+  batches.pipe(
+    Stream.aggregate(
+      Sink.foldWeighted({
+        initial: undefined as Batch | undefined,
+        maxCost: maxLogs,
+        cost: (_, batch: Batch) => batch.logs.length,
+        body: (acc: Batch | undefined, batch: Batch) => (acc === undefined ? batch : mergeBatches(acc, batch))
+      })
+    ),
+    Stream.filterMap((batch) => Option.fromNullable(batch))
+  )
 
 export const collectBatches = (stream: Stream.Stream<Batch, ChainError>) => Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
