@@ -45,6 +45,8 @@ export const exportJob = (args: ExportArgs) =>
           seconds: Number(result.seconds.toFixed(2)),
           rows_per_s: Math.round(result.rowsWritten / Math.max(result.seconds, 0.001)),
           peak_rss_mib: Math.round(process.resourceUsage().maxRSS / 1024),
+          // CPU of this process over its whole life (start-up included), to tell own work from waiting.
+          cpu_s: Number(((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(2)),
           parquet_files: result.parquet.length
         })
       )

@@ -60,12 +60,12 @@ const CHUNK_ROWS = 2048
  * decoded as they arrive and appended 2048 at a time. Returns the number of rows appended.
  */
 export const appendCopy = async (
-  file: DuckFile,
+  connection: DuckDBConnection,
   plan: TablePlan,
   copy: (onPayload: (payload: Buffer) => void) => Promise<void>,
   onRows: (appended: number) => void
 ): Promise<number> => {
-  const appender = await file.connection.createAppender(plan.name)
+  const appender = await connection.createAppender(plan.name)
   const types: Array<DuckDBType> = plan.columns.map((_, i) => appender.columnType(i))
   const decoders = plan.columns.map((c) => c.decode)
   const width = decoders.length

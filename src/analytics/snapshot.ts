@@ -1,8 +1,8 @@
 /**
- * One consistent view of the index: a single Postgres connection holding a REPEATABLE READ,
- * READ ONLY transaction for the whole export, so every table, the checkpoint and the undo log
- * are read as of the same instant while the pipeline keeps committing. The export never writes
- * to the source database and takes no locks beyond the ones every reader takes.
+ * One consistent view of the index: REPEATABLE READ, READ ONLY transactions that share one
+ * snapshot for the whole export, so every table, the checkpoint and the undo log are read as of
+ * the same instant while the pipeline keeps committing. The export never writes to the source
+ * database and takes no locks beyond the ones every reader takes.
  *
  * Rows are streamed with `COPY (query) TO STDOUT (FORMAT binary)` inside that transaction. Each
  * CopyData payload is handed to the consumer synchronously, as the driver parses it off the
@@ -22,6 +22,8 @@ export interface SnapshotConnection {
    * returns. A throw from it fails the copy (and closes the connection, which is then unusable).
    */
   readonly copyOut: (select: string, onPayload: (payload: Buffer) => void) => Promise<void>
+  /** Closes the connection now: a COPY in progress fails at once. (For an export being abandoned.) */
+  readonly cancel: () => void
 }
 
 /** Every value as the text Postgres sends (null stays null). */
@@ -31,11 +33,14 @@ export const APPLICATION_NAME = "predix-export"
 
 const redacted = (url: string) => url.replace(/(\/\/[^:/@]+:)[^@]*@/, "$1***@")
 
+const sourceError = (url: string) => (cause: unknown) =>
+  new SnapshotSourceError({ message: `cannot open a snapshot of ${redacted(url)}: ${String((cause as Error)?.message ?? cause)}`, cause })
+
 /**
- * Connects and opens the snapshot transaction; the connection is closed (the read-only
- * transaction rolled back) when the scope closes.
+ * A connection in a REPEATABLE READ, READ ONLY transaction whose first statements are
+ * `setup`; closed (the transaction rolled back) with the scope.
  */
-export const openSnapshot = (url: string) =>
+const transaction = (url: string, setup: (client: pg.Client) => Promise<void>) =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
@@ -44,21 +49,39 @@ export const openSnapshot = (url: string) =>
         await client.connect()
         try {
           await client.query("begin isolation level repeatable read read only")
+          await setup(client)
           // Mutable tables read through the undo log are sorted by key; let that sort run in memory.
           await client.query("set local work_mem = '64MB'")
-          // The first statement fixes the snapshot; nothing before it has read data.
-          await client.query("select 1")
         } catch (error) {
           await client.end().catch(() => undefined)
           throw error
         }
         return client
       },
-      catch: (cause) =>
-        new SnapshotSourceError({ message: `cannot open a snapshot of ${redacted(url)}: ${String((cause as Error)?.message ?? cause)}`, cause })
+      catch: sourceError(url)
     }),
     (client) => Effect.promise(() => client.query("rollback").then(() => undefined, () => undefined).finally(() => client.end().catch(() => undefined)))
-  ).pipe(Effect.map(connectionOf))
+  )
+
+/**
+ * Opens `lanes` connections that all see ONE snapshot: the first exports its snapshot
+ * (`pg_export_snapshot`, which also fixes it) and the others adopt it with SET TRANSACTION
+ * SNAPSHOT before reading anything, as pg_dump does for a parallel dump. The exporting
+ * transaction stays open while the others read (the snapshot lives as long as it does).
+ */
+export const openSnapshot = (url: string, lanes = 1) =>
+  Effect.gen(function* () {
+    let id = ""
+    const lead = yield* transaction(url, async (client) => {
+      id = String((await client.query<{ id: string }>("select pg_export_snapshot() as id")).rows[0]!.id)
+    })
+    const others = yield* Effect.forEach(Array.from({ length: Math.max(0, lanes - 1) }), () =>
+      transaction(url, async (client) => {
+        await client.query(`set transaction snapshot '${id.replace(/'/g, "''")}'`)
+      })
+    )
+    return [lead, ...others].map(connectionOf)
+  })
 
 interface Connection {
   readonly query: (text: string) => void
@@ -115,5 +138,6 @@ const copyOut = (client: pg.Client, select: string, onPayload: (payload: Buffer)
 
 const connectionOf = (client: pg.Client): SnapshotConnection => ({
   query: async <R extends object>(text: string) => (await client.query<R & pg.QueryResultRow>(text)).rows as ReadonlyArray<R>,
-  copyOut: (select, onPayload) => copyOut(client, select, onPayload)
+  copyOut: (select, onPayload) => copyOut(client, select, onPayload),
+  cancel: () => void client.end().catch(() => undefined)
 })
