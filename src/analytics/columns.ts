@@ -79,11 +79,7 @@ export const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`
 const DECIMAL_LIMIT = 10n ** 38n
 /** DuckDB's TIMESTAMP is int64 microseconds, its extremes reserved for +-infinity. */
 const MICROS_LIMIT = 2n ** 63n - 2n
-
-const checkDecimal = (value: bigint, buf: Buffer, at: number) => {
-  if (value >= DECIMAL_LIMIT || value <= -DECIMAL_LIMIT) throw new OutOfRange(numericText(buf, at), "more than 38 digits")
-  return value
-}
+const SECONDS_LIMIT = MICROS_LIMIT / 1_000_000n
 
 /**
  * NUMERIC -> DECIMAL(width, scale) whose stored integer is the Postgres value * 10^storedScale.
@@ -91,7 +87,7 @@ const checkDecimal = (value: bigint, buf: Buffer, at: number) => {
  * as is, i.e. the value divided by 1e6, exactly.
  */
 const numericDecimal = (width: number, scale: number, storedScale: number): Decode => (buf, at) =>
-  new DuckDBDecimalValue(checkDecimal(numericScaled(buf, at, storedScale), buf, at), width, scale)
+  new DuckDBDecimalValue(numericScaled(buf, at, storedScale, DECIMAL_LIMIT), width, scale)
 
 const timestampOf = (seconds: bigint, text: () => string) => {
   const micros = seconds * 1_000_000n
@@ -99,10 +95,13 @@ const timestampOf = (seconds: bigint, text: () => string) => {
   return new DuckDBTimestampValue(micros)
 }
 
-const decodeText: Decode = (buf, at, length) => buf.toString("utf8", at, at + length)
+/** Buffer's own UTF-8 slice, without `toString`'s argument handling (it runs once per text value). */
+const utf8 = (buf: Buffer, start: number, end: number): string => (buf as unknown as { utf8Slice: (s: number, e: number) => string }).utf8Slice(start, end)
+
+const decodeText: Decode = (buf, at, length) => utf8(buf, at, at + length)
 
 /** jsonb's binary form is a version byte (1) and the JSON text. */
-const decodeJsonb: Decode = (buf, at, length) => buf.toString("utf8", at + 1, at + length)
+const decodeJsonb: Decode = (buf, at, length) => utf8(buf, at + 1, at + length)
 
 const decodeDecimalList = (jsonAt: number): Decode => (buf, at, length) => {
   const items = JSON.parse(buf.toString("utf8", at + jsonAt, at + length)) as ReadonlyArray<string | number>
@@ -120,7 +119,7 @@ const SECONDS: Readonly<Record<string, Decode>> = {
   integer: (buf, at) => timestampOf(BigInt(buf.readInt32BE(at)), () => String(buf.readInt32BE(at))),
   smallint: (buf, at) => timestampOf(BigInt(buf.readInt16BE(at)), () => String(buf.readInt16BE(at)))
 }
-const numericSeconds: Decode = (buf, at) => timestampOf(numericScaled(buf, at, 0), () => numericText(buf, at))
+const numericSeconds: Decode = (buf, at) => timestampOf(numericScaled(buf, at, 0, SECONDS_LIMIT), () => numericText(buf, at))
 
 /** Postgres timestamps are int64 microseconds since 2000-01-01. */
 const pgTimestamp = (make: (micros: bigint) => DuckDBValue): Decode => (buf, at) => make(buf.readBigInt64BE(at) + PG_EPOCH_MICROS)

@@ -1,6 +1,7 @@
 /**
  * Framing of a binary COPY stream: checks the header once, then hands every complete tuple to
- * `onTuple` as (buffer, offset of its field count). The payloads are the CopyData messages
+ * `onTuple` as (buffer, fields), where fields[2i] is where field i's bytes start and
+ * fields[2i+1] their length (-1: NULL); `fields` is reused for every tuple. The payloads are the CopyData messages
  * Postgres sends (one tuple each in practice, but the protocol does not promise it), so a tuple
  * split across payloads is carried over (copied: the driver may reuse a payload's memory once
  * the callback returns) and completed by the next one.
@@ -14,10 +15,14 @@ export class CopyTuples {
   private headerDone = false
   private ended = false
 
+  private readonly fields: Int32Array
+
   constructor(
     private readonly columns: number,
-    private readonly onTuple: (buf: Buffer, at: number) => void
-  ) {}
+    private readonly onTuple: (buf: Buffer, fields: Int32Array) => void
+  ) {
+    this.fields = new Int32Array(2 * columns)
+  }
 
   /** True once the trailer (field count -1) has been read. */
   get complete() {
@@ -37,24 +42,27 @@ export class CopyTuples {
       this.headerDone = true
     }
     while (at + 2 <= buf.length) {
-      const fields = buf.readInt16BE(at)
-      if (fields === -1) {
+      const count = ((buf[at]! << 24) >> 16) | buf[at + 1]!
+      if (count === -1) {
         this.ended = true
         return
       }
-      if (fields !== this.columns) throw new CopyFormatError(`a tuple of ${fields} fields where ${this.columns} were expected`)
-      // Walk the field lengths first: a tuple is decoded only once it is whole.
+      if (count !== this.columns) throw new CopyFormatError(`a tuple of ${count} fields where ${this.columns} were expected`)
+      // Locate every field first: a tuple is decoded only once it is whole.
+      const fields = this.fields
       let end = at + 2
-      for (let i = 0; i < fields && end !== -1; i++) {
+      for (let i = 0; i < count && end !== -1; i++) {
         if (end + 4 > buf.length) end = -1
         else {
-          const length = buf.readInt32BE(end)
+          const length = (buf[end]! << 24) | (buf[end + 1]! << 16) | (buf[end + 2]! << 8) | buf[end + 3]!
+          fields[2 * i] = end + 4
+          fields[2 * i + 1] = length
           end += 4 + (length > 0 ? length : 0)
           if (end > buf.length) end = -1
         }
       }
       if (end === -1) return this.keep(buf, at)
-      this.onTuple(buf, at)
+      this.onTuple(buf, fields)
       at = end
     }
     if (at < buf.length) this.keep(buf, at)

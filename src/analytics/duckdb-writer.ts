@@ -89,21 +89,18 @@ export const appendCopy = async (
     onRows(total)
   }
 
-  const onTuple = (buf: Buffer, start: number) => {
-    let at = start + 2
+  const onTuple = (buf: Buffer, fields: Int32Array) => {
     for (let c = 0; c < width; c++) {
-      const length = buf.readInt32BE(at)
-      at += 4
+      const length = fields[2 * c + 1]!
       if (length < 0) {
         pending[c]![rows] = null
         continue
       }
       try {
-        pending[c]![rows] = decoders[c]!(buf, at, length)
+        pending[c]![rows] = decoders[c]!(buf, fields[2 * c]!, length)
       } catch (error) {
         throw outOfRange(plan, c, error)
       }
-      at += length
     }
     if (++rows === CHUNK_ROWS) appendPending()
   }

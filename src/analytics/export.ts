@@ -63,13 +63,14 @@ export interface ExportResult {
 
 const attempt = <A>(path: string, what: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: exportErrorOf(path, what) })
 
-/** Table names by estimated size, largest first, so the longest copies start first. */
+/** The plans by table size on disk, largest first, so the longest copies start first. */
 const bySize = async (db: SnapshotConnection, plans: ReadonlyArray<TablePlan>) => {
-  const estimates = await db.query<{ name: string; pages: string }>(
-    `select c.relname as name, c.relpages as pages from pg_class c where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p')`
+  const sizes = await db.query<{ name: string; bytes: string }>(
+    `select c.relname as name, pg_relation_size(c.oid) as bytes from pg_class c
+      where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p')`
   )
-  const pages = new Map(estimates.map((e) => [e.name, Number(e.pages)]))
-  return [...plans].sort((a, b) => (pages.get(b.name) ?? 0) - (pages.get(a.name) ?? 0))
+  const bytes = new Map(sizes.map((e) => [e.name, Number(e.bytes)]))
+  return [...plans].sort((a, b) => (bytes.get(b.name) ?? 0) - (bytes.get(a.name) ?? 0))
 }
 
 /**

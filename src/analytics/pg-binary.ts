@@ -48,27 +48,40 @@ export const numericText = (buf: Buffer, at: number): string => {
   return `${sign === NUMERIC_NEG ? "-" : ""}${whole}${dscale > 0 ? `.${frac}` : ""}`
 }
 
+const u16 = (buf: Buffer, i: number) => (buf[i]! << 8) | buf[i + 1]!
+const i16 = (buf: Buffer, i: number) => (u16(buf, i) << 16) >> 16
+
 /**
- * A binary NUMERIC as the integer value * 10^scale. Fails when the value has more fraction
- * digits than `scale` (nothing is rounded) or is NaN/infinite.
+ * A binary NUMERIC as the integer value * 10^scale, failing when its magnitude reaches `limit`.
+ * Fails when the value has more fraction digits than `scale` (nothing is rounded) or is
+ * NaN/infinite.
+ *
+ * Most values are whole and below 10^12 (three base-10000 groups): those are summed as a JS
+ * number, exact since every partial sum stays below 2^53, and become a bigint once.
  */
-export const numericScaled = (buf: Buffer, at: number, scale: number): bigint => {
-  const ndigits = buf.readInt16BE(at)
-  const weight = buf.readInt16BE(at + 2)
-  const sign = buf.readUInt16BE(at + 4)
+export const numericScaled = (buf: Buffer, at: number, scale: number, limit: bigint): bigint => {
+  const ndigits = i16(buf, at)
+  const weight = i16(buf, at + 2)
+  const sign = u16(buf, at + 4)
   if (sign !== 0 && sign !== NUMERIC_NEG) throw new OutOfRange(numericText(buf, at), "not a finite number")
   if (ndigits === 0) return 0n
+  // The last digit group stands for 10000^(weight - ndigits + 1).
+  const exponent = weight - ndigits + 1
+  if (scale === 0 && exponent >= 0 && weight < 3) {
+    let small = 0
+    for (let i = 0; i < ndigits; i++) small = small * 10000 + u16(buf, at + 8 + 2 * i)
+    for (let i = 0; i < exponent; i++) small *= 10000
+    return BigInt(sign === NUMERIC_NEG ? -small : small)
+  }
   let small = 0
   let big: bigint | undefined
   for (let i = 0; i < ndigits; i++) {
-    const d = buf.readUInt16BE(at + 8 + 2 * i)
+    const d = u16(buf, at + 8 + 2 * i)
     if (big !== undefined) big = big * 10000n + BigInt(d)
     else if (small < 900_000_000_000) small = small * 10000 + d
     else big = BigInt(small) * 10000n + BigInt(d)
   }
   let value = big ?? BigInt(small)
-  // The last digit group stands for 10000^(weight - ndigits + 1).
-  const exponent = weight - ndigits + 1
   if (exponent >= 0) {
     value *= pow10000(exponent) * 10n ** BigInt(scale)
   } else {
@@ -82,6 +95,7 @@ export const numericScaled = (buf: Buffer, at: number, scale: number): bigint =>
       value *= 10n ** BigInt(-shift)
     }
   }
+  if (value >= limit) throw new OutOfRange(numericText(buf, at), `more than ${limit.toString().length - 1} digits`)
   return sign === NUMERIC_NEG ? -value : value
 }
 
