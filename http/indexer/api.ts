@@ -3,11 +3,12 @@
  * (`definition.ts`, shared with the typed client the backend uses) and the handlers
  * (`handlers/*.ts`, one module per resource group).
  *
- * Every response goes through one middleware: the freshness headers (`freshness.ts`) and the
- * error bodies (`request-errors.ts`). OpenAPI 3.1 is served at /api/openapi.json and a browsable
+ * Every response goes through one middleware: the freshness headers (`freshness.ts`), the
+ * error bodies (`request-errors.ts`) and the per-head answer cache (`response-cache.ts`). OpenAPI 3.1 is served at /api/openapi.json and a browsable
  * page (Scalar, its script inlined: no CDN needed) at /api/docs.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpRouter, HttpServer } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
 import { createServer } from "node:http"
@@ -28,6 +29,7 @@ import { PortfolioLive } from "./handlers/portfolio.js"
 import { UserStatsLive, UsersLive } from "./handlers/users.js"
 import { readHealth } from "./health.js"
 import { renderErrors } from "./request-errors.js"
+import { cachedUnder, HeadCache } from "./response-cache.js"
 import { readStats } from "./stats.js"
 
 export { IndexerApi } from "./definition.js"
@@ -67,14 +69,30 @@ export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide(
   AdminLive
 ]))
 
-/** Freshness headers and error bodies on every response, unknown routes included. */
-const IndexerMiddleware = HttpApiBuilder.middleware((app) => withFreshness(renderErrors(app)), { withContext: true })
+export interface IndexerHttpOptions {
+  /** Answers kept per indexed head (see `response-cache.ts`); 0 turns the cache off. Default 10,000. */
+  readonly cacheEntries?: number
+}
+
+/**
+ * Freshness headers and error bodies on every response, unknown routes included; 200 answers
+ * served from the per-head cache while the head stands.
+ */
+const indexerMiddleware = (cacheEntries: number) =>
+  HttpApiBuilder.middleware(
+    Effect.sync(() => {
+      const cache = cacheEntries > 0 ? new HeadCache(cacheEntries, 1 << 20) : null
+      return (app: HttpApp.Default) =>
+        withFreshness(renderErrors(app), (head) => (cache === null ? (a) => a : cachedUnder(cache, head)))
+    }),
+    { withContext: true }
+  )
 
 /**
  * The indexer API served by whatever `HttpServer` is provided, reading the database of the
  * provided `SqlClient`/`PgClient` for chain `chainId`.
  */
-export const indexerHttpLayer = (chainId: number) =>
+export const indexerHttpLayer = (chainId: number, options: IndexerHttpOptions = {}) =>
   HttpApiBuilder.serve().pipe(
     // Paths match exactly as documented (case, slashes), and path parameters of any length reach
     // their decoders (a 400 naming them) instead of the router's 100-character limit turning
@@ -84,7 +102,7 @@ export const indexerHttpLayer = (chainId: number) =>
     ),
     Layer.provide(HttpApiScalar.layer({ path: "/api/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
-    Layer.provide(IndexerMiddleware),
+    Layer.provide(indexerMiddleware(options.cacheEntries ?? 10_000)),
     Layer.provide(IndexerApiLive),
     Layer.provide(Layer.succeed(IndexedChain, { chainId })),
     Layer.provide(FreshnessLive(chainId))

@@ -78,11 +78,17 @@ export const FreshnessLive = (chainId: number) =>
 /** A fixed head, for tests and tools that serve a database nobody writes to. */
 export const FreshnessFixed = (value: IndexedHead | null) => Layer.succeed(Freshness, { current: Effect.succeed(value) })
 
-/** Adds the freshness headers, read before `app` runs, to whatever `app` answers. */
-export const withFreshness = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | Freshness> =>
+/**
+ * Adds the freshness headers, read before `app` runs, to whatever `app` answers. `around` may
+ * wrap `app` with what else depends on that same head (the response cache).
+ */
+export const withFreshness = <E, R, R2 = never>(
+  app: HttpApp.Default<E, R>,
+  around: (head: IndexedHead | null) => (app: HttpApp.Default<E, R>) => HttpApp.Default<E, R | R2> = () => (a) => a
+): HttpApp.Default<E, R | R2 | Freshness> =>
   Effect.flatMap(Freshness, (freshness) =>
     Effect.flatMap(freshness.current, (head) =>
-      Effect.map(app, (response) =>
+      Effect.map(around(head)(app), (response) =>
         HttpServerResponse.setHeaders(response, {
           [INDEXED_BLOCK_HEADER]: head === null ? "none" : String(head.block),
           [INDEXED_BLOCK_HASH_HEADER]: head === null ? "none" : head.hash

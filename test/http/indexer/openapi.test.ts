@@ -159,4 +159,29 @@ describe("freshness", () => {
     await notify(api.headBlock, hash)
     await waitFor(String(api.headBlock))
   })
+
+  it("serves answers from the per-head cache until the head moves, then reads the database again", async () => {
+    const [{ hash }] = (await api.sql(`select block_hash as hash from indexer_checkpoint`)) as [{ hash: string }]
+    const before = await api.get("/api/markets/1")
+    const [{ question }] = (await api.sql(`select question from market where id = 1`)) as [{ question: string }]
+    try {
+      // A write the pipeline never makes without a NOTIFY: the cached answer stands.
+      await api.sql(`update market set question = 'changed behind the cache' where id = 1`)
+      expect((await api.get("/api/markets/1")).body).toEqual(before.body)
+      expect((await api.get("/api/markets/1/price-delta")).status).toBe(200)
+      // The next head (here: the same block announced again after a revert) empties it.
+      await api.sql(`select pg_notify('predix_indexed', $1)`, [JSON.stringify({ chainId: 130, block: api.headBlock - 1, hash: `0x${"b".repeat(64)}`, reverted: true })])
+      for (let i = 0; i < 100 && (await api.raw("/api/stats")).headers.get("x-indexed-block") !== String(api.headBlock - 1); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect((await api.get("/api/markets/1")).body.data.question).toBe("changed behind the cache")
+    } finally {
+      await api.sql(`update market set question = $1 where id = 1`, [question])
+      await api.sql(`select pg_notify('predix_indexed', $1)`, [JSON.stringify({ chainId: 130, block: api.headBlock, hash, reverted: false })])
+      for (let i = 0; i < 100 && (await api.raw("/api/stats")).headers.get("x-indexed-block") !== String(api.headBlock); i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    }
+    expect((await api.get("/api/markets/1")).body).toEqual(before.body)
+  })
 })
