@@ -4,8 +4,9 @@
  * (`handlers/*.ts`, one module per resource group).
  *
  * Every response goes through one middleware: the freshness headers (`freshness.ts`), the
- * error bodies (`request-errors.ts`) and the per-head answer cache (`response-cache.ts`). OpenAPI 3.1 is served at /api/openapi.json and a browsable
- * page (Scalar, its script inlined: no CDN needed) at /api/docs.
+ * error bodies (`request-errors.ts`) and the per-head answer cache (`response-cache.ts`).
+ * OpenAPI 3.1 is served at /api/openapi.json and a browsable page (Scalar, its script inlined:
+ * no CDN needed) at /api/docs.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpRouter, HttpServer } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
@@ -26,29 +27,13 @@ import { MarketTradesLive } from "./handlers/market-trades.js"
 import { MarketsLive } from "./handlers/markets.js"
 import { OraclesLive } from "./handlers/oracles.js"
 import { PortfolioLive } from "./handlers/portfolio.js"
+import { HealthLive, IndexedChain, StatsLive } from "./handlers/system.js"
 import { UserStatsLive, UsersLive } from "./handlers/users.js"
-import { readHealth } from "./health.js"
 import { renderErrors } from "./request-errors.js"
 import { cachedUnder, HeadCache } from "./response-cache.js"
-import { readStats } from "./stats.js"
 
 export { IndexerApi } from "./definition.js"
-
-/** The chain this indexer serves (its health names it). */
-export class IndexedChain extends Context.Tag("IndexedChain")<IndexedChain, { readonly chainId: number }>() {}
-
-const HealthLive = HttpApiBuilder.group(IndexerApi, "health", (handlers) =>
-  handlers.handle("health", () =>
-    IndexedChain.pipe(
-      Effect.flatMap(({ chainId }) => readHealth(chainId)),
-      Effect.map((data) => ({ data, meta: null }))
-    )
-  )
-)
-
-const StatsLive = HttpApiBuilder.group(IndexerApi, "stats", (handlers) =>
-  handlers.handle("stats", () => Effect.map(readStats, (data) => ({ data, meta: null })))
-)
+export { IndexedChain } from "./handlers/system.js"
 
 export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide([
   HealthLive,

@@ -30,7 +30,8 @@ const DESCRIPTION = `Public, read-only data of a binary prediction-market protoc
 - Wire format: token amounts are decimal strings with six fraction digits (\`"125000.000000"\`), prices decimal strings from 0 to 1 (\`"0.620000"\`), other uint256 values decimal strings, never JSON numbers; timestamps unix seconds; addresses and hashes lowercase.
 - Market ids: the decimal \`id\` or the 64-hex \`marketIdHex\`.
 - Errors: \`{ error, message }\` with a PascalCase name: InvalidParameter, InvalidAddress, InvalidMarketId (400); MarketNotFound, EventNotFound, OrderNotFound, NotFound (404); ServiceUnavailable (503). The message names the offending parameter.
-- Freshness: every response carries \`X-Indexed-Block\` (and \`X-Indexed-Block-Hash\`), the last block the answer reflects at least. Not seeing a transaction of a later block yet means: retry shortly.`
+- Freshness: every response carries \`X-Indexed-Block\` (and \`X-Indexed-Block-Hash\`), the last block the answer reflects at least. Not seeing a transaction of a later block yet means: retry shortly. Answers change only when that header does.
+- Parameters not listed for an endpoint are rejected (400), so a misspelt filter never silently returns everything.`
 
 export class IndexerApi extends HttpApi.make("indexer")
   .add(MarketsGroup)

@@ -192,8 +192,18 @@ export const withDefault = <S extends Schema.Schema.AnyNoContext>(schema: S, val
 /** `limit` (1..100, default 20) and `offset` (default 0). */
 export const page = paginationFields
 
-/** No query parameters at all (any given is an unknown parameter, a 400). */
-export const NoQuery = strictQuery({})
+/**
+ * No query parameters at all: any given is an unknown parameter, a 400 naming it. (An empty
+ * `Schema.Struct` accepts every object whatever its parse options, hence the filter.)
+ */
+export const NoQuery = Schema.Struct({}).pipe(
+  Schema.filter((params) => {
+    const name = Object.keys(params)[0]
+    return name === undefined
+      ? true
+      : new ParseResult.Pointer(name, params, new ParseResult.Unexpected((params as Record<string, unknown>)[name], "is unexpected, expected: none"))
+  })
+)
 
 /** `?limit&offset` alone. */
 export const PageQuery = strictQuery(page)

@@ -74,6 +74,12 @@ describe("GET /api/markets/{id}", () => {
     }
   })
 
+  it("takes no query parameter: any is a 400 naming it", async () => {
+    const answer = await api.get("/api/markets/15?limit=5")
+    expect(answer.status).toBe(400)
+    expect(answer.body).toEqual({ error: "InvalidParameter", message: 'unknown query parameter "limit"; this endpoint takes none' })
+  })
+
   it("says InvalidMarketId (400) for a malformed id, naming it", async () => {
     for (const id of ["abc", "0", "-1", "1.5", "01", "0x12", `0x${"g".repeat(64)}`, "1e3"]) {
       const answer = await api.get(`/api/markets/${encodeURIComponent(id)}`)
