@@ -45,11 +45,14 @@ export const closeDuckFile = async (file: DuckFile, checkpoint: boolean) => {
   }
 }
 
-export const createTableSql = (plan: TablePlan) => {
-  const columns = plan.columns.map((c) => `${quoteIdent(c.name)} ${c.duckType}`)
-  if (plan.primaryKey.length > 0) columns.push(`primary key (${plan.primaryKey.map(quoteIdent).join(", ")})`)
-  return `create table ${quoteIdent(plan.name)} (${columns.join(", ")})`
-}
+/**
+ * The table with Postgres's column names and analysis types. The primary key is kept as data
+ * (the key columns, one row per key, rows in key order) and named in `manifest_tables`, but not
+ * declared: DuckDB backs a PRIMARY KEY with an ART index that must fit in memory while it is
+ * built, which would make the export's memory grow with the table.
+ */
+export const createTableSql = (plan: TablePlan) =>
+  `create table ${quoteIdent(plan.name)} (${plan.columns.map((c) => `${quoteIdent(c.name)} ${c.duckType}`).join(", ")})`
 
 /** DuckDB's vector size: the most rows one data chunk holds. */
 const CHUNK_ROWS = 2048
