@@ -21,8 +21,9 @@ export const Event = Schema.Struct({
   status: Schema.Literal(...EVENT_STATUSES).annotations({ description: "active (CREATED), resolved (RESOLVED) or refunding (REFUND)" }),
   isResolved: Schema.Boolean,
   refundMode: Schema.Boolean,
-  winningIndex: Schema.NullOr(Schema.Int).annotations({
-    description: "index into marketIds of the winning market; from the event when it carries it, else the member market resolved YES; null until resolved"
+  winningIndex: Schema.NullOr(Uint256).annotations({
+    description:
+      "index into marketIds of the winning market, a decimal string (a uint256 on-chain); from the event when it carries it, else the position of the member market resolved YES; null until resolved"
   }),
   winningMarketId: Schema.NullOr(Uint256).annotations({ description: "marketIds[winningIndex]; null until resolved" }),
   resolver: Schema.NullOr(Address),

@@ -75,9 +75,6 @@ export const FreshnessLive = (chainId: number) =>
     })
   )
 
-/** A fixed head, for tests and tools that serve a database nobody writes to. */
-export const FreshnessFixed = (value: IndexedHead | null) => Layer.succeed(Freshness, { current: Effect.succeed(value) })
-
 /**
  * Adds the freshness headers, read before `app` runs, to whatever `app` answers. `around` may
  * wrap `app` with what else depends on that same head (the response cache).

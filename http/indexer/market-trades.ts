@@ -12,7 +12,7 @@ import { IndexerInvalidAddress, IndexerInvalidMarketId, IndexerMarketNotFound } 
 import { Outcome, TradeType } from "../../schema/enums.js"
 import { Address, Amount6, Price, Uint256 } from "../../schema/primitives.js"
 import { addressParam, literalParam, MarketPath, optional, page, strictQuery } from "./params.js"
-import { chainPositionFields, Count } from "./records.js"
+import { chainPositionFields } from "./records.js"
 
 export const TRADE_SOURCES = ["router", "clob"] as const
 
@@ -30,7 +30,7 @@ export const Trade = Schema.Struct({
   clobFilled: Amount6.annotations({ description: "part of amountOut filled on the order book" }),
   ammFilled: Amount6.annotations({ description: "part of amountOut filled by the AMM" }),
   price: Schema.NullOr(Price).annotations({ description: "USDC per share of the traded outcome token; null when no shares moved" }),
-  matchCount: Schema.NullOr(Count).annotations({ description: "order-book matches of a clob fill; null for router trades" })
+  matchCount: Schema.NullOr(Uint256).annotations({ description: "order-book matches of a clob fill (a uint256 on-chain, so a decimal string); null for router trades" })
 }).annotations({ identifier: "Trade", title: "Trade", description: "a router trade or a direct CLOB taker fill" })
 export type Trade = typeof Trade.Type
 

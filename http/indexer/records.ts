@@ -70,10 +70,7 @@ export const displayMetadata = (row: DisplayMetadataRow): DisplayMetadata | null
     ? null
     : { slug: row.d_slug, category: row.d_category, featured: row.d_featured === true, title: row.d_title, icon: row.d_icon }
 
-/** A JSON integer from a BIGINT or NUMERIC column that holds unix seconds or a block number. */
-export const toInt = (value: string | number): number => Number(value)
-
-/** Like `toInt`, null stays null. */
+/** A JSON integer (or null) from a BIGINT column that holds unix seconds or a block number. */
 export const toIntOrNull = (value: string | number | null): number | null => (value === null ? null : Number(value))
 
 /**

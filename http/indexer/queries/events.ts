@@ -56,7 +56,7 @@ const toEvent = (row: EventRow): Event => {
     status: row.state === "CREATED" ? "active" : row.state === "RESOLVED" ? "resolved" : "refunding",
     isResolved: resolved,
     refundMode: row.state === "REFUND",
-    winningIndex: index >= 0 ? index : null,
+    winningIndex: index >= 0 ? BigInt(index) : null,
     winningMarketId: index >= 0 ? (marketIds[index] ?? null) : null,
     resolver: row.resolver === null ? null : (row.resolver as Address),
     closedAt: toIntOrNull(row.closed_at),

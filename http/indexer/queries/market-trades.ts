@@ -53,7 +53,7 @@ export const toTrade = (row: TradeRow): Trade => {
     clobFilled: BigInt(row.clob_filled),
     ammFilled: BigInt(row.amm_filled),
     price: tradePrice(buy, amountIn, amountOut),
-    matchCount: row.match_count === null ? null : Number(row.match_count)
+    matchCount: row.match_count === null ? null : BigInt(row.match_count)
   }
 }
 

@@ -35,7 +35,7 @@ describe("GET /api/events and /api/events/{eventId}", () => {
       state: "RESOLVED",
       status: "resolved",
       isResolved: true,
-      winningIndex: winner,
+      winningIndex: String(winner),
       winningMarketId: members[winner]!["id"],
       totalVolume: six(members.reduce((sum, m) => sum + BigInt(m["v"]), 0n)),
       metadata: { slug: "league-final-2026-winner", category: "sports", featured: true }

@@ -106,6 +106,41 @@ describe("the OpenAPI document at /api/openapi.json", () => {
     expect(JSON.stringify(market.responses["400"])).toContain("InvalidMarketId")
   })
 
+  it("uses JSON integers only for times, block numbers, counts, ticks and the like, never for a uint256 or an amount", () => {
+    const schemas = (api.document as any).components.schemas as Record<string, any>
+    const resolve = (schema: any): any => (schema?.$ref ? resolve(schemas[schema.$ref.split("/").pop()]) : schema)
+    const isInteger = (schema: any): boolean => {
+      const s = resolve(schema)
+      return schema?.type === "integer" || s?.type === "integer" || (Array.isArray(s?.anyOf) && s.anyOf.some(isInteger))
+    }
+    const integers = new Set<string>()
+    const walk = (schema: any, seen: Set<any>) => {
+      const s = resolve(schema)
+      if (s === undefined || seen.has(s)) return
+      seen.add(s)
+      for (const [name, property] of Object.entries<any>(s.properties ?? {})) {
+        if (isInteger(property)) integers.add(name)
+        walk(property, seen)
+      }
+      for (const key of ["items", "additionalProperties"]) if (typeof s[key] === "object") walk(s[key], seen)
+      for (const key of ["anyOf", "oneOf", "allOf"]) for (const alternative of s[key] ?? []) walk(alternative, seen)
+    }
+    for (const [, operation] of operations()) walk(operation.responses["200"].content["application/json"].schema, new Set())
+    expect([...integers].sort()).toEqual(
+      [
+        // unix seconds
+        "approvedAt", "baselineAt", "cancelledAt", "closedAt", "createdAt", "endTime", "filledAt", "finalizesAt", "lastTradeAt", "latestAt",
+        "placedAt", "readyAt", "registeredAt", "reportedAt", "resolvedAt", "snapshotAt", "timestamp", "updatedAt", "windowEnd", "windowStart",
+        // block numbers and log positions
+        "approvedBlock", "blockNumber", "createdBlock", "headBlock", "lagBlocks", "latestIndexedBlock", "logIndex", "placedBlock", "registeredBlock", "updatedBlock",
+        // counts, pagination, ranks
+        "correctPositions", "count", "limit", "marketCount", "marketsTraded", "offset", "openPositions", "orders", "positions", "rank", "resolvedPositions", "tradeCount",
+        // small protocol integers (int24 ticks, uint24 fee), chain id, hours, basis points
+        "chainId", "fee", "percentBps", "tick", "tickLower", "tickSpacing", "tickUpper", "windowHours"
+      ].sort()
+    )
+  })
+
   it("has a validator that catches what the document forbids (the checks are not vacuous)", async () => {
     const answer = await api.get("/api/markets/1")
     const pathname = "/api/markets/1"
