@@ -11,18 +11,16 @@
  *
  * Usage: npm run bench:api [-- --duration 10 --connections 10 --rate 1000 --only cached|uncached]
  */
-import { NodeHttpServer } from "@effect/platform-node"
 import { HttpServer } from "@effect/platform"
 import autocannon from "autocannon"
 import { Context, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
 import { fork } from "node:child_process"
 import * as fs from "node:fs/promises"
-import { createServer } from "node:http"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
-import { indexerHttpLayer } from "../http/indexer/api.js"
+import { indexerServerLayer } from "../http/indexer/api.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../src/app.js"
@@ -186,8 +184,7 @@ async function suite(label: string, dbUrl: string, cacheEntries: number, o: { du
 
 if (process.argv[2] === "--serve") {
   const database = pgClientLayer(Redacted.make(process.argv[3] ?? ""))
-  const layer = indexerHttpLayer(130, { cacheEntries: Number(process.argv[4] ?? 10_000) }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+  const layer = indexerServerLayer(130, { port: 0, host: "127.0.0.1", cacheEntries: Number(process.argv[4] ?? 10_000) }).pipe(
     Layer.provide(database)
   )
   const scope = Effect.runSync(Scope.make())

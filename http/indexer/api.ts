@@ -4,15 +4,14 @@
  * (`handlers/*.ts`, one module per resource group).
  *
  * Every response goes through one middleware: the freshness headers (`freshness.ts`), the
- * error bodies (`request-errors.ts`) and the per-head answer cache (`response-cache.ts`).
+ * error bodies (`request-errors.ts`) and the per-head answer cache (`response-cache.ts`), whose
+ * hits the Node listener answers before HttpApi (`fast-path.ts`).
  * OpenAPI 3.1 is served at /api/openapi.json and a browsable page (Scalar, its script inlined:
  * no CDN needed) at /api/docs.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpRouter, HttpServer } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Layer } from "effect"
-import { createServer } from "node:http"
 import { AppConfig } from "../../src/config.js"
 import { IndexerApi } from "./definition.js"
 import { FreshnessLive, withFreshness } from "./freshness.js"
@@ -30,7 +29,8 @@ import { PortfolioLive } from "./handlers/portfolio.js"
 import { HealthLive, IndexedChain, StatsLive } from "./handlers/system.js"
 import { UserStatsLive, UsersLive } from "./handlers/users.js"
 import { renderErrors } from "./request-errors.js"
-import { cachedUnder, HeadCache } from "./response-cache.js"
+import { AnswerCache, AnswerCacheLive, cachedUnder } from "./response-cache.js"
+import { cachedAnswerServer } from "./fast-path.js"
 
 export { IndexerApi } from "./definition.js"
 export { IndexedChain } from "./handlers/system.js"
@@ -54,30 +54,23 @@ export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide(
   AdminLive
 ]))
 
-export interface IndexerHttpOptions {
-  /** Answers kept per indexed head (see `response-cache.ts`); 0 turns the cache off. Default 10,000. */
-  readonly cacheEntries?: number
-}
-
 /**
  * Freshness headers and error bodies on every response, unknown routes included; 200 answers
- * served from the per-head cache while the head stands.
+ * served from the per-head cache while the head stands (hits usually never get here: the Node
+ * listener answers them, see `fast-path.ts`).
  */
-const indexerMiddleware = (cacheEntries: number) =>
-  HttpApiBuilder.middleware(
-    Effect.sync(() => {
-      const cache = cacheEntries > 0 ? new HeadCache(cacheEntries, 1 << 20) : null
-      return (app: HttpApp.Default) =>
-        withFreshness(renderErrors(app), (head) => (cache === null ? (a) => a : cachedUnder(cache, head)))
-    }),
-    { withContext: true }
-  )
+const IndexerMiddleware = HttpApiBuilder.middleware(
+  Effect.map(AnswerCache, ({ cache }) => (app: HttpApp.Default) =>
+    withFreshness(renderErrors(app), (head) => (cache === null ? (a) => a : cachedUnder(cache, head)))
+  ),
+  { withContext: true }
+)
 
 /**
- * The indexer API served by whatever `HttpServer` is provided, reading the database of the
- * provided `SqlClient`/`PgClient` for chain `chainId`.
+ * The indexer API served by whatever `HttpServer` is provided, for chain `chainId`, over the
+ * provided `SqlClient`, `Freshness` and `AnswerCache`.
  */
-export const indexerHttpLayer = (chainId: number, options: IndexerHttpOptions = {}) =>
+export const indexerHttpLayer = (chainId: number) =>
   HttpApiBuilder.serve().pipe(
     // Paths match exactly as documented (case, slashes), and path parameters of any length reach
     // their decoders (a 400 naming them) instead of the router's 100-character limit turning
@@ -87,10 +80,26 @@ export const indexerHttpLayer = (chainId: number, options: IndexerHttpOptions = 
     ),
     Layer.provide(HttpApiScalar.layer({ path: "/api/docs" })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
-    Layer.provide(indexerMiddleware(options.cacheEntries ?? 10_000)),
+    Layer.provide(IndexerMiddleware),
     Layer.provide(IndexerApiLive),
-    Layer.provide(Layer.succeed(IndexedChain, { chainId })),
-    Layer.provide(FreshnessLive(chainId))
+    Layer.provide(Layer.succeed(IndexedChain, { chainId }))
+  )
+
+export interface IndexerServerOptions {
+  readonly port: number
+  readonly host: string
+  /** Answers kept per indexed head (see `response-cache.ts`); 0 turns the cache off. Default 10,000. */
+  readonly cacheEntries?: number
+}
+
+/**
+ * The indexer API listening on `port`/`host` (0: any free port), with its freshness follower and
+ * answer cache; needs `SqlClient` and `PgClient`, gives the `HttpServer` (for its address).
+ */
+export const indexerServerLayer = (chainId: number, options: IndexerServerOptions) =>
+  indexerHttpLayer(chainId).pipe(
+    Layer.provideMerge(cachedAnswerServer({ port: options.port, host: options.host })),
+    Layer.provide(Layer.merge(FreshnessLive(chainId), AnswerCacheLive(options.cacheEntries ?? 10_000)))
   )
 
 /** Where this process's indexer API answers, once its server is listening. */
@@ -105,8 +114,8 @@ export const listening = (server: string) =>
 /** The indexer API served on HOST:INDEXER_PORT (OpenAPI document at /api/openapi.json, docs at /api/docs). */
 export const IndexerServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
-    Layer.merge(indexerHttpLayer(config.chainId), Layer.effect(IndexerEndpoint, Effect.map(listening("indexer"), (url) => ({ url })))).pipe(
-      Layer.provide(NodeHttpServer.layer(createServer, { port: config.indexerPort, host: config.host }))
+    Layer.effect(IndexerEndpoint, Effect.map(listening("indexer"), (url) => ({ url }))).pipe(
+      Layer.provide(indexerServerLayer(config.chainId, { port: config.indexerPort, host: config.host }))
     )
   )
 )

@@ -14,7 +14,7 @@ import { HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Ref, Schedule, Stream } from "effect"
+import { Context, Effect, Layer, Schedule, Stream } from "effect"
 import { INDEXED_CHANNEL } from "../../pipeline/run.js"
 
 export const INDEXED_BLOCK_HEADER = "x-indexed-block"
@@ -30,6 +30,8 @@ export class Freshness extends Context.Tag("IndexerFreshness")<
   {
     /** The last committed head as last heard of; null before the first batch. */
     readonly current: Effect.Effect<IndexedHead | null>
+    /** The same, read synchronously (for the Node-level cache path, `fast-path.ts`). */
+    readonly latest: () => IndexedHead | null
   }
 >() {}
 
@@ -54,9 +56,11 @@ export const FreshnessLive = (chainId: number) =>
   Layer.scoped(
     Freshness,
     Effect.gen(function* () {
-      const head = yield* Ref.make<IndexedHead | null>(null)
+      // One plain variable: JavaScript runs one callback at a time, and readers need it synchronously.
+      let head: IndexedHead | null = null
+      const set = (value: IndexedHead | null) => Effect.sync(() => void (head = value))
       const refresh = readCheckpoint(chainId).pipe(
-        Effect.flatMap((value) => Ref.set(head, value)),
+        Effect.flatMap(set),
         Effect.catchAll((error) => Effect.logDebug("checkpoint not read").pipe(Effect.annotateLogs("error", String(error))))
       )
       yield* refresh
@@ -64,14 +68,14 @@ export const FreshnessLive = (chainId: number) =>
       yield* pg.listen(INDEXED_CHANNEL).pipe(
         Stream.runForEach((payload) => {
           const next = parseNotification(chainId, payload)
-          return next === undefined ? Effect.void : Ref.set(head, next)
+          return next === undefined ? Effect.void : set(next)
         }),
         Effect.catchAll(() => Effect.void),
         Effect.repeat(Schedule.spaced("1 second")),
         Effect.forkScoped
       )
       yield* refresh.pipe(Effect.repeat(Schedule.spaced("5 seconds")), Effect.forkScoped)
-      return { current: Ref.get(head) }
+      return { current: Effect.sync(() => head), latest: () => head }
     })
   )
 

@@ -20,7 +20,7 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import type { IndexedHead } from "./freshness.js"
 
 const UNCACHED = /^\/api\/(health$|docs|openapi\.json$|markets\/[^/]+\/(price-delta|volume-window)$)/
@@ -64,12 +64,15 @@ export class HeadCache {
   }
 }
 
-/** Whether the answer to `request` may be cached (see the invariants above). */
-export const cacheable = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  if (request.method !== "GET") return false
-  const path = request.url.split("?")[0] ?? ""
-  return !UNCACHED.test(path)
-}
+/** Whether the answer to a request may be cached (see the invariants above); `url` is path and query. */
+export const cacheable = (method: string, url: string): boolean => method === "GET" && !UNCACHED.test(url.split("?")[0] ?? "")
+
+/** The cache one server's answers share (null: caching off). */
+export class AnswerCache extends Context.Tag("IndexerAnswerCache")<AnswerCache, { readonly cache: HeadCache | null }>() {}
+
+/** A cache of at most `entries` answers of at most 1 MiB each; 0 turns caching off. */
+export const AnswerCacheLive = (entries: number) =>
+  Layer.sync(AnswerCache, () => ({ cache: entries > 0 ? new HeadCache(entries, 1 << 20) : null }))
 
 /** Serves `app`'s answers from `cache` while `head` stands, storing the 200 JSON ones. */
 export const cachedUnder =
@@ -78,7 +81,7 @@ export const cachedUnder =
     head === null
       ? app
       : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-          if (!cacheable(request)) return app
+          if (!cacheable(request.method, request.url)) return app
           const hit = cache.get(head, request.url)
           if (hit !== undefined) return Effect.succeed(HttpServerResponse.uint8Array(hit, { contentType: "application/json" }))
           return Effect.tap(app, (response) => {

@@ -195,6 +195,20 @@ describe("freshness", () => {
     await waitFor(String(api.headBlock))
   })
 
+  it("answers a cache hit (at the Node level) exactly as it answered the miss", async () => {
+    const url = "/api/markets?sort=trades&limit=7&offset=1"
+    const headersOf = (response: Response) =>
+      Object.fromEntries([...response.headers].filter(([name]) => name !== "date" && name !== "connection" && name !== "keep-alive"))
+    const miss = await api.raw(url)
+    const missBody = await miss.text()
+    const hit = await api.raw(url)
+    const hitBody = await hit.text()
+    expect(hit.status).toBe(miss.status)
+    expect(hitBody).toBe(missBody)
+    expect(headersOf(hit)).toEqual(headersOf(miss))
+    expect(Object.keys(headersOf(hit)).sort()).toEqual(["content-length", "content-type", "x-indexed-block", "x-indexed-block-hash"])
+  })
+
   it("serves answers from the per-head cache until the head moves, then reads the database again", async () => {
     const [{ hash }] = (await api.sql(`select block_hash as hash from indexer_checkpoint`)) as [{ hash: string }]
     const before = await api.get("/api/markets/1")

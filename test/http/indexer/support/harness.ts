@@ -8,10 +8,8 @@
  * therefore also shows that the published document describes the answer.
  */
 import { HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
-import { createServer } from "node:http"
-import { indexerHttpLayer } from "../../../../http/indexer/api.js"
+import { indexerServerLayer } from "../../../../http/indexer/api.js"
 import { pgClientLayer } from "../../../../src/db/database.js"
 import { seedDisplayMetadataFrom } from "../../../../src/display-metadata.js"
 import { fixtureDatabaseUrl } from "../../../support/fixture-db.js"
@@ -79,10 +77,7 @@ export const startHarness = async (): Promise<Harness> => {
     const fixture = await Effect.runPromise(Scope.extend(fixtureDatabaseUrl, scope).pipe(quiet))
     const database = pgClientLayer(Redacted.make(fixture.url))
     await Effect.runPromise(seedDisplayMetadataFrom().pipe(Effect.provide(database), quiet))
-    const server = indexerHttpLayer(130).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-      Layer.provide(database)
-    )
+    const server = indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database))
     const context = await Effect.runPromise(Layer.buildWithScope(server, scope).pipe(quiet))
     const address = Context.get(context, HttpServer.HttpServer).address
     if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
