@@ -63,14 +63,17 @@ export interface ExportResult {
 
 const attempt = <A>(path: string, what: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: exportErrorOf(path, what) })
 
-/** The plans by table size on disk, largest first, so the longest copies start first. */
+/**
+ * The plans by estimated row count, largest first, so the longest copies start first. The
+ * estimate is the statistics system's live-row count: kept current by every commit, and read
+ * without taking a lock on the table (pg_relation_size would wait behind an exclusive lock).
+ */
 const bySize = async (db: SnapshotConnection, plans: ReadonlyArray<TablePlan>) => {
-  const sizes = await db.query<{ name: string; bytes: string }>(
-    `select c.relname as name, pg_relation_size(c.oid) as bytes from pg_class c
-      where c.relnamespace = current_schema()::regnamespace and c.relkind in ('r', 'p')`
+  const estimates = await db.query<{ name: string; rows: string }>(
+    `select relname as name, n_live_tup as rows from pg_stat_user_tables where schemaname = current_schema()`
   )
-  const bytes = new Map(sizes.map((e) => [e.name, Number(e.bytes)]))
-  return [...plans].sort((a, b) => (bytes.get(b.name) ?? 0) - (bytes.get(a.name) ?? 0))
+  const rows = new Map(estimates.map((e) => [e.name, Number(e.rows)]))
+  return [...plans].sort((a, b) => (rows.get(b.name) ?? 0) - (rows.get(a.name) ?? 0))
 }
 
 /**
@@ -149,11 +152,12 @@ export const exportSnapshot = (url: string, options: ExportOptions) =>
     const tables = plans.map((p) => counts.get(p.name)!)
 
     yield* attempt(temp, "writing the manifest", () => writeManifest(file.connection, point, plans, tables, new Date(), target.previous?.block ?? null))
+    const parquetStarted = performance.now()
     const parquet = options.parquetDir === undefined
       ? []
       : yield* attempt(Path.resolve(options.parquetDir), "writing Parquet", () =>
           writeParquet(file, Path.resolve(options.parquetDir!), [...plans.map((p) => p.name), "manifest_tables", "manifest"], `tmp-${process.pid}`)
-        )
+        ).pipe(Effect.tap((files) => Effect.logDebug("parquet written").pipe(Effect.annotateLogs({ files: files.length, ms: Math.round(performance.now() - parquetStarted) }))))
     open = false
     lanes.slice(1).forEach((l) => l.closeSync())
     yield* attempt(temp, "closing the snapshot", () => closeDuckFile(file, true))
