@@ -100,6 +100,7 @@ interface Summary {
   readonly seconds: number
   readonly rows_per_s: number
   readonly peak_rss_mib: number
+  readonly cpu_s: number
   readonly mode: string
 }
 
@@ -124,6 +125,7 @@ const runExport = (url: string, out: string, extra: ReadonlyArray<string>) =>
         seconds: Number(field("seconds")),
         rows_per_s: Number(field("rows_per_s")),
         peak_rss_mib: Number(field("peak_rss_mib")),
+        cpu_s: Number(field("cpu_s")),
         mode: field("mode")
       })
     })
@@ -150,7 +152,7 @@ try {
     results.push({ label: target.label, full, refresh, size })
     console.log(
       `${target.label}: full export of ${full.rows.toLocaleString("en")} rows in ${full.seconds} s = ${full.rows_per_s.toLocaleString("en")} rows/s, ` +
-        `peak RSS ${full.peak_rss_mib} MiB, file ${Math.round(size / 2 ** 20)} MiB; refresh (${refresh.mode}, nothing new finalized) ${refresh.seconds} s, ${refresh.rows_written.toLocaleString("en")} rows rewritten, peak RSS ${refresh.peak_rss_mib} MiB`
+        `peak RSS ${full.peak_rss_mib} MiB, CPU ${full.cpu_s} s, file ${Math.round(size / 2 ** 20)} MiB; refresh (${refresh.mode}, nothing new finalized) ${refresh.seconds} s, ${refresh.rows_written.toLocaleString("en")} rows rewritten, peak RSS ${refresh.peak_rss_mib} MiB`
     )
   }
   if (results.length > 1) {

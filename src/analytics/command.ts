@@ -16,6 +16,8 @@ export interface ExportArgs {
   readonly full: boolean
 }
 
+const cpuSeconds = (usage: NodeJS.CpuUsage) => Number(((usage.user + usage.system) / 1e6).toFixed(2))
+
 export const exportJob = (args: ExportArgs) =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -23,6 +25,7 @@ export const exportJob = (args: ExportArgs) =>
       yield* Effect.logInfo("exporting").pipe(
         Effect.annotateLogs({ source: source.kind, url: redactUrl(source.url), out: Path.resolve(args.out), tip: args.includeUnfinalized })
       )
+      const cpuStarted = process.cpuUsage()
       const result = yield* exportSnapshot(source.url, {
         out: args.out,
         parquetDir: Option.getOrUndefined(args.parquet),
@@ -45,8 +48,9 @@ export const exportJob = (args: ExportArgs) =>
           seconds: Number(result.seconds.toFixed(2)),
           rows_per_s: Math.round(result.rowsWritten / Math.max(result.seconds, 0.001)),
           peak_rss_mib: Math.round(process.resourceUsage().maxRSS / 1024),
-          // CPU of this process over its whole life (start-up included), to tell own work from waiting.
-          cpu_s: Number(((process.cpuUsage().user + process.cpuUsage().system) / 1e6).toFixed(2)),
+          // CPU of this process (all its threads, DuckDB's included) during the export: with
+          // `seconds`, tells its own work from waiting on Postgres or the machine.
+          cpu_s: cpuSeconds(process.cpuUsage(cpuStarted)),
           parquet_files: result.parquet.length
         })
       )
