@@ -1,6 +1,7 @@
 /**
- * Per-table progress of an export on a terminal: one line per table, rewritten in place at most
- * ten times a second while it is copied (rows so far, rows/s), then left with its final count.
+ * Per-table progress of an export on a terminal. Tables are copied two at a time, so the bottom
+ * line shows every table in flight (rows so far, rows/s), rewritten in place at most ten times
+ * a second; a table that finishes gets a line of its own above it (rows, rows/s, seconds).
  * Silent when the stream is not a terminal (logs, pipes, CI): the final log line says it all.
  */
 
@@ -15,33 +16,51 @@ export interface TableProgress {
 
 const silent: Progress = { table: () => ({ rows: () => undefined, done: () => undefined }) }
 
+export const noProgress = silent
+
 const grouped = (n: number) => n.toLocaleString("en")
+
+interface Active {
+  readonly name: string
+  readonly started: number
+  count: number
+}
+
+const rate = (t: Active, now: number) => {
+  const seconds = (now - t.started) / 1000
+  return seconds > 0 ? Math.round(t.count / seconds) : 0
+}
 
 export const progressOn = (stream: NodeJS.WriteStream = process.stderr): Progress => {
   if (!stream.isTTY) return silent
+  const active = new Set<Active>()
+  let shown = 0
+  const CLEAR = "\r\x1b[2K"
+  const render = () => {
+    const now = performance.now()
+    shown = now
+    stream.write(`${CLEAR}${[...active].map((t) => `  ${t.name} ${grouped(t.count)} rows ${grouped(rate(t, now))} rows/s`).join("  |")}`)
+  }
   return {
     table: (name, note) => {
-      const started = performance.now()
-      let shown = 0
-      const line = (count: number, final: boolean) => {
-        const seconds = (performance.now() - started) / 1000
-        const rate = seconds > 0 ? Math.round(count / seconds) : 0
-        stream.write(
-          `\r\x1b[2K  ${name.padEnd(24)} ${grouped(count).padStart(13)} rows  ${grouped(rate).padStart(11)} rows/s  ${seconds.toFixed(1).padStart(6)} s  ${note}${final ? "\n" : ""}`
-        )
-      }
-      line(0, false)
+      const entry: Active = { name, started: performance.now(), count: 0 }
+      active.add(entry)
+      render()
       return {
         rows: (count) => {
-          const now = performance.now()
-          if (now - shown < 100) return
-          shown = now
-          line(count, false)
+          entry.count = count
+          if (performance.now() - shown >= 100) render()
         },
-        done: (count) => line(count, true)
+        done: (count) => {
+          entry.count = count
+          active.delete(entry)
+          const now = performance.now()
+          stream.write(
+            `${CLEAR}  ${name.padEnd(24)} ${grouped(count).padStart(13)} rows  ${grouped(rate(entry, now)).padStart(11)} rows/s  ${((now - entry.started) / 1000).toFixed(1).padStart(6)} s  ${note}\n`
+          )
+          if (active.size > 0) render()
+        }
       }
     }
   }
 }
-
-export const noProgress = silent
