@@ -1,5 +1,5 @@
 /** Reads of `exchange_order` and `order_match` (see `exchange.ts`). */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { MatchType, Side } from "../../../schema/enums.js"
 import { OrderNotFound } from "../../../schema/errors.js"
@@ -118,6 +118,20 @@ export const toMatch = (row: MatchRow): Match => ({
   takerBuilder: row.taker_builder as Bytes32 | null
 })
 
+/** One page of `order_match` rows under `where`, newest first (the order every match list uses). */
+export const matchPage = (where: Statement.Fragment, page: { readonly limit: number; readonly offset: number }) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const found = yield* pageOf(
+      sql<MatchRow & { total_count: string }>`
+        select ${sql.literal(MATCH_COLUMNS)}, count(*) over () as total_count from order_match where ${where}
+        order by block_number desc, log_index desc limit ${page.limit} offset ${page.offset}`,
+      sql<{ count: string }>`select count(*) as count from order_match where ${where}`,
+      page.offset
+    )
+    return { data: found.rows.map(toMatch), meta: { limit: page.limit, offset: page.offset, count: found.count } }
+  })
+
 export const listMatches = (query: MatchListQuery) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -128,12 +142,5 @@ export const listMatches = (query: MatchListQuery) =>
       ...(query.orderId === undefined ? [] : [sql`(maker_order_id = ${query.orderId} or taker_order_id = ${query.orderId})`]),
       ...(query.matchType === undefined ? [] : [sql`match_type = ${MatchType.toCode(query.matchType)}`])
     ])
-    const page = yield* pageOf(
-      sql<MatchRow & { total_count: string }>`
-        select ${sql.literal(MATCH_COLUMNS)}, count(*) over () as total_count from order_match where ${where}
-        order by block_number desc, log_index desc limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from order_match where ${where}`,
-      query.offset
-    )
-    return { data: page.rows.map(toMatch), meta: { limit: query.limit, offset: query.offset, count: page.count } }
+    return yield* matchPage(where, query)
   }).pipe(read)

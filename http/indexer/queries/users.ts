@@ -5,7 +5,7 @@ import type { Address } from "../../../schema/primitives.js"
 import type { MakerFillQuery, ResolvedPosition } from "../users.js"
 import { toIntOrNull } from "../records.js"
 import { pageOf, read } from "./db.js"
-import { MATCH_COLUMNS, toMatch, type MatchRow } from "./exchange.js"
+import { matchPage } from "./exchange.js"
 import { toPosition, type PositionRow } from "./market-book.js"
 import { positionsSource } from "./positions.js"
 import { readAccuracy } from "./user-stats.js"
@@ -67,12 +67,5 @@ export const listMakerFills = (address: Address, query: MakerFillQuery) =>
       sql`maker = ${address}`,
       ...(query.marketId === undefined ? [] : [sql`market_id = ${query.marketId.toString()}::numeric`])
     ])
-    const page = yield* pageOf(
-      sql<MatchRow & { total_count: string }>`
-        select ${sql.literal(MATCH_COLUMNS)}, count(*) over () as total_count from order_match where ${where}
-        order by block_number desc, log_index desc limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from order_match where ${where}`,
-      query.offset
-    )
-    return { data: page.rows.map(toMatch), meta: { limit: query.limit, offset: query.offset, count: page.count } }
+    return yield* matchPage(where, query)
   }).pipe(read)
