@@ -5,16 +5,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Logger, LogLevel, Redacted } from "effect"
+import { Effect, LogLevel } from "effect"
 import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../../src/app.js"
-import { pgClientLayer } from "../../src/db/database.js"
-import { runMigrations } from "../../src/db/migrations.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay } from "../../src/replay/server.js"
 import { startFaultProxy } from "../support/fault-proxy.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { withScratchDb } from "../support/postgres.js"
 import { dumpTables } from "./dump.js"
 
 const dump = Effect.gen(function* () {
@@ -25,13 +23,7 @@ const dump = Effect.gen(function* () {
   }
 })
 
-const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const url = yield* scratchDatabaseUrl
-      return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
-    })
-  ).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) => withScratchDb(body, LogLevel.None)
 
 describe("RPC faults", () => {
   it.live("429s, 5xx, slow answers, range limits, truncated bodies, wrong-block logs and empty answers change nothing", () =>

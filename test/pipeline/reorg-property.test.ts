@@ -7,19 +7,17 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Logger, LogLevel, Redacted } from "effect"
+import { Effect, LogLevel } from "effect"
 import fc from "fast-check"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
-import { pgClientLayer } from "../../src/db/database.js"
-import { runMigrations } from "../../src/db/migrations.js"
 import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay } from "../../src/replay/server.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { withScratchDb } from "../support/postgres.js"
 import { databaseInvariants } from "../support/db-invariants.js"
 import { dumpTables } from "./dump.js"
 
@@ -28,13 +26,7 @@ const dump = Effect.gen(function* () {
   return { ...(yield* dumpTables), checkpoint: yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`) }
 })
 
-const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const url = yield* scratchDatabaseUrl
-      return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
-    })
-  ).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) => withScratchDb(body, LogLevel.None)
 
 describe("reorg equivalence", () => {
   it.live("holds for random reorg depths within the window and random head chunks", () =>

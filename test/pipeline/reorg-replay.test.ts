@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Logger, LogLevel, Redacted } from "effect"
+import { Effect, LogLevel } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
@@ -14,21 +14,13 @@ import { applyBatch, type LocatedEvent } from "../../pipeline/batch.js"
 import { AddressBook, decodeLog } from "../../pipeline/decode.js"
 import { pruneUndo, revertTo } from "../../pipeline/sink.js"
 import { COMPONENTS } from "../../schema/components.js"
-import { pgClientLayer } from "../../src/db/database.js"
-import { runMigrations } from "../../src/db/migrations.js"
 import type { BlockRecord, Record as RecordLine } from "../../src/recording/format.js"
 import { readRecords } from "../../src/recording/io.js"
 import { generateSynthetic } from "../../src/recording/synthetic.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { withScratchDb } from "../support/postgres.js"
 import { dumpTables } from "./dump.js"
 
-const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const url = yield* scratchDatabaseUrl
-      return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
-    })
-  ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) => withScratchDb(body, LogLevel.Warning)
 
 const cp = (b: BlockRecord) => ({ chainId: 130, block: b.number, hash: b.hash, digest: b.hash, head: null })
 

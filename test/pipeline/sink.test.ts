@@ -4,15 +4,13 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Logger, LogLevel, Redacted } from "effect"
+import { Effect, LogLevel } from "effect"
 import type { DomainEvent } from "../../schema/domain-events.js"
 import { applyBatch, type LocatedEvent } from "../../pipeline/batch.js"
 import { revertTo } from "../../pipeline/sink.js"
 import { APPEND_TABLES, KEYED_TABLES } from "../../pipeline/tables.js"
 import { dumpTables } from "./dump.js"
-import { pgClientLayer } from "../../src/db/database.js"
-import { runMigrations } from "../../src/db/migrations.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { withScratchDb } from "../support/postgres.js"
 
 const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const H = (n: number) => `0x${n.toString(16).padStart(64, "0")}`
@@ -111,13 +109,7 @@ const dump = Effect.gen(function* () {
   return out
 })
 
-const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const url = yield* scratchDatabaseUrl
-      return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
-    })
-  ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) => withScratchDb(body, LogLevel.Warning)
 
 describe("sink", () => {
   it.live("a reorg is undone to the common ancestor exactly, and the new branch equals indexing it from scratch", () =>

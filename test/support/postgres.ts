@@ -3,12 +3,16 @@
  * external server (TEST_DATABASE_URL, default the machine's own on 127.0.0.1:5432) and dropped
  * afterwards.
  */
-import { Effect, Logger, LogLevel, Redacted } from "effect"
+import type { SqlClient } from "@effect/sql"
+import type { PgClient } from "@effect/sql-pg"
+import { Effect, Logger, LogLevel, Redacted, type Scope } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
+import { pgClientLayer } from "../../src/db/database.js"
 import { embeddedPostgres } from "../../src/db/embedded-postgres.js"
+import { runMigrations } from "../../src/db/migrations.js"
 
 export const EXTERNAL_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
@@ -56,3 +60,15 @@ export const scratchDatabaseUrl = Effect.acquireRelease(
 /** Runs one query on a fresh connection. */
 export const query = <R extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: Array<unknown> = []) =>
   withAdmin(url, (client) => client.query<R>(text, values))
+
+/** Runs `body` against a fresh, migrated scratch database, dropped afterwards; logs at `level` and above. */
+export const withScratchDb = <A, E>(
+  body: Effect.Effect<A, E, SqlClient.SqlClient | PgClient.PgClient | Scope.Scope>,
+  level: LogLevel.LogLevel = LogLevel.Warning
+) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const url = yield* scratchDatabaseUrl
+      return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
+    })
+  ).pipe(Logger.withMinimumLogLevel(level))
