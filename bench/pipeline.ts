@@ -50,8 +50,10 @@ const program = Effect.gen(function* () {
       let peak = 0
       const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 200)
       t = performance.now()
+      const cpu = process.cpuUsage()
       yield* indexer.indexTo(finalized, chain.headNumber)
       const seconds = (performance.now() - t) / 1000
+      const cpuUsed = process.cpuUsage(cpu)
       clearInterval(sampler)
       const s = indexer.stats()
       const fetchSeconds = seconds - (s.decodeMs + s.reduceAndWriteMs) / 1000
@@ -59,6 +61,7 @@ const program = Effect.gen(function* () {
       console.log(`end to end: ${Math.round(s.events / seconds).toLocaleString("en")} events/s`)
       console.log(`time split: fetch (not overlapped with the rest) ${fetchSeconds.toFixed(1)} s, decode ${(s.decodeMs / 1000).toFixed(1)} s, reduce + write ${(s.reduceAndWriteMs / 1000).toFixed(1)} s`)
       console.log(`inside reduce + write: load ${(batchTimings.load / 1000).toFixed(1)} s, reduce ${(batchTimings.reduce / 1000).toFixed(1)} s, write ${(batchTimings.write / 1000).toFixed(1)} s`)
+      console.log(`CPU of the indexing process: ${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(1)} s (all its threads; Postgres and the node serving JSON-RPC are other processes)`)
       console.log(`peak RSS of the indexing process: ${Math.round(peak / 2 ** 20)} MiB`)
     }),
     pgClientLayer(Redacted.make(dbUrl))

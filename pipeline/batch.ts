@@ -8,7 +8,8 @@ import type { DomainEvent } from "../schema/domain-events.js"
 import { bookLevelKeys, rowKeysOf } from "./keys.js"
 import { reduceAll } from "./reduce/all.js"
 import { positionKey, type Located, type ProtocolContracts } from "./reduce/markets.js"
-import { commitBatch, loadKeyedInto, loadState, type Checkpoint, type Keys } from "./sink.js"
+import type { RowCache } from "./row-cache.js"
+import { commitBatch, loadKeyedInto, loadState, lockCheckpointAt, type Checkpoint, type Keys } from "./sink.js"
 
 export interface LocatedEvent {
   readonly event: DomainEvent
@@ -43,17 +44,26 @@ export const keysOf = (events: ReadonlyArray<LocatedEvent>): Keys => {
 /** Milliseconds spent in each phase of `applyBatch` since the process started (for benchmarks). */
 export const batchTimings = { load: 0, reduce: 0, write: 0 }
 
-export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Checkpoint, protocol: ProtocolContracts, undoBlock: number | undefined) =>
+/**
+ * Folds and commits one batch. With a `cache`, rows it holds are not loaded again and the folded
+ * rows are staged in it; the caller accepts them once the enclosing transaction has committed
+ * and clears the cache otherwise (see row-cache.ts).
+ */
+export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Checkpoint, protocol: ProtocolContracts, undoBlock: number | undefined, cache?: RowCache) =>
   Effect.gen(function* () {
     let t = performance.now()
-    const loaded = yield* loadState(keysOf(events), rowKeysOf(events))
-    yield* loadKeyedInto(loaded.rows, bookLevelKeys(events, loaded))
+    const keys = keysOf(events)
+    const guard = cache?.guard
+    if (guard !== undefined) yield* lockCheckpointAt(checkpoint.chainId, guard)
+    const loaded = yield* loadState(keys, rowKeysOf(events), cache)
+    yield* loadKeyedInto(loaded.rows, bookLevelKeys(events, loaded), cache)
     batchTimings.load += performance.now() - t
     t = performance.now()
     const before = structuredClone(loaded)
     for (const { event, at } of events) reduceAll(loaded, event, at, protocol)
     batchTimings.reduce += performance.now() - t
     t = performance.now()
-    yield* commitBatch(before, loaded, checkpoint, undoBlock)
+    cache?.stage(keys, loaded, checkpoint.block)
+    yield* commitBatch(before, loaded, checkpoint, undoBlock, guard)
     batchTimings.write += performance.now() - t
   })

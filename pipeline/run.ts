@@ -16,14 +16,15 @@
  * the reorgs they went through. (sha256, not keccak: native in Node, once per block.)
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Stream } from "effect"
+import { Effect, Exit, Stream } from "effect"
 import { createHash } from "node:crypto"
 import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
 import { applyBatch, type LocatedEvent } from "./batch.js"
 import { AddressBook, announcedTokens, decodeLog } from "./decode.js"
 import { findAncestor, reconcile, ReorgTooDeep, UNKNOWN_PARENT, Window, type Header } from "./reorg.js"
-import { pruneUndo, readCheckpoint, revertTo } from "./sink.js"
+import { RowCache } from "./row-cache.js"
+import { mutableTablesEmpty, pruneUndo, readCheckpoint, revertTo } from "./sink.js"
 import { InconsistentAnswer } from "./source/errors.js"
 import { backfill, type Batch, coalesceBatches, type Watchlist } from "./source/backfill.js"
 import type { Rpc } from "./source/rpc.js"
@@ -73,14 +74,23 @@ export const makeIndexer = (options: IndexerOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const book = new AddressBook(options.deployment)
-    const tokens = yield* sql.unsafe<{ yes_token: string; no_token: string }>(`select yes_token, no_token from market`)
-    for (const t of tokens) {
-      book.watchToken(t.yes_token)
-      book.watchToken(t.no_token)
-    }
+    /** Watches the outcome tokens of every market the database holds (whoever indexed them). */
+    const watchIndexedTokens = Effect.gen(function* () {
+      const tokens = yield* sql.unsafe<{ yes_token: string; no_token: string }>(`select yes_token, no_token from market`)
+      for (const t of tokens) {
+        book.watchToken(t.yes_token)
+        book.watchToken(t.no_token)
+      }
+    })
+    yield* watchIndexedTokens
     const protocol = new Set<string>(COMPONENTS.filter((c) => c !== "testUsdc").map((c) => options.deployment[c].toLowerCase()))
     const unknown = new Set<string>()
     let unknownCount = 0
+    /** Committed rows kept across batches; trusted only after a commit (see row-cache.ts). */
+    const cache = new RowCache()
+    /** Runs a batch's transaction: the rows it staged are accepted if it committed, all dropped if not. */
+    const committing = <A, E, R>(transaction: Effect.Effect<A, E, R>) =>
+      transaction.pipe(Effect.onExit((exit) => Effect.sync(() => (Exit.isSuccess(exit) ? cache.accept() : cache.clear()))))
     /** Milliseconds spent per stage and events applied, for progress lines and benchmarks. */
     const stats = { decodeMs: 0, reduceAndWriteMs: 0, events: 0, batches: 0, reorgs: 0 }
 
@@ -125,7 +135,10 @@ export const makeIndexer = (options: IndexerOptions) =>
         const checkpoint = yield* readCheckpoint(options.chainId)
         const from = checkpoint === undefined ? options.deployment.deployBlock : checkpoint.block + 1
         if (from > target) return checkpoint?.block ?? from - 1
+        if (checkpoint !== undefined && checkpoint.block !== cache.validAt) yield* watchIndexedTokens
         let digest = checkpoint?.digest ?? GENESIS_DIGEST
+        // Indexing from nothing: every row will be this process's own, so none need loading.
+        if (checkpoint === undefined && (yield* mutableTablesEmpty)) cache.startEmpty()
         const started = Date.now()
         let events = 0
         yield* backfill(options.rpc, watchlistFrom(book), { from, to: target, concurrency: options.concurrency ?? 4 }).pipe(
@@ -146,9 +159,11 @@ export const makeIndexer = (options: IndexerOptions) =>
               const last = batch.blocks.get(batch.to)!
               const applyStarted = performance.now()
               stats.decodeMs += applyStarted - decodeStarted
-              yield* sql.withTransaction(
-                applyBatch(decoded, { chainId: options.chainId, block: batch.to, hash: last.hash, digest, head }, protocol, undefined).pipe(
-                  Effect.zipRight(notifyHead(batch.to, last.hash, false))
+              yield* committing(
+                sql.withTransaction(
+                  applyBatch(decoded, { chainId: options.chainId, block: batch.to, hash: last.hash, digest, head }, protocol, undefined, cache).pipe(
+                    Effect.zipRight(notifyHead(batch.to, last.hash, false))
+                  )
                 )
               )
               stats.reduceAndWriteMs += performance.now() - applyStarted
@@ -222,11 +237,13 @@ export const makeIndexer = (options: IndexerOptions) =>
         const events = decodeBatch({ from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) })
         const parentDigest = digestAt(window, window.tip.number)
         const digest = events.length > 0 ? chainDigest(parentDigest, header.hash, events) : parentDigest
-        yield* sql.withTransaction(
-          applyBatch(events, { chainId: options.chainId, block: header.number, hash: header.hash, digest, head }, protocol, header.number).pipe(
-            Effect.zipRight(sql`insert into indexed_block (chain_id, number, hash, parent_hash, timestamp, digest, parent_digest)
-              values (${options.chainId}, ${header.number}, ${header.hash}, ${header.parentHash}, ${header.timestamp}, ${digest}, ${parentDigest})`),
-            Effect.zipRight(notifyHead(header.number, header.hash, false))
+        yield* committing(
+          sql.withTransaction(
+            applyBatch(events, { chainId: options.chainId, block: header.number, hash: header.hash, digest, head }, protocol, header.number, cache).pipe(
+              Effect.zipRight(sql`insert into indexed_block (chain_id, number, hash, parent_hash, timestamp, digest, parent_digest)
+                values (${options.chainId}, ${header.number}, ${header.hash}, ${header.parentHash}, ${header.timestamp}, ${digest}, ${parentDigest})`),
+              Effect.zipRight(notifyHead(header.number, header.hash, false))
+            )
           )
         )
         stats.events += events.length
@@ -237,6 +254,8 @@ export const makeIndexer = (options: IndexerOptions) =>
     const revertWindow = (window: Window, ancestor: number) =>
       Effect.gen(function* () {
         const held = window.at(ancestor)!
+        // Rows held in memory are those of the blocks being undone.
+        cache.clear()
         yield* sql.withTransaction(
           revertTo({ chainId: options.chainId, block: ancestor, hash: held.hash, digest: digestAt(window, ancestor) }).pipe(
             Effect.zipRight(sql`delete from indexed_block where chain_id = ${options.chainId} and number > ${ancestor}`),

@@ -14,7 +14,7 @@
  * and the generic code of `rows-sink.ts`, in the same transaction and the same undo log.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Data, Effect } from "effect"
 import {
   emptyProtocol,
   positionKey,
@@ -27,6 +27,8 @@ import {
 import type { KeyedRows, State } from "./reduce/state.js"
 import { emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/state.js"
 import type { RowKeys } from "./keys.js"
+import type { KeyPart } from "./reduce/rows.js"
+import type { RowCache } from "./row-cache.js"
 import { appendRows as appendTableRows, loadKeyed, revertAppended, revertKeyed, writeKeyed, type AnyRows, type UndoEntry } from "./rows-sink.js"
 import { APPEND_TABLES, KEYED_TABLES } from "./tables.js"
 
@@ -63,58 +65,94 @@ const marketFromDb = (r: MarketDb): MarketRow => ({
   refundMode: r.refund_mode, yesPrice: big(r.yes_price), lastTradeAt: int(r.last_trade_at)
 })
 
-/** Reads the rows of `keys` into a fresh working set (absent rows stay absent). */
-export const loadWorking = (keys: Keys) =>
+/** Splits `keys` into the entries `cached` holds (handed to `hit`) and the keys it does not. */
+const missesOf = <K, V>(keys: Iterable<K>, cached: ReadonlyMap<K, V> | undefined, hit: (key: K, value: V) => void, complete: boolean): Array<K> => {
+  const misses: Array<K> = []
+  for (const key of keys) {
+    if (cached !== undefined && cached.has(key)) hit(key, cached.get(key)!)
+    else if (!complete) misses.push(key)
+  }
+  return misses
+}
+
+/**
+ * Reads the rows of `keys` into a fresh working set (absent rows stay absent): from `cache` where
+ * it holds them, from Postgres otherwise.
+ */
+export const loadWorking = (keys: Keys, cache?: RowCache) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const markets = yield* sql.unsafe<MarketDb>(`select * from market where id = any($1::numeric[])`, [[...keys.markets].map(s)])
-    const positionUsers = [...keys.positions].map((k) => k.split(":")[0]!)
-    const positionMarkets = [...keys.positions].map((k) => k.split(":")[1]!)
-    const positions = yield* sql.unsafe<{ user_address: string; market_id: string; yes_balance: string; no_balance: string; yes_cost: string; no_cost: string; realized_pnl: string }>(
-      `select p.* from position p join unnest($1::text[], $2::numeric[]) as k(u, m) on p.user_address = k.u and p.market_id = k.m`,
-      [positionUsers, positionMarkets]
-    )
-    const users = yield* sql.unsafe<{ address: string; volume: string; trade_count: string; realized_pnl: string }>(
-      `select * from user_stats where address = any($1::text[])`,
-      [[...keys.users]]
-    )
-    const protocol = yield* sql.unsafe<{ total_markets: string; total_volume: string; total_trades: string; total_users: string }>(`select * from protocol_stats where id = 1`)
-    const w: Working = {
-      markets: new Map(markets.map((r) => [BigInt(r.id), marketFromDb(r)])),
-      positions: new Map(
-        positions.map((r) => [
-          positionKey(r.user_address, BigInt(r.market_id)),
-          { user: r.user_address, marketId: BigInt(r.market_id), yesBalance: BigInt(r.yes_balance), noBalance: BigInt(r.no_balance), yesCost: BigInt(r.yes_cost), noCost: BigInt(r.no_cost), realizedPnl: BigInt(r.realized_pnl) } satisfies PositionRow
-        ])
-      ),
-      users: new Map(users.map((r) => [r.address, { address: r.address, volume: BigInt(r.volume), tradeCount: BigInt(r.trade_count), realizedPnl: BigInt(r.realized_pnl) } satisfies UserRow])),
-      protocol: protocol[0] === undefined
-        ? emptyProtocol()
-        : { totalMarkets: BigInt(protocol[0].total_markets), totalVolume: BigInt(protocol[0].total_volume), totalTrades: BigInt(protocol[0].total_trades), totalUsers: BigInt(protocol[0].total_users) },
-      appended: { trades: [], priceSnapshots: [] }
+    const w: Working = { markets: new Map(), positions: new Map(), users: new Map(), protocol: emptyProtocol(), appended: { trades: [], priceSnapshots: [] } }
+    const marketMisses = missesOf(keys.markets, cache?.markets, (id, row) => row !== null && w.markets.set(id, row), cache?.complete === true)
+    const positionMisses = missesOf(keys.positions, cache?.positions, (key, row) => row !== null && w.positions.set(key, row), cache?.complete === true)
+    const userMisses = missesOf(keys.users, cache?.users, (address, row) => row !== null && w.users.set(address, row), cache?.complete === true)
+    if (marketMisses.length > 0) {
+      const markets = yield* sql.unsafe<MarketDb>(`select * from market where id = any($1::numeric[])`, [marketMisses.map(s)])
+      for (const r of markets) w.markets.set(BigInt(r.id), marketFromDb(r))
+    }
+    if (positionMisses.length > 0) {
+      const positions = yield* sql.unsafe<{ user_address: string; market_id: string; yes_balance: string; no_balance: string; yes_cost: string; no_cost: string; realized_pnl: string }>(
+        `select p.* from position p join unnest($1::text[], $2::numeric[]) as k(u, m) on p.user_address = k.u and p.market_id = k.m`,
+        [positionMisses.map((k) => k.split(":")[0]!), positionMisses.map((k) => k.split(":")[1]!)]
+      )
+      for (const r of positions) {
+        w.positions.set(positionKey(r.user_address, BigInt(r.market_id)), {
+          user: r.user_address, marketId: BigInt(r.market_id), yesBalance: BigInt(r.yes_balance), noBalance: BigInt(r.no_balance),
+          yesCost: BigInt(r.yes_cost), noCost: BigInt(r.no_cost), realizedPnl: BigInt(r.realized_pnl)
+        } satisfies PositionRow)
+      }
+    }
+    if (userMisses.length > 0) {
+      const users = yield* sql.unsafe<{ address: string; volume: string; trade_count: string; realized_pnl: string }>(
+        `select * from user_stats where address = any($1::text[])`,
+        [userMisses]
+      )
+      for (const r of users) w.users.set(r.address, { address: r.address, volume: BigInt(r.volume), tradeCount: BigInt(r.trade_count), realizedPnl: BigInt(r.realized_pnl) } satisfies UserRow)
+    }
+    if (cache?.protocol !== undefined) w.protocol = cache.protocol
+    else if (cache?.complete !== true) {
+      const protocol = yield* sql.unsafe<{ total_markets: string; total_volume: string; total_trades: string; total_users: string }>(`select * from protocol_stats where id = 1`)
+      if (protocol[0] !== undefined) {
+        w.protocol = { totalMarkets: BigInt(protocol[0].total_markets), totalVolume: BigInt(protocol[0].total_volume), totalTrades: BigInt(protocol[0].total_trades), totalUsers: BigInt(protocol[0].total_users) }
+      }
     }
     return w
   })
 
-/** Loads the keyed rows of `keys` into `rows` (strict sets: a key not loaded cannot be used). */
-export const loadKeyedInto = (rows: KeyedRows, keys: RowKeys) =>
+/**
+ * Loads the keyed rows of `keys` into `rows` (strict sets: a key not loaded cannot be used), from
+ * `cache` where it holds them.
+ */
+export const loadKeyedInto = (rows: KeyedRows, keys: RowKeys, cache?: RowCache) =>
   Effect.forEach(
     KEYED_NAMES,
-    (name) =>
-      loadKeyed(KEYED_TABLES[name], keys[name], true).pipe(
+    (name) => {
+      const into = rows[name].map as Map<string, unknown>
+      const cached = cache?.keyed[name]
+      const complete = cache?.complete === true
+      const misses = !complete && (cached === undefined || cached.size === 0) ? keys[name] : new Map<string, ReadonlyArray<KeyPart>>()
+      if (misses !== keys[name]) {
+        for (const [key, parts] of keys[name]) {
+          if (cached!.has(key)) into.set(key, cached!.get(key))
+          else if (complete) into.set(key, null)
+          else misses.set(key, parts)
+        }
+      }
+      return loadKeyed(KEYED_TABLES[name], misses, true).pipe(
         Effect.map((loaded) => {
-          for (const [key, row] of loaded.map) (rows[name].map as Map<string, unknown>).set(key, row)
+          for (const [key, row] of loaded.map) into.set(key, row)
         })
-      ),
+      )
+    },
     { discard: true }
   )
 
 /** The first slice's rows of `keys` plus every keyed row of `rowKeys`, as a strict state. */
-export const loadState = (keys: Keys, rowKeys: RowKeys) =>
+export const loadState = (keys: Keys, rowKeys: RowKeys, cache?: RowCache) =>
   Effect.gen(function* () {
-    const working = yield* loadWorking(keys)
+    const working = yield* loadWorking(keys, cache)
     const rows = Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: true, map: new Map() }])) as unknown as KeyedRows
-    yield* loadKeyedInto(rows, rowKeys)
+    yield* loadKeyedInto(rows, rowKeys, cache)
     const state: State = { ...working, rows, logs: emptyLogs(), pendingFills: new Map() }
     return state
   })
@@ -209,10 +247,30 @@ const appendRows = (w: Working) =>
  * Commits one folded batch: rows, appended rows, undo images (when `undoBlock` is set: the batch
  * is one unfinalized block) and the checkpoint, in one transaction.
  */
-export const commitBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(writeBatch(before, after, checkpoint, undoBlock)))
+export const commitBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined, guard?: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(writeBatch(before, after, checkpoint, undoBlock, guard)))
 
-const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined) =>
+/**
+ * Another process moved the checkpoint since this one last committed: rows this process holds in
+ * memory may be stale, so the batch is not written.
+ */
+export class CheckpointMoved extends Data.TaggedError("CheckpointMoved")<{ readonly message: string }> {}
+
+/**
+ * Locks the checkpoint row for the rest of the transaction and fails with CheckpointMoved unless
+ * it is still at `block`: rows kept in memory since that block are then exactly what Postgres
+ * holds, and no other writer can move it before this transaction ends.
+ */
+export const lockCheckpointAt = (chainId: number, block: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql.unsafe<{ block_number: string }>(`select block_number from indexer_checkpoint where chain_id = $1 for update`, [chainId])
+    if (rows[0] === undefined || Number(rows[0].block_number) !== block) {
+      return yield* new CheckpointMoved({ message: `the checkpoint of chain ${chainId} is no longer at block ${block}: another indexer is writing to this database` })
+    }
+  })
+
+const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined, guard: number | undefined) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* writeMarkets([...after.markets.values()])
@@ -232,13 +290,25 @@ const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlo
         [undoBlock, images.map((i) => i.table), images.map((i) => i.key), images.map((i) => i.image)]
       )
     }
-    yield* sql.unsafe(
+    // With a guard (rows came from memory), the stored checkpoint must still be this process's last.
+    const written = yield* sql.unsafe(
       `insert into indexer_checkpoint (chain_id, block_number, block_hash, digest, head_block, updated_at) values ($1, $2, $3, $4, $5, now())
        on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, digest = excluded.digest,
-         head_block = excluded.head_block, updated_at = now()`,
-      [checkpoint.chainId, checkpoint.block, checkpoint.hash, checkpoint.digest, checkpoint.head]
+         head_block = excluded.head_block, updated_at = now()
+       where $6::bigint is null or indexer_checkpoint.block_number = $6::bigint
+       returning 1 as ok`,
+      [checkpoint.chainId, checkpoint.block, checkpoint.hash, checkpoint.digest, checkpoint.head, guard ?? null]
     )
+    if (written.length === 0) {
+      return yield* new CheckpointMoved({ message: `the checkpoint of chain ${checkpoint.chainId} is no longer at block ${guard}: another indexer is writing to this database` })
+    }
   })
+
+/** True when every table the reducers keep rows of is empty (nothing indexed into this database yet). */
+export const mutableTablesEmpty = Effect.flatMap(SqlClient.SqlClient, (sql) => {
+  const tables = ["market", "position", "user_stats", "protocol_stats", ...KEYED_NAMES.map((n) => KEYED_TABLES[n].sql)]
+  return sql.unsafe<{ empty: boolean }>(`select ${tables.map((t) => `not exists (select 1 from ${t})`).join(" and ")} as empty`)
+}).pipe(Effect.map((rows) => rows[0]?.empty === true))
 
 /** Drops undo rows at or below the finalized block: they can never be needed again. */
 export const pruneUndo = (finalized: number) =>
