@@ -2,6 +2,10 @@
  * Crash safety, as a user would meet it: `predix start` indexing a replayed chain is killed with
  * SIGKILL at scattered moments, again and again, and restarted each time; once it reaches the
  * head, its checkpoint digest and every derived table equal those of a run never interrupted.
+ *
+ * The kill points are seeded random moments placed by what the index has committed (watched in
+ * its checkpoint), not by wall-clock guesses alone: inside the backfill before its first commit,
+ * just after a commit, among the one-block commits of the unfinalized tip, and one anywhere.
  */
 import { describe, expect, it } from "vitest"
 import { Effect } from "effect"
@@ -10,6 +14,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import pg from "pg"
 import { ALL_TABLES } from "./dump.js"
+import { prng } from "../../src/prng.js"
 import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay } from "../../src/replay/server.js"
@@ -28,6 +33,36 @@ const snapshot = async (url: string) => {
     await client.end()
   }
 }
+
+/** The checkpoint's block of the database at `url`, polled; -1 before the first commit (or the migrations). */
+const checkpointWatcher = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      return client
+    }),
+    (client) => Effect.promise(() => client.end())
+  ).pipe(
+    Effect.map((client) => {
+      const block = () =>
+        client.query<{ block_number: string }>(`select block_number from indexer_checkpoint`).then(
+          (r) => (r.rows.length === 0 ? -1 : Number(r.rows[0]!.block_number)),
+          () => -1
+        )
+      /** Resolves with the block once `ready(block)` holds; rejects after `timeoutMs`. */
+      const until = async (ready: (block: number) => boolean, timeoutMs = 60_000) => {
+        const deadline = Date.now() + timeoutMs
+        for (;;) {
+          const current = await block()
+          if (ready(current)) return current
+          if (Date.now() > deadline) throw new Error(`the checkpoint never got there (it stands at ${current})`)
+          await new Promise((r) => setTimeout(r, 10))
+        }
+      }
+      return { block, until }
+    })
+  )
 
 describe("crash safety", () => {
   it("SIGKILLed at scattered points and restarted, the index ends with the uninterrupted run's digest and tables", () =>
@@ -62,42 +97,74 @@ describe("crash safety", () => {
           /** Polls /api/health until the index stands at the head. */
           const untilHead = (health: string) =>
             Effect.promise(async () => {
-              for (let i = 0; i < 1200; i++) {
+              for (let i = 0; i < 2400; i++) {
                 const body = await fetch(health).then((r) => r.json() as Promise<{ data?: { latestIndexedBlock: number | null } }>, () => undefined)
                 if (body?.data?.latestIndexedBlock === chain.headNumber) return
-                await new Promise((r) => setTimeout(r, 100))
+                await new Promise((r) => setTimeout(r, 50))
               }
               throw new Error("the index never reached the head")
             })
-          const runToHead = (databaseUrl: string) =>
-            Effect.gen(function* () {
-              const { app, health } = yield* start(databaseUrl)
-              yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
-              const began = Date.now()
-              yield* untilHead(health)
-              app.child.kill("SIGINT")
-              yield* Effect.promise(() => app.exited)
-              return Date.now() - began
-            })
+          const finalized = chain.finalizedNumber
+          const head = chain.headNumber
+          expect(finalized).toBeLessThan(head)
 
+          // The uninterrupted run, timed by what it commits: the backfill's first commit, the
+          // finalized block (end of the backfill), then the unfinalized tip one block at a time.
           const uninterrupted = yield* scratchDatabaseUrl
-          const took = yield* runToHead(uninterrupted)
+          const timeline = yield* Effect.gen(function* () {
+            const watcher = yield* checkpointWatcher(uninterrupted)
+            const { app, health } = yield* start(uninterrupted)
+            yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
+            const began = Date.now()
+            yield* Effect.promise(() => watcher.until((b) => b >= 0))
+            const firstCommit = Date.now() - began
+            yield* Effect.promise(() => watcher.until((b) => b >= finalized))
+            const backfilled = Date.now() - began
+            yield* untilHead(health)
+            const took = Date.now() - began
+            app.child.kill("SIGINT")
+            yield* Effect.promise(() => app.exited)
+            return { firstCommit, tip: took - backfilled, took }
+          }).pipe(Effect.scoped)
           const expected = yield* Effect.promise(() => snapshot(uninterrupted))
 
           const crashed = yield* scratchDatabaseUrl
-          // Kill points spread over the indexing time of the uninterrupted run (each life
-          // resumes where the last commit left it, so later kills land further along).
-          const fractions = [0.02, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35]
+          const watcher = yield* checkpointWatcher(crashed)
+          const random = prng(31)
+          const within = (ms: number) => Math.round(random() * ms)
+          // Each life resumes where the last commit left it; each is SIGKILLed once its trigger
+          // holds (seen in the checkpoint) and a seeded random delay has passed.
+          const lives: ReadonlyArray<{ readonly trigger: (block: number, atStart: number) => boolean; readonly delay: number }> = [
+            // Inside the backfill, before its first commit (a batch transaction in flight).
+            { trigger: () => true, delay: within(timeline.firstCommit * 0.8) },
+            // Just after a commit of this life, the next batch already being fetched or written.
+            { trigger: (block, atStart) => block !== atStart, delay: within(20) },
+            // Among the one-block commits (with undo images) of the unfinalized tip.
+            { trigger: (block) => block > finalized, delay: within(timeline.tip / 2) },
+            // Anywhere in this life's share of the uninterrupted run's time.
+            { trigger: () => true, delay: within(timeline.took) }
+          ]
           let killsWhileIndexing = 0
-          for (const fraction of fractions) {
+          const killedAt: Array<number> = []
+          for (const life of lives) {
+            const atStart = yield* Effect.promise(() => watcher.block())
             const { app } = yield* start(crashed)
             yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
-            yield* Effect.sleep(Math.round(took * fraction))
+            yield* Effect.promise(() => watcher.until((b) => life.trigger(b, atStart)))
+            yield* Effect.sleep(life.delay)
             if (/message=indexed /.test(app.output())) killsWhileIndexing++
             app.child.kill("SIGKILL")
             yield* Effect.promise(() => app.exited)
+            killedAt.push(yield* Effect.promise(() => watcher.block()))
           }
-          yield* runToHead(crashed)
+          // The kills left the index mid-backfill and mid-tip, not only at the head.
+          expect(killedAt.some((b) => b < finalized), `checkpoints after the kills: ${killedAt}`).toBe(true)
+          expect(killedAt.some((b) => b > finalized && b < head), `checkpoints after the kills: ${killedAt}`).toBe(true)
+          const { app, health } = yield* start(crashed)
+          yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
+          yield* untilHead(health)
+          app.child.kill("SIGINT")
+          yield* Effect.promise(() => app.exited)
           const actual = yield* Effect.promise(() => snapshot(crashed))
           expect(killsWhileIndexing).toBeGreaterThan(0)
           expect(actual["checkpoint"]).toEqual(expected["checkpoint"])
