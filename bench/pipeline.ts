@@ -5,6 +5,7 @@
  *
  * Usage: npm run bench [-- <events>]   (default 1,000,000)
  */
+import { SqlClient } from "@effect/sql"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
@@ -39,6 +40,13 @@ for (let i = 0; i < 600; i++) {
   await new Promise((r) => setTimeout(r, 100))
 }
 
+/** CPU seconds (user + system) a local process has used so far, from /proc; 0 where unreadable. */
+const processCpu = async (pid: number) => {
+  const stat = await fs.readFile(`/proc/${pid}/stat`, "utf8").catch(() => "")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100
+}
+
 const program = Effect.gen(function* () {
   const dbUrl = process.env["DATABASE_URL"]
     ? process.env["DATABASE_URL"]
@@ -51,9 +59,16 @@ const program = Effect.gen(function* () {
       const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 200)
       t = performance.now()
       const cpu = process.cpuUsage()
+      const replayCpu = yield* Effect.promise(() => processCpu(replay.pid!))
       yield* indexer.indexTo(finalized, chain.headNumber)
       const seconds = (performance.now() - t) / 1000
       const cpuUsed = process.cpuUsage(cpu)
+      const replayUsed = (yield* Effect.promise(() => processCpu(replay.pid!))) - replayCpu
+      // The Postgres backends of this run (the pool keeps them open): their whole life is this run.
+      const backends = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.unsafe<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`)
+      )
+      const postgresUsed = (yield* Effect.promise(() => Promise.all(backends.map((b) => processCpu(b.pid))))).reduce((a, b) => a + b, 0)
       clearInterval(sampler)
       const s = indexer.stats()
       const fetchSeconds = seconds - (s.decodeMs + s.reduceAndWriteMs) / 1000
@@ -61,7 +76,10 @@ const program = Effect.gen(function* () {
       console.log(`end to end: ${Math.round(s.events / seconds).toLocaleString("en")} events/s`)
       console.log(`time split: fetch (not overlapped with the rest) ${fetchSeconds.toFixed(1)} s, decode ${(s.decodeMs / 1000).toFixed(1)} s, reduce + write ${(s.reduceAndWriteMs / 1000).toFixed(1)} s`)
       console.log(`inside reduce + write: load ${(batchTimings.load / 1000).toFixed(1)} s, reduce ${(batchTimings.reduce / 1000).toFixed(1)} s, write ${(batchTimings.write / 1000).toFixed(1)} s`)
-      console.log(`CPU of the indexing process: ${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(1)} s (all its threads; Postgres and the node serving JSON-RPC are other processes)`)
+      console.log(
+        `CPU: indexer ${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(1)} s (all threads), Postgres backends ${postgresUsed.toFixed(1)} s, ` +
+          `JSON-RPC replay node ${replayUsed.toFixed(1)} s (local processes only; 2 cores here)`
+      )
       console.log(`peak RSS of the indexing process: ${Math.round(peak / 2 ** 20)} MiB`)
     }),
     pgClientLayer(Redacted.make(dbUrl))

@@ -4,17 +4,14 @@
  * checkpoint in one transaction.
  */
 import { Effect } from "effect"
-import type { DomainEvent } from "../schema/domain-events.js"
+import type { LocatedEvent } from "./decode-batch.js"
 import { bookLevelKeys, rowKeysOf } from "./keys.js"
 import { reduceAll } from "./reduce/all.js"
-import { positionKey, type Located, type ProtocolContracts } from "./reduce/markets.js"
+import { positionKey, type ProtocolContracts } from "./reduce/markets.js"
 import type { RowCache } from "./row-cache.js"
 import { commitBatch, loadKeyedInto, loadState, lockCheckpointAt, type Checkpoint, type Keys } from "./sink.js"
 
-export interface LocatedEvent {
-  readonly event: DomainEvent
-  readonly at: Located
-}
+export type { LocatedEvent } from "./decode-batch.js"
 
 /** Every row key the events of a batch may read or write. */
 export const keysOf = (events: ReadonlyArray<LocatedEvent>): Keys => {

@@ -3,7 +3,8 @@
  * rows (upserts and deletes), append rows, and the undo images and reorg restore of both kinds.
  *
  * Invariants:
- * - set-based only: one `unnest` statement per table and kind of write, never a row at a time;
+ * - set-based only: one statement per table and kind of write, never a row at a time: COPY for
+ *   rows absent before the batch and for appended rows, `unnest` upserts and deletes for the rest;
  * - a keyed row is written (and imaged for undo) only when its encoding differs from the row
  *   loaded at the start of the batch, so untouched rows cost nothing;
  * - an undo entry of a keyed table has `row_key` = the JSON of its key columns and `image` = the
@@ -13,6 +14,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { rowKey, type KeyPart, type Rows } from "./reduce/rows.js"
+import { copyIn } from "./copy-in.js"
 import type { DbValue, TableDef } from "./tables.js"
 
 export type AnyRow = Readonly<Record<string, unknown>>
@@ -88,6 +90,7 @@ const sameValues = (a: ReadonlyArray<DbValue>, b: ReadonlyArray<DbValue>) =>
 export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withUndo: boolean) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
+    const inserts: Array<ReadonlyArray<DbValue>> = []
     const upserts: Array<ReadonlyArray<DbValue>> = []
     const deletes: Array<ReadonlyArray<DbValue>> = []
     const undo: Array<UndoEntry> = []
@@ -98,6 +101,8 @@ export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withU
       if (oldValues === null ? newValues === null : newValues !== null && sameValues(oldValues, newValues)) continue
       if (withUndo) undo.push({ table: def.sql, key: keyImageOf(def, (row ?? old)!), image: oldValues === null ? null : imageOf(def, oldValues) })
       if (newValues === null) deletes.push(oldValues!)
+      // Absent before the batch (loaded as absent; the batch holds the checkpoint lock): a plain insert.
+      else if (oldValues === null) inserts.push(newValues)
       else upserts.push(newValues)
     }
     const all = def.columns.map((_, i) => i)
@@ -111,6 +116,7 @@ export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withU
         u.params
       )
     }
+    yield* copyIn(def.sql, names, inserts)
     if (upserts.length > 0) {
       const u = unnestOf(def, all, upserts)
       const rest = names.filter((n) => !keyNames.includes(n))
@@ -125,10 +131,7 @@ export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withU
 
 export const appendRows = (def: TableDef, rows: ReadonlyArray<AnyRow>) =>
   Effect.gen(function* () {
-    if (rows.length === 0) return
-    const sql = yield* SqlClient.SqlClient
-    const u = unnestOf(def, def.columns.map((_, i) => i), rows.map((r) => encodeRow(def, r)))
-    yield* sql.unsafe(`insert into ${def.sql} (${def.columns.map((c) => c.name).join(", ")}) select * from ${u.sql}`, u.params)
+    yield* copyIn(def.sql, def.columns.map((c) => c.name), rows.map((r) => encodeRow(def, r)))
   })
 
 /**

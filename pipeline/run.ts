@@ -10,18 +10,15 @@
  * branch is indexed. Blocks the node calls finalized leave the window and lose their undo rows.
  * Contracts discovered from events (outcome tokens) are re-watched on restart from the markets
  * already indexed.
- *
- * The digest chains every block that has events: digest' = sha256(digest ‖ block hash ‖
- * events), so two runs that agree on it have read the same events, whatever their batch sizes or
- * the reorgs they went through. (sha256, not keccak: native in Node, once per block.)
+ * The digest chained over the events is decode-batch.ts's.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Exit, Stream } from "effect"
-import { createHash } from "node:crypto"
 import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
-import { applyBatch, type LocatedEvent } from "./batch.js"
-import { AddressBook, announcedTokens, decodeLog } from "./decode.js"
+import { applyBatch } from "./batch.js"
+import { decodeBatch, GENESIS_DIGEST, type UnknownLogs } from "./decode-batch.js"
+import { AddressBook, announcedTokens } from "./decode.js"
 import { findAncestor, reconcile, ReorgTooDeep, UNKNOWN_PARENT, Window, type Header } from "./reorg.js"
 import { RowCache } from "./row-cache.js"
 import { mutableTablesEmpty, pruneUndo, readCheckpoint, revertTo } from "./sink.js"
@@ -29,29 +26,13 @@ import { InconsistentAnswer } from "./source/errors.js"
 import { backfill, type Batch, coalesceBatches, type Watchlist } from "./source/backfill.js"
 import type { Rpc } from "./source/rpc.js"
 
-export const GENESIS_DIGEST = `0x${"0".repeat(64)}`
+export { chainDigest, GENESIS_DIGEST } from "./decode-batch.js"
 
 /** The Postgres NOTIFY channel of committed heads: payload {chainId, block, hash, reverted}. */
 export const INDEXED_CHANNEL = "predix_indexed"
 
-/** A field's text for the digest: primitives as themselves, anything nested as JSON. */
-const fieldText = (v: unknown): string =>
-  typeof v === "object" && v !== null ? JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x)) : String(v)
-
-/**
- * Chains the events of one block into the digest: sha256 over the previous digest, the block
- * hash, and each event's log index and fields in declaration order. Field by field rather than
- * JSON.stringify with a replacer, which costs a callback per value on the hot path.
- */
-export const chainDigest = (digest: string, blockHash: string, events: ReadonlyArray<LocatedEvent>) => {
-  const hash = createHash("sha256").update(digest).update(blockHash)
-  for (const { at, event } of events) {
-    let text = `\n${at.logIndex}`
-    for (const key in event) text += `\u0000${key}=${fieldText((event as unknown as Record<string, unknown>)[key])}`
-    hash.update(text)
-  }
-  return `0x${hash.digest("hex")}`
-}
+/** Batches ready while the writer is busy are joined into one of up to this many logs. */
+const COALESCE_LOGS = 40_000
 
 export interface IndexerOptions {
   readonly rpc: Rpc
@@ -109,25 +90,38 @@ export const makeIndexer = (options: IndexerOptions) =>
       )
     )
 
-    const decodeBatch = (batch: Batch) => {
-      const events: Array<LocatedEvent> = []
-      for (const log of batch.logs) {
-        const kinds = book.kindsOf(log.address)
-        const decoded = kinds === undefined ? undefined : decodeLog(kinds, log)
-        if (decoded === undefined) {
-          unknownCount++
-          const key = `${log.address}/${log.topics[0] ?? "none"}`
-          if (!unknown.has(key)) {
-            unknown.add(key)
-            Effect.runFork(Effect.logWarning("unknown log").pipe(Effect.annotateLogs({ address: log.address, topic0: log.topics[0] ?? "none", block: log.blockNumber })))
-          }
-          continue
-        }
-        const header = batch.blocks.get(log.blockNumber)!
-        events.push({ event: decoded.event, at: { block: log.blockNumber, timestamp: header.timestamp, txHash: log.transactionHash, logIndex: log.logIndex, address: log.address.toLowerCase() } })
+    /** Counts the logs no ABI knows, with one warning per (address, topic0). */
+    const noteUnknown = (logs: ReadonlyArray<UnknownLogs>) => {
+      for (const u of logs) {
+        unknownCount += u.count
+        const key = `${u.address}/${u.topic0}`
+        if (unknown.has(key)) continue
+        unknown.add(key)
+        Effect.runFork(Effect.logWarning("unknown log").pipe(Effect.annotateLogs({ address: u.address, topic0: u.topic0, block: u.block })))
       }
-      return events
     }
+
+    /** Decodes a batch fetched on this thread, and notes its unknown logs. */
+    const decodeHere = (batch: Batch, digest: string) => {
+      const decoded = decodeBatch(book, batch, digest)
+      noteUnknown(decoded.unknown)
+      return decoded
+    }
+
+    /** The decoded batches of [from, to], each with the milliseconds its decoding took. */
+    const decodedBatches = (from: number, to: number, digest: string) =>
+      Stream.suspend(() => {
+        let chained = digest
+        return backfill(options.rpc, watchlistFrom(book), { from, to, concurrency: options.concurrency ?? 4 }).pipe(
+          coalesceBatches(COALESCE_LOGS),
+          Stream.map((fetched) => {
+            const started = performance.now()
+            const batch = decodeHere(fetched, chained)
+            chained = batch.digest
+            return { batch, decodeMs: performance.now() - started }
+          })
+        )
+      })
 
     /** Indexes [checkpoint + 1, target]; returns the new checkpoint block. */
     const indexTo = (target: number, head: number) =>
@@ -136,46 +130,32 @@ export const makeIndexer = (options: IndexerOptions) =>
         const from = checkpoint === undefined ? options.deployment.deployBlock : checkpoint.block + 1
         if (from > target) return checkpoint?.block ?? from - 1
         if (checkpoint !== undefined && checkpoint.block !== cache.validAt) yield* watchIndexedTokens
-        let digest = checkpoint?.digest ?? GENESIS_DIGEST
         // Indexing from nothing: every row will be this process's own, so none need loading.
         if (checkpoint === undefined && (yield* mutableTablesEmpty)) cache.startEmpty()
         const started = Date.now()
         let events = 0
-        yield* backfill(options.rpc, watchlistFrom(book), { from, to: target, concurrency: options.concurrency ?? 4 }).pipe(
-          coalesceBatches(40_000),
-          Stream.runForEach((batch) =>
+        yield* decodedBatches(from, target, checkpoint?.digest ?? GENESIS_DIGEST).pipe(
+          Stream.runForEach(({ batch, decodeMs }) =>
             Effect.gen(function* () {
-              const decodeStarted = performance.now()
-              const decoded = decodeBatch(batch)
-              // Digest per block, in block order, so batch boundaries do not matter.
-              let i = 0
-              while (i < decoded.length) {
-                const block = decoded[i]!.at.block
-                let j = i
-                while (j < decoded.length && decoded[j]!.at.block === block) j++
-                digest = chainDigest(digest, batch.blocks.get(block)!.hash, decoded.slice(i, j))
-                i = j
-              }
-              const last = batch.blocks.get(batch.to)!
+              stats.decodeMs += decodeMs
               const applyStarted = performance.now()
-              stats.decodeMs += applyStarted - decodeStarted
               yield* committing(
                 sql.withTransaction(
-                  applyBatch(decoded, { chainId: options.chainId, block: batch.to, hash: last.hash, digest, head }, protocol, undefined, cache).pipe(
-                    Effect.zipRight(notifyHead(batch.to, last.hash, false))
+                  applyBatch(batch.events, { chainId: options.chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }, protocol, undefined, cache).pipe(
+                    Effect.zipRight(notifyHead(batch.to, batch.hash, false))
                   )
                 )
               )
               stats.reduceAndWriteMs += performance.now() - applyStarted
-              stats.events += decoded.length
+              stats.events += batch.events.length
               stats.batches++
-              events += decoded.length
+              events += batch.events.length
               const seconds = Math.max((Date.now() - started) / 1000, 0.001)
               yield* Effect.logInfo("indexed").pipe(
                 Effect.annotateLogs({
                   block: batch.to,
                   target,
-                  events: decoded.length,
+                  events: batch.events.length,
                   events_per_s: Math.round(events / seconds),
                   blocks_per_s: Math.round((batch.to - from + 1) / seconds),
                   eta_s: Math.round(((target - batch.to) * seconds) / Math.max(batch.to - from + 1, 1))
@@ -234,9 +214,8 @@ export const makeIndexer = (options: IndexerOptions) =>
     const indexTipBlock = (window: Window, header: Header, head: number) =>
       Effect.gen(function* () {
         const logs = yield* blockLogs(header)
-        const events = decodeBatch({ from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) })
         const parentDigest = digestAt(window, window.tip.number)
-        const digest = events.length > 0 ? chainDigest(parentDigest, header.hash, events) : parentDigest
+        const { events, digest } = decodeHere({ from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) }, parentDigest)
         yield* committing(
           sql.withTransaction(
             applyBatch(events, { chainId: options.chainId, block: header.number, hash: header.hash, digest, head }, protocol, header.number, cache).pipe(

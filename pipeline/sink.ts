@@ -29,8 +29,9 @@ import { emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/state.js"
 import type { RowKeys } from "./keys.js"
 import type { KeyPart } from "./reduce/rows.js"
 import type { RowCache } from "./row-cache.js"
+import { copyIn } from "./copy-in.js"
 import { appendRows as appendTableRows, loadKeyed, revertAppended, revertKeyed, writeKeyed, type AnyRows, type UndoEntry } from "./rows-sink.js"
-import { APPEND_TABLES, KEYED_TABLES } from "./tables.js"
+import { APPEND_TABLES, KEYED_TABLES, type DbValue } from "./tables.js"
 
 export interface Keys {
   readonly markets: ReadonlySet<bigint>
@@ -171,49 +172,73 @@ export const undoImages = (before: Working, after: Working) => {
   return rows
 }
 
-const writeMarkets = (rows: ReadonlyArray<MarketRow>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    rows.length === 0
-      ? Effect.void
-      : sql.unsafe(
-          `insert into market select * from unnest(
-             $1::numeric[], $2::text[], $3::numeric[], $4::text[], $5::text[], $6::text[], $7::text[], $8::bigint[], $9::bigint[], $10::text[],
-             $11::numeric[], $12::numeric[], $13::bigint[], $14::boolean[], $15::boolean[], $16::text[], $17::bigint[], $18::boolean[], $19::numeric[], $20::bigint[])
-           on conflict (id) do update set total_collateral = excluded.total_collateral, volume = excluded.volume, trade_count = excluded.trade_count,
-             is_resolved = excluded.is_resolved, outcome = excluded.outcome, resolution_type = excluded.resolution_type, resolved_at = excluded.resolved_at,
-             refund_mode = excluded.refund_mode, yes_price = excluded.yes_price, last_trade_at = excluded.last_trade_at`,
-          [
-            rows.map((r) => s(r.id)), rows.map((r) => r.question), rows.map((r) => s(r.endTime)), rows.map((r) => r.oracle), rows.map((r) => r.creator),
-            rows.map((r) => r.yesToken), rows.map((r) => r.noToken), rows.map((r) => s(r.createdAt)), rows.map((r) => s(r.createdBlock)), rows.map((r) => r.createdTx),
-            rows.map((r) => s(r.totalCollateral)), rows.map((r) => s(r.volume)), rows.map((r) => s(r.tradeCount)), rows.map((r) => r.isResolved), rows.map((r) => r.outcome),
-            rows.map((r) => r.resolutionType), rows.map((r) => (r.resolvedAt === null ? null : s(r.resolvedAt))), rows.map((r) => r.refundMode),
-            rows.map((r) => (r.yesPrice === null ? null : s(r.yesPrice))), rows.map((r) => (r.lastTradeAt === null ? null : s(r.lastTradeAt)))
-          ]
-        )
-  )
+/** A first-slice table: its columns (SQL types, key) and a row's values in column order. */
+interface SliceTable<R> {
+  readonly name: string
+  readonly columns: ReadonlyArray<readonly [name: string, type: string]>
+  readonly key: ReadonlyArray<string>
+  readonly values: (row: R) => ReadonlyArray<DbValue>
+}
 
-const writePositions = (rows: ReadonlyArray<PositionRow>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    rows.length === 0
-      ? Effect.void
-      : sql.unsafe(
-          `insert into position select * from unnest($1::text[], $2::numeric[], $3::numeric[], $4::numeric[], $5::numeric[], $6::numeric[], $7::numeric[])
-           on conflict (user_address, market_id) do update set yes_balance = excluded.yes_balance, no_balance = excluded.no_balance,
-             yes_cost = excluded.yes_cost, no_cost = excluded.no_cost, realized_pnl = excluded.realized_pnl`,
-          [rows.map((r) => r.user), rows.map((r) => s(r.marketId)), rows.map((r) => s(r.yesBalance)), rows.map((r) => s(r.noBalance)), rows.map((r) => s(r.yesCost)), rows.map((r) => s(r.noCost)), rows.map((r) => s(r.realizedPnl))]
-        )
-  )
+const opt = (v: bigint | number | null) => (v === null ? null : s(v))
 
-const writeUsers = (rows: ReadonlyArray<UserRow>) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    rows.length === 0
-      ? Effect.void
-      : sql.unsafe(
-          `insert into user_stats select * from unnest($1::text[], $2::numeric[], $3::bigint[], $4::numeric[])
-           on conflict (address) do update set volume = excluded.volume, trade_count = excluded.trade_count, realized_pnl = excluded.realized_pnl`,
-          [rows.map((r) => r.address), rows.map((r) => s(r.volume)), rows.map((r) => s(r.tradeCount)), rows.map((r) => s(r.realizedPnl))]
-        )
-  )
+const MARKET: SliceTable<MarketRow> = {
+  name: "market",
+  columns: [
+    ["id", "numeric"], ["question", "text"], ["end_time", "numeric"], ["oracle", "text"], ["creator", "text"], ["yes_token", "text"], ["no_token", "text"],
+    ["created_at", "bigint"], ["created_block", "bigint"], ["created_tx", "text"], ["total_collateral", "numeric"], ["volume", "numeric"], ["trade_count", "bigint"],
+    ["is_resolved", "boolean"], ["outcome", "boolean"], ["resolution_type", "text"], ["resolved_at", "bigint"], ["refund_mode", "boolean"], ["yes_price", "numeric"],
+    ["last_trade_at", "bigint"]
+  ],
+  key: ["id"],
+  values: (r) => [
+    s(r.id), r.question, s(r.endTime), r.oracle, r.creator, r.yesToken, r.noToken, s(r.createdAt), s(r.createdBlock), r.createdTx, s(r.totalCollateral), s(r.volume),
+    s(r.tradeCount), r.isResolved, r.outcome, r.resolutionType, opt(r.resolvedAt), r.refundMode, opt(r.yesPrice), opt(r.lastTradeAt)
+  ]
+}
+
+const POSITION: SliceTable<PositionRow> = {
+  name: "position",
+  columns: [["user_address", "text"], ["market_id", "numeric"], ["yes_balance", "numeric"], ["no_balance", "numeric"], ["yes_cost", "numeric"], ["no_cost", "numeric"], ["realized_pnl", "numeric"]],
+  key: ["user_address", "market_id"],
+  values: (r) => [r.user, s(r.marketId), s(r.yesBalance), s(r.noBalance), s(r.yesCost), s(r.noCost), s(r.realizedPnl)]
+}
+
+const USER: SliceTable<UserRow> = {
+  name: "user_stats",
+  columns: [["address", "text"], ["volume", "numeric"], ["trade_count", "bigint"], ["realized_pnl", "numeric"]],
+  key: ["address"],
+  values: (r) => [r.address, s(r.volume), s(r.tradeCount), s(r.realizedPnl)]
+}
+
+/**
+ * Writes the rows of `after` that differ from `before`: rows `before` lacks (absent from the
+ * database) with COPY, changed ones with one upsert; unchanged rows are not written.
+ */
+const writeChanged = <K, R>(table: SliceTable<R>, before: ReadonlyMap<K, R>, after: ReadonlyMap<K, R>) =>
+  Effect.gen(function* () {
+    const inserts: Array<ReadonlyArray<DbValue>> = []
+    const updates: Array<ReadonlyArray<DbValue>> = []
+    for (const [key, row] of after) {
+      const values = table.values(row)
+      const old = before.get(key)
+      if (old === undefined) inserts.push(values)
+      else {
+        const oldValues = table.values(old)
+        if (values.some((v, i) => v !== oldValues[i])) updates.push(values)
+      }
+    }
+    const names = table.columns.map(([name]) => name)
+    yield* copyIn(table.name, names, inserts)
+    if (updates.length === 0) return
+    const sql = yield* SqlClient.SqlClient
+    const rest = names.filter((n) => !table.key.includes(n))
+    yield* sql.unsafe(
+      `insert into ${table.name} (${names.join(", ")}) select * from unnest(${table.columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})
+       on conflict (${table.key.join(", ")}) do update set ${rest.map((n) => `${n} = excluded.${n}`).join(", ")}`,
+      names.map((_, i) => updates.map((u) => u[i]))
+    )
+  })
 
 const writeProtocol = (p: ProtocolRow) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -226,21 +251,16 @@ const writeProtocol = (p: ProtocolRow) =>
 
 const appendRows = (w: Working) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const t = w.appended.trades
-    if (t.length > 0) {
-      yield* sql.unsafe(
-        `insert into trade select * from unnest($1::bigint[], $2::int[], $3::text[], $4::bigint[], $5::numeric[], $6::text[], $7::text[], $8::smallint[], $9::numeric[], $10::numeric[], $11::numeric[], $12::numeric[])`,
-        [t.map((r) => r.block), t.map((r) => r.logIndex), t.map((r) => r.txHash), t.map((r) => r.timestamp), t.map((r) => s(r.marketId)), t.map((r) => r.trader), t.map((r) => r.recipient), t.map((r) => r.tradeType), t.map((r) => s(r.amountIn)), t.map((r) => s(r.amountOut)), t.map((r) => s(r.clobFilled)), t.map((r) => s(r.ammFilled))]
-      )
-    }
-    const p = w.appended.priceSnapshots
-    if (p.length > 0) {
-      yield* sql.unsafe(
-        `insert into price_snapshot select * from unnest($1::bigint[], $2::int[], $3::bigint[], $4::numeric[], $5::numeric[], $6::text[], $7::numeric[])`,
-        [p.map((r) => r.block), p.map((r) => r.logIndex), p.map((r) => r.timestamp), p.map((r) => s(r.marketId)), p.map((r) => s(r.yesPrice)), p.map((r) => r.source), p.map((r) => s(r.openInterest))]
-      )
-    }
+    yield* copyIn(
+      "trade",
+      ["block_number", "log_index", "tx_hash", "timestamp", "market_id", "trader", "recipient", "trade_type", "amount_in", "amount_out", "clob_filled", "amm_filled"],
+      w.appended.trades.map((r) => [r.block, r.logIndex, r.txHash, r.timestamp, s(r.marketId), r.trader, r.recipient, r.tradeType, s(r.amountIn), s(r.amountOut), s(r.clobFilled), s(r.ammFilled)])
+    )
+    yield* copyIn(
+      "price_snapshot",
+      ["block_number", "log_index", "timestamp", "market_id", "yes_price", "source", "open_interest"],
+      w.appended.priceSnapshots.map((r) => [r.block, r.logIndex, r.timestamp, s(r.marketId), s(r.yesPrice), r.source, s(r.openInterest)])
+    )
   })
 
 /**
@@ -273,9 +293,9 @@ export const lockCheckpointAt = (chainId: number, block: number) =>
 const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined, guard: number | undefined) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    yield* writeMarkets([...after.markets.values()])
-    yield* writePositions([...after.positions.values()])
-    yield* writeUsers([...after.users.values()])
+    yield* writeChanged(MARKET, before.markets, after.markets)
+    yield* writeChanged(POSITION, before.positions, after.positions)
+    yield* writeChanged(USER, before.users, after.users)
     yield* writeProtocol(after.protocol)
     yield* appendRows(after)
     const keyedUndo: Array<UndoEntry> = []

@@ -1,0 +1,91 @@
+/**
+ * A fetched batch as the sink takes it: its logs decoded into located events in chain order, the
+ * digest chained over its blocks, and the logs no ABI knows counted per (address, topic0).
+ * The backfill thread and the in-thread path both call `decodeBatch`, so they agree byte for byte.
+ *
+ * The digest chains every block that has events: digest' = sha256(digest ‖ block hash ‖ events),
+ * so two runs that agree on it have read the same events, whatever their batch sizes or the
+ * reorgs they went through. (sha256, not keccak: native in Node, once per block.)
+ */
+import { createHash } from "node:crypto"
+import type { DomainEvent } from "../schema/domain-events.js"
+import type { AddressBook } from "./decode.js"
+import { decodeLog } from "./decode.js"
+import type { Located } from "./reduce/markets.js"
+import type { Batch } from "./source/backfill.js"
+
+export interface LocatedEvent {
+  readonly event: DomainEvent
+  readonly at: Located
+}
+
+/** Logs of one (address, topic0) that no ABI of the address's kinds knows. */
+export interface UnknownLogs {
+  readonly address: string
+  readonly topic0: string
+  /** The first block such a log was seen in. */
+  readonly block: number
+  readonly count: number
+}
+
+export interface DecodedBatch {
+  readonly from: number
+  readonly to: number
+  /** Hash of block `to`. */
+  readonly hash: string
+  /** The chained digest after block `to`. */
+  readonly digest: string
+  readonly events: ReadonlyArray<LocatedEvent>
+  readonly unknown: ReadonlyArray<UnknownLogs>
+}
+
+export const GENESIS_DIGEST = `0x${"0".repeat(64)}`
+
+/** A field's text for the digest: primitives as themselves, anything nested as JSON. */
+const fieldText = (v: unknown): string =>
+  typeof v === "object" && v !== null ? JSON.stringify(v, (_, x) => (typeof x === "bigint" ? x.toString() : x)) : String(v)
+
+/**
+ * Chains the events of one block into the digest: sha256 over the previous digest, the block
+ * hash, and each event's log index and fields in declaration order. Field by field rather than
+ * JSON.stringify with a replacer, which costs a callback per value on the hot path.
+ */
+export const chainDigest = (digest: string, blockHash: string, events: ReadonlyArray<LocatedEvent>) => {
+  const hash = createHash("sha256").update(digest).update(blockHash)
+  for (const { at, event } of events) {
+    let text = `\n${at.logIndex}`
+    for (const key in event) text += `\u0000${key}=${fieldText((event as unknown as Record<string, unknown>)[key])}`
+    hash.update(text)
+  }
+  return `0x${hash.digest("hex")}`
+}
+
+/** Decodes `batch` on top of `digest` (the digest after block `batch.from - 1`). */
+export const decodeBatch = (book: AddressBook, batch: Batch, digest: string): DecodedBatch => {
+  const events: Array<LocatedEvent> = []
+  const unknown = new Map<string, { address: string; topic0: string; block: number; count: number }>()
+  for (const log of batch.logs) {
+    const kinds = book.kindsOf(log.address)
+    const decoded = kinds === undefined ? undefined : decodeLog(kinds, log)
+    if (decoded === undefined) {
+      const topic0 = log.topics[0] ?? "none"
+      const key = `${log.address}/${topic0}`
+      const seen = unknown.get(key)
+      if (seen === undefined) unknown.set(key, { address: log.address, topic0, block: log.blockNumber, count: 1 })
+      else seen.count++
+      continue
+    }
+    const header = batch.blocks.get(log.blockNumber)!
+    events.push({ event: decoded.event, at: { block: log.blockNumber, timestamp: header.timestamp, txHash: log.transactionHash, logIndex: log.logIndex, address: log.address.toLowerCase() } })
+  }
+  // Per block, in block order, so batch boundaries do not matter.
+  let i = 0
+  while (i < events.length) {
+    const block = events[i]!.at.block
+    let j = i
+    while (j < events.length && events[j]!.at.block === block) j++
+    digest = chainDigest(digest, batch.blocks.get(block)!.hash, events.slice(i, j))
+    i = j
+  }
+  return { from: batch.from, to: batch.to, hash: batch.blocks.get(batch.to)!.hash, digest, events, unknown: [...unknown.values()] }
+}
