@@ -1,0 +1,31 @@
+/**
+ * Once per test run: names the template database the indexed fixture is built into (by the first
+ * test file that needs it, see fixture-db.ts) and drops it when the run ends. Each run indexes
+ * the fixture afresh with the code under test; nothing is kept between runs.
+ */
+import type { TestProject } from "vitest/node"
+import pg from "pg"
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    fixtureTemplate: string
+  }
+}
+
+const EXTERNAL_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
+
+export default function setup(project: TestProject) {
+  const template = `predix_fixture_${process.pid}_${Date.now().toString(36)}`
+  project.provide("fixtureTemplate", template)
+  return async () => {
+    const client = new pg.Client({ connectionString: EXTERNAL_URL, connectionTimeoutMillis: 5_000 })
+    try {
+      await client.connect()
+      for (const name of [template, `${template}_build`]) await client.query(`drop database if exists ${name} with (force)`)
+    } catch {
+      // No Postgres in this run (or it is gone): nothing was built.
+    } finally {
+      await client.end().catch(() => {})
+    }
+  }
+}
