@@ -36,7 +36,7 @@ export interface ChainLog {
   readonly transactionHash: string
   readonly transactionIndex: number
   /** The block's timestamp, where the node includes it in logs (current clients do). */
-  readonly blockTimestamp?: number
+  readonly blockTimestamp: number | undefined
 }
 
 export interface RpcOptions {
@@ -79,16 +79,20 @@ export const parseLog = (raw: unknown): ChainLog => {
     throw new InconsistentAnswer({ message: `log lacks address, topics or data: ${JSON.stringify(raw).slice(0, 200)}` })
   }
   if (l["removed"] === true) throw new InconsistentAnswer({ message: "log marked removed in a range answer" })
+  const checked: Array<string> = []
+  for (let i = 0; i < topics.length; i++) checked.push(hash(topics[i], "a topic"))
+  const timestamp = l["blockTimestamp"]
+  // One object shape for every log (blockTimestamp always present, maybe undefined).
   return {
     address: (l["address"] as string).toLowerCase(),
-    topics: topics.map((t, i) => hash(t, `topic ${i}`)),
+    topics: checked,
     data: (l["data"] as string).toLowerCase(),
     blockNumber: quantity(l["blockNumber"], "log blockNumber"),
     blockHash: hash(l["blockHash"], "log blockHash"),
     logIndex: quantity(l["logIndex"], "logIndex"),
     transactionHash: hash(l["transactionHash"], "transactionHash"),
     transactionIndex: quantity(l["transactionIndex"], "transactionIndex"),
-    ...(l["blockTimestamp"] === undefined || l["blockTimestamp"] === null ? {} : { blockTimestamp: quantity(l["blockTimestamp"], "log blockTimestamp") })
+    blockTimestamp: timestamp === undefined || timestamp === null ? undefined : quantity(timestamp, "log blockTimestamp")
   }
 }
 
