@@ -17,19 +17,23 @@ import { makeRpc } from "../pipeline/source/rpc.js"
 import { embeddedPostgres } from "../src/db/embedded-postgres.js"
 import { pgClientLayer } from "../src/db/database.js"
 import { runMigrations } from "../src/db/migrations.js"
-import { generateSynthetic } from "../src/recording/synthetic.js"
-import { ReplayChain } from "../src/replay/chain.js"
+import type { Deployment } from "../schema/deployment.js"
 
 const events = Number(process.argv[2] ?? 1_000_000)
 const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-bench-"))
 await fs.chmod(dir, 0o755)
 const out = Path.join(dir, "chain.ndjson.gz")
+/** Runs the CLI in a child process (so its memory is not the indexer's); resolves when it exits 0. */
+const cli = (args: ReadonlyArray<string>) =>
+  new Promise<void>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], { stdio: ["ignore", "ignore", "inherit"] })
+    child.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`predix ${args[0]} exited with ${code}`))))
+  })
+
 let t = performance.now()
-const summary = await generateSynthetic({ out, seed: 1, events })
-console.log(`generated ${summary.logs + summary.orphanedLogs} events in ${((performance.now() - t) / 1000).toFixed(1)} s (${summary.blocks} blocks, ${summary.reorgs} reorgs)`)
-const chain = await ReplayChain.load(out)
-chain.advanceAll()
-const finalized = chain.finalizedNumber
+await cli(["synthetic", "--out", out, "--events", String(events), "--seed", "1"])
+const deployment = JSON.parse(await fs.readFile(Path.join(dir, "chain.deployment.json"), "utf8")) as Deployment
+console.log(`generated ${events.toLocaleString("en")} events in ${((performance.now() - t) / 1000).toFixed(1)} s`)
 
 const port = 20_000 + Math.floor(Math.random() * 20_000)
 const replay = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "replay", "--recording", out, "--port", String(port)], { stdio: "ignore" })
@@ -54,13 +58,17 @@ const program = Effect.gen(function* () {
   return yield* Effect.provide(
     Effect.gen(function* () {
       yield* runMigrations()
-      const indexer = yield* makeIndexer({ rpc: makeRpc({ url }), deployment: summary.deployment, chainId: 130, concurrency: 4 })
+      // The chain lives in the replay process only, so the RSS below is the indexer's own.
+      const rpc = makeRpc({ url })
+      const finalized = (yield* rpc.header("finalized")).number
+      const head = (yield* rpc.header("latest")).number
+      const indexer = yield* makeIndexer({ rpc, deployment: deployment, chainId: 130, concurrency: 4 })
       let peak = 0
       const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 200)
       t = performance.now()
       const cpu = process.cpuUsage()
       const replayCpu = yield* Effect.promise(() => processCpu(replay.pid!))
-      yield* indexer.indexTo(finalized, chain.headNumber)
+      yield* indexer.indexTo(finalized, head)
       const seconds = (performance.now() - t) / 1000
       const cpuUsed = process.cpuUsage(cpu)
       const replayUsed = (yield* Effect.promise(() => processCpu(replay.pid!))) - replayCpu
@@ -72,7 +80,7 @@ const program = Effect.gen(function* () {
       clearInterval(sampler)
       const s = indexer.stats()
       const fetchSeconds = seconds - (s.decodeMs + s.reduceAndWriteMs) / 1000
-      console.log(`indexed ${s.events} events (${finalized - summary.deployment.deployBlock + 1} blocks, ${s.batches} batches) in ${seconds.toFixed(1)} s`)
+      console.log(`indexed ${s.events} events (${finalized - deployment.deployBlock + 1} blocks, ${s.batches} batches) in ${seconds.toFixed(1)} s`)
       console.log(`end to end: ${Math.round(s.events / seconds).toLocaleString("en")} events/s`)
       console.log(`time split: fetch (not overlapped with the rest) ${fetchSeconds.toFixed(1)} s, decode ${(s.decodeMs / 1000).toFixed(1)} s, reduce + write ${(s.reduceAndWriteMs / 1000).toFixed(1)} s`)
       console.log(`inside reduce + write: load ${(batchTimings.load / 1000).toFixed(1)} s, reduce ${(batchTimings.reduce / 1000).toFixed(1)} s, write ${(batchTimings.write / 1000).toFixed(1)} s`)
