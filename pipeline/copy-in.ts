@@ -48,20 +48,21 @@ interface CopyConnection {
   endCopyFrom(): void
 }
 
-/** A COPY FROM STDIN as a node-postgres submittable: sends `payload` once the server asks for it. */
+/**
+ * A COPY FROM STDIN as a node-postgres submittable: sends `payload` once the server asks for it.
+ * Settles on ReadyForQuery, or at once on an error: node-postgres drops a query from its
+ * bookkeeping when the server reports an error, so that query never hears ReadyForQuery.
+ */
 const copyFrom = (client: pg.Client, statement: string, payload: Buffer) =>
   new Promise<void>((resolve, reject) => {
-    let failure: unknown
     const submittable = {
       submit: (connection: { query: (text: string) => void }) => connection.query(statement),
       handleCopyInResponse: (connection: CopyConnection) => {
         connection.sendCopyFromChunk(payload)
         connection.endCopyFrom()
       },
-      handleError: (error: unknown) => {
-        failure ??= error
-      },
-      handleReadyForQuery: () => (failure === undefined ? resolve() : reject(failure)),
+      handleError: (error: unknown) => reject(error),
+      handleReadyForQuery: () => resolve(),
       handleCommandComplete: () => undefined,
       handleRowDescription: () => undefined,
       handleDataRow: () => undefined,
