@@ -77,19 +77,12 @@ describe("predix start", () => {
     await expect(fs.access(Path.join(dataDir, "postgres", "cluster", "postmaster.pid"))).rejects.toThrow()
   })
 
-  it("a second start reuses the data and applies no migration", async () => {
-    const config = await env()
-    const app = runCli(["start"], config)
-    await app.waitFor(/message=listening server=indexer/)
-    expect(app.output()).toMatch(/message="migrations up to date"/)
-    expect(app.output()).not.toMatch(/initialising embedded Postgres/)
-    app.child.kill("SIGTERM")
-    expect(await app.exited).toBe(0)
-  })
-
-  it("after a SIGKILL the next start stops the orphaned Postgres and comes up on the same data", async () => {
+  it("a second start reuses the data and applies no migration; after its SIGKILL the next start stops the orphaned Postgres, comes up on the same data and stops on SIGTERM", async () => {
+    // The second start, on the first one's data.
     const first = runCli(["start"], await env())
     await first.waitFor(/message=listening server=indexer/)
+    expect(first.output()).toMatch(/message="migrations up to date"/)
+    expect(first.output()).not.toMatch(/initialising embedded Postgres/)
     const orphan = await serverPid()
     first.child.kill("SIGKILL")
     await first.exited
@@ -101,7 +94,7 @@ describe("predix start", () => {
     expect(isAlive(orphan)).toBe(false)
     expect((await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)).status).toBe(200)
     const pid = await serverPid()
-    second.child.kill("SIGINT")
+    second.child.kill("SIGTERM")
     expect(await second.exited).toBe(0)
     expect(isAlive(pid)).toBe(false)
   }, 90_000) // two starts of Postgres, the first left orphaned
@@ -175,13 +168,15 @@ describe("predix start", () => {
     const good = Object.fromEntries(
       ["diamond", "router", "exchange", "hookProxy", "marketFactory", "manualOracle", "priceFeedOracle", "timelock", "paymaster", "faucet", "testUsdc", "poolManager", "permit2"].map((k, i) => [k, `0x${(i + 1).toString(16).padStart(40, "0")}`])
     )
+    const otherFile = Path.join(dataDir, "other-chain-deployment.json")
     await fs.writeFile(file, JSON.stringify({ ...good, router: "0x1234", deployBlock: 5 }))
+    await fs.writeFile(otherFile, JSON.stringify({ ...good, chainId: 1, deployBlock: 5 }))
+    // Two independent refusals, run side by side.
     const bad = runCli(["start"], { ...(await env()), DEPLOYMENT: file })
+    const wrongChain = runCli(["start"], { ...(await env()), DEPLOYMENT: otherFile })
     expect(await bad.exited).toBe(1)
     expect(bad.output()).toMatch(/DEPLOYMENT: .*deployment.json/)
     expect(bad.output()).toMatch(/router/)
-    await fs.writeFile(file, JSON.stringify({ ...good, chainId: 1, deployBlock: 5 }))
-    const wrongChain = runCli(["start"], { ...(await env()), DEPLOYMENT: file })
     expect(await wrongChain.exited).toBe(1)
     expect(wrongChain.output()).toMatch(/chainId is 1 but CHAIN_ID is 130/)
   })
