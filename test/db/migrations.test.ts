@@ -1,11 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Exit, Logger, LogLevel, Redacted, type Scope } from "effect"
+import { Effect, Exit, Logger, LogLevel, Redacted, Scope } from "effect"
+import { afterAll } from "vitest"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
 import { pgClientLayer } from "../../src/db/database.js"
 import { MIGRATIONS_DIR, runMigrations } from "../../src/db/migrations.js"
-import { embeddedUrl, query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
+import { embeddedUrl, query, scratchDatabaseOn, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
 
 const migrate = (url: string, dir?: string) =>
   runMigrations(dir).pipe(Effect.provide(pgClientLayer(Redacted.make(url))), Logger.withMinimumLogLevel(LogLevel.Warning))
@@ -79,5 +80,17 @@ const suite = (name: string, database: Effect.Effect<string, unknown, Scope.Scop
     )
   })
 
-suite("an embedded Postgres", embeddedUrl)
+/**
+ * One embedded cluster for the file (started by the first test that asks, stopped after the
+ * last), each test on a fresh database of it, as each DATABASE_URL test is on a fresh database
+ * of the external server.
+ */
+const clusterScope = Effect.runSync(Scope.make())
+let cluster: Promise<string> | undefined
+afterAll(() => Effect.runPromise(Scope.close(clusterScope, Exit.void)))
+const embeddedDatabase = Effect.promise(() => (cluster ??= Effect.runPromise(Scope.extend(embeddedUrl, clusterScope)))).pipe(
+  Effect.flatMap(scratchDatabaseOn)
+)
+
+suite("an embedded Postgres", embeddedDatabase)
 suite("a DATABASE_URL Postgres", scratchDatabaseUrl)

@@ -45,17 +45,21 @@ const withAdmin = <A>(url: string, f: (client: pg.Client) => Promise<A>) =>
     }
   })
 
+/** A fresh database on the server of `serverUrl`, dropped with the scope. */
+export const scratchDatabaseOn = (serverUrl: string) =>
+  Effect.acquireRelease(
+    Effect.gen(function* () {
+      const name = `predix_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
+      yield* withAdmin(serverUrl, (client) => client.query(`create database ${name}`))
+      const url = new URL(serverUrl)
+      url.pathname = `/${name}`
+      return { name, url: url.toString() }
+    }),
+    ({ name }) => withAdmin(serverUrl, (client) => client.query(`drop database if exists ${name} with (force)`))
+  ).pipe(Effect.map(({ url }) => url))
+
 /** A fresh database on the external server, dropped with the scope. */
-export const scratchDatabaseUrl = Effect.acquireRelease(
-  Effect.gen(function* () {
-    const name = `predix_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-    yield* withAdmin(EXTERNAL_URL, (client) => client.query(`create database ${name}`))
-    const url = new URL(EXTERNAL_URL)
-    url.pathname = `/${name}`
-    return { name, url: url.toString() }
-  }),
-  ({ name }) => withAdmin(EXTERNAL_URL, (client) => client.query(`drop database if exists ${name} with (force)`))
-).pipe(Effect.map(({ url }) => url))
+export const scratchDatabaseUrl = scratchDatabaseOn(EXTERNAL_URL)
 
 /** Runs one query on a fresh connection. */
 export const query = <R extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: Array<unknown> = []) =>
