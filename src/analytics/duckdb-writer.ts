@@ -1,25 +1,29 @@
 /**
- * Writes tables into a DuckDB file through the appender, one data chunk (up to DuckDB's vector
- * size, 2048 rows) at a time: values are placed column by column into the chunk's vectors and
- * handed to DuckDB in one call, rather than one native call per value.
+ * Writes tables into a DuckDB file: each table is loaded by DuckDB's own (native, parallel) CSV
+ * reader from the CSV file of its Postgres COPY (`csv-file.ts`), so no value passes through
+ * JavaScript.
  *
  * Invariants:
- * - memory is bounded by one chunk here plus DuckDB's own buffer pool, which `memory_limit`
- *   caps (DuckDB spills to the file beyond it), so it does not grow with table size;
- * - rows are appended in the order they arrive (the primary-key order of the reads), and DuckDB
- *   keeps insertion order for scans and for COPY ... TO parquet.
+ * - memory is bounded by DuckDB's buffer pool, which `memory_limit` caps (DuckDB spills to the
+ *   file beyond it), and the CSV reader's buffers, so it does not grow with table size;
+ * - rows are inserted in primary-key order: sorted by the INSERT's ORDER BY, or, for a table
+ *   Postgres sorts (`key-order.ts`), in file order (with `preserve_insertion_order` DuckDB keeps
+ *   the order of a parallel scan for an INSERT). DuckDB keeps insertion order for scans and for
+ *   COPY ... TO parquet. A sort larger than `memory_limit` spills to DuckDB's temporary
+ *   directory, `<file>.tmp` (`target-file.ts` removes it);
+ * - the CSV text of every column is what DuckDB parses exactly into `ColumnPlan.csvType`
+ *   (`columns.ts`): the reader is told the dialect Postgres writes, nothing is sniffed.
  */
-import { DuckDBDataChunk, DuckDBInstance, type DuckDBConnection, type DuckDBType, type DuckDBValue } from "@duckdb/node-api"
+import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api"
 import type { TablePlan } from "./catalog.js"
 import { quoteIdent } from "./columns.js"
-import { CopyFormatError, CopyTuples } from "./copy-tuples.js"
-import { SnapshotWriteError, ValueOutOfRange } from "./errors.js"
-import { OutOfRange } from "./pg-binary.js"
+import { SnapshotWriteError } from "./errors.js"
+import { keyColumns, sortedInDuckDb } from "./key-order.js"
 
 /**
- * DuckDB settings of an export: a bounded buffer pool (appending spills finished row groups to
- * the file, so 128 MB suffices whatever the table size; measured, a 4M-row table peaks within
- * 10% of a 1M-row one), at most two threads (the machine is shared).
+ * DuckDB settings of an export: a bounded buffer pool (inserting spills finished row groups to
+ * the file, so 128 MB suffices whatever the table size), at most two threads (the machine is
+ * shared), and insertion order kept (the rows' key order).
  */
 export const DUCKDB_OPTIONS = { memory_limit: "128MB", threads: "2", preserve_insertion_order: "true" } as const
 
@@ -58,88 +62,28 @@ export const closeDuckFile = async (file: DuckFile, checkpoint: boolean) => {
 export const createTableSql = (plan: TablePlan) =>
   `create table ${quoteIdent(plan.name)} (${plan.columns.map((c) => `${quoteIdent(c.name)} ${c.duckType}`).join(", ")})`
 
-/** DuckDB's vector size: the most rows one data chunk holds. */
-const CHUNK_ROWS = 2048
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
 
 /**
- * Appends the rows of a binary COPY stream to the table `plan.name` (columns in the plan's
- * order). `copy` runs the COPY, handing each payload to the callback it is given; rows are
- * decoded as they arrive and appended 2048 at a time. Returns the number of rows appended.
+ * Postgres's CSV dialect (`COPY ... (FORMAT csv)` defaults), stated so DuckDB sniffs nothing: a
+ * NULL is an empty unquoted field and an empty text the quoted `""` (so quoted empties are not
+ * NULLs). A line may be up to 8 MB (DuckDB's default is 2 MB; its buffer stays the default 32 MB).
  */
-export const appendCopy = async (
-  connection: DuckDBConnection,
-  plan: TablePlan,
-  copy: (onPayload: (payload: Buffer) => void) => Promise<void>,
-  onRows: (appended: number) => void
-): Promise<number> => {
-  const appender = await connection.createAppender(plan.name)
-  const types: Array<DuckDBType> = plan.columns.map((_, i) => appender.columnType(i))
-  const decoders = plan.columns.map((c) => c.decode)
-  const width = decoders.length
-  // Decoded values of the rows not yet appended, column by column (reused for every chunk).
-  const pending: Array<Array<DuckDBValue>> = decoders.map(() => new Array<DuckDBValue>(CHUNK_ROWS))
-  let rows = 0
-  let total = 0
+const POSTGRES_CSV = `header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', nullstr = '',
+  allow_quoted_nulls = false, strict_mode = true, max_line_size = 8388608, buffer_size = 33554432`
 
-  const appendPending = () => {
-    if (rows === 0) return
-    const chunk = DuckDBDataChunk.create(types, rows)
-    for (let c = 0; c < width; c++) {
-      const vector = chunk.getColumnVector(c)
-      const values = pending[c]!
-      for (let r = 0; r < rows; r++) vector.setItem(r, values[r]!)
-      vector.flush()
-    }
-    appender.appendDataChunk(chunk)
-    total += rows
-    rows = 0
-    onRows(total)
-  }
-
-  const onTuple = (buf: Buffer, fields: Int32Array) => {
-    for (let c = 0; c < width; c++) {
-      const length = fields[2 * c + 1]!
-      if (length < 0) {
-        pending[c]![rows] = null
-        continue
-      }
-      try {
-        pending[c]![rows] = decoders[c]!(buf, fields[2 * c]!, length)
-      } catch (error) {
-        throw outOfRange(plan, c, error)
-      }
-    }
-    if (++rows === CHUNK_ROWS) appendPending()
-  }
-
-  const tuples = new CopyTuples(width, onTuple)
-  let closed = false
-  try {
-    await copy((payload) => tuples.feed(payload))
-    if (!tuples.complete) throw new CopyFormatError(`the COPY of ${plan.name} ended without its trailer`)
-    appendPending()
-    appender.closeSync()
-    closed = true
-    return total
-  } finally {
-    if (!closed) {
-      try {
-        appender.closeSync()
-      } catch {
-        // The append already failed; its error is the one to report.
-      }
-    }
-  }
-}
-
-const outOfRange = (plan: TablePlan, c: number, error: unknown) => {
-  const column = plan.columns[c]!
-  const value = error instanceof OutOfRange ? error.value : "(undecodable)"
-  const why = error instanceof OutOfRange ? error.why : String((error as Error)?.message ?? error)
-  return new ValueOutOfRange({
-    table: plan.name,
-    column: column.name,
-    value,
-    message: `${plan.name}.${column.name} = ${value} does not fit ${column.duckType} (${why})`
-  })
+/**
+ * Inserts the rows of the CSV file at `path` (columns in the plan's order, as `ColumnPlan.select`
+ * wrote them) into the table `plan.name`, in file order. Returns the number of rows inserted.
+ */
+export const insertCsv = async (connection: DuckDBConnection, plan: TablePlan, path: string): Promise<number> => {
+  const field = (i: number) => `c${i}`
+  const columns = plan.columns.map((c, i) => `${literal(field(i))}: ${literal(c.csvType)}`).join(", ")
+  const values = plan.columns.map((c, i) => c.load(quoteIdent(field(i)))).join(", ")
+  // By the output columns (the analysis values), by position.
+  const order = sortedInDuckDb(plan) && plan.primaryKey.length > 0 ? ` order by ${keyColumns(plan).map((i) => i + 1).join(", ")}` : ""
+  const result = await connection.run(
+    `insert into ${quoteIdent(plan.name)} select ${values} from read_csv(${literal(path)}, columns = {${columns}}, ${POSTGRES_CSV})${order}`
+  )
+  return Number(result.rowsChanged)
 }

@@ -6,8 +6,9 @@
  *   transactions sharing it, `snapshot.ts`), at one block (`point.ts`): the finalized block
  *   unless the tip is asked for;
  * - atomic: the snapshot is written to `<out>.tmp-<pid>` and renamed over `<out>` only once it is
- *   complete and checkpointed, so a reader (or a crash) never sees a partial file; a temporary
- *   file left by a killed export is removed by the next one;
+ *   complete and checkpointed, so a reader (or a crash) never sees a partial file. The CSV files
+ *   the tables pass through are `<out>.tmp-<pid>.<n>.csv`, removed as each table is loaded; the
+ *   temporary files a killed export leaves (DuckDB's and CSVs) are removed by the next one;
  * - an incremental refresh gives the same tables as a full export of the same block: append-only
  *   rows at or below the previous snapshot's finalized block never change, so only the rows
  *   above it are deleted (tip rows of a snapshot that included the tip) and re-read; mutable and
@@ -27,7 +28,7 @@ import { writeParquet } from "./parquet.js"
 import { readPoint, tablesChangedAbove, type SnapshotPoint } from "./point.js"
 import { noProgress, type Progress } from "./progress.js"
 import { openSnapshot, type SnapshotConnection } from "./snapshot.js"
-import { prepareTarget, removeDuckFile, removeStaleTemps, tempPathOf } from "./target-file.js"
+import { csvPathOf, prepareTarget, removeDuckFile, removeStaleTemps, tempPathOf } from "./target-file.js"
 import { UNDO_RULES } from "./undo.js"
 
 /**
@@ -121,7 +122,10 @@ export const exportSnapshot = (url: string, options: ExportOptions) =>
     yield* Effect.addFinalizer(() =>
       open
         ? Effect.promise(async () => {
-            if (running.size > 0) connections.forEach((c) => c.cancel())
+            if (running.size > 0) {
+              connections.forEach((c) => c.cancel())
+              lanes.forEach((lane) => lane.interrupt())
+            }
             await Promise.allSettled(running)
             lanes.slice(1).forEach((lane) => lane.closeSync())
             await closeDuckFile(file, false).catch(() => undefined)
@@ -132,7 +136,7 @@ export const exportSnapshot = (url: string, options: ExportOptions) =>
 
     const after = target.previous?.finalizedBlock
     yield* attempt(temp, "creating the tables", () => createTables(file.connection, plans, after))
-    const context: CopyContext = { point, changed, after, progress }
+    const context: CopyContext = { point, changed, after, progress, csvPath: (plan) => csvPathOf(temp, plans.indexOf(plan)) }
     const queue = [...order]
     const counts = new Map<string, TableCount>()
     const lane = (i: number) =>

@@ -1,5 +1,6 @@
 /**
- * The SELECT that reads one table of a snapshot, in primary-key order.
+ * The SELECT that reads one table of a snapshot; in primary-key order unless DuckDB sorts it
+ * (`key-order.ts`).
  *
  * - append-only tables: the rows with block_number in (after, upTo];
  * - mutable tables with undo images above the snapshot block: the current rows the unfinalized
@@ -13,6 +14,7 @@
  */
 import type { TablePlan } from "./catalog.js"
 import { quoteIdent } from "./columns.js"
+import { sortedInDuckDb } from "./key-order.js"
 
 export interface ReadRange {
   /** Append-only tables: only rows above this block (an incremental refresh). */
@@ -33,7 +35,7 @@ const block = (n: number) => {
  * in, and a sort Postgres does with memcmp rather than the locale's rules.
  */
 const orderBy = (plan: TablePlan) => {
-  if (plan.primaryKey.length === 0) return ""
+  if (plan.primaryKey.length === 0 || sortedInDuckDb(plan)) return ""
   const isText = (name: string) => plan.columns.find((c) => c.name === name)?.pgType === "text"
   return ` order by ${plan.primaryKey.map((c) => `s.${quoteIdent(c)}${isText(c) ? ` collate "C"` : ""}`).join(", ")}`
 }

@@ -4,11 +4,12 @@
  * the same instant while the pipeline keeps committing. The export never writes to the source
  * database and takes no locks beyond the ones every reader takes.
  *
- * Rows are streamed with `COPY (query) TO STDOUT (FORMAT binary)` inside that transaction. Each
+ * Rows are streamed with `COPY (query) TO STDOUT (FORMAT csv)` inside that transaction. Each
  * CopyData payload is handed to the consumer synchronously, as the driver parses it off the
- * socket, and the consumer decodes it into DuckDB before returning. So nothing queues in this
- * process: while the consumer is busy the socket is not read, the kernel's buffers fill and TCP
- * flow control holds Postgres back. Memory stays flat whatever the table's size.
+ * socket, and the consumer stores it (`csv-file.ts` writes it to a file) before returning. So
+ * nothing queues in this process: while the consumer is busy the socket is not read, the
+ * kernel's buffers fill and TCP flow control holds Postgres back. Memory stays flat whatever the
+ * table's size.
  */
 import { Effect } from "effect"
 import pg from "pg"
@@ -18,8 +19,10 @@ export interface SnapshotConnection {
   /** Rows of a small query, every value as Postgres's text (no number parsing on the way). */
   readonly query: <R extends object>(text: string) => Promise<ReadonlyArray<R>>
   /**
-   * Streams `select` as binary COPY: `onPayload` gets each CopyData payload, valid only until it
-   * returns. A throw from it fails the copy (and closes the connection, which is then unusable).
+   * Streams `select` as CSV COPY (Postgres's defaults: comma, `"` quotes doubled, NULL as an
+   * empty unquoted field, an empty text as `""`, one row per line ending in a newline):
+   * `onPayload` gets each CopyData payload, valid only until it returns. A throw from it fails
+   * the copy (and closes the connection, which is then unusable).
    */
   readonly copyOut: (select: string, onPayload: (payload: Buffer) => void) => Promise<void>
   /** Closes the connection now: a COPY in progress fails at once. (For an export being abandoned.) */
@@ -108,7 +111,7 @@ const copyOut = (client: pg.Client, select: string, onPayload: (payload: Buffer)
     const submittable = {
       submit: (c: Connection) => {
         connection = c
-        c.query(`copy (${select}) to stdout with (format binary)`)
+        c.query(`copy (${select}) to stdout with (format csv)`)
       },
       handleCopyData: (message: { chunk: Buffer }) => {
         if (failure !== undefined) return
@@ -121,8 +124,11 @@ const copyOut = (client: pg.Client, select: string, onPayload: (payload: Buffer)
           settle(error)
         }
       },
+      // The driver hands an ErrorResponse to the active query and then forgets it: the
+      // ReadyForQuery that follows is not routed here, so an error settles the copy at once.
       handleError: (error: unknown) => {
         failure ??= error
+        settle(failure)
       },
       handleReadyForQuery: () => settle(failure),
       handleCommandComplete: () => undefined,

@@ -13,7 +13,12 @@ import type { SnapshotPoint } from "./point.js"
 
 export const tempPathOf = (out: string) => `${out}.tmp-${process.pid}`
 
-export const removeDuckFile = (path: string) => Promise.all([fs.rm(path, { force: true }), fs.rm(`${path}.wal`, { force: true })])
+/** The CSV file table number `n` passes through on its way into `temp` (`copy-table.ts`). */
+export const csvPathOf = (temp: string, n: number) => `${temp}.${n}.csv`
+
+/** Removes a DuckDB file, its WAL and its temporary directory (where DuckDB spills a large sort). */
+export const removeDuckFile = (path: string) =>
+  Promise.all([fs.rm(path, { force: true }), fs.rm(`${path}.wal`, { force: true }), fs.rm(`${path}.tmp`, { force: true, recursive: true })])
 
 const isAlive = (pid: number) => {
   try {
@@ -24,15 +29,18 @@ const isAlive = (pid: number) => {
   }
 }
 
-/** Removes temporary files of earlier exports to `out` whose process is gone (killed midway). */
+/**
+ * Removes temporary files (DuckDB file, its WAL and temporary directory, table CSVs) of earlier
+ * exports to `out` whose process is gone (killed midway).
+ */
 export const removeStaleTemps = async (out: string) => {
   const dir = Path.dirname(out)
   const prefix = `${Path.basename(out)}.tmp-`
   const names = await fs.readdir(dir).catch(() => [] as Array<string>)
   for (const name of names) {
     if (!name.startsWith(prefix)) continue
-    const pid = Number(/^(\d+)(\.wal)?$/.exec(name.slice(prefix.length))?.[1])
-    if (Number.isSafeInteger(pid) && pid !== process.pid && !isAlive(pid)) await fs.rm(Path.join(dir, name), { force: true })
+    const pid = Number(/^(\d+)(\.wal|\.tmp|\.\d+\.csv)?$/.exec(name.slice(prefix.length))?.[1])
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !isAlive(pid)) await fs.rm(Path.join(dir, name), { force: true, recursive: true })
   }
 }
 
