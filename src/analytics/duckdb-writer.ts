@@ -6,11 +6,11 @@
  * Invariants:
  * - memory is bounded by DuckDB's buffer pool, which `memory_limit` caps (DuckDB spills to the
  *   file beyond it), and the CSV reader's buffers, so it does not grow with table size;
- * - rows are inserted in primary-key order: sorted by the INSERT's ORDER BY, or, for a table
- *   Postgres sorts (`key-order.ts`), in file order (with `preserve_insertion_order` DuckDB keeps
- *   the order of a parallel scan for an INSERT). DuckDB keeps insertion order for scans and for
- *   COPY ... TO parquet. A sort larger than `memory_limit` spills to DuckDB's temporary
- *   directory, `<file>.tmp` (`target-file.ts` removes it);
+ * - rows are inserted in the order of the file, the primary-key order Postgres sorted them in
+ *   (`queries.ts`): with `preserve_insertion_order` DuckDB keeps the order of a parallel CSV scan
+ *   for an INSERT, and keeps insertion order for scans and for COPY ... TO parquet. (Sorting in
+ *   DuckDB instead, an ORDER BY in the INSERT, ran out of the 128 MB `memory_limit` on a
+ *   500,000-row table rather than spilling; Postgres sorts within its work_mem and spills.);
  * - the CSV text of every column is what DuckDB parses exactly into `ColumnPlan.csvType`
  *   (`columns.ts`): the reader is told the dialect Postgres writes, nothing is sniffed.
  */
@@ -18,7 +18,6 @@ import { DuckDBInstance, type DuckDBConnection } from "@duckdb/node-api"
 import type { TablePlan } from "./catalog.js"
 import { quoteIdent } from "./columns.js"
 import { SnapshotWriteError } from "./errors.js"
-import { keyColumns, sortedInDuckDb } from "./key-order.js"
 
 /**
  * DuckDB settings of an export: a bounded buffer pool (inserting spills finished row groups to
@@ -80,10 +79,8 @@ export const insertCsv = async (connection: DuckDBConnection, plan: TablePlan, p
   const field = (i: number) => `c${i}`
   const columns = plan.columns.map((c, i) => `${literal(field(i))}: ${literal(c.csvType)}`).join(", ")
   const values = plan.columns.map((c, i) => c.load(quoteIdent(field(i)))).join(", ")
-  // By the output columns (the analysis values), by position.
-  const order = sortedInDuckDb(plan) && plan.primaryKey.length > 0 ? ` order by ${keyColumns(plan).map((i) => i + 1).join(", ")}` : ""
   const result = await connection.run(
-    `insert into ${quoteIdent(plan.name)} select ${values} from read_csv(${literal(path)}, columns = {${columns}}, ${POSTGRES_CSV})${order}`
+    `insert into ${quoteIdent(plan.name)} select ${values} from read_csv(${literal(path)}, columns = {${columns}}, ${POSTGRES_CSV})`
   )
   return Number(result.rowsChanged)
 }

@@ -1,6 +1,5 @@
 /**
- * The SELECT that reads one table of a snapshot; in primary-key order unless DuckDB sorts it
- * (`key-order.ts`).
+ * The SELECT that reads one table of a snapshot, in primary-key order.
  *
  * - append-only tables: the rows with block_number in (after, upTo];
  * - mutable tables with undo images above the snapshot block: the current rows the unfinalized
@@ -14,7 +13,6 @@
  */
 import type { TablePlan } from "./catalog.js"
 import { quoteIdent } from "./columns.js"
-import { sortedInDuckDb } from "./key-order.js"
 
 export interface ReadRange {
   /** Append-only tables: only rows above this block (an incremental refresh). */
@@ -35,7 +33,7 @@ const block = (n: number) => {
  * in, and a sort Postgres does with memcmp rather than the locale's rules.
  */
 const orderBy = (plan: TablePlan) => {
-  if (plan.primaryKey.length === 0 || sortedInDuckDb(plan)) return ""
+  if (plan.primaryKey.length === 0) return ""
   const isText = (name: string) => plan.columns.find((c) => c.name === name)?.pgType === "text"
   return ` order by ${plan.primaryKey.map((c) => `s.${quoteIdent(c)}${isText(c) ? ` collate "C"` : ""}`).join(", ")}`
 }
