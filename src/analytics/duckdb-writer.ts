@@ -66,10 +66,12 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
 /**
  * Postgres's CSV dialect (`COPY ... (FORMAT csv)` defaults), stated so DuckDB sniffs nothing: a
  * NULL is an empty unquoted field and an empty text the quoted `""` (so quoted empties are not
- * NULLs). A line may be up to 8 MB (DuckDB's default is 2 MB; its buffer stays the default 32 MB).
+ * NULLs). A row may be up to 4 MB of CSV (DuckDB's default is 2 MB; a longer one fails the
+ * export, it is never cut). The reader's buffers are 8 MB rather than its default 32 MB: about
+ * 25 MB less peak RSS, no measurable change in speed.
  */
 const POSTGRES_CSV = `header = false, auto_detect = false, delim = ',', quote = '"', escape = '"', nullstr = '',
-  allow_quoted_nulls = false, strict_mode = true, max_line_size = 8388608, buffer_size = 33554432`
+  allow_quoted_nulls = false, strict_mode = true, max_line_size = 4194304, buffer_size = 8388608`
 
 /**
  * Inserts the rows of the CSV file at `path` (columns in the plan's order, as `ColumnPlan.select`
