@@ -6,18 +6,16 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Logger, LogLevel, Redacted } from "effect"
+import { Effect, LogLevel } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
-import { pgClientLayer } from "../../src/db/database.js"
-import { runMigrations } from "../../src/db/migrations.js"
 import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay } from "../../src/replay/server.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { withScratchDb } from "../support/postgres.js"
 import { dumpTables } from "./dump.js"
 
 const dump = Effect.gen(function* () {
@@ -42,13 +40,7 @@ describe("rows kept in memory across batches", () => {
       const end = chain.finalizedNumber
       const [a, b] = [deployBlock + Math.floor((end - deployBlock) / 3), deployBlock + Math.floor(((end - deployBlock) * 2) / 3)]
 
-      const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-        Effect.scoped(
-          Effect.gen(function* () {
-            const url = yield* scratchDatabaseUrl
-            return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
-          })
-        ).pipe(Logger.withMinimumLogLevel(LogLevel.None))
+      const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) => withScratchDb(body, LogLevel.None)
 
       const straight = yield* withDb(
         Effect.gen(function* () {
