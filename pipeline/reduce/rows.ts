@@ -19,7 +19,12 @@ export interface Rows<R> {
 export type KeyPart = string | number | bigint | boolean
 
 /** The in-memory key of a row: its key fields, stringified, joined by "|". */
-export const rowKey = (...parts: ReadonlyArray<KeyPart>): string => parts.map(String).join("|")
+export const rowKey = (...parts: ReadonlyArray<KeyPart>): string => {
+  // A loop, not map + join: this runs several times per event.
+  let key = String(parts[0])
+  for (let i = 1; i < parts.length; i++) key += `|${parts[i]}`
+  return key
+}
 
 export const emptyRows = <R>(strict = false): Rows<R> => ({ strict, map: new Map() })
 
