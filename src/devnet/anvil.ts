@@ -56,17 +56,36 @@ const rpc = async (url: string, method: string, params: ReadonlyArray<unknown> =
   const response = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    // Something else listening on the port may never answer.
+    signal: AbortSignal.timeout(2_000)
   })
   const body = (await response.json()) as { result?: unknown; error?: { message: string } }
   if (body.error !== undefined) throw new AnvilError(`${method}: ${body.error.message}`)
   return body.result
 }
 
-/** Starts anvil and waits until it answers; `stop` kills it and waits for the exit. */
+/**
+ * Starts anvil and waits until it answers; `stop` kills it and waits for the exit.
+ *
+ * The port is free when chosen but not reserved: another process (another test's anvil) can take
+ * it before this anvil binds. Then this anvil exits at once, while the other one answers on the
+ * URL. So an answer counts only if this anvil is still running a moment later, and a start that
+ * lost its port is retried on another one.
+ */
 export const startAnvil = async (options: { readonly port?: number; readonly host?: string } = {}): Promise<Anvil> => {
-  const port = options.port ?? (await freeLoopbackPort())
-  const host = options.host ?? "127.0.0.1"
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startAnvilOn(options.port ?? (await freeLoopbackPort()), options.host ?? "127.0.0.1")
+    } catch (error) {
+      if (!(error instanceof PortTaken) || options.port !== undefined || attempt >= 5) throw error
+    }
+  }
+}
+
+class PortTaken extends AnvilError {}
+
+const startAnvilOn = async (port: number, host: string): Promise<Anvil> => {
   const args = [
     "--host", host, "--port", String(port), "--chain-id", String(DEVNET_CHAIN_ID), "--mnemonic", DEVNET_MNEMONIC,
     "--accounts", String(DEVNET_ACCOUNTS), "--balance", "100000", "--timestamp", String(GENESIS_TIMESTAMP), "--silent"
@@ -83,10 +102,17 @@ export const startAnvil = async (options: { readonly port?: number; readonly hos
     await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))])
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
   }
+  const failed = () => {
+    const message = `anvil exited with code ${child.exitCode}: ${stderr.trim()}`
+    return /in use|AddrInUse|address already/i.test(stderr) ? new PortTaken(message) : new AnvilError(message)
+  }
   for (let attempt = 0; attempt < 200; attempt++) {
-    if (child.exitCode !== null) throw new AnvilError(`anvil exited with code ${child.exitCode}: ${stderr.trim()}`)
+    if (child.exitCode !== null) throw failed()
     const up = await rpc(url, "eth_chainId").then(() => true, () => false)
     if (up) {
+      // Whoever answered, this anvil must still be alive: one that lost the port exits at once.
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 250))])
+      if (child.exitCode !== null || child.signalCode !== null) throw failed()
       await rpc(url, "anvil_setBlockTimestampInterval", [BLOCK_TIME_STEP])
       return { url, port, stop }
     }
