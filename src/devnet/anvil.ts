@@ -7,7 +7,6 @@ import { spawn, type ChildProcess } from "node:child_process"
 import { existsSync } from "node:fs"
 import { createRequire } from "node:module"
 import { dirname, join } from "node:path"
-import { createServer } from "node:net"
 
 export const DEVNET_CHAIN_ID = 130
 export const DEVNET_MNEMONIC = "test test test test test test test test test test test junk"
@@ -41,17 +40,6 @@ export const anvilBinary = (): string => {
   throw new AnvilError("anvil binary not found: run npm install (package @foundry-rs/anvil)")
 }
 
-export const freeLoopbackPort = (): Promise<number> =>
-  new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-
 const rpc = async (url: string, method: string, params: ReadonlyArray<unknown> = []): Promise<unknown> => {
   const response = await fetch(url, {
     method: "POST",
@@ -68,56 +56,47 @@ const rpc = async (url: string, method: string, params: ReadonlyArray<unknown> =
 /**
  * Starts anvil and waits until it answers; `stop` kills it and waits for the exit.
  *
- * The port is free when chosen but not reserved: another process (another test's anvil) can take
- * it before this anvil binds. Then this anvil exits at once, while the other one answers on the
- * URL. So an answer counts only if this anvil is still running a moment later, and a start that
- * lost its port is retried on another one.
+ * Without a port, anvil binds port 0 itself and the URL comes from its own "Listening on" line:
+ * a port chosen free and released before anvil binds it is not reserved, and a concurrent test's
+ * anvil that took it would then answer on our URL (its reorgs dropping our transactions). Anvil
+ * logs every request to stdout; that stream is drained and dropped.
  */
 export const startAnvil = async (options: { readonly port?: number; readonly host?: string } = {}): Promise<Anvil> => {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await startAnvilOn(options.port ?? (await freeLoopbackPort()), options.host ?? "127.0.0.1")
-    } catch (error) {
-      if (!(error instanceof PortTaken) || options.port !== undefined || attempt >= 5) throw error
-    }
-  }
-}
-
-class PortTaken extends AnvilError {}
-
-const startAnvilOn = async (port: number, host: string): Promise<Anvil> => {
+  const host = options.host ?? "127.0.0.1"
   const args = [
-    "--host", host, "--port", String(port), "--chain-id", String(DEVNET_CHAIN_ID), "--mnemonic", DEVNET_MNEMONIC,
-    "--accounts", String(DEVNET_ACCOUNTS), "--balance", "100000", "--timestamp", String(GENESIS_TIMESTAMP), "--silent"
+    "--host", host, "--port", String(options.port ?? 0), "--chain-id", String(DEVNET_CHAIN_ID), "--mnemonic", DEVNET_MNEMONIC,
+    "--accounts", String(DEVNET_ACCOUNTS), "--balance", "100000", "--timestamp", String(GENESIS_TIMESTAMP)
   ]
-  const child: ChildProcess = spawn(anvilBinary(), args, { stdio: ["ignore", "ignore", "pipe"] })
+  const child: ChildProcess = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] })
   let stderr = ""
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString()
   })
+  let banner = ""
+  let port: number | undefined
+  child.stdout?.on("data", (chunk: Buffer) => {
+    if (port !== undefined) return
+    banner += chunk.toString()
+    const listening = /Listening on [^\s:]+:(\d+)/.exec(banner)
+    if (listening !== null) port = Number(listening[1])
+  })
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()))
-  const url = `http://${host}:${port}`
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM")
     await Promise.race([exited, new Promise((r) => setTimeout(r, 3000))])
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
   }
-  const failed = () => {
-    const message = `anvil exited with code ${child.exitCode}: ${stderr.trim()}`
-    return /in use|AddrInUse|address already/i.test(stderr) ? new PortTaken(message) : new AnvilError(message)
-  }
   for (let attempt = 0; attempt < 200; attempt++) {
-    if (child.exitCode !== null) throw failed()
-    const up = await rpc(url, "eth_chainId").then(() => true, () => false)
-    if (up) {
-      // Whoever answered, this anvil must still be alive: one that lost the port exits at once.
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 250))])
-      if (child.exitCode !== null || child.signalCode !== null) throw failed()
-      await rpc(url, "anvil_setBlockTimestampInterval", [BLOCK_TIME_STEP])
-      return { url, port, stop }
+    if (child.exitCode !== null) throw new AnvilError(`anvil exited with code ${child.exitCode}: ${stderr.trim()}`)
+    if (port !== undefined) {
+      const url = `http://${host}:${port}`
+      if (await rpc(url, "eth_chainId").then(() => true, () => false)) {
+        await rpc(url, "anvil_setBlockTimestampInterval", [BLOCK_TIME_STEP])
+        return { url, port, stop }
+      }
     }
     await new Promise((r) => setTimeout(r, 50))
   }
   await stop()
-  throw new AnvilError(`anvil did not answer on ${url} within 10 s`)
+  throw new AnvilError(`anvil did not answer within 10 s${port === undefined ? " (no listening line)" : ` on port ${port}`}`)
 }
