@@ -1,4 +1,3 @@
-import { availableParallelism } from "node:os"
 import { defineConfig } from "vitest/config"
 
 export default defineConfig({
@@ -9,13 +8,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",
-    // Two files at a time even on two cores: most files wait on Postgres, child processes
-    // (the CLI, anvil, embedded Postgres) or RPC retries for much of their time, so one file at a
-    // time leaves a core idle. (vitest's default would be one fork: cores - 1.)
-    poolOptions: { forks: { minForks: 1, maxForks: Math.max(2, Math.min(availableParallelism() - 1, 4)) } },
-    // One process per fork for all its files: no test file changes process-wide state (no mocks,
-    // globals, environment or fake timers), and loading Effect, viem and pg once per fork rather
-    // than once per file saves about a second of CPU per file.
-    isolate: false
+    // One file at a time (vitest's default on two cores), each in its own process. Two forks
+    // sharing processes (isolate: false) ran the suite in about 300 s instead of about 450 s, but
+    // the devnet scenario then lost a transaction in two CI runs out of three (never seen with
+    // one file at a time); until that is understood, the suite stays sequential.
+    poolOptions: { forks: { minForks: 1, maxForks: 1 } }
   }
 })

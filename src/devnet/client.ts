@@ -88,8 +88,15 @@ export class DevnetClient {
     try {
       receipt = await this.public.waitForTransactionReceipt({ hash, pollingInterval: 10, timeout: 15_000 })
     } catch (error) {
-      const pool = await this.public.request({ method: "txpool_content" as never }).catch(() => "unavailable")
-      throw new Error(`transaction ${hash} not mined within 15 s; txpool: ${JSON.stringify(pool).slice(0, 2000)}`, { cause: error })
+      // Asked directly: a receipt the watcher missed is still a receipt.
+      const direct = await this.public.getTransactionReceipt({ hash }).catch(() => undefined)
+      if (direct === undefined) {
+        const pool = await this.public.request({ method: "txpool_content" as never }).catch(() => "unavailable")
+        const known = await this.public.getTransaction({ hash }).then((t) => `known, block ${t.blockNumber}, nonce ${t.nonce}`, () => "unknown to the node")
+        const head = await this.public.getBlockNumber().catch(() => "unavailable")
+        throw new Error(`transaction ${hash} not mined within 15 s (${known}; head ${head}); txpool: ${JSON.stringify(pool).slice(0, 2000)}`, { cause: error })
+      }
+      receipt = direct
     }
     if (receipt.status !== "success") throw new Error(`transaction ${hash} reverted`)
     return receipt
