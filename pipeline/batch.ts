@@ -61,6 +61,6 @@ export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Chec
     batchTimings.reduce += performance.now() - t
     t = performance.now()
     cache?.stage(keys, loaded, checkpoint.block)
-    yield* commitBatch(before, loaded, checkpoint, undoBlock, guard)
+    yield* commitBatch(before, loaded, checkpoint, undoBlock)
     batchTimings.write += performance.now() - t
   })

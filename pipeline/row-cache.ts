@@ -11,8 +11,8 @@
  *   after its transaction committed, `clear` drops everything after anything else (a failed or
  *   interrupted batch, a revert).
  * - valid only while this process is the only writer: `validAt` is the checkpoint block the
- *   entries belong to, and a batch that uses them writes its checkpoint only if the stored one is
- *   still `validAt` (`commitBatch`); another writer moving the checkpoint fails the batch rather
+ *   entries belong to, and a batch that uses them first locks the checkpoint row and checks it is
+ *   still there (`lockCheckpointAt`); another writer moving the checkpoint fails the batch rather
  *   than letting stale rows overwrite its work.
  * - complete (`startEmpty`, when indexing begins on empty tables): every row of the mutable tables
  *   was written by this process, so a key the cache does not hold is absent and nothing is

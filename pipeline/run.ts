@@ -101,27 +101,12 @@ export const makeIndexer = (options: IndexerOptions) =>
       }
     }
 
-    /** Decodes a batch fetched on this thread, and notes its unknown logs. */
-    const decodeHere = (batch: Batch, digest: string) => {
+    /** Decodes a fetched batch on top of `digest`, and notes its unknown logs. */
+    const decodeAndNote = (batch: Batch, digest: string) => {
       const decoded = decodeBatch(book, batch, digest)
       noteUnknown(decoded.unknown)
       return decoded
     }
-
-    /** The decoded batches of [from, to], each with the milliseconds its decoding took. */
-    const decodedBatches = (from: number, to: number, digest: string) =>
-      Stream.suspend(() => {
-        let chained = digest
-        return backfill(options.rpc, watchlistFrom(book), { from, to, concurrency: options.concurrency ?? 4 }).pipe(
-          coalesceBatches(COALESCE_LOGS),
-          Stream.map((fetched) => {
-            const started = performance.now()
-            const batch = decodeHere(fetched, chained)
-            chained = batch.digest
-            return { batch, decodeMs: performance.now() - started }
-          })
-        )
-      })
 
     /** Indexes [checkpoint + 1, target]; returns the new checkpoint block. */
     const indexTo = (target: number, head: number) =>
@@ -134,11 +119,16 @@ export const makeIndexer = (options: IndexerOptions) =>
         if (checkpoint === undefined && (yield* mutableTablesEmpty)) cache.startEmpty()
         const started = Date.now()
         let events = 0
-        yield* decodedBatches(from, target, checkpoint?.digest ?? GENESIS_DIGEST).pipe(
-          Stream.runForEach(({ batch, decodeMs }) =>
+        let digest = checkpoint?.digest ?? GENESIS_DIGEST
+        yield* backfill(options.rpc, watchlistFrom(book), { from, to: target, concurrency: options.concurrency ?? 4 }).pipe(
+          coalesceBatches(COALESCE_LOGS),
+          Stream.runForEach((fetched) =>
             Effect.gen(function* () {
-              stats.decodeMs += decodeMs
+              const decodeStarted = performance.now()
+              const batch = decodeAndNote(fetched, digest)
+              digest = batch.digest
               const applyStarted = performance.now()
+              stats.decodeMs += applyStarted - decodeStarted
               yield* committing(
                 sql.withTransaction(
                   applyBatch(batch.events, { chainId: options.chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }, protocol, undefined, cache).pipe(
@@ -215,7 +205,7 @@ export const makeIndexer = (options: IndexerOptions) =>
       Effect.gen(function* () {
         const logs = yield* blockLogs(header)
         const parentDigest = digestAt(window, window.tip.number)
-        const { events, digest } = decodeHere({ from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) }, parentDigest)
+        const { events, digest } = decodeAndNote({ from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) }, parentDigest)
         yield* committing(
           sql.withTransaction(
             applyBatch(events, { chainId: options.chainId, block: header.number, hash: header.hash, digest, head }, protocol, header.number, cache).pipe(

@@ -130,14 +130,11 @@ export const loadKeyedInto = (rows: KeyedRows, keys: RowKeys, cache?: RowCache) 
     (name) => {
       const into = rows[name].map as Map<string, unknown>
       const cached = cache?.keyed[name]
-      const complete = cache?.complete === true
-      const misses = !complete && (cached === undefined || cached.size === 0) ? keys[name] : new Map<string, ReadonlyArray<KeyPart>>()
-      if (misses !== keys[name]) {
-        for (const [key, parts] of keys[name]) {
-          if (cached!.has(key)) into.set(key, cached!.get(key))
-          else if (complete) into.set(key, null)
-          else misses.set(key, parts)
-        }
+      const misses = new Map<string, ReadonlyArray<KeyPart>>()
+      for (const [key, parts] of keys[name]) {
+        if (cached?.has(key) === true) into.set(key, cached.get(key))
+        else if (cache?.complete === true) into.set(key, null)
+        else misses.set(key, parts)
       }
       return loadKeyed(KEYED_TABLES[name], misses, true).pipe(
         Effect.map((loaded) => {
@@ -267,8 +264,8 @@ const appendRows = (w: Working) =>
  * Commits one folded batch: rows, appended rows, undo images (when `undoBlock` is set: the batch
  * is one unfinalized block) and the checkpoint, in one transaction.
  */
-export const commitBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined, guard?: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(writeBatch(before, after, checkpoint, undoBlock, guard)))
+export const commitBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(writeBatch(before, after, checkpoint, undoBlock)))
 
 /**
  * Another process moved the checkpoint since this one last committed: rows this process holds in
@@ -290,7 +287,7 @@ export const lockCheckpointAt = (chainId: number, block: number) =>
     }
   })
 
-const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined, guard: number | undefined) =>
+const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     yield* writeChanged(MARKET, before.markets, after.markets)
@@ -310,18 +307,12 @@ const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlo
         [undoBlock, images.map((i) => i.table), images.map((i) => i.key), images.map((i) => i.image)]
       )
     }
-    // With a guard (rows came from memory), the stored checkpoint must still be this process's last.
-    const written = yield* sql.unsafe(
+    yield* sql.unsafe(
       `insert into indexer_checkpoint (chain_id, block_number, block_hash, digest, head_block, updated_at) values ($1, $2, $3, $4, $5, now())
        on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, digest = excluded.digest,
-         head_block = excluded.head_block, updated_at = now()
-       where $6::bigint is null or indexer_checkpoint.block_number = $6::bigint
-       returning 1 as ok`,
-      [checkpoint.chainId, checkpoint.block, checkpoint.hash, checkpoint.digest, checkpoint.head, guard ?? null]
+         head_block = excluded.head_block, updated_at = now()`,
+      [checkpoint.chainId, checkpoint.block, checkpoint.hash, checkpoint.digest, checkpoint.head]
     )
-    if (written.length === 0) {
-      return yield* new CheckpointMoved({ message: `the checkpoint of chain ${checkpoint.chainId} is no longer at block ${guard}: another indexer is writing to this database` })
-    }
   })
 
 /** True when every table the reducers keep rows of is empty (nothing indexed into this database yet). */
