@@ -131,6 +131,40 @@ const runExport = (url: string, out: string, extra: ReadonlyArray<string>) =>
     })
   })
 
+/** The largest table of the benchmark's databases. */
+const LOAD_TABLE = "token_holder"
+
+interface LoadMemory {
+  readonly rows: number
+  readonly rss_before_mib: number
+  readonly peak_rss_mib: number
+  readonly seconds: number
+}
+
+/** Runs `export-load-memory.ts` in its own process (its peak RSS is the load's alone). */
+const runLoadMemory = async (url: string, repeat: number, dir: string) => {
+  const work = Path.join(dir, `load-${repeat}`)
+  await fs.mkdir(work, { recursive: true })
+  try {
+    return await new Promise<LoadMemory>((resolve, reject) => {
+      const child = spawn(process.execPath, ["--import", "tsx", "bench/export-load-memory.ts", url, LOAD_TABLE, String(repeat), work], {
+        cwd: ROOT,
+        stdio: ["ignore", "pipe", "pipe"]
+      })
+      let output = ""
+      child.stdout.on("data", (d: Buffer) => (output += d.toString()))
+      child.stderr.on("data", (d: Buffer) => (output += d.toString()))
+      child.once("exit", (code) => {
+        const line = output.split("\n").find((l) => l.startsWith("{"))
+        if (code !== 0 || line === undefined) return reject(new Error(`load failed (${code}):\n${output}`))
+        resolve(JSON.parse(line) as LoadMemory)
+      })
+    })
+  } finally {
+    await fs.rm(work, { recursive: true, force: true })
+  }
+}
+
 const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-export-out-"))
 try {
   const targets = process.env["BENCH_DATABASE_URL"]
@@ -159,6 +193,16 @@ try {
     const [small, large] = [results[0]!, results[results.length - 1]!]
     console.log(
       `memory vs size: ${(large.full.rows / small.full.rows).toFixed(1)}x the rows, ${(large.full.peak_rss_mib / small.full.peak_rss_mib).toFixed(2)}x the peak RSS`
+    )
+  }
+  // The part of the export's memory that could grow with a table is DuckDB's load; load the
+  // largest table of the last database at up to 16 times its size to show where it levels off.
+  const largest = targets[targets.length - 1]!
+  console.log(`DuckDB load of ${LOAD_TABLE} (${largest.label}) repeated:`)
+  for (const repeat of [1, 4, 16]) {
+    const load = await runLoadMemory(largest.url, repeat, dir)
+    console.log(
+      `  x${repeat}: ${load.rows.toLocaleString("en")} rows in ${load.seconds} s, RSS ${load.rss_before_mib} MiB before, peak ${load.peak_rss_mib} MiB (+${load.peak_rss_mib - load.rss_before_mib})`
     )
   }
 } finally {
