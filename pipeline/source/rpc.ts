@@ -8,6 +8,7 @@
  * shrinks the range instead.
  */
 import { Duration, Effect, Schedule } from "effect"
+import { readLogsAnswer } from "./logs-answer.js"
 import {
   type ChainError,
   classify,
@@ -98,12 +99,36 @@ export const parseLog = (raw: unknown): ChainLog => {
 
 const hex = (n: number) => `0x${n.toString(16)}`
 
+/** Logs `readLogsAnswer` read from an answer's bytes, already checked as `parseLog` checks them. */
+class ReadLogs {
+  constructor(readonly logs: Array<ChainLog>) {}
+}
+
+const readLogs = (bytes: Buffer, id: number) => {
+  const logs = readLogsAnswer(bytes, id)
+  return logs === undefined ? undefined : new ReadLogs(logs)
+}
+
+/** The logs of an eth_getLogs result: read from the bytes already, or checked here. */
+const logsOf = ([r]: Array<unknown>): Array<ChainLog> => {
+  if (r instanceof ReadLogs) return r.logs
+  if (!Array.isArray(r)) throw new InconsistentAnswer({ message: "eth_getLogs answered something other than a list" })
+  return r.map(parseLog)
+}
+
 export const makeRpc = (options: RpcOptions) => {
   const timeout = options.timeout ?? "15 seconds"
   let id = 0
 
-  /** One exchange; never retried here. Many calls go out as one batch. */
-  const exchange = (calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>) =>
+  /**
+   * One exchange; never retried here. Many calls go out as one batch. `fast` may read a lone
+   * call's answer straight from the bytes (`logs-answer.ts`); when it returns undefined the answer
+   * is decoded and checked the general way.
+   */
+  const exchange = (
+    calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>,
+    fast?: (bytes: Buffer, id: number) => unknown
+  ) =>
     Effect.tryPromise({
       try: async (signal) => {
         const body = calls.map((c) => ({ jsonrpc: "2.0", id: ++id, method: c.method, params: c.params }))
@@ -113,7 +138,12 @@ export const makeRpc = (options: RpcOptions) => {
           body: JSON.stringify(body.length === 1 ? body[0] : body),
           signal
         })
-        const text = await response.text()
+        const bytes = Buffer.from(await response.arrayBuffer())
+        if (response.ok && fast !== undefined && body.length === 1) {
+          const result = fast(bytes, body[0]!.id)
+          if (result !== undefined) return [result]
+        }
+        const text = bytes.toString("utf8")
         if (!response.ok && response.status !== 200) {
           throw classify({ httpStatus: response.status, message: `HTTP ${response.status}: ${text.slice(0, 300)}` })
         }
@@ -147,8 +177,12 @@ export const makeRpc = (options: RpcOptions) => {
     )
 
   /** Retries transient failures; parse failures of a well-formed exchange count as inconsistent answers. */
-  const call = <A>(calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>, parse: (results: Array<unknown>) => A) =>
-    exchange(calls).pipe(
+  const call = <A>(
+    calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>,
+    parse: (results: Array<unknown>) => A,
+    fast?: (bytes: Buffer, id: number) => unknown
+  ) =>
+    exchange(calls, fast).pipe(
       Effect.flatMap((results) =>
         Effect.try({
           try: () => parse(results),
@@ -212,15 +246,9 @@ export const makeRpc = (options: RpcOptions) => {
       ).pipe(Effect.map((chunks) => chunks.flat())),
     /** Logs of `addresses` in [from, to]; a RangeTooLarge surfaces for the caller to shrink. */
     logs: (addresses: ReadonlyArray<string>, from: number, to: number) =>
-      call([{ method: "eth_getLogs", params: [{ address: addresses, fromBlock: hex(from), toBlock: hex(to) }] }], ([r]) => {
-        if (!Array.isArray(r)) throw new InconsistentAnswer({ message: "eth_getLogs answered something other than a list" })
-        return r.map(parseLog)
-      }),
+      call([{ method: "eth_getLogs", params: [{ address: addresses, fromBlock: hex(from), toBlock: hex(to) }] }], logsOf, readLogs),
     logsAtHash: (addresses: ReadonlyArray<string>, blockHash: string) =>
-      call([{ method: "eth_getLogs", params: [{ address: addresses, blockHash }] }], ([r]) => {
-        if (!Array.isArray(r)) throw new InconsistentAnswer({ message: "eth_getLogs answered something other than a list" })
-        return r.map(parseLog)
-      })
+      call([{ method: "eth_getLogs", params: [{ address: addresses, blockHash }] }], logsOf, readLogs)
   }
 }
 
