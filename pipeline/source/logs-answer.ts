@@ -49,8 +49,22 @@ const latin1 = (Buffer.prototype as unknown as { latin1Slice: (this: Buffer, sta
 /** Thrown inside the scan to abandon it; never escapes `readLogsAnswer`. */
 const GIVE_UP = Symbol("give up")
 
+/** The last value read for one field: its bytes in the answer and its string. */
+interface Repeat {
+  start: number
+  end: number
+  text: string | undefined
+}
+
+const repeat = (): Repeat => ({ start: 0, end: 0, text: undefined })
+
 class Scanner {
   at = 0
+  /** Fields whose value often repeats from one log to the next. */
+  readonly lastAddress = repeat()
+  readonly lastTopic0 = repeat()
+  readonly lastBlockHash = repeat()
+  readonly lastTransactionHash = repeat()
   constructor(readonly bytes: Buffer) {}
 
   skipSpace() {
@@ -113,11 +127,23 @@ class Scanner {
     return found
   }
 
-  /** A `0x`-prefixed hex string of `digits` digits (any when undefined), lowercased. */
-  hex(digits: number | undefined): string {
+  /**
+   * A `0x`-prefixed hex string of `digits` digits (any when undefined), lowercased. With a
+   * `last` slot, a value whose bytes equal the slot's last one (the block hash of a block's
+   * next log, the transaction hash of a transaction's next log, a contract's address) is that
+   * same string again: one memcmp instead of a check and a new string.
+   */
+  hex(digits: number | undefined, last?: Repeat): string {
     this.expect(QUOTE)
     const b = this.bytes
     const start = this.at
+    if (last !== undefined && last.text !== undefined) {
+      const end = start + last.end - last.start
+      if (b[end] === QUOTE && b.compare(b, last.start, last.end, start, end) === 0) {
+        this.at = end + 1
+        return last.text
+      }
+    }
     if (b[start] !== 0x30 || (b[start + 1] !== 0x78 && b[start + 1] !== 0x58)) throw GIVE_UP
     // One pass: the digits up to the first byte that is not one, which must be the closing quote.
     let seen = b[start + 1] === 0x58 ? HEX_UPPER : 0
@@ -130,7 +156,13 @@ class Scanner {
     if (b[at] !== QUOTE || (digits !== undefined && at - start - 2 !== digits)) throw GIVE_UP
     this.at = at + 1
     const text = latin1.call(b, start, at)
-    return (seen & HEX_UPPER) !== 0 ? text.toLowerCase() : text
+    const value = (seen & HEX_UPPER) !== 0 ? text.toLowerCase() : text
+    if (last !== undefined) {
+      last.start = start
+      last.end = at
+      last.text = value
+    }
+    return value
   }
 
   /** A hex quantity (`0x` and at least one digit) as a number, as `Number.parseInt(text, 16)`. */
@@ -216,15 +248,15 @@ const log = (s: Scanner): ChainLog => {
           // parseLog lowercases any string here; a malformed address is the decoder's business,
           // but only hex is read on this path (anything else goes the general way).
           if (address !== undefined) throw GIVE_UP
-          address = s.hex(40)
+          address = s.hex(40, s.lastAddress)
           break
         case TOPICS:
           if (topics !== undefined) throw GIVE_UP
           topics = []
           s.expect(OPEN_BRACKET)
           if (!s.take(CLOSE_BRACKET)) {
-            do topics.push(s.hex(64))
-            while (s.take(COMMA))
+            topics.push(s.hex(64, s.lastTopic0))
+            while (s.take(COMMA)) topics.push(s.hex(64))
             s.expect(CLOSE_BRACKET)
           }
           break
@@ -238,7 +270,7 @@ const log = (s: Scanner): ChainLog => {
           break
         case BLOCK_HASH:
           if (blockHash !== undefined) throw GIVE_UP
-          blockHash = s.hex(64)
+          blockHash = s.hex(64, s.lastBlockHash)
           break
         case LOG_INDEX:
           if (logIndex !== undefined) throw GIVE_UP
@@ -246,7 +278,7 @@ const log = (s: Scanner): ChainLog => {
           break
         case TRANSACTION_HASH:
           if (transactionHash !== undefined) throw GIVE_UP
-          transactionHash = s.hex(64)
+          transactionHash = s.hex(64, s.lastTransactionHash)
           break
         case TRANSACTION_INDEX:
           if (transactionIndex !== undefined) throw GIVE_UP

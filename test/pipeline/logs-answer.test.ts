@@ -28,13 +28,15 @@ const agrees = (text: string, id: number) => {
 }
 
 const hexDigits = (n: number) => fc.array(fc.constantFrom(..."0123456789abcdefABCDEF"), { minLength: n, maxLength: n }).map((d) => d.join(""))
-const hash = hexDigits(64).map((d) => `0x${d}`)
+/** Hashes and addresses from a small pool as often as not: consecutive logs share them, as logs of one block or transaction do. */
+const hash = fc.oneof(hexDigits(64).map((d) => `0x${d}`), fc.constantFrom(`0x${"ab".repeat(32)}`, `0x${"AB".repeat(32)}`, `0x${"0a".repeat(32)}`))
+const address = fc.oneof(hexDigits(40).map((d) => `0x${d}`), fc.constantFrom(`0x${"cd".repeat(20)}`, `0x${"Cd".repeat(20)}`))
 const quantity = fc.integer({ min: 0, max: 2 ** 40 }).map((n) => `0x${n.toString(16)}`)
 
 /** A log as nodes write it: any key order, optional blockTimestamp, extra fields. */
 const rawLog = fc
   .record({
-    address: hexDigits(40).map((d) => `0x${d}`),
+    address,
     topics: fc.array(hash, { maxLength: 4 }),
     data: fc.array(hexDigits(64), { maxLength: 4 }).map((words) => `0x${words.join("")}`),
     blockNumber: quantity,
