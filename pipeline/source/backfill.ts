@@ -196,13 +196,28 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
   )
 }
 
-/** Two adjacent batches as one (`b` starts right after `a`). */
-export const mergeBatches = (a: Batch, b: Batch): Batch => ({
-  from: a.from,
-  to: b.to,
-  logs: a.logs.concat(b.logs),
-  blocks: new Map([...a.blocks, ...b.blocks])
-})
+/**
+ * A batch being joined from several: it owns its list and map, so each further batch is
+ * appended in place (copying the whole join for every batch made joining quadratic: about 3%
+ * of the backfill's CPU at 100k logs).
+ */
+class JoinedBatch implements Batch {
+  constructor(
+    readonly from: number,
+    public to: number,
+    readonly logs: Array<ChainLog>,
+    readonly blocks: Map<number, BlockStamp>
+  ) {}
+}
+
+/** `acc` and the batch `next`, which starts right after it, as one batch. */
+const join = (acc: Batch, next: Batch): Batch => {
+  const joined = acc instanceof JoinedBatch ? acc : new JoinedBatch(acc.from, acc.to, acc.logs.slice(), new Map(acc.blocks))
+  for (const log of next.logs) joined.logs.push(log)
+  for (const [number, stamp] of next.blocks) joined.blocks.set(number, stamp)
+  joined.to = next.to
+  return joined
+}
 
 /**
  * Joins the batches that are ready while the consumer is busy into one of up to `maxLogs` logs:
@@ -217,7 +232,7 @@ export const coalesceBatches = (maxLogs: number) => <E, R>(batches: Stream.Strea
         initial: undefined as Batch | undefined,
         maxCost: maxLogs,
         cost: (_, batch: Batch) => batch.logs.length,
-        body: (acc: Batch | undefined, batch: Batch) => (acc === undefined ? batch : mergeBatches(acc, batch))
+        body: (acc: Batch | undefined, batch: Batch) => (acc === undefined ? batch : join(acc, batch))
       })
     ),
     Stream.filterMap((batch) => Option.fromNullable(batch))
