@@ -102,13 +102,19 @@ interface Compiled {
   readonly read: Reader
 }
 
-/** Every entry compiled once, by kind, then `topic0/topicCount`. */
-const ROUTES: ReadonlyMap<ContractKind, ReadonlyMap<string, Compiled>> = (() => {
-  const routes = new Map<ContractKind, Map<string, Compiled>>()
+/**
+ * Every entry compiled once, by kind, then topic0, then topic count. Looked up by the log's own
+ * topic0 string rather than a composed key: no string is built per log, and a topic0 string
+ * shared by consecutive logs (logs-answer.ts) keeps its computed hash.
+ */
+const ROUTES: ReadonlyMap<ContractKind, ReadonlyMap<string, ReadonlyArray<Compiled | undefined>>> = (() => {
+  const routes = new Map<ContractKind, Map<string, Array<Compiled | undefined>>>()
   for (const entry of CATALOG) {
-    let byKey = routes.get(entry.contract)
-    if (byKey === undefined) routes.set(entry.contract, (byKey = new Map()))
-    byKey.set(`${entry.topic0}/${1 + entry.indexedCount}`, { entry, read: compile(entry) })
+    let byTopic = routes.get(entry.contract)
+    if (byTopic === undefined) routes.set(entry.contract, (byTopic = new Map()))
+    let byCount = byTopic.get(entry.topic0)
+    if (byCount === undefined) byTopic.set(entry.topic0, (byCount = []))
+    byCount[1 + entry.indexedCount] = { entry, read: compile(entry) }
   }
   return routes
 })()
@@ -152,9 +158,9 @@ export class AddressBook {
 export const decodeLog = (kinds: ReadonlyArray<ContractKind>, log: LogBody): DecodedLog | undefined => {
   const topic0 = log.topics[0]
   if (topic0 === undefined) return undefined
-  const key = `${topic0.toLowerCase()}/${log.topics.length}`
+  const topic = topic0.toLowerCase()
   for (const kind of kinds) {
-    const compiled = ROUTES.get(kind)?.get(key)
+    const compiled = ROUTES.get(kind)?.get(topic)?.[log.topics.length]
     if (compiled !== undefined) {
       return { entry: compiled.entry, event: compiled.entry.toDomain(compiled.read(log.topics, log.data)) }
     }
