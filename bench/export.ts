@@ -104,32 +104,39 @@ interface Summary {
   readonly mode: string
 }
 
-/** Runs `predix export` as its own process and returns its summary line's figures. */
-const runExport = (url: string, out: string, extra: ReadonlyArray<string>) =>
-  new Promise<Summary>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "export", "--out", out, ...extra], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: "info" },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+/**
+ * Runs a tsx script of this repository as its own process (so its peak RSS is its own) and
+ * returns the first line of its output that `pick` accepts; fails with the whole output if it
+ * exits non-zero or prints no such line.
+ */
+const runScript = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv, pick: (line: string) => boolean) =>
+  new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] })
     let output = ""
     child.stdout.on("data", (d: Buffer) => (output += d.toString()))
     child.stderr.on("data", (d: Buffer) => (output += d.toString()))
     child.once("exit", (code) => {
-      const line = output.split("\n").find((l) => l.includes('message="export written"'))
-      if (code !== 0 || line === undefined) return reject(new Error(`export failed (${code}):\n${output}`))
-      const field = (key: string) => /^"?(.*?)"?$/.exec(new RegExp(`${key}=(\\S+)`).exec(line)?.[1] ?? "")![1]!
-      resolve({
-        rows: Number(field("rows")),
-        rows_written: Number(field("rows_written")),
-        seconds: Number(field("seconds")),
-        rows_per_s: Number(field("rows_per_s")),
-        peak_rss_mib: Number(field("peak_rss_mib")),
-        cpu_s: Number(field("cpu_s")),
-        mode: field("mode")
-      })
+      const line = output.split("\n").find(pick)
+      if (code !== 0 || line === undefined) reject(new Error(`${args[0]} failed (${code}):\n${output}`))
+      else resolve(line)
     })
   })
+
+/** Runs `predix export` as its own process and returns its summary line's figures. */
+const runExport = async (url: string, out: string, extra: ReadonlyArray<string>): Promise<Summary> => {
+  const env = { ...process.env, DATABASE_URL: url, LOG_LEVEL: "info" }
+  const line = await runScript(["src/main.ts", "export", "--out", out, ...extra], env, (l) => l.includes('message="export written"'))
+  const field = (key: string) => /^"?(.*?)"?$/.exec(new RegExp(`${key}=(\\S+)`).exec(line)?.[1] ?? "")![1]!
+  return {
+    rows: Number(field("rows")),
+    rows_written: Number(field("rows_written")),
+    seconds: Number(field("seconds")),
+    rows_per_s: Number(field("rows_per_s")),
+    peak_rss_mib: Number(field("peak_rss_mib")),
+    cpu_s: Number(field("cpu_s")),
+    mode: field("mode")
+  }
+}
 
 /** The largest table of the benchmark's databases. */
 const LOAD_TABLE = "token_holder"
@@ -146,20 +153,8 @@ const runLoadMemory = async (url: string, repeat: number, dir: string) => {
   const work = Path.join(dir, `load-${repeat}`)
   await fs.mkdir(work, { recursive: true })
   try {
-    return await new Promise<LoadMemory>((resolve, reject) => {
-      const child = spawn(process.execPath, ["--import", "tsx", "bench/export-load-memory.ts", url, LOAD_TABLE, String(repeat), work], {
-        cwd: ROOT,
-        stdio: ["ignore", "pipe", "pipe"]
-      })
-      let output = ""
-      child.stdout.on("data", (d: Buffer) => (output += d.toString()))
-      child.stderr.on("data", (d: Buffer) => (output += d.toString()))
-      child.once("exit", (code) => {
-        const line = output.split("\n").find((l) => l.startsWith("{"))
-        if (code !== 0 || line === undefined) return reject(new Error(`load failed (${code}):\n${output}`))
-        resolve(JSON.parse(line) as LoadMemory)
-      })
-    })
+    const line = await runScript(["bench/export-load-memory.ts", url, LOAD_TABLE, String(repeat), work], process.env, (l) => l.startsWith("{"))
+    return JSON.parse(line) as LoadMemory
   } finally {
     await fs.rm(work, { recursive: true, force: true })
   }
