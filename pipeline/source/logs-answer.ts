@@ -41,8 +41,8 @@ for (let c = 0; c < 256; c++) if (HEX_VALUE[c]! >= 0) HEX_CLASS[c] = c >= 0x41 &
 
 /**
  * `buffer.latin1Slice(start, end)`: Node's own binding behind `toString("latin1", start, end)`,
- * without its argument handling (a third of the cost of a short string). Every byte it is given
- * here has been checked to be ASCII.
+ * without its encoding and range handling. Every string kept from it was checked to be hex
+ * digits (ASCII, so latin1 and UTF-8 read it alike); the one other use only compares with "2.0".
  */
 const latin1 = (Buffer.prototype as unknown as { latin1Slice: (this: Buffer, start: number, end: number) => string }).latin1Slice
 
