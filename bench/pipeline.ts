@@ -13,7 +13,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { batchTimings } from "../pipeline/batch.js"
 import { makeIndexer } from "../pipeline/run.js"
-import { makeRpc } from "../pipeline/source/rpc.js"
+import { answerTimings, makeRpc } from "../pipeline/source/rpc.js"
 import { embeddedPostgres } from "../src/db/embedded-postgres.js"
 import { pgClientLayer } from "../src/db/database.js"
 import { runMigrations } from "../src/db/migrations.js"
@@ -82,15 +82,18 @@ const program = Effect.gen(function* () {
       console.log(`indexed ${s.events} events (${finalized - deployment.deployBlock + 1} blocks, ${s.batches} batches) in ${seconds.toFixed(1)} s`)
       console.log(`end to end: ${Math.round(s.events / seconds).toLocaleString("en")} events/s`)
       // One thread fetches, decodes, reduces and writes: the stages interleave on it, so the split
-      // is of the thread's wall time. Fetching (HTTP, JSON.parse, answer checks) runs while the
-      // writer waits on Postgres, so it hides inside "load + write" and in "waiting for answers".
+      // is of the thread's wall time. Reading answers (bytes to checked logs) is timed where it
+      // runs, mostly while a batch's transaction awaits Postgres, and taken out of that span; the
+      // rest of the span is loading and writing, with Postgres's time and whatever else the thread
+      // did meanwhile (HTTP, GC). What remains of the wall time is waiting for the next batch.
+      const fetch = answerTimings.readMs / 1000
       const decode = s.decodeMs / 1000
       const reduce = batchTimings.reduce / 1000
-      const sink = s.reduceAndWriteMs / 1000 - reduce
+      const write = (s.reduceAndWriteMs - s.readDuringWriteMs) / 1000 - reduce
       console.log(
-        `time split on the indexing thread: decode ${decode.toFixed(1)} s, reduce ${reduce.toFixed(1)} s, ` +
-          `load + write (Postgres round trips, with fetching and parsing interleaved) ${sink.toFixed(1)} s, ` +
-          `waiting for answers with nothing else to do ${Math.max(0, seconds - decode - reduce - sink).toFixed(1)} s`
+        `time split on the indexing thread: fetch (reading answers) ${fetch.toFixed(1)} s, decode ${decode.toFixed(1)} s, reduce ${reduce.toFixed(1)} s, ` +
+          `load + write (with Postgres's time, and HTTP and GC meanwhile) ${write.toFixed(1)} s, ` +
+          `waiting for the next batch ${Math.max(0, seconds - fetch - decode - reduce - write).toFixed(1)} s`
       )
       console.log(
         `CPU: indexer ${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(1)} s (all its threads, GC included), Postgres backends ${postgresUsed.toFixed(1)} s, ` +

@@ -99,6 +99,13 @@ export const parseLog = (raw: unknown): ChainLog => {
 
 const hex = (n: number) => `0x${n.toString(16)}`
 
+/**
+ * Milliseconds this process spent reading answers (bytes to checked values: the byte reader, or
+ * JSON.parse and the checks), since it started. For benchmarks: it runs on the indexing thread,
+ * interleaved with everything else.
+ */
+export const answerTimings = { readMs: 0 }
+
 /** Logs `readLogsAnswer` read from an answer's bytes, already checked as `parseLog` checks them. */
 class ReadLogs {
   constructor(readonly logs: Array<ChainLog>) {}
@@ -139,9 +146,13 @@ export const makeRpc = (options: RpcOptions) => {
           signal
         })
         const bytes = Buffer.from(await response.arrayBuffer())
+        let readStarted = performance.now()
         if (response.ok && fast !== undefined && body.length === 1) {
           const result = fast(bytes, body[0]!.id)
+          const now = performance.now()
+          answerTimings.readMs += now - readStarted
           if (result !== undefined) return [result]
+          readStarted = now
         }
         const text = bytes.toString("utf8")
         if (!response.ok && response.status !== 200) {
@@ -152,6 +163,8 @@ export const makeRpc = (options: RpcOptions) => {
           json = JSON.parse(text)
         } catch {
           throw new ServerError({ message: `unreadable answer (${text.length} bytes): ${text.slice(0, 120)}` })
+        } finally {
+          answerTimings.readMs += performance.now() - readStarted
         }
         const answers = (Array.isArray(json) ? json : [json]) as Array<{ id?: number; result?: unknown; error?: { code?: number; message?: string } }>
         const byId = new Map(answers.map((a) => [a.id, a]))
@@ -185,7 +198,14 @@ export const makeRpc = (options: RpcOptions) => {
     exchange(calls, fast).pipe(
       Effect.flatMap((results) =>
         Effect.try({
-          try: () => parse(results),
+          try: () => {
+            const started = performance.now()
+            try {
+              return parse(results)
+            } finally {
+              answerTimings.readMs += performance.now() - started
+            }
+          },
           catch: (error) => (error instanceof InconsistentAnswer || error instanceof UnknownBlock || error instanceof RequestRejected ? error : new InconsistentAnswer({ message: String(error) }))
         })
       ),
