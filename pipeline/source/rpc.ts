@@ -106,6 +106,16 @@ const hex = (n: number) => `0x${n.toString(16)}`
  */
 export const answerTimings = { readMs: 0 }
 
+/** `read()`, its time added to `answerTimings`. */
+const timedRead = <A>(read: () => A): A => {
+  const started = performance.now()
+  try {
+    return read()
+  } finally {
+    answerTimings.readMs += performance.now() - started
+  }
+}
+
 /** Logs `readLogsAnswer` read from an answer's bytes, already checked as `parseLog` checks them. */
 class ReadLogs {
   constructor(readonly logs: Array<ChainLog>) {}
@@ -146,13 +156,9 @@ export const makeRpc = (options: RpcOptions) => {
           signal
         })
         const bytes = Buffer.from(await response.arrayBuffer())
-        let readStarted = performance.now()
         if (response.ok && fast !== undefined && body.length === 1) {
-          const result = fast(bytes, body[0]!.id)
-          const now = performance.now()
-          answerTimings.readMs += now - readStarted
+          const result = timedRead(() => fast(bytes, body[0]!.id))
           if (result !== undefined) return [result]
-          readStarted = now
         }
         const text = bytes.toString("utf8")
         if (!response.ok && response.status !== 200) {
@@ -160,11 +166,9 @@ export const makeRpc = (options: RpcOptions) => {
         }
         let json: unknown
         try {
-          json = JSON.parse(text)
+          json = timedRead(() => JSON.parse(text))
         } catch {
           throw new ServerError({ message: `unreadable answer (${text.length} bytes): ${text.slice(0, 120)}` })
-        } finally {
-          answerTimings.readMs += performance.now() - readStarted
         }
         const answers = (Array.isArray(json) ? json : [json]) as Array<{ id?: number; result?: unknown; error?: { code?: number; message?: string } }>
         const byId = new Map(answers.map((a) => [a.id, a]))
@@ -198,14 +202,7 @@ export const makeRpc = (options: RpcOptions) => {
     exchange(calls, fast).pipe(
       Effect.flatMap((results) =>
         Effect.try({
-          try: () => {
-            const started = performance.now()
-            try {
-              return parse(results)
-            } finally {
-              answerTimings.readMs += performance.now() - started
-            }
-          },
+          try: () => timedRead(() => parse(results)),
           catch: (error) => (error instanceof InconsistentAnswer || error instanceof UnknownBlock || error instanceof RequestRejected ? error : new InconsistentAnswer({ message: String(error) }))
         })
       ),
