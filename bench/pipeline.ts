@@ -13,7 +13,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { batchTimings } from "../pipeline/batch.js"
 import { makeIndexer } from "../pipeline/run.js"
-import { answerTimings, makeRpc } from "../pipeline/source/rpc.js"
+import { makeRpc } from "../pipeline/source/rpc.js"
 import { embeddedPostgres } from "../src/db/embedded-postgres.js"
 import { pgClientLayer } from "../src/db/database.js"
 import { runMigrations } from "../src/db/migrations.js"
@@ -81,19 +81,17 @@ const program = Effect.gen(function* () {
       const s = indexer.stats()
       console.log(`indexed ${s.events} events (${finalized - deployment.deployBlock + 1} blocks, ${s.batches} batches) in ${seconds.toFixed(1)} s`)
       console.log(`end to end: ${Math.round(s.events / seconds).toLocaleString("en")} events/s`)
-      // One thread fetches, decodes, reduces and writes: the stages interleave on it, so the split
-      // is of the thread's wall time. Reading answers (bytes to checked logs) is timed where it
-      // runs, mostly while a batch's transaction awaits Postgres, and taken out of that span; the
-      // rest of the span is loading and writing, with Postgres's time and whatever else the thread
-      // did meanwhile (HTTP, GC). What remains of the wall time is waiting for the next batch.
-      const fetch = answerTimings.readMs / 1000
-      const decode = s.decodeMs / 1000
+      // Two threads: the backfill thread fetches and decodes (reading answers is timed where it
+      // runs, decoding per range), the indexing thread reduces and writes. "Load + write" is
+      // the rest of each batch's transaction: loading rows, encoding them, Postgres's time.
+      // What remains of the indexing thread's wall time is waiting for decoded ranges, and
+      // taking them in (the events' structured clone is undone on this thread).
       const reduce = batchTimings.reduce / 1000
-      const write = (s.reduceAndWriteMs - s.readDuringWriteMs) / 1000 - reduce
+      const write = s.reduceAndWriteMs / 1000 - reduce
       console.log(
-        `time split on the indexing thread: fetch (reading answers) ${fetch.toFixed(1)} s, decode ${decode.toFixed(1)} s, reduce ${reduce.toFixed(1)} s, ` +
-          `load + write (with Postgres's time, and HTTP and GC meanwhile) ${write.toFixed(1)} s, ` +
-          `waiting for the next batch ${Math.max(0, seconds - fetch - decode - reduce - write).toFixed(1)} s`
+        `backfill thread: reading answers ${(s.readMs / 1000).toFixed(1)} s, decoding ${(s.decodeMs / 1000).toFixed(1)} s (HTTP and GC besides); ` +
+          `indexing thread: reduce ${reduce.toFixed(1)} s, load + write ${write.toFixed(1)} s, ` +
+          `waiting for and taking in ranges ${Math.max(0, seconds - reduce - write).toFixed(1)} s`
       )
       console.log(
         `CPU: indexer ${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(1)} s (all its threads, GC included), Postgres backends ${postgresUsed.toFixed(1)} s, ` +

@@ -8,6 +8,7 @@
  * reorgs they went through. (sha256, not keccak: native in Node, once per block.)
  */
 import { createHash } from "node:crypto"
+import { Option, Sink, Stream } from "effect"
 import type { DomainEvent } from "../schema/domain-events.js"
 import type { AddressBook } from "./decode.js"
 import { decodeLog } from "./decode.js"
@@ -89,3 +90,51 @@ export const decodeBatch = (book: AddressBook, batch: Batch, digest: string): De
   }
   return { from: batch.from, to: batch.to, hash: batch.blocks.get(batch.to)!.hash, digest, events, unknown: [...unknown.values()] }
 }
+
+/**
+ * A decoded batch being joined from several: it owns its lists, so each further batch is
+ * appended in place (copying the whole join for every batch would make joining quadratic).
+ */
+class JoinedBatch implements DecodedBatch {
+  constructor(
+    readonly from: number,
+    public to: number,
+    public hash: string,
+    public digest: string,
+    readonly events: Array<LocatedEvent>,
+    readonly unknown: Array<UnknownLogs>
+  ) {}
+}
+
+/** `acc` and the batch `next`, which starts right after it, as one batch. */
+const join = (acc: DecodedBatch, next: DecodedBatch): DecodedBatch => {
+  const joined = acc instanceof JoinedBatch ? acc : new JoinedBatch(acc.from, acc.to, acc.hash, acc.digest, acc.events.slice(), acc.unknown.slice())
+  for (const event of next.events) joined.events.push(event)
+  for (const u of next.unknown) joined.unknown.push(u)
+  joined.to = next.to
+  joined.hash = next.hash
+  joined.digest = next.digest
+  return joined
+}
+
+/**
+ * Joins the decoded batches that are ready while the consumer is busy into one of up to
+ * `maxEvents` events: fetch ranges stay small (answers providers accept, fetching overlapped with
+ * writing), while the writer, when it falls behind, writes fewer and larger transactions (a hot
+ * row once, not once per range). Order, tiling and the digest chain are kept: the joined batch
+ * ends with its last part's block, hash and digest.
+ */
+export const coalesceDecoded =
+  (maxEvents: number) =>
+  <E, R>(batches: Stream.Stream<DecodedBatch, E, R>): Stream.Stream<DecodedBatch, E, R> =>
+    batches.pipe(
+      Stream.aggregate(
+        Sink.foldWeighted({
+          initial: undefined as DecodedBatch | undefined,
+          maxCost: maxEvents,
+          cost: (_, batch: DecodedBatch) => batch.events.length,
+          body: (acc: DecodedBatch | undefined, batch: DecodedBatch) => (acc === undefined ? batch : join(acc, batch))
+        })
+      ),
+      Stream.filterMap((batch) => Option.fromNullable(batch))
+    )

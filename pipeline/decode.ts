@@ -130,6 +130,7 @@ export interface DecodedLog {
  */
 export class AddressBook {
   private readonly kinds = new Map<string, ReadonlyArray<ContractKind>>()
+  private readonly watchedTokens = new Set<string>()
 
   constructor(deployment: Deployment) {
     for (const component of COMPONENTS) {
@@ -140,6 +141,7 @@ export class AddressBook {
 
   watchToken(address: string): void {
     this.kinds.set(address.toLowerCase(), ["outcomeToken"])
+    this.watchedTokens.add(address.toLowerCase())
   }
 
   kindsOf(address: string): ReadonlyArray<ContractKind> | undefined {
@@ -148,6 +150,11 @@ export class AddressBook {
 
   get addresses(): ReadonlyArray<string> {
     return [...this.kinds.keys()]
+  }
+
+  /** The outcome tokens watched (the addresses beyond the deployment's). */
+  get tokens(): ReadonlyArray<string> {
+    return [...this.watchedTokens]
   }
 }
 

@@ -21,7 +21,7 @@
  * Invariant: the batches tile [from, to] without gap or overlap, and each holds every watched
  * log of its blocks exactly once, ordered by (block, logIndex).
  */
-import { Chunk, Effect, Option, Ref, Sink, Stream } from "effect"
+import { Chunk, Effect, Option, Ref, Stream } from "effect"
 import { type ChainError, InconsistentAnswer, RangeTooLarge, RequestRejected } from "./errors.js"
 import { defaultRangePolicy, grow, initialRange, type RangePolicy, type RangeState, shrink } from "./ranges.js"
 import type { BlockHeader, ChainLog, Rpc } from "./rpc.js"
@@ -195,47 +195,5 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
     })
   )
 }
-
-/**
- * A batch being joined from several: it owns its list and map, so each further batch is
- * appended in place (copying the whole join for every batch made joining quadratic: about 3%
- * of the backfill's CPU at 100k logs).
- */
-class JoinedBatch implements Batch {
-  constructor(
-    readonly from: number,
-    public to: number,
-    readonly logs: Array<ChainLog>,
-    readonly blocks: Map<number, BlockStamp>
-  ) {}
-}
-
-/** `acc` and the batch `next`, which starts right after it, as one batch. */
-const join = (acc: Batch, next: Batch): Batch => {
-  const joined = acc instanceof JoinedBatch ? acc : new JoinedBatch(acc.from, acc.to, acc.logs.slice(), new Map(acc.blocks))
-  for (const log of next.logs) joined.logs.push(log)
-  for (const [number, stamp] of next.blocks) joined.blocks.set(number, stamp)
-  joined.to = next.to
-  return joined
-}
-
-/**
- * Joins the batches that are ready while the consumer is busy into one of up to `maxLogs` logs:
- * fetch ranges stay small (answers providers accept, fetching overlapped with writing), while the
- * writer, when it falls behind, writes fewer and larger transactions (a hot row once, not once per
- * range). Order and tiling are kept.
- */
-export const coalesceBatches = (maxLogs: number) => <E, R>(batches: Stream.Stream<Batch, E, R>): Stream.Stream<Batch, E, R> =>
-  batches.pipe(
-    Stream.aggregate(
-      Sink.foldWeighted({
-        initial: undefined as Batch | undefined,
-        maxCost: maxLogs,
-        cost: (_, batch: Batch) => batch.logs.length,
-        body: (acc: Batch | undefined, batch: Batch) => (acc === undefined ? batch : join(acc, batch))
-      })
-    ),
-    Stream.filterMap((batch) => Option.fromNullable(batch))
-  )
 
 export const collectBatches = (stream: Stream.Stream<Batch, ChainError>) => Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))

@@ -132,3 +132,40 @@ export const classify = ({ httpStatus, code, message }: RpcFailure): ChainError 
   if (httpStatus !== undefined && httpStatus >= 400 && httpStatus !== 400) return new ServerError({ message })
   return new RequestRejected({ message })
 }
+
+/** A ChainError as plain data, to cross a thread boundary (structured clone drops the class). */
+export type ChainErrorData =
+  | { readonly _tag: Exclude<ChainError["_tag"], "RangeTooLarge">; readonly message: string }
+  | { readonly _tag: "RangeTooLarge"; readonly message: string; readonly suggested?: { readonly from: number; readonly to: number }; readonly maxBlocks?: number }
+
+export const chainErrorData = (error: ChainError): ChainErrorData =>
+  error._tag === "RangeTooLarge"
+    ? {
+        _tag: error._tag,
+        message: error.message,
+        ...(error.suggested === undefined ? {} : { suggested: error.suggested }),
+        ...(error.maxBlocks === undefined ? {} : { maxBlocks: error.maxBlocks })
+      }
+    : { _tag: error._tag, message: error.message }
+
+/** The ChainError `chainErrorData` described. */
+export const chainErrorFrom = (data: ChainErrorData): ChainError => {
+  switch (data._tag) {
+    case "RangeTooLarge": {
+      const { _tag, ...fields } = data
+      return new RangeTooLarge(fields)
+    }
+    case "RateLimited":
+      return new RateLimited({ message: data.message })
+    case "Timeout":
+      return new Timeout({ message: data.message })
+    case "ServerError":
+      return new ServerError({ message: data.message })
+    case "UnknownBlock":
+      return new UnknownBlock({ message: data.message })
+    case "InconsistentAnswer":
+      return new InconsistentAnswer({ message: data.message })
+    case "RequestRejected":
+      return new RequestRejected({ message: data.message })
+  }
+}

@@ -47,6 +47,15 @@ export interface RpcOptions {
   readonly retries?: number
 }
 
+/** An HTTP node as plain data, for a thread to build its own client with `makeRpc(rpcOptionsOf(t))`. */
+export interface Transport {
+  readonly url: string
+  readonly timeoutMs: number
+  readonly retries: number
+}
+
+export const rpcOptionsOf = (t: Transport): RpcOptions => ({ url: t.url, timeout: Duration.millis(t.timeoutMs), retries: t.retries })
+
 /** Exponential from 100 ms, jittered, each pause capped at 5 s. */
 export const retrySchedule = (retries: number) =>
   Schedule.exponential("100 millis", 2).pipe(
@@ -215,6 +224,8 @@ export const makeRpc = (options: RpcOptions) => {
   }
 
   return {
+    /** How to reach the same node from another thread (the backfill thread rebuilds the client). */
+    transport: { url: options.url, timeoutMs: Duration.toMillis(Duration.decode(timeout)), retries: options.retries ?? 6 } satisfies Transport,
     chainId: call([{ method: "eth_chainId", params: [] }], ([r]) => quantity(r, "chain id")),
     /** The header at a tag or number; UnknownBlock when the node does not have it. */
     header: (block: number | "latest" | "finalized" | "safe") =>

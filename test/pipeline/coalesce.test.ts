@@ -1,63 +1,60 @@
 /**
- * Joining ready batches (`coalesceBatches`): the joined batches tile the same blocks, hold the
- * same logs in the same order and the same block stamps, stay within the log bound unless one
- * batch alone exceeds it, and leave the batches they were joined from as they were.
+ * Joining ready decoded batches (`coalesceDecoded`): the joined batches tile the same blocks,
+ * hold the same events and unknown-log counts in the same order, end with their last part's
+ * hash and digest, stay within the event bound unless one batch alone exceeds it, and leave the
+ * batches they were joined from as they were.
  */
 import { Chunk, Effect, Stream } from "effect"
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { type Batch, coalesceBatches } from "../../pipeline/source/backfill.js"
-import type { ChainLog } from "../../pipeline/source/rpc.js"
+import { coalesceDecoded, type DecodedBatch, type LocatedEvent } from "../../pipeline/decode-batch.js"
 
-const logAt = (block: number, logIndex: number): ChainLog => ({
-  address: "0x".padEnd(42, "a"),
-  topics: [],
-  data: "0x",
-  blockNumber: block,
-  blockHash: `0x${block.toString(16).padStart(64, "0")}`,
-  logIndex,
-  transactionHash: `0x${"1".repeat(64)}`,
-  transactionIndex: 0,
-  blockTimestamp: block * 2
+const hashOf = (block: number) => `0x${block.toString(16).padStart(64, "0")}`
+
+const eventAt = (block: number, logIndex: number): LocatedEvent => ({
+  event: { _tag: "Transfer", from: "0x".padEnd(42, "a"), to: "0x".padEnd(42, "b"), value: BigInt(block * 10 + logIndex) } as unknown as LocatedEvent["event"],
+  at: { block, timestamp: block * 2, txHash: `0x${"1".repeat(64)}`, logIndex, address: "0x".padEnd(42, "c") }
 })
 
-/** Adjacent batches of the given (block count, logs per block) shapes, from block 100 on. */
-const batchesOf = (shapes: ReadonlyArray<readonly [number, number]>): Array<Batch> => {
+/** Adjacent batches of the given (block count, events per block) shapes, from block 100 on. */
+const batchesOf = (shapes: ReadonlyArray<readonly [number, number]>): Array<DecodedBatch> => {
   let from = 100
-  return shapes.map(([blocks, perBlock]) => {
+  return shapes.map(([blocks, perBlock], i) => {
     const to = from + blocks - 1
-    const logs: Array<ChainLog> = []
-    const stamps = new Map<number, { number: number; hash: string; timestamp: number }>()
-    for (let b = from; b <= to; b++) {
-      for (let i = 0; i < perBlock; i++) logs.push(logAt(b, i))
-      if (perBlock > 0 || b === to) stamps.set(b, { number: b, hash: logAt(b, 0).blockHash, timestamp: b * 2 })
-    }
-    const batch: Batch = { from, to, logs, blocks: stamps }
+    const events: Array<LocatedEvent> = []
+    for (let b = from; b <= to; b++) for (let j = 0; j < perBlock; j++) events.push(eventAt(b, j))
+    const unknown = i % 3 === 0 ? [{ address: "0x".padEnd(42, "d"), topic0: hashOf(i), block: from, count: i + 1 }] : []
+    const batch: DecodedBatch = { from, to, hash: hashOf(to), digest: hashOf(to * 7), events, unknown }
     from = to + 1
     return batch
   })
 }
 
-const snapshot = (batches: ReadonlyArray<Batch>) => batches.map((b) => ({ from: b.from, to: b.to, logs: [...b.logs], blocks: [...b.blocks] }))
+const snapshot = (batches: ReadonlyArray<DecodedBatch>) => batches.map((b) => ({ ...b, events: [...b.events], unknown: [...b.unknown] }))
 
-describe("coalesceBatches", () => {
+describe("coalesceDecoded", () => {
   it("joins ready batches without losing, reordering or changing anything", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.tuple(fc.integer({ min: 1, max: 5 }), fc.integer({ min: 0, max: 4 })), { minLength: 1, maxLength: 30 }),
         fc.integer({ min: 1, max: 25 }),
-        async (shapes, maxLogs) => {
+        async (shapes, maxEvents) => {
           const input = batchesOf(shapes)
           const before = snapshot(input)
-          const joined = Chunk.toReadonlyArray(await Effect.runPromise(Stream.runCollect(Stream.fromIterable(input).pipe(coalesceBatches(maxLogs)))))
+          const joined = Chunk.toReadonlyArray(await Effect.runPromise(Stream.runCollect(Stream.fromIterable(input).pipe(coalesceDecoded(maxEvents)))))
           expect(snapshot(input)).toEqual(before)
           expect(joined[0]!.from).toBe(input[0]!.from)
           expect(joined[joined.length - 1]!.to).toBe(input[input.length - 1]!.to)
           for (let i = 1; i < joined.length; i++) expect(joined[i]!.from).toBe(joined[i - 1]!.to + 1)
-          expect(joined.flatMap((b) => b.logs)).toEqual(input.flatMap((b) => b.logs))
-          expect(joined.flatMap((b) => [...b.blocks])).toEqual(input.flatMap((b) => [...b.blocks]))
-          const largest = Math.max(...input.map((b) => b.logs.length))
-          for (const b of joined) expect(b.logs.length).toBeLessThanOrEqual(Math.max(maxLogs, largest))
+          // Each joined batch ends where one of its parts ended, with that part's hash and digest.
+          for (const b of joined) {
+            const last = input.find((p) => p.to === b.to)!
+            expect([b.hash, b.digest]).toEqual([last.hash, last.digest])
+          }
+          expect(joined.flatMap((b) => b.events)).toEqual(input.flatMap((b) => b.events))
+          expect(joined.flatMap((b) => b.unknown)).toEqual(input.flatMap((b) => b.unknown))
+          const largest = Math.max(...input.map((b) => b.events.length))
+          for (const b of joined) expect(b.events.length).toBeLessThanOrEqual(Math.max(maxEvents, largest))
         }
       ),
       { numRuns: 200 }

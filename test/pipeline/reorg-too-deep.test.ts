@@ -58,7 +58,14 @@ describe("a reorg deeper than the window", () => {
           Effect.gen(function* () {
             yield* runMigrations()
             const sql = yield* SqlClient.SqlClient
-            const indexer = yield* makeIndexer({ rpc: switchable, deployment: summary.deployment, chainId: 130, pollInterval: 10 })
+            const indexer = yield* makeIndexer({
+              rpc: switchable,
+              deployment: summary.deployment,
+              chainId: 130,
+              pollInterval: 10,
+              // The other history lives in this wrapper only: a backfill thread would ask the node itself.
+              backfillThread: false
+            })
             const window = yield* indexer.step(yield* indexer.loadWindow)
             expect(window.headers.length).toBeGreaterThan(0)
             const before = yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`)

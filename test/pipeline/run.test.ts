@@ -1,7 +1,8 @@
 /**
  * Indexing a replayed synthetic chain into a real Postgres: totals equal independent sums over
- * the canonical events, and a run interrupted and resumed from its checkpoint ends with the
- * same digest and tables as an uninterrupted one.
+ * the canonical events, and a run interrupted and resumed from its checkpoint, or backfilled on
+ * the indexing thread instead of the backfill thread, ends with the same digest and tables as an
+ * uninterrupted one.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -63,7 +64,7 @@ describe("indexing loop", () => {
         }
       }
 
-      const index = (stops: ReadonlyArray<number>) =>
+      const index = (stops: ReadonlyArray<number>, backfillThread = true) =>
         Effect.scoped(
           Effect.gen(function* () {
             const url = yield* scratchDatabaseUrl
@@ -72,7 +73,7 @@ describe("indexing loop", () => {
                 yield* runMigrations()
                 for (const stop of stops) {
                   // A fresh indexer per stop: a restart that knows only what the database holds.
-                  const indexer = yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130 })
+                  const indexer = yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130, backfillThread })
                   yield* indexer.indexTo(stop, chain.headNumber)
                 }
                 return yield* dump
@@ -85,6 +86,8 @@ describe("indexing loop", () => {
       const straight = yield* index([finalized])
       const resumed = yield* index([middle, middle, finalized])
       expect(resumed).toEqual(straight)
+      // Fetching and decoding on the indexing thread instead of the backfill thread: the same.
+      expect(yield* index([middle, finalized], false)).toEqual(straight)
       const stats = (straight["protocol_stats"] as Array<Record<string, string>>)[0]!
       expect(stats["total_volume"]).toBe(volume.toString())
       expect(stats["total_trades"]).toBe(trades.toString())

@@ -1,0 +1,71 @@
+/**
+ * The backfill thread's side (see backfill-thread.ts): runs each job's `decodedBackfill` against
+ * its own client of the node and posts the decoded ranges in order, one per credit.
+ */
+import { Cause, Effect, Exit, Fiber, Logger, LogLevel, Queue, Stream } from "effect"
+import { parentPort } from "node:worker_threads"
+import { AddressBook } from "../decode.js"
+import type { FromThread, ToThread } from "./backfill-thread.js"
+import { decodedBackfill, watchlistOf } from "./decoded-backfill.js"
+import { chainErrorData } from "./errors.js"
+import { answerTimings, makeRpc, rpcOptionsOf } from "./rpc.js"
+
+const port = parentPort!
+const post = (message: FromThread) => port.postMessage(message)
+
+interface Running {
+  readonly credits: Queue.Queue<void>
+  readonly fiber: Fiber.RuntimeFiber<void, unknown>
+}
+
+const jobs = new Map<number, Running>()
+
+const start = (m: Extract<ToThread, { type: "start" }>) => {
+  const job = m.job
+  const credits = Effect.runSync(Queue.unbounded<void>())
+  for (let i = 0; i < m.credits; i++) Queue.unsafeOffer(credits, undefined)
+  const book = new AddressBook(m.deployment)
+  for (const token of m.tokens) book.watchToken(token)
+  const watched: Array<string> = []
+  const timings = { decodeMs: 0 }
+  let readMs = answerTimings.readMs
+  const program = decodedBackfill(makeRpc(rpcOptionsOf(m.transport)), book, watchlistOf(book, (a) => watched.push(a)), m, m.digest, timings).pipe(
+    Stream.runForEach((batch) =>
+      Effect.map(Queue.take(credits), () => {
+        post({ type: "batch", job, batch, watched: watched.splice(0), readMs: answerTimings.readMs - readMs, decodeMs: timings.decodeMs })
+        readMs = answerTimings.readMs
+        timings.decodeMs = 0
+      })
+    ),
+    Logger.withMinimumLogLevel(LogLevel.fromLiteral(m.logLevel as LogLevel.Literal))
+  )
+  const fiber = Effect.runFork(program)
+  jobs.set(job, { credits, fiber })
+  fiber.addObserver((exit) => {
+    // A stopped job is gone from `jobs` already, and its consumer no longer listens.
+    if (jobs.get(job)?.fiber !== fiber) return
+    jobs.delete(job)
+    if (Exit.isSuccess(exit)) return post({ type: "end", job })
+    const failure = Cause.failureOption(exit.cause)
+    if (failure._tag === "Some") return post({ type: "failed", job, error: chainErrorData(failure.value) })
+    post({ type: "defect", job, message: Cause.pretty(exit.cause) })
+  })
+}
+
+port.on("message", (m: ToThread) => {
+  switch (m.type) {
+    case "start":
+      return start(m)
+    case "credit": {
+      const running = jobs.get(m.job)
+      if (running !== undefined) Queue.unsafeOffer(running.credits, undefined)
+      return
+    }
+    case "stop": {
+      const running = jobs.get(m.job)
+      if (running === undefined) return
+      jobs.delete(m.job)
+      Effect.runFork(Fiber.interrupt(running.fiber))
+    }
+  }
+})
