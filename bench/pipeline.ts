@@ -8,6 +8,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import { spawn } from "node:child_process"
+import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
@@ -22,7 +23,13 @@ import type { Deployment } from "../schema/deployment.js"
 const events = Number(process.argv[2] ?? 1_000_000)
 const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-bench-"))
 await fs.chmod(dir, 0o755)
-const out = Path.join(dir, "chain.ndjson.gz")
+// Generated chains are kept in .data/bench, named by size and by the generator's source, so a
+// second run skips the generation (about 40 s per million events) and a changed generator does not.
+const generator = createHash("sha256")
+for (const file of ["src/recording/synthetic.ts", "src/recording/encode.ts", "src/recording/format.ts", "src/recording/io.ts", "schema/catalog.ts"]) generator.update(await fs.readFile(file))
+const chains = Path.resolve(".data/bench")
+const chainName = `chain-${events}-seed1-${generator.digest("hex").slice(0, 12)}`
+const out = Path.join(chains, `${chainName}.ndjson.gz`)
 /** Runs the CLI in a child process (so its memory is not the indexer's); resolves when it exits 0. */
 const cli = (args: ReadonlyArray<string>) =>
   new Promise<void>((resolve, reject) => {
@@ -31,9 +38,17 @@ const cli = (args: ReadonlyArray<string>) =>
   })
 
 let t = performance.now()
-await cli(["synthetic", "--out", out, "--events", String(events), "--seed", "1"])
-const deployment = JSON.parse(await fs.readFile(Path.join(dir, "chain.deployment.json"), "utf8")) as Deployment
-console.log(`generated ${events.toLocaleString("en")} events in ${((performance.now() - t) / 1000).toFixed(1)} s`)
+const deploymentFile = Path.join(chains, `${chainName}.deployment.json`)
+if (await fs.access(deploymentFile).then(() => false, () => true)) {
+  await fs.mkdir(chains, { recursive: true })
+  const partial = Path.join(dir, "chain.ndjson.gz")
+  await cli(["synthetic", "--out", partial, "--events", String(events), "--seed", "1"])
+  // The recording first, the deployment last: a deployment file means a whole chain.
+  await fs.copyFile(partial, out)
+  await fs.copyFile(Path.join(dir, "chain.deployment.json"), deploymentFile)
+  console.log(`generated ${events.toLocaleString("en")} events in ${((performance.now() - t) / 1000).toFixed(1)} s (kept in ${Path.relative(".", chains)})`)
+} else console.log(`generated chain of ${events.toLocaleString("en")} events reused from ${Path.relative(".", out)}`)
+const deployment = JSON.parse(await fs.readFile(deploymentFile, "utf8")) as Deployment
 
 const port = 20_000 + Math.floor(Math.random() * 20_000)
 const replay = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "replay", "--recording", out, "--port", String(port)], { stdio: "ignore" })
