@@ -33,18 +33,17 @@ for (let i = 0; i < 6; i++) {
   HEX_VALUE[0x41 + i] = 10 + i
 }
 
-/** Per byte: 0 for a digit or a-f, HEX_UPPER for A-F, NOT_HEX for anything else (or'ed over a string). */
-const HEX_UPPER = 1
-const NOT_HEX = 2
-const HEX_CLASS = new Uint8Array(256).fill(NOT_HEX)
-for (let c = 0; c < 256; c++) if (HEX_VALUE[c]! >= 0) HEX_CLASS[c] = c >= 0x41 && c <= 0x46 ? HEX_UPPER : 0
-
 /**
  * `buffer.latin1Slice(start, end)`: Node's own binding behind `toString("latin1", start, end)`,
  * without its encoding and range handling. Every string kept from it was checked to be hex
  * digits (ASCII, so latin1 and UTF-8 read it alike); the one other use only compares with "2.0".
  */
 const latin1 = (Buffer.prototype as unknown as { latin1Slice: (this: Buffer, start: number, end: number) => string }).latin1Slice
+
+/** `0x` and lowercase hex digits: a hex string as parseLog keeps it. */
+const LOWER_HEX = /^0x[0-9a-f]*$/
+/** Hex in any case (lowercased before it is kept). */
+const ANY_HEX = /^0[xX][0-9a-fA-F]*$/
 
 /** Thrown inside the scan to abandon it; never escapes `readLogsAnswer`. */
 const GIVE_UP = Symbol("give up")
@@ -139,27 +138,31 @@ class Scanner {
     const start = this.at
     if (last !== undefined && last.text !== undefined) {
       const end = start + last.end - last.start
-      if (b[end] === QUOTE && b.compare(b, last.start, last.end, start, end) === 0) {
-        this.at = end + 1
-        return last.text
+      if (b[end] === QUOTE) {
+        // A plain loop: Buffer.compare's argument checks cost more than the 40-66 bytes.
+        let i = 0
+        const from = last.start
+        const length = end - start
+        while (i < length && b[start + i] === b[from + i]) i++
+        if (i === length) {
+          this.at = end + 1
+          return last.text
+        }
       }
     }
-    if (b[start] !== 0x30 || (b[start + 1] !== 0x78 && b[start + 1] !== 0x58)) throw GIVE_UP
-    // One pass: the digits up to the first byte that is not one, which must be the closing quote.
-    let seen = b[start + 1] === 0x58 ? HEX_UPPER : 0
-    let at = start + 2
-    for (const length = b.length; at < length; at++) {
-      const kind = HEX_CLASS[b[at]!]!
-      if (kind === NOT_HEX) break
-      seen |= kind
+    // The closing quote found natively, then the whole span checked by one compiled regex: an
+    // escape, a control character or any other non-hex byte before that quote fails it.
+    const end = b.indexOf(QUOTE, start)
+    if (end < 0 || (digits !== undefined && end - start - 2 !== digits)) throw GIVE_UP
+    this.at = end + 1
+    let value = latin1.call(b, start, end)
+    if (!LOWER_HEX.test(value)) {
+      if (!ANY_HEX.test(value)) throw GIVE_UP
+      value = value.toLowerCase()
     }
-    if (b[at] !== QUOTE || (digits !== undefined && at - start - 2 !== digits)) throw GIVE_UP
-    this.at = at + 1
-    const text = latin1.call(b, start, at)
-    const value = (seen & HEX_UPPER) !== 0 ? text.toLowerCase() : text
     if (last !== undefined) {
       last.start = start
-      last.end = at
+      last.end = end
       last.text = value
     }
     return value
