@@ -20,6 +20,7 @@ import { applyBatch } from "./batch.js"
 import { coalesceDecoded, decodeBatch, type DecodedBatch, GENESIS_DIGEST, type UnknownLogs } from "./decode-batch.js"
 import { AddressBook, announcedTokens } from "./decode.js"
 import { findAncestor, reconcile, ReorgTooDeep, UNKNOWN_PARENT, Window, type Header } from "./reorg.js"
+import { deferIndexes, restoreIndexes } from "./deferred-indexes.js"
 import { RowCache } from "./row-cache.js"
 import { mutableTablesEmpty, pruneUndo, readCheckpoint, revertTo } from "./sink.js"
 import { InconsistentAnswer } from "./source/errors.js"
@@ -71,6 +72,8 @@ export const makeIndexer = (options: IndexerOptions) =>
       }
     })
     yield* watchIndexedTokens
+    // Indexes a killed backfill left deferred come back before anything else.
+    yield* restoreIndexes
     const protocol = new Set<string>(COMPONENTS.filter((c) => c !== "testUsdc").map((c) => options.deployment[c].toLowerCase()))
     const unknown = new Set<string>()
     let unknownCount = 0
@@ -147,11 +150,16 @@ export const makeIndexer = (options: IndexerOptions) =>
         const from = checkpoint === undefined ? options.deployment.deployBlock : checkpoint.block + 1
         if (from > target) return checkpoint?.block ?? from - 1
         if (checkpoint !== undefined && checkpoint.block !== cache.validAt) yield* watchIndexedTokens
-        // Indexing from nothing: every row will be this process's own, so none need loading.
-        if (checkpoint === undefined && (yield* mutableTablesEmpty)) cache.startEmpty()
+        // Indexing from nothing: every row will be this process's own, so none need loading, and
+        // the secondary indexes are built once at the end instead of row by row.
+        const fromNothing = checkpoint === undefined && (yield* mutableTablesEmpty)
+        if (fromNothing) {
+          cache.startEmpty()
+          yield* deferIndexes
+        }
         const started = Date.now()
         let events = 0
-        yield* decodedRanges(from, target, checkpoint?.digest ?? GENESIS_DIGEST).pipe(
+        const backfilled = decodedRanges(from, target, checkpoint?.digest ?? GENESIS_DIGEST).pipe(
           coalesceDecoded(COALESCE_EVENTS),
           Stream.runForEach((batch) =>
             Effect.gen(function* () {
@@ -182,6 +190,17 @@ export const makeIndexer = (options: IndexerOptions) =>
             })
           )
         )
+        if (!fromNothing) yield* backfilled
+        else {
+          // Done: built before returning (a failure to build is this call's failure). Failed or
+          // interrupted: built anyway, best effort; a process killed leaves them to the next one.
+          yield* backfilled.pipe(
+            Effect.onExit((exit) =>
+              Exit.isSuccess(exit) ? Effect.void : restoreIndexes.pipe(Effect.catchAll((e) => Effect.logError("creating the deferred indexes failed").pipe(Effect.annotateLogs({ error: String(e) }))))
+            )
+          )
+          yield* restoreIndexes
+        }
         return target
       })
 

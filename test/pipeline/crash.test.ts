@@ -28,6 +28,9 @@ const snapshot = async (url: string) => {
     const out: Record<string, unknown> = {}
     for (const t of ALL_TABLES) out[t] = (await client.query(`select * from ${t} order by (${t}.*)::text`)).rows
     out["checkpoint"] = (await client.query(`select block_number, block_hash, digest from indexer_checkpoint`)).rows
+    // Secondary indexes deferred by a backfill from nothing are back, whatever the kills.
+    out["indexes"] = (await client.query(`select indexname, indexdef from pg_indexes where schemaname = current_schema() order by indexname`)).rows
+    out["deferred"] = (await client.query(`select * from deferred_index`)).rows
     return out
   } finally {
     await client.end()

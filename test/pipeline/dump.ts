@@ -18,3 +18,8 @@ export const dumpTables = Effect.gen(function* () {
   for (const t of ALL_TABLES) out[t] = yield* sql.unsafe<Record<string, unknown>>(`select * from ${t} order by (${t}.*)::text`)
   return out
 })
+
+/** The current schema's indexes (name and definition), by name. */
+export const indexDefinitions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe<{ indexname: string; indexdef: string }>(`select indexname, indexdef from pg_indexes where schemaname = current_schema() order by indexname`)
+)

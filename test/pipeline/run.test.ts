@@ -19,7 +19,8 @@ import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay } from "../../src/replay/server.js"
 import { scratchDatabaseUrl } from "../support/postgres.js"
-import { dumpTables } from "./dump.js"
+import { deferIndexes } from "../../pipeline/deferred-indexes.js"
+import { dumpTables, indexDefinitions } from "./dump.js"
 
 const dump = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -71,10 +72,13 @@ describe("indexing loop", () => {
             return yield* Effect.provide(
               Effect.gen(function* () {
                 yield* runMigrations()
+                const migrated = yield* indexDefinitions
                 for (const stop of stops) {
                   // A fresh indexer per stop: a restart that knows only what the database holds.
                   const indexer = yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130, backfillThread })
                   yield* indexer.indexTo(stop, chain.headNumber)
+                  // The secondary indexes deferred through the backfill from nothing are back.
+                  expect(yield* indexDefinitions).toEqual(migrated)
                 }
                 return yield* dump
               }),
@@ -82,6 +86,25 @@ describe("indexing loop", () => {
             )
           })
         ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+
+      // Indexes left deferred by a process killed mid-backfill: the next indexer creates them first.
+      yield* Effect.scoped(
+        Effect.gen(function* () {
+          const url = yield* scratchDatabaseUrl
+          yield* Effect.provide(
+            Effect.gen(function* () {
+              yield* runMigrations()
+              const migrated = yield* indexDefinitions
+              yield* deferIndexes
+              const deferred = yield* indexDefinitions
+              expect(deferred.length).toBeLessThan(migrated.length - 20)
+              yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130 })
+              expect(yield* indexDefinitions).toEqual(migrated)
+            }),
+            pgClientLayer(Redacted.make(url))
+          )
+        })
+      )
 
       const straight = yield* index([finalized])
       const resumed = yield* index([middle, middle, finalized])
