@@ -79,9 +79,20 @@ export interface UndoEntry {
   readonly image: string | null
 }
 
-/** Column values equal: primitives by identity, JSON values by their text. */
-const sameValues = (a: ReadonlyArray<DbValue>, b: ReadonlyArray<DbValue>) =>
-  a.every((v, i) => v === b[i] || (typeof v === "object" && v !== null && JSON.stringify(v) === JSON.stringify(b[i])))
+/**
+ * Two rows equal as stored: scalar fields by value (bigints included), JSON fields by their
+ * encoded text. Compared on the rows themselves, so an unchanged row costs no encoding.
+ */
+const sameRow = (def: TableDef, a: AnyRow, b: AnyRow) => {
+  for (const c of def.columns) {
+    const x = a[c.field] ?? null
+    const y = b[c.field] ?? null
+    if (x === y) continue
+    if (c.codec.sql !== "jsonb" || x === null || y === null) return false
+    if (JSON.stringify(c.codec.encode(x)) !== JSON.stringify(c.codec.encode(y))) return false
+  }
+  return true
+}
 
 /**
  * Writes the keyed rows that changed between `before` and `after` (upsert, or delete when the
@@ -96,13 +107,14 @@ export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withU
     const undo: Array<UndoEntry> = []
     for (const [key, row] of after.map) {
       const old = before.map.get(key) ?? null
-      const oldValues = old === null ? null : encodeRow(def, old)
+      if (old === null ? row === null : row !== null && sameRow(def, old, row)) continue
+      // The old row's values only where they are used: its undo image, or the key of a delete.
+      const oldValues = old === null || (!withUndo && row !== null) ? null : encodeRow(def, old)
       const newValues = row === null ? null : encodeRow(def, row)
-      if (oldValues === null ? newValues === null : newValues !== null && sameValues(oldValues, newValues)) continue
       if (withUndo) undo.push({ table: def.sql, key: keyImageOf(def, (row ?? old)!), image: oldValues === null ? null : imageOf(def, oldValues) })
       if (newValues === null) deletes.push(oldValues!)
       // Absent before the batch (loaded as absent; the batch holds the checkpoint lock): a plain insert.
-      else if (oldValues === null) inserts.push(newValues)
+      else if (old === null) inserts.push(newValues)
       else upserts.push(newValues)
     }
     const all = def.columns.map((_, i) => i)

@@ -208,22 +208,26 @@ const USER: SliceTable<UserRow> = {
   values: (r) => [r.address, s(r.volume), s(r.tradeCount), s(r.realizedPnl)]
 }
 
+/** Rows of a first-slice table equal: every field is a scalar (bigints compared by value). */
+const sameFields = <R extends object>(a: R, b: R) => {
+  for (const k in a) if (a[k] !== b[k]) return false
+  // A field only the new row has set (absent and undefined are the same).
+  for (const k in b) if (!(k in a) && b[k] !== undefined) return false
+  return true
+}
+
 /**
  * Writes the rows of `after` that differ from `before`: rows `before` lacks (absent from the
  * database) with COPY, changed ones with one upsert; unchanged rows are not written.
  */
-const writeChanged = <K, R>(table: SliceTable<R>, before: ReadonlyMap<K, R>, after: ReadonlyMap<K, R>) =>
+const writeChanged = <K, R extends object>(table: SliceTable<R>, before: ReadonlyMap<K, R>, after: ReadonlyMap<K, R>) =>
   Effect.gen(function* () {
     const inserts: Array<ReadonlyArray<DbValue>> = []
     const updates: Array<ReadonlyArray<DbValue>> = []
     for (const [key, row] of after) {
-      const values = table.values(row)
       const old = before.get(key)
-      if (old === undefined) inserts.push(values)
-      else {
-        const oldValues = table.values(old)
-        if (values.some((v, i) => v !== oldValues[i])) updates.push(values)
-      }
+      if (old === undefined) inserts.push(table.values(row))
+      else if (!sameFields(old, row)) updates.push(table.values(row))
     }
     const names = table.columns.map(([name]) => name)
     yield* copyIn(table.name, names, inserts)
