@@ -8,7 +8,7 @@
  * reorgs they went through. (sha256, not keccak: native in Node, once per block.)
  */
 import { hash } from "node:crypto"
-import { Option, Sink, Stream } from "effect"
+import { type Duration, Option, Schedule, Sink, Stream } from "effect"
 import type { DomainEvent } from "../schema/domain-events.js"
 import type { AddressBook } from "./decode.js"
 import { decodeLog } from "./decode.js"
@@ -118,23 +118,24 @@ const join = (acc: DecodedBatch, next: DecodedBatch): DecodedBatch => {
 }
 
 /**
- * Joins the decoded batches that are ready while the consumer is busy into one of up to
- * `maxEvents` events: fetch ranges stay small (answers providers accept, fetching overlapped with
- * writing), while the writer, when it falls behind, writes fewer and larger transactions (a hot
- * row once, not once per range). Order, tiling and the digest chain are kept: the joined batch
- * ends with its last part's block, hash and digest.
+ * Joins decoded ranges into batches of up to `maxEvents` events or what arrives within
+ * `maxWait`, whichever comes first (the last batch when the ranges end): fetch ranges stay small
+ * (answers providers accept, fetching overlapped with writing), while each transaction takes a
+ * sizeable batch (a hot row written once per batch, not once per range). Order, tiling and the
+ * digest chain are kept: a joined batch ends with its last part's block, hash and digest.
  */
 export const coalesceDecoded =
-  (maxEvents: number) =>
+  (maxEvents: number, maxWait: Duration.DurationInput) =>
   <E, R>(batches: Stream.Stream<DecodedBatch, E, R>): Stream.Stream<DecodedBatch, E, R> =>
     batches.pipe(
-      Stream.aggregate(
+      Stream.aggregateWithin(
         Sink.foldWeighted({
           initial: undefined as DecodedBatch | undefined,
           maxCost: maxEvents,
           cost: (_, batch: DecodedBatch) => batch.events.length,
           body: (acc: DecodedBatch | undefined, batch: DecodedBatch) => (acc === undefined ? batch : join(acc, batch))
-        })
+        }),
+        Schedule.spaced(maxWait)
       ),
       Stream.filterMap((batch) => Option.fromNullable(batch))
     )

@@ -21,8 +21,50 @@
  *   Postgres again), so memory does not grow without bound.
  */
 import type { Keys } from "./sink.js"
-import type { MarketRow, PositionRow, ProtocolRow, UserRow } from "./reduce/markets.js"
-import { KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
+import { emptyProtocol, type MarketRow, type PositionRow, type ProtocolRow, type UserRow } from "./reduce/markets.js"
+import { emptyLogs, KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
+
+/**
+ * A Map that, while `touched` is set, records for every key used (read, tested, written or
+ * deleted) its value before that first use: undefined when absent. Reducers change rows in
+ * place, so a key read is a key possibly changed.
+ */
+export class TrackedMap<K, V> extends Map<K, V> {
+  touched: Map<K, V | undefined> | undefined = undefined
+
+  private note(key: K): void {
+    const touched = this.touched
+    if (touched !== undefined && !touched.has(key)) touched.set(key, super.get(key))
+  }
+
+  override get(key: K): V | undefined {
+    this.note(key)
+    return super.get(key)
+  }
+
+  override has(key: K): boolean {
+    this.note(key)
+    return super.has(key)
+  }
+
+  override set(key: K, value: V): this {
+    this.note(key)
+    return super.set(key, value)
+  }
+
+  override delete(key: K): boolean {
+    this.note(key)
+    return super.delete(key)
+  }
+}
+
+/** What an in-place fold touched, per table: key -> the row before the batch (undefined: absent). */
+export interface Touched {
+  readonly markets: ReadonlyMap<bigint, MarketRow | null | undefined>
+  readonly positions: ReadonlyMap<string, PositionRow | null | undefined>
+  readonly users: ReadonlyMap<string, UserRow | null | undefined>
+  readonly keyed: Record<KeyedName, ReadonlyMap<string, unknown>>
+}
 
 type KeyedName = keyof KeyedRows
 
@@ -33,11 +75,11 @@ interface Staged {
 }
 
 export class RowCache {
-  readonly markets = new Map<bigint, MarketRow | null>()
-  readonly positions = new Map<string, PositionRow | null>()
-  readonly users = new Map<string, UserRow | null>()
+  readonly markets = new TrackedMap<bigint, MarketRow | null>()
+  readonly positions = new TrackedMap<string, PositionRow | null>()
+  readonly users = new TrackedMap<string, UserRow | null>()
   protocol: ProtocolRow | undefined = undefined
-  readonly keyed = Object.fromEntries(KEYED_NAMES.map((n) => [n, new Map<string, unknown>()])) as Record<KeyedName, Map<string, unknown>>
+  readonly keyed = Object.fromEntries(KEYED_NAMES.map((n) => [n, new TrackedMap<string, unknown>()])) as Record<KeyedName, TrackedMap<string, unknown>>
   /** The checkpoint block the entries belong to; undefined while nothing is held. */
   validAt: number | undefined = undefined
   /** Every row of the mutable tables is held: a key not held is absent. */
@@ -64,6 +106,7 @@ export class RowCache {
   }
 
   clear(): void {
+    for (const map of [this.markets, this.positions, this.users, ...KEYED_NAMES.map((n) => this.keyed[n])]) map.touched = undefined
     this.markets.clear()
     this.positions.clear()
     this.users.clear()
@@ -72,6 +115,60 @@ export class RowCache {
     this.validAt = undefined
     this.staged = undefined
     this.complete = false
+  }
+
+  /**
+   * The state an in-place fold works on: the cache's own maps, tracked (only for a complete
+   * cache, where a key not held is absent, so nothing needs loading). The rows it holds change
+   * under the fold, so until `inPlaceCommitted` they are the batch's, not Postgres's: a failed
+   * batch must `clear`.
+   */
+  foldInPlace(): State {
+    if (!this.complete) throw new Error("an in-place fold needs a complete cache")
+    this.protocol ??= emptyProtocol()
+    this.markets.touched = new Map()
+    this.positions.touched = new Map()
+    this.users.touched = new Map()
+    for (const name of KEYED_NAMES) this.keyed[name].touched = new Map()
+    return {
+      markets: this.markets as Map<bigint, MarketRow>,
+      positions: this.positions as Map<string, PositionRow>,
+      users: this.users as Map<string, UserRow>,
+      protocol: this.protocol,
+      appended: { trades: [], priceSnapshots: [] },
+      rows: Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: false, map: this.keyed[n] }])) as unknown as KeyedRows,
+      logs: emptyLogs(),
+      pendingFills: new Map()
+    }
+  }
+
+  /** Ends the tracking of an in-place fold: what it touched. */
+  takeTouched(): Touched {
+    const take = <K, V>(map: TrackedMap<K, V>) => {
+      const touched = map.touched ?? new Map<K, V | undefined>()
+      map.touched = undefined
+      return touched
+    }
+    return {
+      markets: take(this.markets),
+      positions: take(this.positions),
+      users: take(this.users),
+      keyed: Object.fromEntries(KEYED_NAMES.map((n) => [n, take(this.keyed[n])])) as unknown as Record<KeyedName, ReadonlyMap<string, unknown>>
+    }
+  }
+
+  /** The in-place batch ending at `block` committed: its rows are Postgres's now. */
+  inPlaceCommitted(touched: Touched, block: number): void {
+    // A complete cache holds no "absent" marks (a dropped row is null until here).
+    for (const [key] of touched.markets) if (this.markets.get(key) === null) this.markets.delete(key)
+    for (const [key] of touched.positions) if (this.positions.get(key) === null) this.positions.delete(key)
+    for (const [key] of touched.users) if (this.users.get(key) === null) this.users.delete(key)
+    for (const name of KEYED_NAMES) {
+      const map = this.keyed[name]
+      for (const [key] of touched.keyed[name]) if (map.get(key) === null) map.delete(key)
+    }
+    this.validAt = block
+    if (this.size > this.limit) this.clear()
   }
 
   /** Records a folded batch (its loaded keys and state after the fold), not yet committed. */

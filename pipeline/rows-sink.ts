@@ -100,7 +100,6 @@ const sameRow = (def: TableDef, a: AnyRow, b: AnyRow) => {
  */
 export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withUndo: boolean) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const inserts: Array<ReadonlyArray<DbValue>> = []
     const upserts: Array<ReadonlyArray<DbValue>> = []
     const deletes: Array<ReadonlyArray<DbValue>> = []
@@ -117,6 +116,21 @@ export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withU
       else if (old === null) inserts.push(newValues)
       else upserts.push(newValues)
     }
+    yield* writeKeyedRows(def, { inserts, upserts, deletes })
+    return undo
+  })
+
+/** A keyed table's rows to write, encoded: new, changed (upserted), and gone (by their key columns). */
+export interface KeyedWrites {
+  readonly inserts: ReadonlyArray<ReadonlyArray<DbValue>>
+  readonly upserts: ReadonlyArray<ReadonlyArray<DbValue>>
+  readonly deletes: ReadonlyArray<ReadonlyArray<DbValue>>
+}
+
+/** One statement per kind: deletes by key, COPY for new rows, one unnest upsert for the rest. */
+const writeKeyedRows = (def: TableDef, { inserts, upserts, deletes }: KeyedWrites) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
     const all = def.columns.map((_, i) => i)
     const kidx = keyColumns(def).map((k) => def.columns.indexOf(k))
     const names = def.columns.map((c) => c.name)
@@ -138,8 +152,28 @@ export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withU
         u.params
       )
     }
-    return undo
   })
+
+/**
+ * Writes the keyed rows an in-place fold touched (`touched`: key -> row before the batch;
+ * `now`: the rows after it): every touched row still present is written (rows are changed in
+ * place, so there is no copy to compare with), absent before -> COPY, present -> upsert; rows
+ * gone are deleted by the key columns of the row they were (key fields never change).
+ */
+export const writeTouchedKeyed = (def: TableDef, touched: ReadonlyMap<string, unknown>, now: ReadonlyMap<string, unknown>) => {
+  const inserts: Array<ReadonlyArray<DbValue>> = []
+  const upserts: Array<ReadonlyArray<DbValue>> = []
+  const deletes: Array<ReadonlyArray<DbValue>> = []
+  for (const [key, old] of touched) {
+    const was = (old ?? null) as AnyRow | null
+    const row = (now.get(key) ?? null) as AnyRow | null
+    if (row === null) {
+      if (was !== null) deletes.push(encodeRow(def, was))
+    } else if (was === null) inserts.push(encodeRow(def, row))
+    else upserts.push(encodeRow(def, row))
+  }
+  return writeKeyedRows(def, { inserts, upserts, deletes })
+}
 
 export const appendRows = (def: TableDef, rows: ReadonlyArray<AnyRow>) =>
   Effect.gen(function* () {

@@ -28,9 +28,9 @@ import type { KeyedRows, State } from "./reduce/state.js"
 import { emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/state.js"
 import type { RowKeys } from "./keys.js"
 import type { KeyPart } from "./reduce/rows.js"
-import type { RowCache } from "./row-cache.js"
+import type { RowCache, Touched } from "./row-cache.js"
 import { copyIn } from "./copy-in.js"
-import { appendRows as appendTableRows, loadKeyed, revertAppended, revertKeyed, writeKeyed, type AnyRows, type UndoEntry } from "./rows-sink.js"
+import { appendRows as appendTableRows, loadKeyed, revertAppended, revertKeyed, writeKeyed, writeTouchedKeyed, type AnyRows, type UndoEntry } from "./rows-sink.js"
 import { APPEND_TABLES, KEYED_TABLES, type DbValue } from "./tables.js"
 
 export interface Keys {
@@ -220,15 +220,36 @@ const sameFields = <R extends object>(a: R, b: R) => {
  * Writes the rows of `after` that differ from `before`: rows `before` lacks (absent from the
  * database) with COPY, changed ones with one upsert; unchanged rows are not written.
  */
-const writeChanged = <K, R extends object>(table: SliceTable<R>, before: ReadonlyMap<K, R>, after: ReadonlyMap<K, R>) =>
+const writeChanged = <K, R extends object>(table: SliceTable<R>, before: ReadonlyMap<K, R>, after: ReadonlyMap<K, R>) => {
+  const inserts: Array<ReadonlyArray<DbValue>> = []
+  const updates: Array<ReadonlyArray<DbValue>> = []
+  for (const [key, row] of after) {
+    const old = before.get(key)
+    if (old === undefined) inserts.push(table.values(row))
+    else if (!sameFields(old, row)) updates.push(table.values(row))
+  }
+  return writeSliceRows(table, inserts, updates)
+}
+
+/**
+ * Writes the rows an in-place fold touched (key -> row before the batch, `now`: after it), each
+ * still present: absent before -> COPY, present -> upsert. (First-slice rows are never deleted.)
+ */
+const writeTouched = <K, R>(table: SliceTable<R>, touched: ReadonlyMap<K, R | null | undefined>, now: ReadonlyMap<K, R | null>) => {
+  const inserts: Array<ReadonlyArray<DbValue>> = []
+  const updates: Array<ReadonlyArray<DbValue>> = []
+  for (const [key, old] of touched) {
+    const row = now.get(key)
+    if (row === undefined || row === null) continue
+    if (old === undefined || old === null) inserts.push(table.values(row))
+    else updates.push(table.values(row))
+  }
+  return writeSliceRows(table, inserts, updates)
+}
+
+/** New rows with COPY, changed ones with one unnest upsert. */
+const writeSliceRows = <R>(table: SliceTable<R>, inserts: ReadonlyArray<ReadonlyArray<DbValue>>, updates: ReadonlyArray<ReadonlyArray<DbValue>>) =>
   Effect.gen(function* () {
-    const inserts: Array<ReadonlyArray<DbValue>> = []
-    const updates: Array<ReadonlyArray<DbValue>> = []
-    for (const [key, row] of after) {
-      const old = before.get(key)
-      if (old === undefined) inserts.push(table.values(row))
-      else if (!sameFields(old, row)) updates.push(table.values(row))
-    }
     const names = table.columns.map(([name]) => name)
     yield* copyIn(table.name, names, inserts)
     if (updates.length === 0) return
@@ -311,12 +332,33 @@ const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlo
         [undoBlock, images.map((i) => i.table), images.map((i) => i.key), images.map((i) => i.image)]
       )
     }
-    yield* sql.unsafe(
+    yield* writeCheckpoint(checkpoint)
+  })
+
+const writeCheckpoint = (checkpoint: Checkpoint) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe(
       `insert into indexer_checkpoint (chain_id, block_number, block_hash, digest, head_block, updated_at) values ($1, $2, $3, $4, $5, now())
        on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, digest = excluded.digest,
          head_block = excluded.head_block, updated_at = now()`,
       [checkpoint.chainId, checkpoint.block, checkpoint.hash, checkpoint.digest, checkpoint.head]
     )
+  )
+
+/**
+ * Writes a batch folded in place into a complete row cache (`RowCache.foldInPlace`): the rows it
+ * touched, its appended rows and the checkpoint. A backfill batch: no undo images.
+ */
+export const writeInPlace = (state: State, touched: Touched, checkpoint: Checkpoint) =>
+  Effect.gen(function* () {
+    yield* writeTouched(MARKET, touched.markets, state.markets)
+    yield* writeTouched(POSITION, touched.positions, state.positions)
+    yield* writeTouched(USER, touched.users, state.users)
+    yield* writeProtocol(state.protocol)
+    yield* appendRows(state)
+    for (const name of KEYED_NAMES) yield* writeTouchedKeyed(KEYED_TABLES[name], touched.keyed[name], state.rows[name].map as ReadonlyMap<string, unknown>)
+    for (const name of LOG_NAMES) yield* appendTableRows(APPEND_TABLES[name], state.logs[name] as unknown as ReadonlyArray<Record<string, unknown>>)
+    yield* writeCheckpoint(checkpoint)
   })
 
 /** True when every table the reducers keep rows of is empty (nothing indexed into this database yet). */

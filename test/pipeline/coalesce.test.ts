@@ -41,7 +41,7 @@ describe("coalesceDecoded", () => {
         async (shapes, maxEvents) => {
           const input = batchesOf(shapes)
           const before = snapshot(input)
-          const joined = Chunk.toReadonlyArray(await Effect.runPromise(Stream.runCollect(Stream.fromIterable(input).pipe(coalesceDecoded(maxEvents)))))
+          const joined = Chunk.toReadonlyArray(await Effect.runPromise(Stream.runCollect(Stream.fromIterable(input).pipe(coalesceDecoded(maxEvents, "1 second")))))
           expect(snapshot(input)).toEqual(before)
           expect(joined[0]!.from).toBe(input[0]!.from)
           expect(joined[joined.length - 1]!.to).toBe(input[input.length - 1]!.to)
