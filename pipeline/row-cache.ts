@@ -32,31 +32,38 @@ import { emptyLogs, KEYED_NAMES, type KeyedRows, type State } from "./reduce/sta
 export class TrackedMap<K, V> extends Map<K, V> {
   touched: Map<K, V | undefined> | undefined = undefined
 
-  private note(key: K): void {
-    const touched = this.touched
-    if (touched !== undefined && !touched.has(key)) touched.set(key, super.get(key))
-  }
-
+  // Map's own methods called directly: `super.get` measured slower, and this runs several
+  // times per event. Values are never undefined (rows, or null for known absent), so a get
+  // answers `has` too.
   override get(key: K): V | undefined {
-    this.note(key)
-    return super.get(key)
+    const value = MAP_GET.call(this, key) as V | undefined
+    const touched = this.touched
+    if (touched !== undefined && !MAP_HAS.call(touched, key)) MAP_SET.call(touched, key, value)
+    return value
   }
 
   override has(key: K): boolean {
-    this.note(key)
-    return super.has(key)
+    return this.touched === undefined ? MAP_HAS.call(this, key) : this.get(key) !== undefined
   }
 
   override set(key: K, value: V): this {
-    this.note(key)
-    return super.set(key, value)
+    const touched = this.touched
+    if (touched !== undefined && !MAP_HAS.call(touched, key)) MAP_SET.call(touched, key, MAP_GET.call(this, key))
+    MAP_SET.call(this, key, value)
+    return this
   }
 
   override delete(key: K): boolean {
-    this.note(key)
-    return super.delete(key)
+    const touched = this.touched
+    if (touched !== undefined && !MAP_HAS.call(touched, key)) MAP_SET.call(touched, key, MAP_GET.call(this, key))
+    return MAP_DELETE.call(this, key)
   }
 }
+
+const MAP_GET = Map.prototype.get
+const MAP_HAS = Map.prototype.has
+const MAP_SET = Map.prototype.set
+const MAP_DELETE = Map.prototype.delete
 
 /** What an in-place fold touched, per table: key -> the row before the batch (undefined: absent). */
 export interface Touched {
