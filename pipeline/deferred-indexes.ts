@@ -7,9 +7,9 @@
  * created again when it ends, whatever the ending (done, failed, interrupted). Unique indexes
  * stay: upserts and the API's lookups by key need them throughout.
  *
- * Invariant: an index is either present or listed in `deferred_index` (dropped and listed in one
- * transaction, created and unlisted in one transaction), so a process killed in between leaves
- * the list for the next indexer, which restores it before indexing anything.
+ * Invariant: an index is either present or listed in `deferred_index` (all dropped and listed in
+ * one transaction; each created and unlisted in one transaction), so a process killed in between
+ * leaves the list for the next indexer, which restores it before indexing anything.
  * Meanwhile the API answers from the same rows, only slower for queries those indexes serve.
  */
 import { SqlClient } from "@effect/sql"
@@ -48,16 +48,29 @@ export const deferIndexes = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   )
 )
 
-/** Creates every listed index again (sorted builds, one transaction) and empties the list. */
+/**
+ * Creates every listed index again, two at a time (Postgres sorts for each build; the backfill
+ * is over, so both cores are free), each in one transaction with its unlisting.
+ */
 export const restoreIndexes = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql.withTransaction(
-    Effect.gen(function* () {
-      const listed = yield* sql.unsafe<{ name: string; definition: string }>(`select name, definition from deferred_index order by name for update`)
-      if (listed.length === 0) return
-      // pg_get_indexdef's text, made idempotent: another indexer may have restored it already.
-      for (const i of listed) yield* sql.unsafe(i.definition.replace(/^CREATE INDEX /, "CREATE INDEX IF NOT EXISTS "))
-      yield* sql.unsafe(`delete from deferred_index`)
-      yield* Effect.logInfo("secondary indexes created").pipe(Effect.annotateLogs({ indexes: listed.length }))
-    })
-  )
+  Effect.gen(function* () {
+    const listed = yield* sql.unsafe<{ name: string; definition: string }>(`select name, definition from deferred_index order by name`)
+    if (listed.length === 0) return
+    yield* Effect.forEach(
+      listed,
+      (i) =>
+        sql.withTransaction(
+          Effect.gen(function* () {
+            // Listed still (not restored by another indexer meanwhile): locked while it is built.
+            const still = yield* sql.unsafe(`select 1 from deferred_index where name = $1 for update`, [i.name])
+            if (still.length === 0) return
+            // pg_get_indexdef's text, made idempotent.
+            yield* sql.unsafe(i.definition.replace(/^CREATE INDEX /, "CREATE INDEX IF NOT EXISTS "))
+            yield* sql.unsafe(`delete from deferred_index where name = $1`, [i.name])
+          })
+        ),
+      { concurrency: 2, discard: true }
+    )
+    yield* Effect.logInfo("secondary indexes created").pipe(Effect.annotateLogs({ indexes: listed.length }))
+  })
 )
