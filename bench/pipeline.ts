@@ -101,16 +101,13 @@ const program = Effect.gen(function* () {
       console.log(`indexed ${s.events.toLocaleString("en")} events of the finalized chain (${(finalized - deployment.deployBlock + 1).toLocaleString("en")} blocks, ${s.batches} batches) in ${seconds.toFixed(1)} s`)
       console.log(`end to end: ${Math.round(s.events / seconds).toLocaleString("en")} events/s`)
       // Two threads: the backfill thread fetches and decodes (reading answers is timed where it
-      // runs, decoding per range), the indexing thread reduces and writes. "Load + write" is
-      // the rest of each batch's transaction: loading rows, encoding them, Postgres's time.
-      // What remains of the indexing thread's wall time is waiting for decoded ranges, and
-      // taking them in (the events' structured clone is undone on this thread).
-      const reduce = batchTimings.reduce / 1000
-      const write = s.reduceAndWriteMs / 1000 - reduce
+      // runs, decoding per range); the indexing thread folds each decoded range into the rows as
+      // it arrives and writes a batch about every second, a batch's write (a span, with
+      // Postgres's time) overlapping the next ranges' folds.
       console.log(
         `backfill thread: reading answers ${(s.readMs / 1000).toFixed(1)} s, decoding ${(s.decodeMs / 1000).toFixed(1)} s (HTTP and GC besides); ` +
-          `indexing thread: reduce ${reduce.toFixed(1)} s, load + write ${write.toFixed(1)} s, ` +
-          `waiting for and taking in ranges ${Math.max(0, seconds - reduce - write).toFixed(1)} s`
+          `indexing thread: folding ${((batchTimings.load + batchTimings.reduce) / 1000).toFixed(1)} s, ` +
+          `writes ${(batchTimings.write / 1000).toFixed(1)} s (spans, Postgres's time included, overlapping the folds)`
       )
       console.log(
         `CPU: indexer ${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(1)} s (all its threads, GC included), Postgres backends ${postgresUsed.toFixed(1)} s, ` +

@@ -8,8 +8,8 @@ import type { LocatedEvent } from "./decode-batch.js"
 import { bookLevelKeys, rowKeysOf } from "./keys.js"
 import { reduceAll } from "./reduce/all.js"
 import { positionKey, type ProtocolContracts } from "./reduce/markets.js"
-import type { RowCache, Touched } from "./row-cache.js"
-import { commitBatch, loadKeyedInto, loadState, lockCheckpointAt, writeInPlace, type Checkpoint, type Keys } from "./sink.js"
+import type { RowCache } from "./row-cache.js"
+import { commitBatch, loadKeyedInto, loadState, lockCheckpointAt, type Checkpoint, type Keys } from "./sink.js"
 
 export type { LocatedEvent } from "./decode-batch.js"
 
@@ -63,30 +63,4 @@ export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Chec
     cache?.stage(keys, loaded, checkpoint.block)
     yield* commitBatch(before, loaded, checkpoint, undoBlock)
     batchTimings.write += performance.now() - t
-  })
-
-/**
- * Folds and writes one backfill batch in place into a complete row cache (see
- * `RowCache.foldInPlace`): no keys collected, no rows loaded or copied, and the rows the fold
- * touched written. Returns what it touched, for `RowCache.inPlaceCommitted` once the enclosing
- * transaction has committed; if it fails, the caller must clear the cache (its rows are then the
- * failed batch's).
- */
-export const applyInPlace = (events: ReadonlyArray<LocatedEvent>, checkpoint: Checkpoint, protocol: ProtocolContracts, cache: RowCache) =>
-  Effect.gen(function* () {
-    const guard = cache.guard
-    if (guard !== undefined) yield* lockCheckpointAt(checkpoint.chainId, guard)
-    let t = performance.now()
-    const state = cache.foldInPlace()
-    let touched: Touched
-    try {
-      for (const { event, at } of events) reduceAll(state, event, at, protocol)
-    } finally {
-      touched = cache.takeTouched()
-    }
-    batchTimings.reduce += performance.now() - t
-    t = performance.now()
-    yield* writeInPlace(state, touched, checkpoint)
-    batchTimings.write += performance.now() - t
-    return touched
   })

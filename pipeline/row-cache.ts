@@ -164,18 +164,26 @@ export class RowCache {
     }
   }
 
-  /** The in-place batch ending at `block` committed: its rows are Postgres's now. */
+  /**
+   * The in-place batch ending at `block` committed: its rows are Postgres's now. Runs while the
+   * next batch's fold may be tracking, so it reads and deletes untracked; and it never clears
+   * (that would drop the next fold's tracking): the caller checks `overLimit` between batches.
+   */
   inPlaceCommitted(touched: Touched, block: number): void {
     // A complete cache holds no "absent" marks (a dropped row is null until here).
-    for (const [key] of touched.markets) if (this.markets.get(key) === null) this.markets.delete(key)
-    for (const [key] of touched.positions) if (this.positions.get(key) === null) this.positions.delete(key)
-    for (const [key] of touched.users) if (this.users.get(key) === null) this.users.delete(key)
-    for (const name of KEYED_NAMES) {
-      const map = this.keyed[name]
-      for (const [key] of touched.keyed[name]) if (map.get(key) === null) map.delete(key)
+    const prune = <K, V>(map: TrackedMap<K, V>, keys: ReadonlyMap<K, unknown>) => {
+      for (const key of keys.keys()) if (MAP_GET.call(map, key) === null) MAP_DELETE.call(map, key)
     }
+    prune(this.markets, touched.markets)
+    prune(this.positions, touched.positions)
+    prune(this.users, touched.users)
+    for (const name of KEYED_NAMES) prune(this.keyed[name], touched.keyed[name])
     this.validAt = block
-    if (this.size > this.limit) this.clear()
+  }
+
+  /** More entries held than the limit: `clear` at the next point where nothing is folding. */
+  get overLimit(): boolean {
+    return this.size > this.limit
   }
 
   /** Records a folded batch (its loaded keys and state after the fold), not yet committed. */

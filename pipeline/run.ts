@@ -12,17 +12,19 @@
  * already indexed.
  * The digest chained over the events is decode-batch.ts's.
  */
-import { SqlClient } from "@effect/sql"
-import { Effect, Exit, Stream } from "effect"
+import { SqlClient, type SqlError } from "@effect/sql"
+import { Duration, Effect, Exit, Fiber, Stream } from "effect"
 import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
-import { applyBatch, applyInPlace } from "./batch.js"
+import { applyBatch, batchTimings } from "./batch.js"
+import { reduceAll } from "./reduce/all.js"
+import type { State } from "./reduce/state.js"
 import { coalesceDecoded, decodeBatch, type DecodedBatch, GENESIS_DIGEST, type UnknownLogs } from "./decode-batch.js"
 import { AddressBook, announcedTokens } from "./decode.js"
 import { findAncestor, reconcile, ReorgTooDeep, UNKNOWN_PARENT, Window, type Header } from "./reorg.js"
 import { deferIndexes, restoreIndexes } from "./deferred-indexes.js"
 import { RowCache } from "./row-cache.js"
-import { mutableTablesEmpty, pruneUndo, readCheckpoint, revertTo } from "./sink.js"
+import { CheckpointMoved, lockCheckpointAt, mutableTablesEmpty, planInPlace, pruneUndo, readCheckpoint, revertTo } from "./sink.js"
 import { InconsistentAnswer } from "./source/errors.js"
 import type { Batch } from "./source/backfill.js"
 import { threadBackfill } from "./source/backfill-thread.js"
@@ -43,7 +45,8 @@ export const INDEXED_CHANNEL = "predix_indexed"
  * second 36-37 (45.0-45.5k); two seconds 12, the writer then idle (44.7k).
  */
 const COALESCE_EVENTS = 100_000
-const COALESCE_WAIT = "1 second"
+const COALESCE_WAIT_MS = 1000
+const COALESCE_WAIT = Duration.millis(COALESCE_WAIT_MS)
 
 export interface IndexerOptions {
   readonly rpc: Rpc
@@ -145,6 +148,115 @@ export const makeIndexer = (options: IndexerOptions) =>
       )
     }
 
+    /**
+     * The backfill on a complete row cache (every row in memory): each decoded range is folded
+     * into the cache's own rows as it arrives (`RowCache.foldInPlace`), so its events die young,
+     * and the open batch is written once it holds COALESCE_EVENTS events or COALESCE_WAIT has
+     * passed. A batch's writes are encoded when it closes and run while the next ranges fold;
+     * the writes go one at a time, in order, each first checking that the checkpoint is where the
+     * batch before left it. Any failure clears the cache (its rows are then ahead of Postgres)
+     * and ends the run; a run that finds the cache over its limit between batches clears it and
+     * goes on the loaded way (`applyLoaded`).
+     */
+    const foldedInPlace = (
+      ranges: Stream.Stream<DecodedBatch, ChainError>,
+      head: number,
+      applyLoaded: (batch: DecodedBatch) => Effect.Effect<void, SqlError.SqlError | CheckpointMoved, SqlClient.SqlClient>,
+      committed: (batch: { readonly to: number; readonly events: number }) => Effect.Effect<void>
+    ) =>
+      Effect.gen(function* () {
+        interface Open {
+          readonly state: State
+          readonly openedAt: number
+          events: number
+          to: number
+          hash: string
+          digest: string
+        }
+        let open: Open | undefined
+        /** The checkpoint block the next write must find: the last closed batch's. */
+        let guard = cache.guard
+        let writing: Fiber.RuntimeFiber<void, SqlError.SqlError | CheckpointMoved> | undefined
+        /** Fails with CheckpointMoved unless the stored checkpoint is at `block` (not locked: a check before folding). */
+        const checkpointStillAt = (block: number | undefined) =>
+          Effect.gen(function* () {
+            if (block === undefined) return
+            const stored = yield* readCheckpoint(options.chainId)
+            if (stored?.block !== block) {
+              return yield* new CheckpointMoved({ message: `the checkpoint of chain ${options.chainId} is no longer at block ${block}: another indexer is writing to this database` })
+            }
+          })
+        // The rows held are the database's only if nobody else wrote since our last commit.
+        yield* checkpointStillAt(guard)
+        const writeDone = Effect.suspend(() => {
+          const fiber = writing
+          writing = undefined
+          return fiber === undefined ? Effect.void : Fiber.join(fiber)
+        })
+        const close = Effect.gen(function* () {
+          if (open === undefined) return
+          const batch = open
+          open = undefined
+          const touched = cache.takeTouched()
+          const at = { chainId: options.chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }
+          const writes = planInPlace(batch.state, touched, at)
+          const lock = guard
+          guard = batch.to
+          yield* writeDone
+          writing = yield* Effect.forkScoped(
+            Effect.gen(function* () {
+              const t = performance.now()
+              yield* sql.withTransaction(
+                Effect.gen(function* () {
+                  if (lock !== undefined) yield* lockCheckpointAt(options.chainId, lock)
+                  yield* writes
+                  yield* notifyHead(batch.to, batch.hash, false)
+                })
+              )
+              cache.inPlaceCommitted(touched, batch.to)
+              batchTimings.write += performance.now() - t
+              yield* committed(batch)
+            })
+          )
+        })
+        yield* Stream.runForEach(ranges, (range) =>
+          Effect.gen(function* () {
+            noteUnknown(range.unknown)
+            if (open === undefined && cache.overLimit) {
+              // Bounded memory: from here on rows are loaded per batch.
+              yield* writeDone
+              cache.clear()
+            }
+            if (!cache.complete) {
+              yield* writeDone
+              return yield* applyLoaded(range)
+            }
+            const t = performance.now()
+            open ??= { state: cache.foldInPlace(), openedAt: t, events: 0, to: range.from - 1, hash: "", digest: "" }
+            try {
+              for (const { event, at } of range.events) reduceAll(open.state, event, at, protocol)
+            } catch (error) {
+              // Rows another writer changed behind our back can make an event impossible here
+              // (the write's own check would come too late): say so when that is the reason.
+              yield* writeDone
+              yield* checkpointStillAt(guard)
+              return yield* Effect.die(error)
+            }
+            open.events += range.events.length
+            open.to = range.to
+            open.hash = range.hash
+            open.digest = range.digest
+            batchTimings.reduce += performance.now() - t
+            if (open.events >= COALESCE_EVENTS || performance.now() - open.openedAt >= COALESCE_WAIT_MS) yield* close
+          })
+        )
+        yield* close
+        yield* writeDone
+      }).pipe(
+        Effect.onExit((exit) => (Exit.isSuccess(exit) ? Effect.void : Effect.sync(() => cache.clear()))),
+        Effect.scoped
+      )
+
     /** Indexes [checkpoint + 1, target]; returns the new checkpoint block. */
     const indexTo = (target: number, head: number) =>
       Effect.gen(function* () {
@@ -161,39 +273,40 @@ export const makeIndexer = (options: IndexerOptions) =>
         }
         const started = Date.now()
         let events = 0
-        const backfilled = decodedRanges(from, target, checkpoint?.digest ?? GENESIS_DIGEST).pipe(
-          coalesceDecoded(COALESCE_EVENTS, COALESCE_WAIT),
-          Stream.runForEach((batch) =>
-            Effect.gen(function* () {
-              noteUnknown(batch.unknown)
-              const applyStarted = performance.now()
-              const at = { chainId: options.chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }
-              if (cache.complete) {
-                // Every row is in memory: fold in place and write what the fold touched.
-                yield* sql.withTransaction(applyInPlace(batch.events, at, protocol, cache).pipe(Effect.tap(() => notifyHead(batch.to, batch.hash, false)))).pipe(
-                  Effect.onExit((exit) => Effect.sync(() => (Exit.isSuccess(exit) ? cache.inPlaceCommitted(exit.value, batch.to) : cache.clear())))
-                )
-              } else {
-                yield* committing(sql.withTransaction(applyBatch(batch.events, at, protocol, undefined, cache).pipe(Effect.zipRight(notifyHead(batch.to, batch.hash, false)))))
-              }
-              stats.reduceAndWriteMs += performance.now() - applyStarted
-              stats.events += batch.events.length
-              stats.batches++
-              events += batch.events.length
-              const seconds = Math.max((Date.now() - started) / 1000, 0.001)
-              yield* Effect.logInfo("indexed").pipe(
-                Effect.annotateLogs({
-                  block: batch.to,
-                  target,
-                  events: batch.events.length,
-                  events_per_s: Math.round(events / seconds),
-                  blocks_per_s: Math.round((batch.to - from + 1) / seconds),
-                  eta_s: Math.round(((target - batch.to) * seconds) / Math.max(batch.to - from + 1, 1))
-                })
-              )
-            })
-          )
-        )
+        /** Counts a committed batch and prints the progress line. */
+        const committed = (batch: { readonly to: number; readonly events: number }) =>
+          Effect.suspend(() => {
+            stats.events += batch.events
+            stats.batches++
+            events += batch.events
+            const seconds = Math.max((Date.now() - started) / 1000, 0.001)
+            return Effect.logInfo("indexed").pipe(
+              Effect.annotateLogs({
+                block: batch.to,
+                target,
+                events: batch.events,
+                events_per_s: Math.round(events / seconds),
+                blocks_per_s: Math.round((batch.to - from + 1) / seconds),
+                eta_s: Math.round(((target - batch.to) * seconds) / Math.max(batch.to - from + 1, 1))
+              })
+            )
+          })
+        /** One batch the way every batch can go: rows loaded (from the cache or Postgres), folded on a copy, the changes written. */
+        const applyLoaded = (batch: DecodedBatch) =>
+          Effect.gen(function* () {
+            const t = performance.now()
+            const at = { chainId: options.chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }
+            yield* committing(sql.withTransaction(applyBatch(batch.events, at, protocol, undefined, cache).pipe(Effect.zipRight(notifyHead(batch.to, batch.hash, false)))))
+            stats.reduceAndWriteMs += performance.now() - t
+            yield* committed({ to: batch.to, events: batch.events.length })
+          })
+        const ranges = decodedRanges(from, target, checkpoint?.digest ?? GENESIS_DIGEST)
+        const backfilled = cache.complete
+          ? foldedInPlace(ranges, head, applyLoaded, committed)
+          : ranges.pipe(
+              coalesceDecoded(COALESCE_EVENTS, COALESCE_WAIT),
+              Stream.runForEach((batch) => Effect.zipRight(Effect.sync(() => noteUnknown(batch.unknown)), applyLoaded(batch)))
+            )
         if (!fromNothing) yield* backfilled
         else {
           // Done: built before returning (a failure to build is this call's failure). Failed or

@@ -13,7 +13,7 @@
  * have their own statements here; every later table goes through the descriptors of `tables.ts`
  * and the generic code of `rows-sink.ts`, in the same transaction and the same undo log.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect } from "effect"
 import {
   emptyProtocol,
@@ -262,12 +262,14 @@ const writeSliceRows = <R>(table: SliceTable<R>, inserts: ReadonlyArray<Readonly
     )
   })
 
-const writeProtocol = (p: ProtocolRow) =>
+const writeProtocol = (p: ProtocolRow) => writeProtocolValues([s(p.totalMarkets), s(p.totalVolume), s(p.totalTrades), s(p.totalUsers)])
+
+const writeProtocolValues = (values: readonly [string, string, string, string]) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.unsafe(
       `insert into protocol_stats values (1, $1, $2, $3, $4)
        on conflict (id) do update set total_markets = excluded.total_markets, total_volume = excluded.total_volume, total_trades = excluded.total_trades, total_users = excluded.total_users`,
-      [s(p.totalMarkets), s(p.totalVolume), s(p.totalTrades), s(p.totalUsers)]
+      [...values]
     )
   )
 
@@ -346,20 +348,27 @@ const writeCheckpoint = (checkpoint: Checkpoint) =>
   )
 
 /**
- * Writes a batch folded in place into a complete row cache (`RowCache.foldInPlace`): the rows it
- * touched, its appended rows and the checkpoint. A backfill batch: no undo images.
+ * The writes of a batch folded in place into a complete row cache (`RowCache.foldInPlace`): the
+ * rows it touched, its appended rows and the checkpoint. A backfill batch: no undo images.
+ * Rows are encoded here, when this is called, not when the returned effect runs: they are the
+ * cache's own objects, which the next batch's fold changes while these statements run.
  */
-export const writeInPlace = (state: State, touched: Touched, checkpoint: Checkpoint) =>
-  Effect.gen(function* () {
-    yield* writeTouched(MARKET, touched.markets, state.markets)
-    yield* writeTouched(POSITION, touched.positions, state.positions)
-    yield* writeTouched(USER, touched.users, state.users)
-    yield* writeProtocol(state.protocol)
-    yield* appendRows(state)
-    for (const name of KEYED_NAMES) yield* writeTouchedKeyed(KEYED_TABLES[name], touched.keyed[name], state.rows[name].map as ReadonlyMap<string, unknown>)
-    for (const name of LOG_NAMES) yield* appendTableRows(APPEND_TABLES[name], state.logs[name] as unknown as ReadonlyArray<Record<string, unknown>>)
-    yield* writeCheckpoint(checkpoint)
-  })
+export const planInPlace = (state: State, touched: Touched, checkpoint: Checkpoint) => {
+  const p = state.protocol
+  const protocol = [s(p.totalMarkets), s(p.totalVolume), s(p.totalTrades), s(p.totalUsers)] as const
+  // Appended rows and logs are the batch's own, never changed after they are appended.
+  const steps: ReadonlyArray<Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient>> = [
+    writeTouched(MARKET, touched.markets, state.markets),
+    writeTouched(POSITION, touched.positions, state.positions),
+    writeTouched(USER, touched.users, state.users),
+    writeProtocolValues(protocol),
+    appendRows(state),
+    ...KEYED_NAMES.map((name) => writeTouchedKeyed(KEYED_TABLES[name], touched.keyed[name], state.rows[name].map as ReadonlyMap<string, unknown>)),
+    ...LOG_NAMES.map((name) => appendTableRows(APPEND_TABLES[name], state.logs[name] as unknown as ReadonlyArray<Record<string, unknown>>)),
+    writeCheckpoint(checkpoint)
+  ]
+  return Effect.forEach(steps, (step) => step, { discard: true })
+}
 
 /** True when every table the reducers keep rows of is empty (nothing indexed into this database yet). */
 export const mutableTablesEmpty = Effect.flatMap(SqlClient.SqlClient, (sql) => {
