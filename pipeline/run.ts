@@ -62,6 +62,10 @@ export interface IndexerOptions {
    * which the worker's own client would not see.
    */
   readonly backfillThread?: boolean
+  /** Rows kept in memory across batches, at most (default 2M); beyond, they are dropped and loaded again as needed. */
+  readonly cacheLimit?: number
+  /** Events per backfill batch, at most (default COALESCE_EVENTS); a batch also closes after COALESCE_WAIT. */
+  readonly batchEvents?: number
 }
 
 export const makeIndexer = (options: IndexerOptions) =>
@@ -83,7 +87,8 @@ export const makeIndexer = (options: IndexerOptions) =>
     const unknown = new Set<string>()
     let unknownCount = 0
     /** Committed rows kept across batches; trusted only after a commit (see row-cache.ts). */
-    const cache = new RowCache()
+    const cache = new RowCache(options.cacheLimit)
+    const batchEvents = options.batchEvents ?? COALESCE_EVENTS
     /** Runs a batch's transaction: the rows it staged are accepted if it committed, all dropped if not. */
     const committing = <A, E, R>(transaction: Effect.Effect<A, E, R>) =>
       transaction.pipe(Effect.onExit((exit) => Effect.sync(() => (Exit.isSuccess(exit) ? cache.accept() : cache.clear()))))
@@ -151,7 +156,7 @@ export const makeIndexer = (options: IndexerOptions) =>
     /**
      * The backfill on a complete row cache (every row in memory): each decoded range is folded
      * into the cache's own rows as it arrives (`RowCache.foldInPlace`), so its events die young,
-     * and the open batch is written once it holds COALESCE_EVENTS events or COALESCE_WAIT has
+     * and the open batch is written once it holds `batchEvents` events or COALESCE_WAIT has
      * passed. A batch's writes are encoded when it closes and run while the next ranges fold;
      * the writes go one at a time, in order, each first checking that the checkpoint is where the
      * batch before left it. Any failure clears the cache (its rows are then ahead of Postgres)
@@ -247,7 +252,7 @@ export const makeIndexer = (options: IndexerOptions) =>
             open.hash = range.hash
             open.digest = range.digest
             batchTimings.reduce += performance.now() - t
-            if (open.events >= COALESCE_EVENTS || performance.now() - open.openedAt >= COALESCE_WAIT_MS) yield* close
+            if (open.events >= batchEvents || performance.now() - open.openedAt >= COALESCE_WAIT_MS) yield* close
           })
         )
         yield* close
@@ -304,7 +309,7 @@ export const makeIndexer = (options: IndexerOptions) =>
         const backfilled = cache.complete
           ? foldedInPlace(ranges, head, applyLoaded, committed)
           : ranges.pipe(
-              coalesceDecoded(COALESCE_EVENTS, COALESCE_WAIT),
+              coalesceDecoded(batchEvents, COALESCE_WAIT),
               Stream.runForEach((batch) => Effect.zipRight(Effect.sync(() => noteUnknown(batch.unknown)), applyLoaded(batch)))
             )
         if (!fromNothing) yield* backfilled

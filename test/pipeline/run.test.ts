@@ -38,7 +38,7 @@ describe("indexing loop", () => {
         (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
       )
       const out = Path.join(dir, "c.ndjson.gz")
-      const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 9, events: 15_000, users: 40, reorgEvery: 250 }))
+      const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 9, events: 40_000, users: 40, reorgEvery: 250 }))
       const chain = yield* Effect.promise(() => ReplayChain.load(out))
       chain.advanceAll()
       const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(chain)), (s) => Effect.promise(() => s.close()))
@@ -65,7 +65,7 @@ describe("indexing loop", () => {
         }
       }
 
-      const index = (stops: ReadonlyArray<number>, backfillThread = true) =>
+      const index = (stops: ReadonlyArray<number>, backfillThread = true, cacheLimit?: number) =>
         Effect.scoped(
           Effect.gen(function* () {
             const url = yield* scratchDatabaseUrl
@@ -75,7 +75,7 @@ describe("indexing loop", () => {
                 const migrated = yield* indexDefinitions
                 for (const stop of stops) {
                   // A fresh indexer per stop: a restart that knows only what the database holds.
-                  const indexer = yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130, backfillThread })
+                  const indexer = yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130, backfillThread, ...(cacheLimit === undefined ? {} : { cacheLimit, batchEvents: 1_000 }) })
                   yield* indexer.indexTo(stop, chain.headNumber)
                   // The secondary indexes deferred through the backfill from nothing are back.
                   expect(yield* indexDefinitions).toEqual(migrated)
@@ -111,6 +111,8 @@ describe("indexing loop", () => {
       expect(resumed).toEqual(straight)
       // Fetching and decoding on the indexing thread instead of the backfill thread: the same.
       expect(yield* index([middle, finalized], false)).toEqual(straight)
+      // A row cache too small for the chain: dropped after the first batches, the rest loaded per batch.
+      expect(yield* index([finalized], true, 500)).toEqual(straight)
       const stats = (straight["protocol_stats"] as Array<Record<string, string>>)[0]!
       expect(stats["total_volume"]).toBe(volume.toString())
       expect(stats["total_trades"]).toBe(trades.toString())
