@@ -130,26 +130,36 @@ export interface DecodedLog {
  */
 export class AddressBook {
   private readonly kinds = new Map<string, ReadonlyArray<ContractKind>>()
+  /** The addresses in the order first watched (the watch list only grows at the end). */
+  private readonly list: Array<string> = []
   private readonly watchedTokens = new Set<string>()
 
   constructor(deployment: Deployment) {
     for (const component of COMPONENTS) {
       const kinds = COMPONENT_KINDS[component]
-      if (kinds !== undefined) this.kinds.set(deployment[component].toLowerCase(), kinds)
+      if (kinds === undefined) continue
+      const address = deployment[component].toLowerCase()
+      if (!this.kinds.has(address)) this.list.push(address)
+      this.kinds.set(address, kinds)
     }
   }
 
+  /** Watches an outcome token; an address already watched keeps what it is. */
   watchToken(address: string): void {
-    this.kinds.set(address.toLowerCase(), ["outcomeToken"])
-    this.watchedTokens.add(address.toLowerCase())
+    const a = address.toLowerCase()
+    if (this.kinds.has(a)) return
+    this.kinds.set(a, ["outcomeToken"])
+    this.list.push(a)
+    this.watchedTokens.add(a)
   }
 
   kindsOf(address: string): ReadonlyArray<ContractKind> | undefined {
     return this.kinds.get(address.toLowerCase())
   }
 
+  /** Every watched address, in the order first watched: live, it grows as tokens are watched. */
   get addresses(): ReadonlyArray<string> {
-    return [...this.kinds.keys()]
+    return this.list
   }
 
   /** The outcome tokens watched (the addresses beyond the deployment's). */

@@ -354,7 +354,7 @@ export const makeIndexer = (options: IndexerOptions) =>
     /** Logs of one block by hash, the logs of contracts it announces included. */
     const blockLogs = (header: Header) =>
       Effect.gen(function* () {
-        let logs = yield* options.rpc.logsAtHash(book.addresses, header.hash)
+        let logs = yield* options.rpc.logsAtHash([...book.addresses], header.hash)
         const fresh = [...new Set(logs.flatMap(announcedTokens))].filter((t) => book.kindsOf(t) === undefined)
         if (fresh.length > 0) {
           for (const token of fresh) book.watchToken(token)

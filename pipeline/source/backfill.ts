@@ -43,7 +43,13 @@ export interface Batch {
 
 /** The set of watched addresses, growing as announcements arrive. */
 export interface Watchlist {
+  /**
+   * Every watched address in the order first watched. It only ever grows at the end, so a
+   * range remembers how far into it its fetch reached instead of copying it into a set (with
+   * thousands of outcome tokens, that copy per range was most of the backfill's own work).
+   */
   readonly addresses: () => ReadonlyArray<string>
+  readonly watching: (address: string) => boolean
   /** Addresses a log announces (new contracts to watch from its block on); usually none. */
   readonly announced: (log: ChainLog) => ReadonlyArray<string>
   readonly watch: (address: string) => void
@@ -140,36 +146,39 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
       // fetches what announcements in earlier ranges add.
       const fetchRange = (range: { readonly from: number; readonly to: number }) =>
         Effect.gen(function* () {
-          const addresses = watchlist.addresses()
+          // A snapshot: a retry must ask for the same addresses, whatever was watched meanwhile.
+          const addresses = watchlist.addresses().slice()
           const logs = yield* fetchLogs(rpc, sizing, policy, addresses, range.from, range.to, true)
           const headers = yield* fetchHeaders(logs, range.to, new Map())
-          return { ...range, addresses: new Set(addresses), logs, headers }
+          return { ...range, covered: addresses.length, logs, headers }
         })
 
       /** In block order: add the logs of addresses watched since the fetch, and announced within it. */
-      const complete = (fetched: { from: number; to: number; addresses: Set<string>; logs: Array<ChainLog>; headers: Map<number, BlockHeader> }) =>
+      // Ranges complete one at a time, in block order: only here does the watch list grow (and
+      // at the start), so once a range has the logs of every address watched so far, an
+      // announced address it has not covered is exactly one not watched yet.
+      const complete = (fetched: { from: number; to: number; covered: number; logs: Array<ChainLog>; headers: Map<number, BlockHeader> }) =>
         Effect.gen(function* () {
           for (let attempt = 0; ; attempt++) {
             // A range whose logs and headers disagreed (replicas out of step) is fetched again whole.
-            let logs = attempt === 0 ? fetched.logs : yield* fetchLogs(rpc, sizing, policy, [...fetched.addresses], fetched.from, fetched.to, true)
-            const missing = watchlist.addresses().filter((a) => !fetched.addresses.has(a))
-            if (missing.length > 0) {
+            let logs = attempt === 0 ? fetched.logs : yield* fetchLogs(rpc, sizing, policy, watchlist.addresses().slice(0, fetched.covered), fetched.from, fetched.to, true)
+            const watched = watchlist.addresses()
+            if (watched.length > fetched.covered) {
+              const missing = watched.slice(fetched.covered)
+              fetched.covered = watched.length
               logs = logs.concat(yield* fetchLogs(rpc, sizing, policy, missing, fetched.from, fetched.to, false))
-              for (const a of missing) fetched.addresses.add(a)
             }
             // Announcements inside this range: watch from the announcing block, fetch the rest of the range.
             for (;;) {
               const fresh = new Map<string, number>()
               for (const log of logs) {
                 for (const address of watchlist.announced(log)) {
-                  if (!fetched.addresses.has(address) && !fresh.has(address)) fresh.set(address, log.blockNumber)
+                  if (!watchlist.watching(address) && !fresh.has(address)) fresh.set(address, log.blockNumber)
                 }
               }
               if (fresh.size === 0) break
-              for (const address of fresh.keys()) {
-                watchlist.watch(address)
-                fetched.addresses.add(address)
-              }
+              for (const address of fresh.keys()) watchlist.watch(address)
+              fetched.covered = watchlist.addresses().length
               logs = logs.concat(yield* fetchLogs(rpc, sizing, policy, [...fresh.keys()], Math.min(...fresh.values()), fetched.to, false))
             }
             logs.sort(byPosition)

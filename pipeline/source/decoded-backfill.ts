@@ -14,6 +14,7 @@ import type { Rpc } from "./rpc.js"
 /** The watch list of `book`: its addresses, growing as MarketCreated events announce tokens. */
 export const watchlistOf = (book: AddressBook, onWatch?: (address: string) => void): Watchlist => ({
   addresses: () => book.addresses,
+  watching: (address) => book.kindsOf(address) !== undefined,
   announced: announcedTokens,
   watch: (address) => {
     book.watchToken(address)

@@ -27,6 +27,7 @@ const watchlistFor = (s: SyntheticSummary): Watchlist => {
   const watched = new Set<string>(COMPONENTS.map((c) => s.deployment[c]))
   return {
     addresses: () => [...watched],
+    watching: (a) => watched.has(a),
     announced: announcedTokens,
     watch: (a) => void watched.add(a)
   }
