@@ -56,14 +56,15 @@ const credit = (s: State, token: OutcomeTokenRow, holder: string, value: bigint)
 
 const debit = (s: State, token: OutcomeTokenRow, holder: string, value: bigint): void => {
   const key = holderKey(token.address, holder)
-  const balance = getRow(s.rows.holders, key, "token_holder")?.balance ?? 0n
+  const row = getRow(s.rows.holders, key, "token_holder")
+  const balance = row?.balance ?? 0n
   if (balance < value) throw new Error(`Transfer of ${value} ${token.side} token ${token.address} from ${holder} holding ${balance}`)
   if (balance === value) {
     dropRow(s.rows.holders, key, "token_holder")
     token.holders -= 1n
     return
   }
-  getRow(s.rows.holders, key, "token_holder")!.balance = balance - value
+  row!.balance = balance - value
 }
 
 export const onTransfer = (s: State, e: DomainEventOf<"Transfer">, at: Located): void => {
