@@ -54,14 +54,30 @@ if (await fs.access(deploymentFile).then(() => false, () => true)) {
 } else console.log(`generated chain of ${events.toLocaleString("en")} logs reused from ${Path.relative(".", out)}`)
 const deployment = JSON.parse(await fs.readFile(deploymentFile, "utf8")) as Deployment
 
-const port = 20_000 + Math.floor(Math.random() * 20_000)
-const replay = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "replay", "--recording", out, "--port", String(port)], { stdio: "ignore" })
-const url = `http://127.0.0.1:${port}`
-for (let i = 0; i < 600; i++) {
-  const ok = await fetch(url, { method: "POST", body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }) }).then(() => true, () => false)
-  if (ok) break
-  await new Promise((r) => setTimeout(r, 100))
-}
+/**
+ * Starts the replay node on a port it picks itself and resolves with its URL once its
+ * `replaying` line names it; rejects if it exits first (a fixed port could be taken).
+ */
+const startReplay = (recording: string) =>
+  new Promise<{ readonly url: string; readonly child: ReturnType<typeof spawn> }>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "replay", "--recording", recording, "--port", "0"], {
+      stdio: ["ignore", "pipe", "inherit"]
+    })
+    let seen = ""
+    child.stdout!.setEncoding("utf8")
+    child.stdout!.on("data", (chunk: string) => {
+      seen += chunk
+      const url = /message=replaying\b.*?\burl=(http:\/\/\S+)/.exec(seen)?.[1]
+      if (url !== undefined) {
+        child.stdout!.removeAllListeners("data")
+        child.stdout!.resume()
+        resolve({ url, child })
+      }
+    })
+    child.on("exit", (code) => reject(new Error(`the replay node exited (${code}) before serving: ${seen.slice(-500)}`)))
+  })
+
+const { url, child: replay } = await startReplay(out)
 
 /** CPU seconds (user + system) a local process has used so far, from /proc; 0 where unreadable. */
 const processCpu = async (pid: number) => {
