@@ -19,6 +19,7 @@ import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay } from "../../src/replay/server.js"
 import { scratchDatabaseUrl } from "../support/postgres.js"
+import { freePort } from "../support/process.js"
 import { deferIndexes } from "../../pipeline/deferred-indexes.js"
 import { dumpTables, indexDefinitions } from "./dump.js"
 
@@ -88,6 +89,7 @@ describe("indexing loop", () => {
         ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
 
       // Indexes left deferred by a process killed mid-backfill: the next indexer creates them first.
+      // A backfill that fails builds them before it returns.
       yield* Effect.scoped(
         Effect.gen(function* () {
           const url = yield* scratchDatabaseUrl
@@ -100,6 +102,14 @@ describe("indexing loop", () => {
               expect(deferred.length).toBeLessThan(migrated.length - 20)
               yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130 })
               expect(yield* indexDefinitions).toEqual(migrated)
+
+              // A backfill from nothing that fails (a node nobody answers at): built again on the way out.
+              const nowhere = makeRpc({ url: `http://127.0.0.1:${yield* Effect.promise(freePort)}`, retries: 0 })
+              const failing = yield* makeIndexer({ rpc: nowhere, deployment: summary.deployment, chainId: 130 })
+              const failure = yield* Effect.flip(failing.indexTo(finalized, chain.headNumber))
+              expect(failure._tag).toBe("ServerError")
+              expect(yield* indexDefinitions).toEqual(migrated)
+              expect(yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`select * from deferred_index`))).toEqual([])
             }),
             pgClientLayer(Redacted.make(url))
           )
