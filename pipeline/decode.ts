@@ -130,9 +130,9 @@ export interface DecodedLog {
  */
 export class AddressBook {
   private readonly kinds = new Map<string, ReadonlyArray<ContractKind>>()
-  /** The addresses in the order first watched (the watch list only grows at the end). */
+  /** The addresses in the order first watched: the deployment's, then the tokens (it only grows at the end). */
   private readonly list: Array<string> = []
-  private readonly watchedTokens = new Set<string>()
+  private readonly components: number
 
   constructor(deployment: Deployment) {
     for (const component of COMPONENTS) {
@@ -142,6 +142,7 @@ export class AddressBook {
       if (!this.kinds.has(address)) this.list.push(address)
       this.kinds.set(address, kinds)
     }
+    this.components = this.list.length
   }
 
   /** Watches an outcome token; an address already watched keeps what it is. */
@@ -150,7 +151,6 @@ export class AddressBook {
     if (this.kinds.has(a)) return
     this.kinds.set(a, ["outcomeToken"])
     this.list.push(a)
-    this.watchedTokens.add(a)
   }
 
   kindsOf(address: string): ReadonlyArray<ContractKind> | undefined {
@@ -164,7 +164,7 @@ export class AddressBook {
 
   /** The outcome tokens watched (the addresses beyond the deployment's). */
   get tokens(): ReadonlyArray<string> {
-    return [...this.watchedTokens]
+    return this.list.slice(this.components)
   }
 }
 

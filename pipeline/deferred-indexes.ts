@@ -14,14 +14,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { APPEND_TABLES, KEYED_TABLES } from "./tables.js"
-
-/** Every table the sink writes. */
-export const SINK_TABLES: ReadonlyArray<string> = [
-  "market", "position", "user_stats", "protocol_stats", "trade", "price_snapshot",
-  ...Object.values(KEYED_TABLES).map((t) => t.sql),
-  ...Object.values(APPEND_TABLES).map((t) => t.sql)
-]
+import { SINK_TABLES } from "./tables.js"
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 

@@ -112,8 +112,13 @@ export class RowCache {
     return this.size === 0 && this.protocol === undefined && !this.complete ? undefined : this.validAt
   }
 
+  /** Every map of rows, the keyed tables' included. */
+  private get maps(): ReadonlyArray<TrackedMap<unknown, unknown>> {
+    return [this.markets, this.positions, this.users, ...KEYED_NAMES.map((n) => this.keyed[n])] as ReadonlyArray<TrackedMap<unknown, unknown>>
+  }
+
   clear(): void {
-    for (const map of [this.markets, this.positions, this.users, ...KEYED_NAMES.map((n) => this.keyed[n])]) map.touched = undefined
+    for (const map of this.maps) map.touched = undefined
     this.markets.clear()
     this.positions.clear()
     this.users.clear()
@@ -133,10 +138,7 @@ export class RowCache {
   foldInPlace(): State {
     if (!this.complete) throw new Error("an in-place fold needs a complete cache")
     this.protocol ??= emptyProtocol()
-    this.markets.touched = new Map()
-    this.positions.touched = new Map()
-    this.users.touched = new Map()
-    for (const name of KEYED_NAMES) this.keyed[name].touched = new Map()
+    for (const map of this.maps) map.touched = new Map()
     return {
       markets: this.markets as Map<bigint, MarketRow>,
       positions: this.positions as Map<string, PositionRow>,

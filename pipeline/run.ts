@@ -24,7 +24,7 @@ import { AddressBook, announcedTokens } from "./decode.js"
 import { findAncestor, reconcile, ReorgTooDeep, UNKNOWN_PARENT, Window, type Header } from "./reorg.js"
 import { deferIndexes, restoreIndexes } from "./deferred-indexes.js"
 import { RowCache } from "./row-cache.js"
-import { CheckpointMoved, lockCheckpointAt, mutableTablesEmpty, planInPlace, pruneUndo, readCheckpoint, revertTo } from "./sink.js"
+import { type CheckpointMoved, lockCheckpointAt, mutableTablesEmpty, planInPlace, pruneUndo, readCheckpoint, revertTo } from "./sink.js"
 import { InconsistentAnswer } from "./source/errors.js"
 import type { Batch } from "./source/backfill.js"
 import { threadBackfill } from "./source/backfill-thread.js"
@@ -93,7 +93,7 @@ export const makeIndexer = (options: IndexerOptions) =>
     const committing = <A, E, R>(transaction: Effect.Effect<A, E, R>) =>
       transaction.pipe(Effect.onExit((exit) => Effect.sync(() => (Exit.isSuccess(exit) ? cache.accept() : cache.clear()))))
     /** Milliseconds spent per stage and events applied, for progress lines and benchmarks. */
-    const stats = { readMs: 0, decodeMs: 0, reduceAndWriteMs: 0, events: 0, batches: 0, reorgs: 0 }
+    const stats = { readMs: 0, decodeMs: 0, events: 0, batches: 0, reorgs: 0 }
 
     /**
      * Tells listeners (the stream, caches) where the index now stands. Sent inside the commit's
@@ -182,15 +182,8 @@ export const makeIndexer = (options: IndexerOptions) =>
         /** The checkpoint block the next write must find: the last closed batch's. */
         let guard = cache.guard
         let writing: Fiber.RuntimeFiber<void, SqlError.SqlError | CheckpointMoved> | undefined
-        /** Fails with CheckpointMoved unless the stored checkpoint is at `block` (not locked: a check before folding). */
-        const checkpointStillAt = (block: number | undefined) =>
-          Effect.gen(function* () {
-            if (block === undefined) return
-            const stored = yield* readCheckpoint(options.chainId)
-            if (stored?.block !== block) {
-              return yield* new CheckpointMoved({ message: `the checkpoint of chain ${options.chainId} is no longer at block ${block}: another indexer is writing to this database` })
-            }
-          })
+        /** Fails with CheckpointMoved unless the stored checkpoint is at `block` (outside a transaction: a check, the lock ends with it). */
+        const checkpointStillAt = (block: number | undefined) => (block === undefined ? Effect.void : lockCheckpointAt(options.chainId, block))
         // The rows held are the database's only if nobody else wrote since our last commit.
         yield* checkpointStillAt(guard)
         const writeDone = Effect.suspend(() => {
@@ -299,10 +292,8 @@ export const makeIndexer = (options: IndexerOptions) =>
         /** One batch the way every batch can go: rows loaded (from the cache or Postgres), folded on a copy, the changes written. */
         const applyLoaded = (batch: DecodedBatch) =>
           Effect.gen(function* () {
-            const t = performance.now()
             const at = { chainId: options.chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }
             yield* committing(sql.withTransaction(applyBatch(batch.events, at, protocol, undefined, cache).pipe(Effect.zipRight(notifyHead(batch.to, batch.hash, false)))))
-            stats.reduceAndWriteMs += performance.now() - t
             yield* committed({ to: batch.to, events: batch.events.length })
           })
         const ranges = decodedRanges(from, target, checkpoint?.digest ?? GENESIS_DIGEST)

@@ -262,7 +262,10 @@ const writeSliceRows = <R>(table: SliceTable<R>, inserts: ReadonlyArray<Readonly
     )
   })
 
-const writeProtocol = (p: ProtocolRow) => writeProtocolValues([s(p.totalMarkets), s(p.totalVolume), s(p.totalTrades), s(p.totalUsers)])
+/** The protocol row's values, in column order. */
+const protocolValues = (p: ProtocolRow) => [s(p.totalMarkets), s(p.totalVolume), s(p.totalTrades), s(p.totalUsers)] as const
+
+const writeProtocol = (p: ProtocolRow) => writeProtocolValues(protocolValues(p))
 
 const writeProtocolValues = (values: readonly [string, string, string, string]) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -354,14 +357,12 @@ const writeCheckpoint = (checkpoint: Checkpoint) =>
  * cache's own objects, which the next batch's fold changes while these statements run.
  */
 export const planInPlace = (state: State, touched: Touched, checkpoint: Checkpoint) => {
-  const p = state.protocol
-  const protocol = [s(p.totalMarkets), s(p.totalVolume), s(p.totalTrades), s(p.totalUsers)] as const
   // Appended rows and logs are the batch's own, never changed after they are appended.
   const steps: ReadonlyArray<Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient>> = [
     writeTouched(MARKET, touched.markets, state.markets),
     writeTouched(POSITION, touched.positions, state.positions),
     writeTouched(USER, touched.users, state.users),
-    writeProtocolValues(protocol),
+    writeProtocolValues(protocolValues(state.protocol)),
     appendRows(state),
     ...KEYED_NAMES.map((name) => writeTouchedKeyed(KEYED_TABLES[name], touched.keyed[name], state.rows[name].map as ReadonlyMap<string, unknown>)),
     ...LOG_NAMES.map((name) => appendTableRows(APPEND_TABLES[name], state.logs[name] as unknown as ReadonlyArray<Record<string, unknown>>)),

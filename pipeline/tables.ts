@@ -176,3 +176,10 @@ export const APPEND_TABLES: { readonly [K in keyof AppendedLogs]: TableDef } = {
     ["liquidityDelta", big]
   ])
 }
+
+/** Every table the sink writes: the first slice's (sink.ts) and those above. */
+export const SINK_TABLES: ReadonlyArray<string> = [
+  "market", "position", "user_stats", "protocol_stats", "trade", "price_snapshot",
+  ...Object.values(KEYED_TABLES).map((t) => t.sql),
+  ...Object.values(APPEND_TABLES).map((t) => t.sql)
+]

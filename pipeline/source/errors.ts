@@ -148,24 +148,17 @@ export const chainErrorData = (error: ChainError): ChainErrorData =>
       }
     : { _tag: error._tag, message: error.message }
 
-/** The ChainError `chainErrorData` described. */
-export const chainErrorFrom = (data: ChainErrorData): ChainError => {
-  switch (data._tag) {
-    case "RangeTooLarge": {
-      const { _tag, ...fields } = data
-      return new RangeTooLarge(fields)
-    }
-    case "RateLimited":
-      return new RateLimited({ message: data.message })
-    case "Timeout":
-      return new Timeout({ message: data.message })
-    case "ServerError":
-      return new ServerError({ message: data.message })
-    case "UnknownBlock":
-      return new UnknownBlock({ message: data.message })
-    case "InconsistentAnswer":
-      return new InconsistentAnswer({ message: data.message })
-    case "RequestRejected":
-      return new RequestRejected({ message: data.message })
-  }
+/** Each ChainError's class, by tag (every one takes its fields without the tag). */
+const CHAIN_ERRORS: { readonly [T in ChainError["_tag"]]: new (fields: { readonly message: string }) => ChainError } = {
+  RateLimited,
+  RangeTooLarge,
+  Timeout,
+  ServerError,
+  UnknownBlock,
+  InconsistentAnswer,
+  RequestRejected
 }
+
+/** The ChainError `chainErrorData` described. */
+export const chainErrorFrom = ({ _tag, ...fields }: ChainErrorData): ChainError =>
+  new CHAIN_ERRORS[_tag](fields)

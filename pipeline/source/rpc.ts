@@ -110,8 +110,8 @@ const hex = (n: number) => `0x${n.toString(16)}`
 
 /**
  * Milliseconds this process spent reading answers (bytes to checked values: the byte reader, or
- * JSON.parse and the checks), since it started. For benchmarks: it runs on the indexing thread,
- * interleaved with everything else.
+ * JSON.parse and the checks), since it started, on this thread (the backfill thread keeps its
+ * own and reports it per range). For benchmarks.
  */
 export const answerTimings = { readMs: 0 }
 

@@ -5,9 +5,6 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Stream } from "effect"
-import * as fs from "node:fs/promises"
-import * as net from "node:net"
-import * as os from "node:os"
 import * as Path from "node:path"
 import { GENESIS_DIGEST } from "../../pipeline/decode-batch.js"
 import { AddressBook } from "../../pipeline/decode.js"
@@ -17,23 +14,13 @@ import { makeRpc } from "../../pipeline/source/rpc.js"
 import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
 import { serveReplay } from "../../src/replay/server.js"
-
-/** A loopback port nothing listens on (bound, then closed). */
-const closedPort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
+import { tempDir } from "../support/postgres.js"
+import { freePort } from "../support/process.js"
 
 describe("backfill thread", () => {
   it.live("decodes what the indexing thread decodes, fails with the node's typed error, and stops when its consumer does", () =>
     Effect.gen(function* () {
-      const dir = yield* Effect.acquireRelease(
-        Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-thread-"))),
-        (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
-      )
+      const dir = yield* tempDir("predix-thread")
       const out = Path.join(dir, "c.ndjson.gz")
       const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 5, events: 6_000, users: 20, reorgEvery: 0 }))
       const chain = yield* Effect.promise(() => ReplayChain.load(out))
@@ -67,7 +54,7 @@ describe("backfill thread", () => {
       expect(tail.at(-1)!.batch.digest).toBe(here.at(-1)!.digest)
 
       // A node nobody answers at: the transport failure, typed, once retries are spent.
-      const nowhere = makeRpc({ url: `http://127.0.0.1:${yield* Effect.promise(closedPort)}`, retries: 0 })
+      const nowhere = makeRpc({ url: `http://127.0.0.1:${yield* Effect.promise(freePort)}`, retries: 0 })
       const failure = yield* Effect.flip(Stream.runDrain(threadBackfill({ ...job, transport: nowhere.transport })))
       expect(failure._tag).toBe("ServerError")
       expect(failure.message).toMatch(/transport/)

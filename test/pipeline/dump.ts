@@ -4,13 +4,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { APPEND_TABLES, KEYED_TABLES } from "../../pipeline/tables.js"
+import { SINK_TABLES } from "../../pipeline/tables.js"
 
-export const ALL_TABLES = [
-  "market", "position", "user_stats", "protocol_stats", "trade", "price_snapshot",
-  ...Object.values(KEYED_TABLES).map((t) => t.sql),
-  ...Object.values(APPEND_TABLES).map((t) => t.sql)
-]
+export const ALL_TABLES = SINK_TABLES
 
 export const dumpTables = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
