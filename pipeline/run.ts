@@ -12,7 +12,7 @@
  * already indexed.
  * The digest chained over the events is decode-batch.ts's.
  */
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, Stream } from "effect"
 import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
@@ -30,7 +30,7 @@ import type { Batch } from "./source/backfill.js"
 import { threadBackfill } from "./source/backfill-thread.js"
 import { decodedBackfill, watchlistOf } from "./source/decoded-backfill.js"
 import type { ChainError } from "./source/errors.js"
-import { answerTimings, type Rpc } from "./source/rpc.js"
+import { answerTimings, backoff, type Rpc } from "./source/rpc.js"
 
 export { chainDigest, GENESIS_DIGEST } from "./decode-batch.js"
 
@@ -68,6 +68,36 @@ export interface IndexerOptions {
   readonly batchEvents?: number
 }
 
+/**
+ * Runs `effect` until it succeeds, however long that takes: each failure but a `fatal` one is
+ * logged (`message="indexing failed; retrying" phase attempt error`) and retried after the next
+ * pause of `backoff` (from 100 ms, doubling, at most 5 s). For steps whose failures are outages
+ * (database, node) and whose retry is exact (every write a transaction).
+ */
+const healing = <A, E, R>(phase: string, effect: Effect.Effect<A, E, R>, fatal: (error: E | SqlError.SqlError) => boolean = () => false) =>
+  Effect.suspend(() => {
+    let attempt = 0
+    return effect.pipe(
+      // @effect/sql makes a failed COMMIT or ROLLBACK a defect; with the database gone, that is
+      // an outage like any other (a commit's outcome is then read back from the checkpoint).
+      Effect.catchAllDefect((defect) => (defect instanceof SqlError.SqlError ? Effect.fail(defect) : Effect.die(defect))),
+      Effect.tapError((error) =>
+        fatal(error)
+          ? Effect.void
+          : Effect.logError("indexing failed; retrying").pipe(Effect.annotateLogs({ phase, attempt: ++attempt, error: describe(error) }))
+      ),
+      Effect.retry({ schedule: backoff, while: (error) => !fatal(error) })
+    )
+  })
+
+/** An error's tag and message, on one line. */
+const describe = (error: unknown): string => {
+  const e = error as { _tag?: unknown; message?: unknown; cause?: unknown }
+  const cause = e.cause instanceof Error ? `: ${e.cause.message}` : ""
+  const text = `${typeof e._tag === "string" ? `${e._tag}: ` : ""}${typeof e.message === "string" ? e.message : String(error)}${cause}`
+  return text.replace(/\s+/g, " ")
+}
+
 export const makeIndexer = (options: IndexerOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -80,9 +110,8 @@ export const makeIndexer = (options: IndexerOptions) =>
         book.watchToken(t.no_token)
       }
     })
-    yield* watchIndexedTokens
     // Indexes a killed backfill left deferred come back before anything else.
-    yield* restoreIndexes
+    yield* healing("starting", Effect.zipRight(watchIndexedTokens, restoreIndexes))
     const protocol = new Set<string>(COMPONENTS.filter((c) => c !== "testUsdc").map((c) => options.deployment[c].toLowerCase()))
     const unknown = new Set<string>()
     let unknownCount = 0
@@ -486,22 +515,24 @@ export const makeIndexer = (options: IndexerOptions) =>
       })
 
     /**
-     * Follows the chain forever: one step per poll; a failed step is logged and retried from
-     * the window the database holds (every step's writes are transactions, so that is exact).
+     * Follows the chain forever: one step per poll. A failed step (the database or the node gone
+     * for a moment or an hour) is logged and tried again with backoff, from the window and
+     * checkpoint the database holds: every step's writes are transactions, so that is exact.
+     * Only a reorg deeper than the window stops it, since no retry can undo it.
      */
     const follow = Effect.gen(function* () {
-      let window = yield* loadWindow
-      for (;;) {
-        const result = yield* Effect.either(step(window))
-        if (result._tag === "Right") window = result.right
-        else if (result.left instanceof ReorgTooDeep) {
-          // Nothing a retry can fix: the index holds blocks the chain has replaced below the
-          // point it can undo. Stop, naming the depth and the window.
-          return yield* result.left
-        } else {
-          yield* Effect.logError("indexing failed; retrying").pipe(Effect.annotateLogs({ error: String(result.left.message ?? result.left) }))
+      /** The window the last step left; undefined after a failure, to be read again from the database. */
+      let window: Window | undefined
+      const poll = Effect.gen(function* () {
+        if (window === undefined) {
+          // A backfill from nothing that failed may have left its indexes deferred.
+          yield* restoreIndexes
           window = yield* loadWindow
         }
+        window = yield* step(window).pipe(Effect.tapError(() => Effect.sync(() => (window = undefined))))
+      })
+      for (;;) {
+        yield* healing("indexing", poll, (error) => error instanceof ReorgTooDeep)
         yield* Effect.sleep(options.pollInterval ?? 1000)
       }
     })

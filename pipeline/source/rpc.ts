@@ -56,13 +56,14 @@ export interface Transport {
 
 export const rpcOptionsOf = (t: Transport): RpcOptions => ({ url: t.url, timeout: Duration.millis(t.timeoutMs), retries: t.retries })
 
-/** Exponential from 100 ms, jittered, each pause capped at 5 s. */
-export const retrySchedule = (retries: number) =>
-  Schedule.exponential("100 millis", 2).pipe(
-    Schedule.jittered,
-    Schedule.modifyDelay((d) => Duration.min(d, Duration.seconds(5))),
-    Schedule.intersect(Schedule.recurs(retries))
-  )
+/** Exponential from 100 ms, jittered, each pause capped at 5 s; never ends by itself. */
+export const backoff = Schedule.exponential("100 millis", 2).pipe(
+  Schedule.jittered,
+  Schedule.modifyDelay((d) => Duration.min(d, Duration.seconds(5)))
+)
+
+/** `backoff`, `retries` times at most. */
+export const retrySchedule = (retries: number) => backoff.pipe(Schedule.intersect(Schedule.recurs(retries)))
 
 const HEX = /^0x[0-9a-f]*$/i
 const HASH = /^0x[0-9a-f]{64}$/i
