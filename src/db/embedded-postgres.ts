@@ -7,7 +7,8 @@
  * shutdown. Here the server's whole life is one Effect `Scope`:
  *
  * - acquire: (as root) make sure a `postgres` OS user owns the cluster directory, since Postgres
- *   refuses to run as root; `initdb` once; stop an orphaned server left by a killed run; start
+ *   refuses to run as root; `initdb` once, in a staging directory renamed into place when done
+ *   (an interrupted first start leaves no half-made cluster behind); stop an orphaned server left by a killed run; start
  *   the server in its own process group (so a terminal's Ctrl+C reaches only us and we stop it in
  *   order); wait until it accepts connections; create the application database.
  * - release: fast shutdown (SIGINT), then SIGKILL if it has not exited after 30 s.
@@ -181,6 +182,63 @@ const connect = (config: pg.ClientConfig) =>
   })
 
 /**
+ * Whether `cluster` holds a whole cluster: its PG_VERSION and the three databases initdb creates
+ * (template1, template0, postgres: one directory each under base/), the last one made. A missing
+ * directory is "absent"; anything else, a creation that was interrupted, "incomplete".
+ */
+const clusterState = (cluster: string) =>
+  Effect.promise(async (): Promise<"absent" | "incomplete" | "complete"> => {
+    const entries = await fs.readdir(cluster).catch(() => undefined)
+    if (entries === undefined) return "absent"
+    if (!entries.includes("PG_VERSION")) return entries.length === 0 ? "absent" : "incomplete"
+    const databases = await fs.readdir(Path.join(cluster, "base")).catch(() => [])
+    return databases.length >= 3 ? "complete" : "incomplete"
+  })
+
+/**
+ * Runs initdb in a staging directory beside `cluster` and renames it into place once initdb has
+ * finished: a process killed meanwhile leaves only the staging directory, which the next start
+ * removes and creates again. `cluster` itself is therefore whole whenever it exists.
+ */
+const initCluster = (bin: Binaries, ids: ProcessIds, dir: string, cluster: string, password: string) =>
+  Effect.gen(function* () {
+    const staging = `${cluster}.creating`
+    yield* Effect.tryPromise({
+      try: async () => {
+        await fs.rm(staging, { recursive: true, force: true })
+        await fs.rm(cluster, { recursive: true, force: true })
+        await fs.mkdir(staging, { mode: 0o700 })
+        if (ids.uid !== undefined && ids.gid !== undefined) await fs.chown(staging, ids.uid, ids.gid)
+      },
+      catch: (cause) => fail(`cannot prepare ${staging}: ${String(cause)}`, cause)
+    })
+    // initdb reads the password from a file the server user can read; it is removed right after.
+    const pwfile = Path.join(os.tmpdir(), `predix-pg-${process.pid}-${randomBytes(4).toString("hex")}`)
+    yield* Effect.acquireUseRelease(
+      Effect.promise(async () => {
+        await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 })
+        if (ids.uid !== undefined && ids.gid !== undefined) await fs.chown(pwfile, ids.uid, ids.gid)
+      }),
+      () =>
+        run(
+          bin.initdb,
+          [`--pgdata=${staging}`, `--username=${USER}`, `--pwfile=${pwfile}`, "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C"],
+          ids
+        ),
+      () => Effect.promise(() => fs.rm(pwfile, { force: true }))
+    )
+    yield* Effect.tryPromise({
+      try: async () => {
+        await fs.rename(staging, cluster)
+        // The rename is durable once the directory holding both names is synced.
+        const handle = await fs.open(dir, "r")
+        await handle.sync().finally(() => handle.close())
+      },
+      catch: (cause) => fail(`cannot move the new cluster into ${cluster}: ${String(cause)}`, cause)
+    })
+  })
+
+/**
  * Starts (and on scope close stops) the embedded cluster; the returned URL points at
  * `options.database`, which exists when this succeeds.
  */
@@ -192,12 +250,8 @@ export const embeddedPostgres = (options: EmbeddedPostgresOptions) =>
     const passwordFile = Path.join(options.dir, "password")
 
     yield* Effect.tryPromise({
-      try: async () => {
-        await fs.mkdir(options.dir, { recursive: true })
-        await fs.mkdir(cluster, { recursive: true, mode: 0o700 })
-        if (ids.uid !== undefined && ids.gid !== undefined) await fs.chown(cluster, ids.uid, ids.gid)
-      },
-      catch: (cause) => fail(`cannot prepare ${cluster}: ${String(cause)}`, cause)
+      try: () => fs.mkdir(options.dir, { recursive: true }),
+      catch: (cause) => fail(`cannot prepare ${options.dir}: ${String(cause)}`, cause)
     })
 
     if (!(yield* exists(passwordFile))) {
@@ -205,23 +259,18 @@ export const embeddedPostgres = (options: EmbeddedPostgresOptions) =>
     }
     const password = (yield* Effect.promise(() => fs.readFile(passwordFile, "utf8"))).trim()
 
-    if (!(yield* exists(Path.join(cluster, "PG_VERSION")))) {
+    const state = yield* clusterState(cluster)
+    if (state !== "complete") {
+      if (state === "incomplete") {
+        // Only a first initdb killed before the rename of an earlier version leaves this: the
+        // cluster never held a database, so nothing is lost.
+        yield* Effect.logWarning("the embedded Postgres cluster is incomplete (its creation was interrupted); creating it again").pipe(
+          Effect.annotateLogs("dir", cluster)
+        )
+        yield* Effect.promise(() => fs.rm(cluster, { recursive: true, force: true }))
+      }
       yield* Effect.logInfo("initialising embedded Postgres").pipe(Effect.annotateLogs("dir", cluster))
-      // initdb reads the password from a file the server user can read; it is removed right after.
-      const pwfile = Path.join(os.tmpdir(), `predix-pg-${process.pid}-${randomBytes(4).toString("hex")}`)
-      yield* Effect.acquireUseRelease(
-        Effect.promise(async () => {
-          await fs.writeFile(pwfile, `${password}\n`, { mode: 0o600 })
-          if (ids.uid !== undefined && ids.gid !== undefined) await fs.chown(pwfile, ids.uid, ids.gid)
-        }),
-        () =>
-          run(
-            bin.initdb,
-            [`--pgdata=${cluster}`, `--username=${USER}`, `--pwfile=${pwfile}`, "--auth=scram-sha-256", "--encoding=UTF8", "--locale=C"],
-            ids
-          ),
-        () => Effect.promise(() => fs.rm(pwfile, { force: true }))
-      )
+      yield* initCluster(bin, ids, options.dir, cluster, password)
     }
 
     yield* stopOrphan(options.dir, cluster)
