@@ -88,12 +88,13 @@ export interface IndexerServerOptions {
 
 /**
  * The indexer API listening on `port`/`host` (0: any free port), with its freshness follower and
- * answer cache; needs `SqlClient` and `PgClient`, gives the `HttpServer` (for its address).
+ * answer cache; needs `SqlClient` and `PgClient`, gives the `HttpServer` (for its address) and the `AnswerCache`.
  */
 export const indexerServerLayer = (chainId: number, options: IndexerServerOptions) =>
   indexerHttpLayer(chainId).pipe(
     Layer.provideMerge(cachedAnswerServer({ port: options.port, host: options.host })),
-    Layer.provide(Layer.merge(FreshnessLive(chainId), AnswerCacheLive(options.cacheBytes ?? DEFAULT_CACHE_BYTES)))
+    // The cache stays in the output, for whoever wants to look at it (tests).
+    Layer.provideMerge(Layer.merge(FreshnessLive(chainId), AnswerCacheLive(options.cacheBytes ?? DEFAULT_CACHE_BYTES)))
   )
 
 /** Where this process's indexer API answers, once its server is listening. */
