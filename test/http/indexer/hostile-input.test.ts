@@ -234,7 +234,7 @@ describe("long, nested and repeated inputs on every path", () => {
   it("a 16,000-digit market id is refused as InvalidMarketId after no more scanning than a short one", async () => {
     const scans = await longScans(async () => {
       const response = await api.raw(`/api/markets/${"1".repeat(16_000)}`)
-      const answer = { status: response.status, body: await response.json() }
+      const answer = { status: response.status, body: (await response.json()) as { error: string; message: string } }
       expect(answer.status).toBe(400)
       expect(answer.body.error).toBe("InvalidMarketId")
       expect(answer.body.message).toMatch(/16000 characters long; at most 78 fit/)
