@@ -117,12 +117,12 @@ async function main() {
     console.log(`database: ${db.where}; fixture indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
     console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} (before the runs)`)
     const configurations: Array<[string, number]> = [
-      ["as served: answers cached per indexed head", 10_000],
+      ["as served: answers cached per indexed head", 64 << 20],
       ["cache off: every request reads Postgres", 0]
     ]
-    for (const [label, cacheEntries] of configurations) {
+    for (const [label, cacheBytes] of configurations) {
       if (only !== undefined && !label.startsWith(only === "cached" ? "as served" : "cache off")) continue
-      await suite(label, db.url, cacheEntries, { duration, connections, rate })
+      await suite(label, db.url, cacheBytes, { duration, connections, rate })
     }
   } finally {
     await db.drop()
@@ -137,9 +137,9 @@ const TARGETS: ReadonlyArray<readonly [string, string]> = [
   ["candles", "/api/markets/15/candles?timeframe=1m&limit=100"]
 ]
 
-/** One server process with `cacheEntries`, every target at full speed, then market detail at a fixed rate. */
-async function suite(label: string, dbUrl: string, cacheEntries: number, o: { duration: number; connections: number; rate: number }) {
-  const server = fork(fileURLToPath(import.meta.url), ["--serve", dbUrl, String(cacheEntries)], {
+/** One server process with `cacheBytes`, every target at full speed, then market detail at a fixed rate. */
+async function suite(label: string, dbUrl: string, cacheBytes: number, o: { duration: number; connections: number; rate: number }) {
+  const server = fork(fileURLToPath(import.meta.url), ["--serve", dbUrl, String(cacheBytes)], {
     execArgv: process.execArgv,
     stdio: ["ignore", "inherit", "inherit", "ipc"]
   })
@@ -184,7 +184,7 @@ async function suite(label: string, dbUrl: string, cacheEntries: number, o: { du
 
 if (process.argv[2] === "--serve") {
   const database = pgClientLayer(Redacted.make(process.argv[3] ?? ""))
-  const layer = indexerServerLayer(130, { port: 0, host: "127.0.0.1", cacheEntries: Number(process.argv[4] ?? 10_000) }).pipe(
+  const layer = indexerServerLayer(130, { port: 0, host: "127.0.0.1", cacheBytes: Number(process.argv[4] ?? 64 << 20) }).pipe(
     Layer.provide(database)
   )
   const scope = Effect.runSync(Scope.make())

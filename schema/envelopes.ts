@@ -108,23 +108,29 @@ export const DEFAULT_LIMIT = 20
 export const MAX_LIMIT = 100
 export const DEFAULT_OFFSET = 0
 
+/** Digits of the largest safe integer (2^53 - 1): a longer string is out of range before any pattern reads it. */
+const MAX_SAFE_DIGITS = 16
+
 /**
  * A whole number in [min, max] from a query string. Failures are one sentence naming the
- * parameter: `limit must be between 1 and 100, got 101`, `offset must be a whole number of 0 or
- * more, got "-1"`.
+ * parameter and the allowed range: `limit must be between 1 and 100, got 101`, `offset must be a
+ * whole number from 0 to 9007199254740991, got "-1"`.
  */
 export const integerQueryParam = (name: string, min: number, max: number, description: string) => {
-  const range = max === Number.MAX_SAFE_INTEGER ? `of ${min} or more` : `between ${min} and ${max}`
-  const badFormat = (actual: unknown) =>
-    `${name} must be a whole number ${range}, got ${typeof actual === "string" ? JSON.stringify(actual) : String(actual)}`
-  const outOfRange = (value: number) => `${name} must be ${max === Number.MAX_SAFE_INTEGER ? `${min} or more` : `between ${min} and ${max}`}, got ${value}`
+  const range = max === Number.MAX_SAFE_INTEGER ? `from ${min} to ${max}` : `between ${min} and ${max}`
+  const shown = (actual: unknown) =>
+    typeof actual === "string" ? JSON.stringify(actual.length > 90 ? `${actual.slice(0, 87)}...` : actual) : String(actual)
+  const isDigits = (input: string) => input.length <= MAX_SAFE_DIGITS + 1 && /^(0|[1-9][0-9]*)$/.test(input)
   const explain = (actual: unknown): string => {
-    if (typeof actual === "string" && /^(0|[1-9][0-9]*)$/.test(actual)) {
-      const value = Number(actual)
-      if (Number.isSafeInteger(value) && (value < min || value > max)) return outOfRange(value)
+    if (typeof actual === "string" && actual.length > MAX_SAFE_DIGITS + 1 && /^[1-9]/.test(actual) && !/[^0-9]/.test(actual)) {
+      return `${name} must be a whole number ${range}, got ${shown(actual)}, which is too large`
     }
-    if (typeof actual === "number") return outOfRange(actual)
-    return badFormat(actual)
+    if (typeof actual === "string" && isDigits(actual)) {
+      const value = Number(actual)
+      if (value < min || value > max) return `${name} must be ${range}, got ${Number.isSafeInteger(value) ? value : shown(actual)}`
+    }
+    if (typeof actual === "number") return `${name} must be ${range}, got ${actual}`
+    return `${name} must be a whole number ${range}, got ${shown(actual)}`
   }
   return Schema.transformOrFail(
     Schema.String.annotations({ jsonSchema: { type: "string", pattern: "^(0|[1-9][0-9]*)$" } }),
@@ -134,7 +140,7 @@ export const integerQueryParam = (name: string, min: number, max: number, descri
       strict: true,
       decode: (input, _, ast) => {
         const value = Number(input)
-        return /^(0|[1-9][0-9]*)$/.test(input) && Number.isSafeInteger(value) && value >= min && value <= max
+        return isDigits(input) && Number.isSafeInteger(value) && value >= min && value <= max
           ? ParseResult.succeed(value)
           : ParseResult.fail(new ParseResult.Type(ast, input, explain(input)))
       },

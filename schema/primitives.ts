@@ -9,6 +9,10 @@
  *   wrong with it, e.g. `expected a uint256 as a decimal string, got "-1", which is negative`.
  *   The sentence is the schema's `message` annotation (with `override`), so
  *   `ParseResult.TreeFormatter` and `ArrayFormatter` print exactly it and an HTTP 400 can repeat it.
+ * - Request input is hostile: every parser refuses an input longer than its longest valid value
+ *   before any pattern scans it (78 digits for a uint256, 40 or 64 hex digits), and every pattern
+ *   is linear (no quantifier nested in or next to another that can match the same characters), so
+ *   rejecting a 16,000-digit id costs what rejecting a short one does.
  * - Every schema carries `identifier`, `title` and `description` (they end up in OpenAPI), and
  *   string-encoded schemas document their wire pattern through a `jsonSchema` annotation.
  */
@@ -111,12 +115,21 @@ const overrideMessage = (explain: (actual: unknown) => string) => (issue: ParseR
 
 type HexCheck = { readonly ok: `0x${string}` } | { readonly problem: string }
 
-/** `0x` + hex digits, checking the digit count with `count` (a description of the rule). */
-const checkHex = (input: string, valid: (digits: number) => boolean, count: (digits: number) => string): HexCheck => {
+/**
+ * `0x` + hex digits, checking the digit count with `count` (a description of the rule). A body
+ * longer than `maxDigits` is refused by its length before any pattern scans it.
+ */
+const checkHex = (
+  input: string,
+  valid: (digits: number) => boolean,
+  count: (digits: number) => string,
+  maxDigits = Number.POSITIVE_INFINITY
+): HexCheck => {
   if (input === "") return { problem: ", which is empty" }
   if (input.startsWith("0X")) return { problem: `, whose prefix is "0X"; write a lowercase "0x"` }
   if (!input.startsWith("0x")) return { problem: ", which does not start with 0x" }
   const body = input.slice(2)
+  if (body.length > maxDigits) return { problem: ` (${count(body.length)})` }
   const bad = /[^0-9a-fA-F]/.exec(body)
   if (bad !== null) {
     const what = /\s/.test(bad[0]) ? "whitespace" : `a non-hex character ${quote(bad[0])}`
@@ -147,7 +160,7 @@ const fixedHex = (identifier: string, title: string, what: string, digits: numbe
     expected: `expected ${what}: 0x followed by ${digits} hex digits`,
     jsonSchema: { pattern: `^0x[0-9a-fA-F]{${digits}}$`, minLength: digits + 2, maxLength: digits + 2 },
     to: lowercaseHex(identifier, pattern, what),
-    parse: (input) => checkHex(input, (n) => n === digits, digitsWord),
+    parse: (input) => checkHex(input, (n) => n === digits, digitsWord, digits),
     format: (value) => value.toLowerCase()
   })
 }
@@ -169,7 +182,7 @@ export const Address = stringPrimitive({
   expected: "expected an address: 0x followed by 40 hex digits",
   jsonSchema: { pattern: "^0x[0-9a-fA-F]{40}$", minLength: 42, maxLength: 42, examples: ["0x00000000000000000000000000000000000000aa"] },
   to: AddressFromSelf,
-  parse: (input) => checkHex(input, (n) => n === 40, digitsWord),
+  parse: (input) => checkHex(input, (n) => n === 40, digitsWord, 40),
   format: (value) => value.toLowerCase() as `0x${string}`
 })
 export type Address = typeof Address.Type
@@ -231,6 +244,13 @@ interface DecimalParts {
   readonly fraction: string
 }
 
+/** Digits of the largest 256-bit integer (2^256 - 1 has 78): no integer part of a value here is longer. */
+export const MAX_INTEGER_DIGITS = 78
+
+/** The longest string that can be a decimal under `rules`: sign, 78 digits, point and fraction. */
+export const decimalMaxLength = (rules: DecimalRules): number =>
+  (rules.signed ? 1 : 0) + MAX_INTEGER_DIGITS + (rules.fraction === "none" ? 0 : 1 + rules.fraction.max)
+
 /**
  * Splits a canonical decimal string, or says (as a relative clause, ", which ...") what keeps it
  * from being one: empty, whitespace, sign, hex, exponent, stray characters, fraction rules,
@@ -238,6 +258,11 @@ interface DecimalParts {
  */
 const parseDecimal = (input: string, rules: DecimalRules): { readonly ok: DecimalParts } | { readonly problem: string } => {
   if (input === "") return { problem: ", which is empty" }
+  // Checked before any pattern runs, so rejecting a hostile 16,000-digit id costs what a short one does.
+  const maxLength = decimalMaxLength(rules)
+  if (input.length > maxLength) {
+    return { problem: `, which is ${input.length} characters long; at most ${maxLength} fit (a 256-bit integer has at most ${MAX_INTEGER_DIGITS} digits)` }
+  }
   if (/^\s|\s$/.test(input)) return { problem: ", which has leading or trailing whitespace" }
   if (/\s/.test(input)) return { problem: ", which contains whitespace" }
   if (input.startsWith("+")) return { problem: `, which starts with a "+" sign; write the digits only` }
@@ -245,7 +270,7 @@ const parseDecimal = (input: string, rules: DecimalRules): { readonly ok: Decima
   if (negative && !rules.signed) return { problem: ", which is negative" }
   const body = negative ? input.slice(1) : input
   if (/^0[xX]/.test(body)) return { problem: ", which is hexadecimal; only decimal digits are accepted" }
-  if (/^(\d+\.?\d*|\.\d+)[eE][+-]?\d*$/.test(body)) return { problem: ", which uses exponent notation; write out all the digits" }
+  if (/^(?:\d+(?:\.\d*)?|\.\d+)[eE][+-]?\d*$/.test(body)) return { problem: ", which uses exponent notation; write out all the digits" }
   const match = /^(\d*)(?:\.(\d*))?$/.exec(body)
   if (match === null) {
     const bad = /[^0-9.]/.exec(body)
@@ -395,7 +420,7 @@ export const MarketId = stringPrimitive({
   to: MarketIdFromSelf,
   parse: (input) => {
     if (/^0[xX]/.test(input)) {
-      const hex = checkHex(input, (n) => n === 64, digitsWord)
+      const hex = checkHex(input, (n) => n === 64, digitsWord, 64)
       if ("problem" in hex) return hex
       const value = BigInt(hex.ok)
       return value === 0n ? { problem: ", which is zero; market ids start at 1" } : { ok: value }

@@ -2,15 +2,18 @@
  * The jobs the command line runs, each an Effect over the configuration.
  *
  * `start` (the main job): database (embedded unless DATABASE_URL), migrations, then the indexer
- * and backend HTTP servers until SIGINT/SIGTERM. Resources are scoped: on a signal the servers
- * stop accepting, then the pool closes, then the embedded Postgres shuts down.
+ * and backend HTTP servers, and the indexer in a child process, until SIGINT/SIGTERM. Resources
+ * are scoped: on a signal the servers stop accepting and the indexer process stops, then the pool
+ * closes, then the embedded Postgres shuts down.
  */
 import { SqlClient } from "@effect/sql"
-import { Context, Deferred, Effect, Layer, Logger, Option } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import { Context, Deferred, Effect, Layer, Logger, Option, Redacted } from "effect"
 import { BackendServerLive } from "../http/backend/api.js"
 import { IndexerEndpoint, IndexerServerLive } from "../http/indexer/api.js"
-import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig } from "./config.js"
-import { DatabaseLive } from "./db/database.js"
+import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
+import { DatabaseLive, databaseTarget, pgClientLayer } from "./db/database.js"
+import { type IndexerProcessExited, runIndexerProcess, stopWithParent } from "./indexer-process.js"
 import { runMigrations } from "./db/migrations.js"
 import { loadDeployment } from "./deployment.js"
 import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
@@ -144,16 +147,35 @@ const indexChain = (deployment: Option.Option<Deployment>) =>
     return yield* follow(server.url, server.chain.meta.deployment, "committed fixture", seedDisplayMetadataFrom(FIXTURE_METADATA))
   }).pipe(Effect.scoped)
 
-/** The main job: check the deployment, migrate, then serve and index until interrupted. */
-export const start = checkDeployment.pipe(
-  Effect.flatMap((deployment) =>
-    runMigrations().pipe(
-      Effect.zipRight(Effect.all([serve, indexChain(deployment)], { concurrency: "unbounded", discard: true })),
-      Effect.provide(DatabaseLive),
-      Effect.scoped
-    )
+/** What one `start` runs: everything (the default), or one side of it (`start --only ...`). */
+export type StartRole = "all" | "indexer" | "api"
+
+/**
+ * The main job: check the deployment, open the database (embedded unless DATABASE_URL), migrate,
+ * then serve and index until interrupted.
+ *
+ * - `all` (the default): the APIs in this process and the indexer in a child process
+ *   (`indexer-process.ts`), so request load can never starve indexing;
+ * - `indexer`: the single writer alone (what that child runs);
+ * - `api`: the APIs alone; any number of them may serve one database that one indexer writes.
+ */
+export const start = (role: StartRole = "all") =>
+  checkDeployment.pipe(
+    Effect.flatMap((deployment) =>
+      Effect.gen(function* () {
+        const target = yield* databaseTarget
+        yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ kind: target.kind, url: redactUrl(Redacted.value(target.url)) }))
+        const jobs: Effect.Effect<void, Effect.Effect.Error<ReturnType<typeof indexChain>> | Effect.Effect.Error<typeof serve> | IndexerProcessExited, AppConfig | SqlClient.SqlClient | PgClient.PgClient> =
+          role === "indexer"
+            ? Effect.zipRight(stopWithParent, indexChain(deployment))
+            : role === "api"
+              ? serve
+              : Effect.all([serve, runIndexerProcess(target.url)], { concurrency: "unbounded", discard: true })
+        return yield* runMigrations().pipe(Effect.zipRight(jobs), Effect.provide(pgClientLayer(target.url)))
+      })
+    ),
+    Effect.scoped
   )
-)
 
 /** Applies pending migrations and exits. */
 export const migrate = runMigrations().pipe(Effect.asVoid, Effect.provide(DatabaseLive), Effect.scoped)

@@ -3,7 +3,7 @@
  */
 import { Command, HelpDoc, Options, Span, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { Console, Effect } from "effect"
+import { Console, Effect, Option } from "effect"
 import { writeFile } from "node:fs/promises"
 import { exportJob } from "./analytics/command.js"
 import { migrate, start, withConfig } from "./app.js"
@@ -24,9 +24,20 @@ const environmentHelp = HelpDoc.blocks([
   )
 ])
 
-const startCommand = Command.make("start", {}, () => withConfig(start)).pipe(
+const startCommand = Command.make(
+  "start",
+  {
+    only: Options.choice("only", ["indexer", "api"]).pipe(
+      Options.optional,
+      Options.withDescription(
+        "run one side only: indexer (the single writer, no HTTP) or api (both APIs, no indexing; any number of them may serve one database)"
+      )
+    )
+  },
+  ({ only }) => withConfig(start(Option.getOrElse(only, () => "all" as const)))
+).pipe(
   Command.withDescription(
-    "Main job: Postgres (embedded unless DATABASE_URL is set), migrations, then the indexer API on INDEXER_PORT and the backend API on BACKEND_PORT until SIGINT or SIGTERM."
+    "Main job: Postgres (embedded unless DATABASE_URL is set), migrations, then the indexer API on INDEXER_PORT and the backend API on BACKEND_PORT, with the indexer in a child process, until SIGINT or SIGTERM."
   )
 )
 

@@ -3,18 +3,18 @@
  * (`definition.ts`, shared with the typed client the backend uses) and the handlers
  * (`handlers/*.ts`, one module per resource group).
  *
- * Every response goes through one middleware: the freshness headers (`freshness.ts`), the
- * error bodies (`request-errors.ts`) and the per-head answer cache (`response-cache.ts`), whose
- * hits the Node listener answers before HttpApi (`fast-path.ts`).
+ * Every request goes through one middleware, the front door (`front-door.ts`): CORS, the parsed
+ * target, its endpoint and decoded parameters, the freshness headers (`freshness.ts`), the error
+ * bodies (`request-errors.ts`) and the per-head answer cache (`response-cache.ts`), whose hits
+ * the Node listener answers before HttpApi (`fast-path.ts`).
  * OpenAPI 3.1 is served at /api/openapi.json and a browsable page (Scalar, its script inlined:
  * no CDN needed) at /api/docs.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpRouter, HttpServer } from "@effect/platform"
-import type { HttpApp } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
 import { AppConfig } from "../../src/config.js"
 import { IndexerApi } from "./definition.js"
-import { FreshnessLive, withFreshness } from "./freshness.js"
+import { FreshnessLive } from "./freshness.js"
 import { AdminLive } from "./handlers/admin.js"
 import { EventsLive } from "./handlers/events.js"
 import { ExchangeLive, TradeBreakdownLive } from "./handlers/exchange.js"
@@ -28,9 +28,9 @@ import { OraclesLive } from "./handlers/oracles.js"
 import { PortfolioLive } from "./handlers/portfolio.js"
 import { HealthLive, IndexedChain, StatsLive } from "./handlers/system.js"
 import { UserStatsLive, UsersLive } from "./handlers/users.js"
-import { renderErrors } from "./request-errors.js"
-import { AnswerCache, AnswerCacheLive, cachedUnder } from "./response-cache.js"
+import { AnswerCache, AnswerCacheLive, DEFAULT_CACHE_BYTES } from "./response-cache.js"
 import { cachedAnswerServer } from "./fast-path.js"
+import { DOCUMENT_PATHS, frontDoor } from "./front-door.js"
 
 export { IndexerApi } from "./definition.js"
 export { IndexedChain } from "./handlers/system.js"
@@ -54,15 +54,9 @@ export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide(
   AdminLive
 ]))
 
-/**
- * Freshness headers and error bodies on every response, unknown routes included; 200 answers
- * served from the per-head cache while the head stands (hits usually never get here: the Node
- * listener answers them, see `fast-path.ts`).
- */
+/** Every request through the front door (`front-door.ts`), unknown routes included. */
 const IndexerMiddleware = HttpApiBuilder.middleware(
-  Effect.map(AnswerCache, ({ cache }) => (app: HttpApp.Default) =>
-    withFreshness(renderErrors(app), (head) => (cache === null ? (a) => a : cachedUnder(cache, head)))
-  ),
+  Effect.map(AnswerCache, ({ cache }) => frontDoor(cache)),
   { withContext: true }
 )
 
@@ -78,8 +72,8 @@ export const indexerHttpLayer = (chainId: number) =>
     Layer.provide(
       HttpRouter.setRouterConfig({ maxParamLength: 16_384, caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })
     ),
-    Layer.provide(HttpApiScalar.layer({ path: "/api/docs" })),
-    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
+    Layer.provide(HttpApiScalar.layer({ path: DOCUMENT_PATHS.docs })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: DOCUMENT_PATHS.openApi })),
     Layer.provide(IndexerMiddleware),
     Layer.provide(IndexerApiLive),
     Layer.provide(Layer.succeed(IndexedChain, { chainId }))
@@ -88,18 +82,19 @@ export const indexerHttpLayer = (chainId: number) =>
 export interface IndexerServerOptions {
   readonly port: number
   readonly host: string
-  /** Answers kept per indexed head (see `response-cache.ts`); 0 turns the cache off. Default 10,000. */
-  readonly cacheEntries?: number
+  /** Bytes of answers kept per indexed head (see `response-cache.ts`); 0 turns the cache off. Default 64 MiB. */
+  readonly cacheBytes?: number
 }
 
 /**
  * The indexer API listening on `port`/`host` (0: any free port), with its freshness follower and
- * answer cache; needs `SqlClient` and `PgClient`, gives the `HttpServer` (for its address).
+ * answer cache; needs `SqlClient` and `PgClient`, gives the `HttpServer` (for its address) and the `AnswerCache`.
  */
 export const indexerServerLayer = (chainId: number, options: IndexerServerOptions) =>
   indexerHttpLayer(chainId).pipe(
     Layer.provideMerge(cachedAnswerServer({ port: options.port, host: options.host })),
-    Layer.provide(Layer.merge(FreshnessLive(chainId), AnswerCacheLive(options.cacheEntries ?? 10_000)))
+    // The cache stays in the output, for whoever wants to look at it (tests).
+    Layer.provideMerge(Layer.merge(FreshnessLive(chainId), AnswerCacheLive(options.cacheBytes ?? DEFAULT_CACHE_BYTES)))
   )
 
 /** Where this process's indexer API answers, once its server is listening. */

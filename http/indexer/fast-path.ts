@@ -8,32 +8,45 @@
  *
  * Invariants:
  * - a hit is answered exactly as the Effect path answers it: status 200, the stored JSON body,
- *   `content-type: application/json`, and the freshness headers of the current head (the head
- *   the entry was stored under, which `HeadCache` checks);
- * - only GET requests whose exact URL (path and query) is cached under the current head are
- *   touched; everything else, errors included, goes through HttpApi unchanged.
+ *   `content-type: application/json`, the CORS header, and the freshness headers of the current
+ *   head (the head the entry was stored under, which `HeadCache` checks);
+ * - a request is a hit only when it is a GET whose answer key (its decoded, validated
+ *   parameters, `routes.ts`) is cached under the current head; a raw URL seen before finds its
+ *   key through the cache's aliases without decoding; everything else, errors included, goes
+ *   through HttpApi unchanged.
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { ListenOptions } from "node:net"
+import { CORS_HEADERS } from "./cors.js"
 import { Freshness, INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER } from "./freshness.js"
-import { AnswerCache, cacheable } from "./response-cache.js"
+import { parseTarget } from "./request-target.js"
+import { AnswerCache } from "./response-cache.js"
+import { answerKeyOf } from "./routes.js"
 
 /** Answers `request` from the cache if it is a hit; says whether it did. */
 const answerHit =
   (latest: () => { readonly block: number; readonly hash: string } | null, cache: AnswerCache["Type"]["cache"]) =>
   (request: IncomingMessage, response: ServerResponse): boolean => {
     const url = request.url
-    if (cache === null || url === undefined || !cacheable(request.method ?? "", url)) return false
+    if (cache === null || url === undefined || request.method !== "GET") return false
     const head = latest()
     if (head === null) return false
-    const body = cache.get(head, url)
+    let key = cache.aliasOf(head, url)
+    if (key === undefined) {
+      const target = parseTarget(url)
+      key = target === undefined ? undefined : answerKeyOf(target)
+      if (key === undefined) return false
+    }
+    const body = cache.get(head, key)
     if (body === undefined) return false
+    cache.setAlias(head, url, key)
     response.writeHead(200, {
       "content-type": "application/json",
       "content-length": body.byteLength,
+      ...CORS_HEADERS,
       [INDEXED_BLOCK_HEADER]: String(head.block),
       [INDEXED_BLOCK_HASH_HEADER]: head.hash
     })

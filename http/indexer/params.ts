@@ -11,11 +11,13 @@
  *   `InvalidMarketId`, every other name `InvalidParameter`. Path parameters are named so that
  *   this holds (`/api/events/{eventId}`, not `{id}`);
  * - query structs reject unknown parameters (`strictQuery`), so a misspelt filter is a 400
- *   instead of a silently unfiltered list.
+ *   instead of a silently unfiltered list;
+ * - no pattern scans more characters than the longest valid value has (lengths are checked
+ *   first), and every pattern is linear, so a hostile value costs what a short one does.
  */
 import { Option, ParseResult, Schema, SchemaAST } from "effect"
 import { paginationFields } from "../../schema/envelopes.js"
-import { Address, Bytes32, MarketId, TxHash } from "../../schema/primitives.js"
+import { Address, Bytes32, MarketId, MAX_INTEGER_DIGITS, TxHash } from "../../schema/primitives.js"
 
 /** How a malformed parameter is reported, by parameter name. */
 export type ParameterError = "InvalidAddress" | "InvalidMarketId" | "InvalidParameter"
@@ -99,6 +101,9 @@ export const txHashParam = (name: string, description: string) =>
 
 const DIGITS = /^(0|[1-9][0-9]*)$/
 
+/** Digits of the largest value an integer parameter takes (unix seconds up to year 9999: 12). */
+const MAX_INTEGER_PARAM_DIGITS = 16
+
 /**
  * A whole number in [min, max] from a string of digits. Larger inputs are compared as text first,
  * so `99999999999999999999999` is "out of range", never a rounded double.
@@ -111,8 +116,12 @@ export const integerParam = (name: string, min: number, max: number, description
     {
       strict: true,
       decode: (input, _, ast) => {
+        // Length first: no pattern scans more than a valid value's characters (a hostile client sends 16 KiB).
+        if (input.length > MAX_INTEGER_PARAM_DIGITS) {
+          return ParseResult.fail(new ParseResult.Type(ast, input, `${name} must be ${range}, got ${shown(input)}, which is ${input.length} characters long`))
+        }
         if (!DIGITS.test(input)) return ParseResult.fail(new ParseResult.Type(ast, input, `${name} must be ${range}, got ${shown(input)}`))
-        const value = input.length > 16 ? Number.POSITIVE_INFINITY : Number(input)
+        const value = Number(input)
         return value >= min && value <= max
           ? ParseResult.succeed(value)
           : ParseResult.fail(new ParseResult.Type(ast, input, `${name} must be ${range}, got ${shown(input)}, which is out of range`))
@@ -161,7 +170,7 @@ export const eventIdParam = (name: string, description: string) =>
     {
       strict: true,
       decode: (input, _, ast) =>
-        /^[1-9][0-9]{0,77}$/.test(input) && BigInt(input) < 1n << 256n
+        input.length <= MAX_INTEGER_DIGITS && /^[1-9][0-9]{0,77}$/.test(input) && BigInt(input) < 1n << 256n
           ? ParseResult.succeed(BigInt(input))
           : ParseResult.fail(new ParseResult.Type(ast, input, `${name} must be a decimal id from 1 (a uint256), got ${shown(input)}`)),
       encode: (value) => ParseResult.succeed(value.toString())

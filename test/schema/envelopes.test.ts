@@ -105,8 +105,11 @@ describe("pagination query", () => {
     [{ limit: "abc" }, "limit", 'limit must be a whole number between 1 and 100, got "abc"'],
     [{ limit: "10.5" }, "limit", 'limit must be a whole number between 1 and 100, got "10.5"'],
     [{ limit: "" }, "limit", 'limit must be a whole number between 1 and 100, got ""'],
-    [{ offset: "-1" }, "offset", 'offset must be a whole number of 0 or more, got "-1"'],
-    [{ offset: "1e3" }, "offset", 'offset must be a whole number of 0 or more, got "1e3"']
+    [{ offset: "-1" }, "offset", 'offset must be a whole number from 0 to 9007199254740991, got "-1"'],
+    [{ offset: "1e3" }, "offset", 'offset must be a whole number from 0 to 9007199254740991, got "1e3"'],
+    // Digits beyond the range: the message states the range, not merely "0 or more".
+    [{ offset: "99999999999999999999" }, "offset", 'offset must be a whole number from 0 to 9007199254740991, got "99999999999999999999", which is too large'],
+    [{ offset: "9007199254740992" }, "offset", "offset must be from 0 to 9007199254740991, got \"9007199254740992\""]
   ])("rejects %j with a message naming %s", (query, parameter, message) => {
     const { issues, tree } = failure(decode(query))
     expect(issues).toEqual([{ _tag: "Transformation", path: [parameter], message }])

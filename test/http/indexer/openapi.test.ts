@@ -206,7 +206,14 @@ describe("freshness", () => {
     expect(hit.status).toBe(miss.status)
     expect(hitBody).toBe(missBody)
     expect(headersOf(hit)).toEqual(headersOf(miss))
-    expect(Object.keys(headersOf(hit)).sort()).toEqual(["content-length", "content-type", "x-indexed-block", "x-indexed-block-hash"])
+    expect(Object.keys(headersOf(hit)).sort()).toEqual([
+      "access-control-allow-origin",
+      "access-control-expose-headers",
+      "content-length",
+      "content-type",
+      "x-indexed-block",
+      "x-indexed-block-hash"
+    ])
   })
 
   it("serves answers from the per-head cache until the head moves, then reads the database again", async () => {

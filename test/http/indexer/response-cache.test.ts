@@ -7,7 +7,7 @@ const bytes = (text: string) => new TextEncoder().encode(text)
 
 describe("HeadCache", () => {
   it("serves an answer only while the head it was stored under stands", () => {
-    const cache = new HeadCache(10, 1_000)
+    const cache = new HeadCache(100_000, 1_000)
     expect(cache.get(head(5), "/a")).toBeUndefined()
     cache.set(head(5), "/a", bytes("five"))
     expect(cache.get(head(5), "/a")).toEqual(bytes("five"))
@@ -19,21 +19,37 @@ describe("HeadCache", () => {
   })
 
   it("drops an answer computed under a head that has moved on meanwhile", () => {
-    const cache = new HeadCache(10, 1_000)
+    const cache = new HeadCache(100_000, 1_000)
     cache.get(head(7), "/warm")
     cache.set(head(6), "/late", bytes("computed before block 7"))
     expect(cache.get(head(7), "/late")).toBeUndefined()
   })
 
-  it("keeps at most maxEntries answers of at most maxBytes, the oldest going first", () => {
-    const cache = new HeadCache(3, 8)
+  it("keeps answers of at most maxEntryBytes within maxBytes in all, the oldest going first", () => {
+    // 7/8 of 8 KiB for answers: each 1,000-byte answer costs about 1,140 bytes, so six fit.
+    const cache = new HeadCache(8 * 1024, 1_000)
     const h = head(1)
     cache.get(h, "/")
-    for (const key of ["/1", "/2", "/3", "/4"]) cache.set(h, key, bytes(key))
-    expect(cache.size).toBe(3)
-    expect(cache.get(h, "/1")).toBeUndefined()
-    expect(cache.get(h, "/4")).toEqual(bytes("/4"))
-    cache.set(h, "/big", bytes("123456789"))
+    for (let i = 1; i <= 10; i++) cache.set(h, `/${i}`, new Uint8Array(1_000))
+    expect(cache.size).toBe(6)
+    expect(cache.bytes).toBeLessThanOrEqual(8 * 1024)
+    expect(cache.get(h, "/4")).toBeUndefined()
+    expect(cache.get(h, "/10")).toBeDefined()
+    cache.set(h, "/big", new Uint8Array(1_001))
     expect(cache.get(h, "/big")).toBeUndefined()
+  })
+
+  it("a flood of aliases stays within its eighth and evicts no answer", () => {
+    const cache = new HeadCache(64 * 1024)
+    const h = head(1)
+    cache.get(h, "/")
+    cache.set(h, "key", bytes("answer"))
+    for (let i = 0; i < 10_000; i++) cache.setAlias(h, `/api/markets?n=${"%31".repeat(i % 300)}${i}`, "key")
+    expect(cache.get(h, "key")).toEqual(bytes("answer"))
+    expect(cache.bytes).toBeLessThanOrEqual(64 * 1024)
+    expect(cache.aliasOf(h, `/api/markets?n=${"%31".repeat(9_999 % 300)}9999`)).toBe("key")
+    // A URL too long to be worth remembering is not.
+    cache.setAlias(h, `/${"x".repeat(2_000)}`, "key")
+    expect(cache.aliasOf(h, `/${"x".repeat(2_000)}`)).toBeUndefined()
   })
 })

@@ -8,8 +8,9 @@
  * therefore also shows that the published document describes the answer.
  */
 import { HttpServer } from "@effect/platform"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import { indexerServerLayer } from "../../../../http/indexer/api.js"
+import { AnswerCache, type HeadCache } from "../../../../http/indexer/response-cache.js"
 import { pgClientLayer } from "../../../../src/db/database.js"
 import { seedDisplayMetadataFrom } from "../../../../src/display-metadata.js"
 import { fixtureDatabaseUrl } from "../../../support/fixture-db.js"
@@ -37,6 +38,8 @@ export interface Harness {
   readonly raw: (path: string) => Promise<Response>
   /** Rows of a query on the fixture database (expected values computed independently). */
   readonly sql: <R extends Record<string, any> = Record<string, any>>(text: string, values?: Array<unknown>) => Promise<Array<R>>
+  /** The server's answer cache (null when off). */
+  readonly cache: HeadCache | null
   readonly close: () => Promise<void>
 }
 
@@ -70,14 +73,14 @@ export const conformance = (document: OpenApiDocument, pathname: string, answer:
   return [...problems, ...validator.errors(answer.body, schema).map((p) => `${found.template} ${answer.status}: ${p}`)]
 }
 
-export const startHarness = async (): Promise<Harness> => {
+export const startHarness = async (options: { readonly cacheBytes?: number } = {}): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
   const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
   try {
     const fixture = await Effect.runPromise(Scope.extend(fixtureDatabaseUrl, scope).pipe(quiet))
     const database = pgClientLayer(Redacted.make(fixture.url))
     await Effect.runPromise(seedDisplayMetadataFrom().pipe(Effect.provide(database), quiet))
-    const server = indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database))
+    const server = indexerServerLayer(130, { port: 0, host: "127.0.0.1", ...options }).pipe(Layer.provide(database))
     const context = await Effect.runPromise(Layer.buildWithScope(server, scope).pipe(quiet))
     const address = Context.get(context, HttpServer.HttpServer).address
     if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
@@ -107,6 +110,7 @@ export const startHarness = async (): Promise<Harness> => {
       raw,
       sql: async <R extends Record<string, any>>(text: string, values: Array<unknown> = []) =>
         (await Effect.runPromise(query(fixture.url, text, values))).rows as Array<R>,
+      cache: Option.getOrNull(Context.getOption(context, AnswerCache))?.cache ?? null,
       close: () => Effect.runPromise(Scope.close(scope, Exit.void))
     }
   } catch (error) {

@@ -1,0 +1,57 @@
+/**
+ * Every indexer request passes here before HttpApi's router: CORS, the parsed target
+ * (`request-target.ts`), the endpoint and its decoded parameters (`routes.ts`), the answer cache
+ * (`response-cache.ts`), freshness headers (`freshness.ts`) and error bodies
+ * (`request-errors.ts`).
+ *
+ * Invariants:
+ * - the router is handed the canonical URL of the parsed target, so it routes what the cache is
+ *   keyed on: an absolute-form `GET http://host/api/health` is the health endpoint, uncached;
+ * - a GET to a path that names no endpoint (an empty segment where a parameter goes included) is
+ *   a 404 `NotFound`, and a GET whose parameters the endpoint rejects is its 400, both before the
+ *   router runs; the documents (`/api/openapi.json`, `/api/docs`) go straight to it;
+ * - every answer carries the CORS headers; `OPTIONS` is a 204 preflight.
+ */
+import { HttpServerError, HttpServerRequest } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
+import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { Effect, Either } from "effect"
+import { preflight, withCorsHeaders } from "./cors.js"
+import { withFreshness } from "./freshness.js"
+import { renderErrors } from "./request-errors.js"
+import { parseTarget } from "./request-target.js"
+import type { HeadCache } from "./response-cache.js"
+import { cachedUnder } from "./response-cache.js"
+import { answerKey, decodeRequest, matchRequest } from "./routes.js"
+
+/** Paths HttpApi serves that are not endpoints of the definition. */
+export const DOCUMENT_PATHS = { openApi: "/api/openapi.json", docs: "/api/docs" } as const
+const DOCUMENTS = new Set<string>(Object.values(DOCUMENT_PATHS))
+
+/** `app` (HttpApi's router) behind the front door, with `cache` (null: none). */
+export const frontDoor =
+  (cache: HeadCache | null) =>
+  <E, R>(app: HttpApp.Default<E, R>) =>
+    Effect.map(
+      withFreshness(app, (head) => (inner) =>
+        renderErrors(
+          Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): HttpApp.Default<E | HttpServerError.RouteNotFound | HttpApiDecodeError, R> => {
+            if (request.method === "OPTIONS") return Effect.succeed(preflight())
+            const target = parseTarget(request.url)
+            if (target === undefined) return inner
+            const routed = Effect.provideService(inner, HttpServerRequest.HttpServerRequest, request.modify({ url: target.url }))
+            const path = target.url.split("?")[0]!
+            if ((request.method !== "GET" && request.method !== "HEAD") || DOCUMENTS.has(path)) return routed
+            const matched = matchRequest(target)
+            if (matched === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
+            const decoded = decodeRequest(matched, target)
+            if (Either.isLeft(decoded)) return HttpApiDecodeError.refailParseError(decoded.left)
+            const key = answerKey(matched, decoded.right)
+            return cache === null || head === null || key === undefined || request.method !== "GET"
+              ? routed
+              : cachedUnder(cache, head, key, request.url)(routed)
+          })
+        )
+      ),
+      withCorsHeaders
+    )

@@ -1,0 +1,84 @@
+/**
+ * The indexer in its own process, so that no request load on the APIs can slow indexing: the
+ * default `start` serves the APIs in its own process and runs `start --only indexer` as a child
+ * against the same database (its URL passed as DATABASE_URL; an embedded Postgres stays owned by
+ * the parent, which stops it after the child has exited).
+ *
+ * Invariants:
+ * - the child lives no longer than the parent's scope: closing the scope (SIGINT, SIGTERM, any
+ *   failure) sends it SIGTERM and waits for it to exit (SIGKILL after 30 s), before anything
+ *   acquired earlier (the database) is released;
+ * - a parent that dies without closing its scope (SIGKILL) closes the child's IPC channel, and
+ *   the child stops itself on that (`stopWithParent`): no process is left behind;
+ * - a child that exits on its own (a configuration error, a reorg deeper than the window, a
+ *   crash, a kill) fails the parent with `IndexerProcessExited`, so `start` stops the APIs and
+ *   exits 1 rather than serve an index nobody updates; whatever restarts the service (systemd,
+ *   a container runtime) restarts both. Transient faults are retried inside the pipeline.
+ */
+import { Data, Effect, Redacted } from "effect"
+import { spawn, type ChildProcess } from "node:child_process"
+
+export class IndexerProcessExited extends Data.TaggedError("IndexerProcessExited")<{
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}> {
+  override get message() {
+    return `the indexer process exited (${this.signal === null ? `code ${this.code}` : `signal ${this.signal}`}); stopping`
+  }
+}
+
+/** Resolves when `child` has exited (at once when it already has). */
+const exitOf = (child: ChildProcess) =>
+  Effect.async<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.succeed({ code: child.exitCode, signal: child.signalCode }))
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => resume(Effect.succeed({ code, signal }))
+    child.once("exit", onExit)
+    return Effect.sync(() => void child.off("exit", onExit))
+  })
+
+/** SIGTERM, then SIGKILL if it is still running after 30 s; returns once it has exited. */
+const stop = (child: ChildProcess) =>
+  Effect.gen(function* () {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    child.kill("SIGTERM")
+    const exited = yield* exitOf(child).pipe(Effect.timeout("30 seconds"), Effect.option)
+    if (exited._tag === "None") {
+      yield* Effect.logWarning("indexer process did not stop on SIGTERM; killing it").pipe(Effect.annotateLogs("pid", child.pid))
+      child.kill("SIGKILL")
+      yield* exitOf(child)
+    }
+  })
+
+/**
+ * Runs `start --only indexer` (this same program, with the same Node flags) against
+ * `databaseUrl` until it exits, which is a failure; interrupting stops it.
+ */
+export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>) =>
+  Effect.gen(function* () {
+    const script = process.argv[1]
+    if (script === undefined) return yield* Effect.dieMessage("cannot tell which script to run the indexer process with")
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() =>
+        spawn(process.execPath, [...process.execArgv, script, "start", "--only", "indexer"], {
+          env: { ...process.env, DATABASE_URL: Redacted.value(databaseUrl) },
+          // Its logs go where ours go; the IPC channel tells it when we are gone.
+          stdio: ["ignore", "inherit", "inherit", "ipc"]
+        })
+      ),
+      stop
+    )
+    yield* Effect.logInfo("indexer process started").pipe(Effect.annotateLogs("pid", child.pid))
+    const { code, signal } = yield* exitOf(child)
+    return yield* new IndexerProcessExited({ code, signal })
+  }).pipe(Effect.scoped)
+
+/**
+ * In a process started by `runIndexerProcess`: stop (as on SIGTERM: scopes close, the database
+ * pool and the replay node with them) as soon as the parent is gone.
+ */
+export const stopWithParent = Effect.sync(() => {
+  if (process.channel === undefined) return
+  // The channel alone must not keep this process alive once its work has ended.
+  process.channel.unref()
+  process.once("disconnect", () => process.kill(process.pid, "SIGTERM"))
+})
