@@ -26,8 +26,8 @@ const run = (events: ReadonlyArray<DomainEvent>): Working => {
 }
 
 const created: DomainEvent = { _tag: "MarketCreated", marketId: 1n, creator: alice, oracle: A(9), yesToken: A(10), noToken: A(11), endTime: 2_000_000_000n, question: "Q?" }
-const trade = (recipient: string, tradeType: 0 | 1 | 2 | 3, amountIn: bigint, amountOut: bigint): DomainEvent => ({
-  _tag: "Trade", marketId: 1n, trader: alice, recipient, tradeType, amountIn, amountOut, clobFilled: 0n, ammFilled: amountOut, builder: null
+const trade = (recipient: string, tradeType: 0 | 1 | 2 | 3, amountIn: bigint, amountOut: bigint, trader = alice): DomainEvent => ({
+  _tag: "Trade", marketId: 1n, trader, recipient, tradeType, amountIn, amountOut, clobFilled: 0n, ammFilled: amountOut, builder: null
 })
 
 describe("event-source rules", () => {
@@ -50,14 +50,15 @@ describe("event-source rules", () => {
     expect(w.appended.priceSnapshots.map((s) => s.source)).toEqual(["hook_amm"])
   })
 
-  it("3. split, merge, redeem and refund always change collateral and positions, even for protocol contracts", () => {
+  it("3. split, merge, redeem and refund always change collateral, even for protocol contracts, which get no position", () => {
     const w = run([
       created,
       { _tag: "PositionSplit", marketId: 1n, user: ROUTER, amount: 10_000_000n },
       { _tag: "PositionMerged", marketId: 1n, user: ROUTER, amount: 4_000_000n }
     ])
     expect(w.markets.get(1n)!.totalCollateral).toBe(6_000_000n)
-    expect(w.positions.get(positionKey(ROUTER, 1n))).toMatchObject({ yesBalance: 6_000_000n, noBalance: 6_000_000n })
+    expect(w.positions.has(positionKey(ROUTER, 1n))).toBe(false)
+    expect(w.users.has(ROUTER)).toBe(false)
   })
 
   it("4. a Trade to a protocol contract writes no position but still counts volume", () => {
@@ -71,7 +72,7 @@ describe("event-source rules", () => {
     const w = run([
       created,
       trade(bob, 0, 40_000_000n, 100_000_000n), // 100 YES for 40 USDC
-      trade(bob, 1, 50_000_000n, 30_000_000n), // sell 50 YES for 30 USDC: cost 20, pnl +10
+      trade(bob, 1, 50_000_000n, 30_000_000n, bob), // bob sells 50 YES for 30 USDC: cost 20, pnl +10
       { _tag: "MarketResolved", marketId: 1n, outcome: true, resolver: A(9) },
       { _tag: "TokensRedeemed", marketId: 1n, user: bob, winningBurned: 50_000_000n, losingBurned: 0n, fee: 1_000_000n, payout: 49_000_000n }
     ])

@@ -51,7 +51,7 @@ const SPEC_PATHS = [
   "/api/admin/pauses",
   "/api/admin/diamond-cuts",
   "/api/admin/fee-changes",
-  "/api/admin/hook-upgrades",
+  "/api/admin/hook-proxy-upgrades",
   "/api/stats",
   "/api/health"
 ]
