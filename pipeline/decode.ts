@@ -180,9 +180,11 @@ export class AddressBook {
  */
 export const protocolContracts = (deployment: Deployment, book: AddressBook): ProtocolContracts => {
   const components = new Set<string>(COMPONENTS.map((c) => deployment[c].toLowerCase()))
+  const router = deployment.router.toLowerCase()
+  const exchange = deployment.exchange.toLowerCase()
   return {
     has: (address) => components.has(address) || book.watches(address),
-    poolManager: deployment.poolManager.toLowerCase()
+    isVenue: (address) => address === router || address === exchange
   }
 }
 

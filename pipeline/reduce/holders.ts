@@ -10,11 +10,13 @@
  * - only tokens announced by MarketCreated count; a Transfer of any other contract is ignored.
  *
  * Holders keep every address (protocol contracts included). Positions (positions.ts) move here
- * only for transfers the protocol's own events do not describe: between two users (out of the
- * sender pro rata to its cost basis, in at cost 0), a user's liquidity moving to or from the pool
- * manager (the same), and outcome-token dust the router refunds (in at cost 0). Shares moving to
- * or from any other protocol contract are the other side of a trade, fill, escrow, split, merge,
- * redemption or refund, which move the position themselves.
+ * only for transfers the protocol's own events do not describe: a user's shares to or from
+ * another user or a contract other than the router and the exchange (liquidity into the pool
+ * manager, seed tokens from the market factory, ...): out of the sender pro rata to its cost
+ * basis, in at cost 0; and outcome-token dust the router refunds (in at cost 0). Shares moving
+ * between a user and the router or the exchange are the other side of a trade, a fill or an
+ * order's escrow, which move the position themselves; mints and burns are splits, merges,
+ * redemptions and refunds.
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
 import type { Located, ProtocolContracts } from "./markets.js"
@@ -83,11 +85,10 @@ export const onTransfer = (s: State, e: DomainEventOf<"Transfer">, at: Located, 
   if (e.to === ZERO_ADDRESS) token.supply -= e.value
   else credit(s, token, e.to, e.value)
   if (e.from === ZERO_ADDRESS || e.to === ZERO_ADDRESS) return
+  if (protocol.isVenue(e.from) || protocol.isVenue(e.to)) return
   const yes = token.side === "YES"
-  const fromUser = !protocol.has(e.from)
-  const toUser = !protocol.has(e.to)
-  if (fromUser && (toUser || e.to === protocol.poolManager)) dispose(s, protocol, e.from, token.marketId, yes, e.value, 0n)
-  if (toUser && (fromUser || e.from === protocol.poolManager)) acquire(s, protocol, e.to, token.marketId, yes, e.value, 0n)
+  dispose(s, protocol, e.from, token.marketId, yes, e.value, 0n)
+  acquire(s, protocol, e.to, token.marketId, yes, e.value, 0n)
 }
 
 /** Outcome tokens the router hands back after a trade arrive at cost 0 (USDC dust moves no position). */

@@ -38,12 +38,14 @@ export interface UserRow {
 
 /**
  * The deployment's contracts (every component, the outcome tokens): plumbing, never a user
- * (rule 4). `poolManager` is also where liquidity goes: a user's shares moving to or from it are
- * transfers of that user (see positions.ts).
+ * (rule 4). `isVenue` names the two whose every token movement with a user their own events
+ * describe (the router: Trade, DustRefunded; the exchange: fills, escrow), so a Transfer between
+ * a user and one of them moves no position; a Transfer between a user and any other contract
+ * (the pool manager's liquidity, the market factory's seed tokens, ...) is a transfer.
  */
 export interface ProtocolContracts {
   readonly has: (address: string) => boolean
-  readonly poolManager?: string
+  readonly isVenue: (address: string) => boolean
 }
 
 /** The part of a batch's working set the ledger changes. */

@@ -7,7 +7,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import type { DomainEvent } from "../../schema/domain-events.js"
-import { AddressBook, decodeLog } from "../../pipeline/decode.js"
+import { AddressBook, decodeLog, protocolContracts } from "../../pipeline/decode.js"
 import { emptyWorking, positionKey, reduceEvent, type Located, type Working } from "../../pipeline/reduce/markets.js"
 import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
@@ -15,7 +15,7 @@ import { ReplayChain } from "../../src/replay/chain.js"
 const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const ROUTER = A(0xf00d)
 const at = (block: number, logIndex = 0): Located => ({ block, timestamp: 1_700_000_000 + block, txHash: `0x${"ab".repeat(32)}`, logIndex, address: A(0xd1a) })
-const protocol = { has: (a: string) => a === ROUTER }
+const protocol = { has: (a: string) => a === ROUTER, isVenue: (a: string) => a === ROUTER }
 const alice = A(1)
 const bob = A(2)
 
@@ -98,7 +98,7 @@ describe("folding a whole synthetic chain", () => {
       const chain = await ReplayChain.load(out)
       chain.advanceAll()
       const book = new AddressBook(summary.deployment)
-      const protocolSet = new Set<string>([summary.deployment.router, summary.deployment.exchange, summary.deployment.diamond, summary.deployment.poolManager, summary.deployment.hookProxy])
+      const protocolSet = protocolContracts(summary.deployment, new AddressBook(summary.deployment))
       const w = emptyWorking()
       let volume = 0n
       let trades = 0n

@@ -163,7 +163,7 @@ describe("position and P&L rules, one per event", () => {
     expect(pos(s, bob)).toMatchObject({ yesBalance: 4n * USDC, yesCost: 0n, realizedPnl: 0n })
   })
 
-  it("liquidity: shares to the pool manager leave like a transfer, shares back arrive at cost 0", () => {
+  it("liquidity and other contracts: shares to the pool manager leave like a transfer, shares back arrive at cost 0", () => {
     const s = run([split(alice, 10n * USDC), transfer(YES, alice, POOL_MANAGER, 10n * USDC), transfer(YES, POOL_MANAGER, alice, 4n * USDC)])
     expect(pos(s, alice)).toMatchObject({ yesBalance: 4n * USDC, yesCost: 0n, noBalance: 10n * USDC, noCost: 5n * USDC, realizedPnl: -5n * USDC })
   })

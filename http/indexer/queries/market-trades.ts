@@ -90,16 +90,17 @@ export const listMarketTrades = (marketId: bigint, query: TradeListQuery) =>
     // A market order's fills (TakerFilled), unless its transaction has a router trade of this
     // market: then it is that trade's CLOB leg.
     const market = sql`
-      select 'clob' as source, f.block_number, f.log_index, f.tx_hash, f.timestamp, f.market_id, f.taker, f.recipient,
-             f.taker_side, f.total_cost, f.total_filled, f.total_filled, 0::numeric, f.match_count
+      select 'clob' as source, f.block_number, f.log_index, f.tx_hash, f.timestamp, f.market_id, f.taker as trader, f.recipient,
+             f.taker_side as trade_type, f.total_cost as amount_in, f.total_filled as amount_out, f.total_filled as clob_filled,
+             0::numeric as amm_filled, f.match_count
       from taker_fill f
       where f.market_id = ${id}::numeric ${query.trader === undefined ? sql`` : sql`and f.taker = ${query.trader}`}
         and not exists (select 1 from trade t where t.tx_hash = f.tx_hash and t.market_id = f.market_id)`
     // A limit order that crossed the book: one fill per match, on the taker's side, at the price
     // the taker paid (see takerFillsSource).
     const limit = sql`
-      select 'clob' as source, f.block_number, f.log_index, f.tx_hash, f.timestamp, f.market_id, f.taker, f.taker,
-             f.taker_side, f.amount_in, f.amount_out, f.amount_out, 0::numeric, 1::numeric
+      select 'clob' as source, f.block_number, f.log_index, f.tx_hash, f.timestamp, f.market_id, f.taker as trader, f.taker as recipient,
+             f.taker_side as trade_type, f.amount_in, f.amount_out, f.amount_out as clob_filled, 0::numeric as amm_filled, 1::numeric as match_count
       from ${takerFillsSource(sql, id)} f
       where true ${query.trader === undefined ? sql`` : sql`and f.taker = ${query.trader}`}`
     const clob = sql`${market} union all ${limit}`
