@@ -9,7 +9,12 @@ import { bookLevelKeys, rowKeysOf } from "./keys.js"
 import { reduceAll } from "./reduce/all.js"
 import { positionKey, type ProtocolContracts } from "./reduce/markets.js"
 import type { RowCache } from "./row-cache.js"
-import { commitBatch, loadKeyedInto, loadState, lockCheckpointAt, type Checkpoint, type Keys } from "./sink.js"
+import { commitBatch, loadKeyedInto, loadState, loadWorkingInto, lockCheckpointAt, type Checkpoint, type Keys } from "./sink.js"
+import { poolKey } from "./reduce/amm.js"
+import { ZERO_ADDRESS } from "./reduce/holders.js"
+import { orderKey } from "./reduce/orders.js"
+import { rowKey } from "./reduce/rows.js"
+import type { State } from "./reduce/state.js"
 
 export type { LocatedEvent } from "./decode-batch.js"
 
@@ -22,9 +27,17 @@ export const keysOf = (events: ReadonlyArray<LocatedEvent>): Keys => {
     if ("marketId" in e && typeof e.marketId === "bigint") markets.add(e.marketId)
     switch (e._tag) {
       case "Trade":
-        users.add(e.trader)
-        users.add(e.recipient)
-        positions.add(positionKey(e.recipient, e.marketId))
+      case "TakerFilled": {
+        const [a, b] = e._tag === "Trade" ? [e.trader, e.recipient] : [e.taker, e.recipient]
+        users.add(a)
+        users.add(b)
+        positions.add(positionKey(a, e.marketId))
+        positions.add(positionKey(b, e.marketId))
+        break
+      }
+      case "OrderPlaced":
+        users.add(e.owner)
+        positions.add(positionKey(e.owner, e.marketId))
         break
       case "PositionSplit":
       case "PositionMerged":
@@ -33,6 +46,62 @@ export const keysOf = (events: ReadonlyArray<LocatedEvent>): Keys => {
         users.add(e.user)
         positions.add(positionKey(e.user, e.marketId))
         break
+    }
+  }
+  return { markets, positions, users }
+}
+
+/**
+ * The second load's keys: positions and users of fills and transfers, whose owner or market only
+ * loaded rows (or earlier events of the batch) name: a maker order's owner, an outcome token's
+ * market; and the market of a pool being initialized (its first price).
+ */
+export const ledgerKeysOf = (events: ReadonlyArray<LocatedEvent>, s: State): Keys => {
+  const markets = new Set<bigint>()
+  const pools = new Map<string, bigint>()
+  const positions = new Set<string>()
+  const users = new Set<string>()
+  const owners = new Map<string, string>()
+  const tokens = new Map<string, bigint>()
+  const add = (user: string, marketId: bigint) => {
+    users.add(user)
+    positions.add(positionKey(user, marketId))
+  }
+  const marketOf = (token: string) => tokens.get(token) ?? s.rows.outcomeTokens.map.get(rowKey(token))?.marketId
+  for (const { event: e, at } of events) {
+    switch (e._tag) {
+      case "MarketCreated":
+        tokens.set(e.yesToken, e.marketId)
+        tokens.set(e.noToken, e.marketId)
+        break
+      case "OrderPlaced":
+        owners.set(e.orderId, e.owner)
+        break
+      case "Hook_PoolRegistered":
+        pools.set(e.poolId, e.marketId)
+        break
+      case "Initialize": {
+        const marketId = pools.get(e.id) ?? s.rows.pools.map.get(poolKey(e.id))?.marketId
+        if (marketId !== undefined) markets.add(marketId)
+        break
+      }
+      case "OrderMatched": {
+        const owner = owners.get(e.makerOrderId) ?? s.rows.orders.map.get(orderKey(e.makerOrderId))?.owner
+        if (owner !== undefined) add(owner, e.marketId)
+        break
+      }
+      case "Transfer": {
+        const marketId = marketOf(at.address)
+        if (marketId === undefined) break
+        if (e.from !== ZERO_ADDRESS) add(e.from, marketId)
+        if (e.to !== ZERO_ADDRESS) add(e.to, marketId)
+        break
+      }
+      case "DustRefunded": {
+        const marketId = marketOf(e.token)
+        if (marketId !== undefined) add(e.recipient, marketId)
+        break
+      }
     }
   }
   return { markets, positions, users }
@@ -54,13 +123,15 @@ export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Chec
     if (guard !== undefined) yield* lockCheckpointAt(checkpoint.chainId, guard)
     const loaded = yield* loadState(keys, rowKeysOf(events), cache)
     yield* loadKeyedInto(loaded.rows, bookLevelKeys(events, loaded), cache)
+    const ledger = ledgerKeysOf(events, loaded)
+    yield* loadWorkingInto(loaded, ledger, cache, false)
     batchTimings.load += performance.now() - t
     t = performance.now()
     const before = structuredClone(loaded)
     for (const { event, at } of events) reduceAll(loaded, event, at, protocol)
     batchTimings.reduce += performance.now() - t
     t = performance.now()
-    cache?.stage(keys, loaded, checkpoint.block)
+    cache?.stage({ markets: new Set([...keys.markets, ...ledger.markets]), positions: new Set([...keys.positions, ...ledger.positions]), users: new Set([...keys.users, ...ledger.users]) }, loaded, checkpoint.block)
     yield* commitBatch(before, loaded, checkpoint, undoBlock)
     batchTimings.write += performance.now() - t
   })

@@ -17,6 +17,7 @@ import { CATALOG, COMPONENT_KINDS, type CatalogEntry, type ContractKind } from "
 import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
 import type { DomainEvent } from "../schema/domain-events.js"
+import type { ProtocolContracts } from "./reduce/markets.js"
 
 /** What decoding reads of a log; the emitting address has already chosen the kinds. */
 export interface LogBody {
@@ -153,6 +154,11 @@ export class AddressBook {
     this.list.push(a)
   }
 
+  /** Whether a lowercase address is watched (a component with events, or an outcome token). */
+  watches(address: string): boolean {
+    return this.kinds.has(address)
+  }
+
   kindsOf(address: string): ReadonlyArray<ContractKind> | undefined {
     return this.kinds.get(address.toLowerCase())
   }
@@ -165,6 +171,20 @@ export class AddressBook {
   /** The outcome tokens watched (the addresses beyond the deployment's). */
   get tokens(): ReadonlyArray<string> {
     return this.list.slice(this.components)
+  }
+}
+
+/**
+ * The protocol's own contracts (never users): every component of the deployment and every
+ * outcome token the book watches (it grows as markets are created, so this is live).
+ */
+export const protocolContracts = (deployment: Deployment, book: AddressBook): ProtocolContracts => {
+  const components = new Set<string>(COMPONENTS.map((c) => deployment[c].toLowerCase()))
+  const router = deployment.router.toLowerCase()
+  const exchange = deployment.exchange.toLowerCase()
+  return {
+    has: (address) => components.has(address) || book.watches(address),
+    isVenue: (address) => address === router || address === exchange
   }
 }
 

@@ -45,6 +45,9 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
           if (holder !== ZERO_ADDRESS) add(keys, "holders", holderKey(at.address, holder), [at.address, holder])
         }
         break
+      case "DustRefunded":
+        add(keys, "outcomeTokens", rowKey(e.token), [e.token])
+        break
       case "Trade":
       case "Hook_MarketTraded":
         candles(e.marketId, at.timestamp)

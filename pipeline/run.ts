@@ -14,13 +14,12 @@
  */
 import { SqlClient, SqlError } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, Stream } from "effect"
-import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
 import { applyBatch, batchTimings } from "./batch.js"
 import { reduceAll } from "./reduce/all.js"
 import type { State } from "./reduce/state.js"
 import { coalesceDecoded, decodeBatch, type DecodedBatch, GENESIS_DIGEST, type UnknownLogs } from "./decode-batch.js"
-import { AddressBook, announcedTokens } from "./decode.js"
+import { AddressBook, announcedTokens, protocolContracts } from "./decode.js"
 import { findAncestor, reconcile, ReorgTooDeep, UNKNOWN_PARENT, Window, type Header } from "./reorg.js"
 import { deferIndexes, restoreIndexes } from "./deferred-indexes.js"
 import { RowCache } from "./row-cache.js"
@@ -112,7 +111,7 @@ export const makeIndexer = (options: IndexerOptions) =>
     })
     // Indexes a killed backfill left deferred come back before anything else.
     yield* healing("starting", Effect.zipRight(watchIndexedTokens, restoreIndexes))
-    const protocol = new Set<string>(COMPONENTS.filter((c) => c !== "testUsdc").map((c) => options.deployment[c].toLowerCase()))
+    const protocol = protocolContracts(options.deployment, book)
     const unknown = new Set<string>()
     let unknownCount = 0
     /** Committed rows kept across batches; trusted only after a commit (see row-cache.ts). */

@@ -81,9 +81,15 @@ const missesOf = <K, V>(keys: Iterable<K>, cached: ReadonlyMap<K, V> | undefined
  * it holds them, from Postgres otherwise.
  */
 export const loadWorking = (keys: Keys, cache?: RowCache) =>
+  loadWorkingInto({ markets: new Map(), positions: new Map(), users: new Map(), protocol: emptyProtocol(), appended: { trades: [], priceSnapshots: [] } }, keys, cache, true)
+
+/**
+ * Reads the rows of `keys` into `w` (absent rows stay absent), and the protocol row when
+ * `protocol`: a second load for keys only the first one's rows reveal (see batch.ts).
+ */
+export const loadWorkingInto = (w: Working, keys: Keys, cache: RowCache | undefined, protocol: boolean) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const w: Working = { markets: new Map(), positions: new Map(), users: new Map(), protocol: emptyProtocol(), appended: { trades: [], priceSnapshots: [] } }
     const marketMisses = missesOf(keys.markets, cache?.markets, (id, row) => row !== null && w.markets.set(id, row), cache?.complete === true)
     const positionMisses = missesOf(keys.positions, cache?.positions, (key, row) => row !== null && w.positions.set(key, row), cache?.complete === true)
     const userMisses = missesOf(keys.users, cache?.users, (address, row) => row !== null && w.users.set(address, row), cache?.complete === true)
@@ -104,12 +110,15 @@ export const loadWorking = (keys: Keys, cache?: RowCache) =>
       }
     }
     if (userMisses.length > 0) {
-      const users = yield* sql.unsafe<{ address: string; volume: string; trade_count: string; realized_pnl: string }>(
+      const users = yield* sql.unsafe<{ address: string; volume: string; trade_count: string; realized_pnl: string; traded: boolean }>(
         `select * from user_stats where address = any($1::text[])`,
         [userMisses]
       )
-      for (const r of users) w.users.set(r.address, { address: r.address, volume: BigInt(r.volume), tradeCount: BigInt(r.trade_count), realizedPnl: BigInt(r.realized_pnl) } satisfies UserRow)
+      for (const r of users) {
+        w.users.set(r.address, { address: r.address, volume: BigInt(r.volume), tradeCount: BigInt(r.trade_count), realizedPnl: BigInt(r.realized_pnl), traded: r.traded } satisfies UserRow)
+      }
     }
+    if (!protocol) return w
     if (cache?.protocol !== undefined) w.protocol = cache.protocol
     else if (cache?.complete !== true) {
       const protocol = yield* sql.unsafe<{ total_markets: string; total_volume: string; total_trades: string; total_users: string }>(`select * from protocol_stats where id = 1`)
@@ -203,9 +212,9 @@ const POSITION: SliceTable<PositionRow> = {
 
 const USER: SliceTable<UserRow> = {
   name: "user_stats",
-  columns: [["address", "text"], ["volume", "numeric"], ["trade_count", "bigint"], ["realized_pnl", "numeric"]],
+  columns: [["address", "text"], ["volume", "numeric"], ["trade_count", "bigint"], ["realized_pnl", "numeric"], ["traded", "boolean"]],
   key: ["address"],
-  values: (r) => [r.address, s(r.volume), s(r.tradeCount), s(r.realizedPnl)]
+  values: (r) => [r.address, s(r.volume), s(r.tradeCount), s(r.realizedPnl), r.traded]
 }
 
 /** Rows of a first-slice table equal: every field is a scalar (bigints compared by value). */
@@ -415,7 +424,7 @@ export const revertTo = (ancestor: { readonly chainId: number; readonly block: n
         )
         yield* sql.unsafe(`delete from user_stats where address in (select row_key from ${firsts} where table_name = 'user_stats')`, [ancestor.block])
         yield* sql.unsafe(
-          `insert into user_stats select i->>'address', (i->>'volume')::numeric, (i->>'tradeCount')::bigint, (i->>'realizedPnl')::numeric
+          `insert into user_stats select i->>'address', (i->>'volume')::numeric, (i->>'tradeCount')::bigint, (i->>'realizedPnl')::numeric, (i->>'traded')::boolean
            from (select image as i from ${firsts} where table_name = 'user_stats' and image is not null) r`,
           [ancestor.block]
         )

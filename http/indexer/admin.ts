@@ -102,7 +102,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .annotate(OpenApi.Summary, "Fee setting changes")
   )
   .add(
-    HttpApiEndpoint.get("hookUpgrades", "/api/admin/hook-upgrades")
+    HttpApiEndpoint.get("hookUpgrades", "/api/admin/hook-proxy-upgrades")
       .setUrlParams(PageQuery)
       .addSuccess(IndexerList(HookUpgrade))
       .annotate(OpenApi.Summary, "Hook implementation upgrades")

@@ -1,23 +1,37 @@
 /**
  * `GET /api/markets/{id}/trades`: router trades and CLOB taker fills of a market, newest first.
  *
- * A router trade that filled on the CLOB also makes the exchange emit a TakerFilled (taker = the
- * router); that fill is the same trade, so a taker fill is listed only when its transaction has no
- * router trade of the market (it was placed on the exchange directly).
+ * Sources: `router`, a router Trade event (the only kind that adds volume and trade counts);
+ * `clob`, a taker fill on the exchange directly: a limit order that crossed the book (one row per
+ * match, on the taker's side) or a market order (one TakerFilled). A router trade that filled on
+ * the CLOB also makes the exchange emit a TakerFilled (taker = the router); that fill is the same
+ * trade, so a market order's fill is listed only when its transaction has no router trade of the
+ * market.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress, IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Outcome, TradeType } from "../../schema/enums.js"
-import { Address, Amount6, Price, Uint256 } from "../../schema/primitives.js"
+import { Address, Amount6, Uint256 } from "../../schema/primitives.js"
 import { addressParam, literalParam, MarketPath, optional, page, strictQuery } from "./params.js"
-import { chainPositionFields } from "./records.js"
+import { chainPositionFields, Count } from "./records.js"
 
 export const TRADE_SOURCES = ["router", "clob"] as const
 
+/**
+ * A trade's USDC per share, unbounded above: a probability price is 0..1, but a trade is what it
+ * paid, and a pool priced above the split (YES + NO > 1) makes a buy pay more than 1.
+ */
+export const TradePrice = Amount6.annotations({
+  identifier: "TradePrice",
+  title: "Trade price",
+  description: "USDC per share paid or received, a decimal string with six fraction digits; above 1 when a buy paid more than a split costs",
+  examples: [620_000n, 1_030_000n]
+})
+
 export const Trade = Schema.Struct({
-  source: Schema.Literal(...TRADE_SOURCES).annotations({ description: "router: a router Trade event; clob: a TakerFilled placed on the exchange directly" }),
+  source: Schema.Literal(...TRADE_SOURCES).annotations({ description: "router: a router Trade event (counts in volume); clob: a taker fill on the exchange directly (a limit order crossing the book, per match, or a market order), listed but not counted in volume" }),
   ...chainPositionFields,
   marketId: Uint256,
   trader: Address.annotations({ description: "who traded (router caller, or the exchange taker)" }),
@@ -29,8 +43,8 @@ export const Trade = Schema.Struct({
   amountOut: Amount6.annotations({ description: "received: outcome tokens for buys, USDC for sells" }),
   clobFilled: Amount6.annotations({ description: "part of amountOut filled on the order book" }),
   ammFilled: Amount6.annotations({ description: "part of amountOut filled by the AMM" }),
-  price: Schema.NullOr(Price).annotations({ description: "USDC per share of the traded outcome token; null when no shares moved" }),
-  matchCount: Schema.NullOr(Uint256).annotations({ description: "order-book matches of a clob fill (a uint256 on-chain, so a decimal string); null for router trades" })
+  price: Schema.NullOr(TradePrice).annotations({ description: "USDC per share of the traded outcome token (the true ratio, above 1 when a buy paid more than a split costs); null when no shares moved" }),
+  matchCount: Schema.NullOr(Count).annotations({ description: "order-book matches of a clob fill (1 for a limit order's fill, one row per match); null for router trades" })
 }).annotations({ identifier: "Trade", title: "Trade", description: "a router trade or a direct CLOB taker fill" })
 export type Trade = typeof Trade.Type
 

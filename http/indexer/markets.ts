@@ -21,8 +21,11 @@ export const Market = Schema.Struct({
   marketIdHex: MarketIdHex,
   question: Schema.String,
   endTime: Timestamp.annotations({ description: "trading ends (unix seconds)" }),
-  yesPrice: Schema.NullOr(Price).annotations({ description: "latest YES price (router trade or AMM swap); null before the first" }),
-  noPrice: Schema.NullOr(Price).annotations({ description: "1 - yesPrice; null before the first trade" }),
+  yesPrice: Price.annotations({
+    description:
+      "YES price: the latest router trade or AMM swap; before the first trade the pool's initial price, or 0.5 before the pool is initialized; once resolved 1 if YES won, 0 if NO won (a refunded market keeps its last price)"
+  }),
+  noPrice: Price.annotations({ description: "1 - yesPrice" }),
   totalCollateral: Amount6.annotations({ description: "collateral locked in the market (USDC, six fraction digits)" }),
   volume: Amount6.annotations({ description: "USDC traded through the router (six fraction digits)" }),
   tradeCount: Count.annotations({ description: "router trades" }),

@@ -1,6 +1,7 @@
 /**
  * `GET /api/stats`: protocol totals. Volume and trade counts come only from router `Trade`
- * events (the spec's first event-source rule); amounts are six-decimal strings.
+ * events (the spec's first event-source rule); amounts are six-decimal strings, counts integers
+ * (as `tradeCount` is everywhere).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
@@ -9,16 +10,19 @@ import { IndexerItem } from "../../schema/envelopes.js"
 import { ServiceUnavailable } from "../../schema/errors.js"
 import { formatUnits6 } from "../../schema/primitives.js"
 import { NoQuery } from "./params.js"
+import { Count } from "./records.js"
 
 export const Stats = Schema.Struct({
-  totalMarkets: Schema.String.annotations({ description: "markets created, decimal string" }),
+  totalMarkets: Count.annotations({ description: "markets created" }),
   totalVolume: Schema.String.annotations({ description: "USDC traded through the router, six fraction digits" }),
-  totalTrades: Schema.String.annotations({ description: "router trades, decimal string" }),
-  totalUsers: Schema.String.annotations({ description: "distinct traders and recipients seen in trades and settlements, decimal string" }),
+  totalTrades: Count.annotations({ description: "router trades" }),
+  totalUsers: Count.annotations({
+    description: "distinct addresses, protocol contracts excluded, that traded: router trader or recipient, CLOB maker or taker"
+  }),
   totalCollateral: Schema.String.annotations({ description: "collateral locked in all markets, six fraction digits" }),
-  activeMarkets: Schema.String.annotations({ description: "markets neither resolved nor in refund mode" }),
-  resolvedMarkets: Schema.String.annotations({ description: "markets resolved by an oracle or by emergency" }),
-  refundMarkets: Schema.String.annotations({ description: "unresolved markets in refund mode" })
+  activeMarkets: Count.annotations({ description: "markets neither resolved nor in refund mode" }),
+  resolvedMarkets: Count.annotations({ description: "markets resolved by an oracle or by emergency" }),
+  refundMarkets: Count.annotations({ description: "unresolved markets in refund mode" })
 }).annotations({ identifier: "Stats" })
 
 export class StatsGroup extends HttpApiGroup.make("stats").add(
@@ -42,14 +46,14 @@ export const readStats = Effect.gen(function* () {
        from market`
   )
   return {
-    totalMarkets: totals?.total_markets ?? "0",
+    totalMarkets: Number(totals?.total_markets ?? 0),
     totalVolume: formatUnits6(BigInt(totals?.total_volume ?? "0")),
-    totalTrades: totals?.total_trades ?? "0",
-    totalUsers: totals?.total_users ?? "0",
+    totalTrades: Number(totals?.total_trades ?? 0),
+    totalUsers: Number(totals?.total_users ?? 0),
     totalCollateral: formatUnits6(BigInt(markets?.collateral ?? "0")),
-    activeMarkets: markets?.active ?? "0",
-    resolvedMarkets: markets?.resolved ?? "0",
-    refundMarkets: markets?.refund ?? "0"
+    activeMarkets: Number(markets?.active ?? 0),
+    resolvedMarkets: Number(markets?.resolved ?? 0),
+    refundMarkets: Number(markets?.refund ?? 0)
   }
 }).pipe(
   Effect.disconnect,

@@ -9,7 +9,7 @@ import { onDiamondCut, onFeeChange, onHookUpgrade, onPause, onRoleChange } from 
 import { onInitialize, onModifyLiquidity, onPoolRegistered, onSwap } from "./amm.js"
 import { onPriceSnapshot, onTradeVolume } from "./candles.js"
 import { onEventCreated, onEventRefundMode, onEventResolved } from "./event-groups.js"
-import { onTokensCreated, onTransfer } from "./holders.js"
+import { onDustRefunded, onTokensCreated, onTransfer } from "./holders.js"
 import { reduceEvent, tradeVolume, type Located, type ProtocolContracts } from "./markets.js"
 import { onChallengeDelay, onFeedChanged, onFeedRegistered, onOracleApproval, onReport, onReportAdmin } from "./oracles.js"
 import { onFeeCollected, onOrderCancelled, onOrderMatched, onOrderPlaced, onTakerFilled } from "./orders.js"
@@ -25,15 +25,17 @@ export const reduceAll = (s: State, event: DomainEvent, at: Located, protocol: P
     case "Trade":
       return onTradeVolume(s, event.marketId, at, tradeVolume(event))
     case "Transfer":
-      return onTransfer(s, event, at)
+      return onTransfer(s, event, at, protocol)
+    case "DustRefunded":
+      return onDustRefunded(s, event, protocol)
     case "OrderPlaced":
-      return onOrderPlaced(s, event, at)
+      return onOrderPlaced(s, event, at, protocol)
     case "OrderMatched":
-      return onOrderMatched(s, event, at)
+      return onOrderMatched(s, event, at, protocol)
     case "OrderCancelled":
       return onOrderCancelled(s, event, at)
     case "TakerFilled":
-      return onTakerFilled(s, event, at)
+      return onTakerFilled(s, event, at, protocol)
     case "FeeCollected":
       return onFeeCollected(s, event, at)
     case "EventCreated":

@@ -12,6 +12,7 @@
  *   tickUpper, salt), its liquidity is the sum of its deltas, and it exists exactly while that
  *   sum is positive (never negative: removing more than was added throws).
  */
+import { yesPriceFromSqrt } from "../../schema/amm-price.js"
 import type { DomainEventOf } from "../../schema/domain-events.js"
 import type { Located } from "./markets.js"
 import { dropRow, getRow, putRow, rowKey } from "./rows.js"
@@ -99,6 +100,9 @@ export const onInitialize = (s: State, e: DomainEventOf<"Initialize">, at: Locat
     updatedAt: at.timestamp,
     updatedBlock: at.block
   })
+  // Until its first trade a market is priced at its pool's initial price.
+  const market = s.markets.get(pool.marketId)
+  if (market !== undefined && market.lastTradeAt === null && !market.isResolved) market.yesPrice = yesPriceFromSqrt(e.sqrtPriceX96, pool.yesIsCurrency0)
 }
 
 export const onSwap = (s: State, e: DomainEventOf<"Swap">, at: Located): void => {

@@ -8,9 +8,19 @@
  *   the row), so a token's `holders` equals the number of its holder rows;
  * - a token's `supply` equals the sum of its holders' balances;
  * - only tokens announced by MarketCreated count; a Transfer of any other contract is ignored.
+ *
+ * Holders keep every address (protocol contracts included). Positions (positions.ts) move here
+ * only for transfers the protocol's own events do not describe: a user's shares to or from
+ * another user or a contract other than the router and the exchange (liquidity into the pool
+ * manager, seed tokens from the market factory, ...): out of the sender pro rata to its cost
+ * basis, in at cost 0; and outcome-token dust the router refunds (in at cost 0). Shares moving
+ * between a user and the router or the exchange are the other side of a trade, a fill or an
+ * order's escrow, which move the position themselves; mints and burns are splits, merges,
+ * redemptions and refunds.
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
-import type { Located } from "./markets.js"
+import type { Located, ProtocolContracts } from "./markets.js"
+import { acquire, dispose } from "./positions.js"
 import { dropRow, getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
 
@@ -67,11 +77,23 @@ const debit = (s: State, token: OutcomeTokenRow, holder: string, value: bigint):
   row!.balance = balance - value
 }
 
-export const onTransfer = (s: State, e: DomainEventOf<"Transfer">, at: Located): void => {
+export const onTransfer = (s: State, e: DomainEventOf<"Transfer">, at: Located, protocol: ProtocolContracts): void => {
   const token = getRow(s.rows.outcomeTokens, rowKey(at.address), "outcome_token")
   if (token === undefined || e.value === 0n || e.from === e.to) return
   if (e.from === ZERO_ADDRESS) token.supply += e.value
   else debit(s, token, e.from, e.value)
   if (e.to === ZERO_ADDRESS) token.supply -= e.value
   else credit(s, token, e.to, e.value)
+  if (e.from === ZERO_ADDRESS || e.to === ZERO_ADDRESS) return
+  if (protocol.isVenue(e.from) || protocol.isVenue(e.to)) return
+  const yes = token.side === "YES"
+  dispose(s, protocol, e.from, token.marketId, yes, e.value, 0n)
+  acquire(s, protocol, e.to, token.marketId, yes, e.value, 0n)
+}
+
+/** Outcome tokens the router hands back after a trade arrive at cost 0 (USDC dust moves no position). */
+export const onDustRefunded = (s: State, e: DomainEventOf<"DustRefunded">, protocol: ProtocolContracts): void => {
+  const token = getRow(s.rows.outcomeTokens, rowKey(e.token), "outcome_token")
+  if (token === undefined) return
+  acquire(s, protocol, e.recipient, token.marketId, token.side === "YES", e.amount, 0n)
 }

@@ -10,13 +10,20 @@
  * The spec's event-source rules, each kept in exactly one place here:
  * 1. `Trade` is the only source of volume and trade counts (market, protocol, user): `onTrade`.
  * 2. `Hook_MarketTraded` feeds price snapshots and last-trade time, never volume: `onHookTraded`.
- * 3. Split, merge, redeem and refund always update positions, whoever the user is: `onSettlement`.
- * 4. A `Trade` writes a position only when its recipient is not a protocol contract: `onTrade`.
+ * 3. Split, merge, redeem and refund always move collateral, whoever the user is: `onSettlement`.
+ * 4. No protocol contract ever has a position or user row (positions.ts ignores them), so a
+ *    `Trade` writes a position only when its recipient is not a protocol contract.
+ *
+ * Positions and P&L follow every way shares move (positions.ts; the CLOB's fills in orders.ts,
+ * transfers in holders.ts).
  *
  * The later reducers (holders, orders, event groups, oracles, admin, AMM, candles) live beside
  * this module; `all.ts` dispatches every event, running this module's `reduceEvent` first.
  */
 import type { DomainEvent, DomainEventOf } from "../../schema/domain-events.js"
+import { acquire, dispose, markTraded, splitCost, userRow, type PositionRow, type ProtocolContracts, type UserRow } from "./positions.js"
+
+export { positionKey, type PositionRow, type ProtocolContracts, type UserRow } from "./positions.js"
 
 /** Where an event sits on the chain; every derived row carries it. */
 export interface Located {
@@ -49,20 +56,13 @@ export interface MarketRow {
   resolutionType: ResolutionType
   resolvedAt: number | null
   refundMode: boolean
-  /** Latest YES price snapshot, 1e6-scaled; null before any trade. */
+  /**
+   * Latest YES price, 1e6-scaled, within 0..1e6: the last snapshot (hook or router) while the
+   * market trades; 1e6 or 0 by outcome once resolved; before any trade, the pool's initial
+   * price once it is initialized, and 0.5 before that (a pool must open within 0.475..0.525).
+   */
   yesPrice: bigint | null
   lastTradeAt: number | null
-}
-
-export interface PositionRow {
-  readonly user: string
-  readonly marketId: bigint
-  yesBalance: bigint
-  noBalance: bigint
-  /** Collateral paid for the tokens held (average-cost basis), per side. */
-  yesCost: bigint
-  noCost: bigint
-  realizedPnl: bigint
 }
 
 export interface ProtocolRow {
@@ -70,13 +70,6 @@ export interface ProtocolRow {
   totalVolume: bigint
   totalTrades: bigint
   totalUsers: bigint
-}
-
-export interface UserRow {
-  readonly address: string
-  volume: bigint
-  tradeCount: bigint
-  realizedPnl: bigint
 }
 
 export interface TradeRow extends Located {
@@ -107,14 +100,7 @@ export interface Working {
   readonly appended: { readonly trades: Array<TradeRow>; readonly priceSnapshots: Array<PriceSnapshotRow> }
 }
 
-export const positionKey = (user: string, marketId: bigint) => `${user}:${marketId}`
-
 const PRICE_UNIT = 1_000_000n
-
-/** Addresses whose trades are plumbing, not a user's position (rule 4). */
-export interface ProtocolContracts {
-  readonly has: (address: string) => boolean
-}
 
 export const emptyProtocol = (): ProtocolRow => ({ totalMarkets: 0n, totalVolume: 0n, totalTrades: 0n, totalUsers: 0n })
 
@@ -125,29 +111,6 @@ export const emptyWorking = (): Working => ({
   protocol: emptyProtocol(),
   appended: { trades: [], priceSnapshots: [] }
 })
-
-const position = (w: Working, user: string, marketId: bigint): PositionRow => {
-  const key = positionKey(user, marketId)
-  let row = w.positions.get(key)
-  if (row === undefined) {
-    row = { user, marketId, yesBalance: 0n, noBalance: 0n, yesCost: 0n, noCost: 0n, realizedPnl: 0n }
-    w.positions.set(key, row)
-  }
-  return row
-}
-
-const user = (w: Working, address: string): UserRow => {
-  let row = w.users.get(address)
-  if (row === undefined) {
-    row = { address, volume: 0n, tradeCount: 0n, realizedPnl: 0n }
-    w.users.set(address, row)
-    w.protocol.totalUsers += 1n
-  }
-  return row
-}
-
-/** Cost of `amount` tokens out of `balance` held at total `cost` (average cost, rounded down). */
-const costOf = (cost: bigint, balance: bigint, amount: bigint) => (balance === 0n ? 0n : (cost * amount) / balance)
 
 const market = (w: Working, id: bigint, what: string): MarketRow => {
   const row = w.markets.get(id)
@@ -176,7 +139,7 @@ export const onMarketCreated = (w: Working, e: DomainEventOf<"MarketCreated">, a
     resolutionType: "NONE",
     resolvedAt: null,
     refundMode: false,
-    yesPrice: null,
+    yesPrice: PRICE_UNIT / 2n,
     lastTradeAt: null
   })
   w.protocol.totalMarkets += 1n
@@ -189,7 +152,21 @@ export const onMarketCreated = (w: Working, e: DomainEventOf<"MarketCreated">, a
 export const tradeVolume = (e: DomainEventOf<"Trade">): bigint =>
   e.tradeType === 0 || e.tradeType === 2 ? e.amountIn : e.amountOut
 
-/** Rules 1 and 4. */
+/**
+ * The implied YES price of a trade, 1e6-scaled: USDC per share for YES, one minus it for NO.
+ * Undefined when no shares moved or the ratio is no probability (a trade that paid more than 1
+ * USDC per share): such a trade keeps its true price in the trade list but moves no price series.
+ */
+export const impliedYesPrice = (e: DomainEventOf<"Trade">): bigint | undefined => {
+  const buy = e.tradeType === 0 || e.tradeType === 2
+  const shares = buy ? e.amountOut : e.amountIn
+  if (shares === 0n) return undefined
+  const perShare = (tradeVolume(e) * PRICE_UNIT) / shares
+  if (perShare > PRICE_UNIT) return undefined
+  return e.tradeType === 0 || e.tradeType === 1 ? perShare : PRICE_UNIT - perShare
+}
+
+/** Rules 1 and 4; a buy's shares go to the recipient at amountIn, a sell's leave the trader for amountOut. */
 export const onTrade = (w: Working, e: DomainEventOf<"Trade">, at: Located, protocol: ProtocolContracts): void => {
   const m = market(w, e.marketId, "Trade")
   const buy = e.tradeType === 0 || e.tradeType === 2
@@ -200,16 +177,18 @@ export const onTrade = (w: Working, e: DomainEventOf<"Trade">, at: Located, prot
   m.lastTradeAt = at.timestamp
   w.protocol.totalVolume += usdc
   w.protocol.totalTrades += 1n
-  const trader = user(w, e.trader)
-  trader.volume += usdc
-  trader.tradeCount += 1n
-  // Price paid or received per share, as the router's own snapshot of the market (source router).
-  const shares = buy ? e.amountOut : e.amountIn
-  if (shares > 0n) {
-    const perShare = (usdc * PRICE_UNIT) / shares
-    const yesPrice = yes ? perShare : PRICE_UNIT - perShare
-    m.yesPrice = yesPrice < 0n ? 0n : yesPrice > PRICE_UNIT ? PRICE_UNIT : yesPrice
-    w.appended.priceSnapshots.push({ ...at, marketId: e.marketId, yesPrice: m.yesPrice, source: "router", openInterest: m.totalCollateral })
+  markTraded(w, e.trader, protocol)
+  markTraded(w, e.recipient, protocol)
+  if (!protocol.has(e.trader)) {
+    const trader = userRow(w, e.trader)
+    trader.volume += usdc
+    trader.tradeCount += 1n
+  }
+  // The router's own snapshot of the market (source router).
+  const yesPrice = impliedYesPrice(e)
+  if (yesPrice !== undefined) {
+    m.yesPrice = yesPrice
+    w.appended.priceSnapshots.push({ ...at, marketId: e.marketId, yesPrice, source: "router", openInterest: m.totalCollateral })
   }
   w.appended.trades.push({
     ...at,
@@ -222,31 +201,8 @@ export const onTrade = (w: Working, e: DomainEventOf<"Trade">, at: Located, prot
     clobFilled: e.clobFilled,
     ammFilled: e.ammFilled
   })
-  if (protocol.has(e.recipient)) return
-  const p = position(w, e.recipient, e.marketId)
-  if (buy) {
-    if (yes) {
-      p.yesBalance += e.amountOut
-      p.yesCost += e.amountIn
-    } else {
-      p.noBalance += e.amountOut
-      p.noCost += e.amountIn
-    }
-    return
-  }
-  // A sell realizes proceeds minus the average cost of the shares sold.
-  const held = yes ? p.yesBalance : p.noBalance
-  const sold = e.amountIn > held ? held : e.amountIn
-  const cost = costOf(yes ? p.yesCost : p.noCost, held, sold)
-  if (yes) {
-    p.yesBalance -= sold
-    p.yesCost -= cost
-  } else {
-    p.noBalance -= sold
-    p.noCost -= cost
-  }
-  p.realizedPnl += e.amountOut - cost
-  user(w, e.recipient).realizedPnl += e.amountOut - cost
+  if (buy) acquire(w, protocol, e.recipient, e.marketId, yes, e.amountOut, e.amountIn)
+  else dispose(w, protocol, e.trader, e.marketId, yes, e.amountIn, e.amountOut)
 }
 
 /** Rule 2: a price snapshot and the last-trade time; never volume or counts. */
@@ -257,57 +213,41 @@ export const onHookTraded = (w: Working, e: DomainEventOf<"Hook_MarketTraded">, 
   w.appended.priceSnapshots.push({ ...at, marketId: e.marketId, yesPrice: e.yesPrice, source: "hook_amm", openInterest: m.totalCollateral })
 }
 
-/** Burns tokens of a position for `payout` collateral, realizing payout minus their average cost. */
-const burnForCollateral = (w: Working, p: PositionRow, yesBurned: bigint, noBurned: bigint, payout: bigint): void => {
-  const yesPart = costOf(p.yesCost, p.yesBalance, yesBurned)
-  const noPart = costOf(p.noCost, p.noBalance, noBurned)
-  p.yesCost -= yesPart
-  p.noCost -= noPart
-  p.yesBalance -= yesBurned
-  p.noBalance -= noBurned
-  p.realizedPnl += payout - yesPart - noPart
-  user(w, p.user).realizedPnl += payout - yesPart - noPart
-}
-
 type Settlement =
   | DomainEventOf<"PositionSplit">
   | DomainEventOf<"PositionMerged">
   | DomainEventOf<"TokensRedeemed">
   | DomainEventOf<"MarketRefunded">
 
-/** Rule 3: collateral and positions move for every user, protocol contracts included. */
-export const onSettlement = (w: Working, e: Settlement): void => {
+/** Rule 3: collateral moves for every user; positions for users that are not protocol contracts. */
+export const onSettlement = (w: Working, e: Settlement, protocol: ProtocolContracts): void => {
   const m = market(w, e.marketId, e._tag)
-  const p = position(w, e.user, e.marketId)
   switch (e._tag) {
     case "PositionSplit": {
-      // One collateral unit buys one YES and one NO; the cost is shared evenly between them.
       m.totalCollateral += e.amount
-      p.yesBalance += e.amount
-      p.noBalance += e.amount
-      const half = e.amount / 2n
-      p.yesCost += half
-      p.noCost += e.amount - half
+      const cost = splitCost(e.amount, m.yesPrice)
+      acquire(w, protocol, e.user, e.marketId, true, e.amount, cost.yes)
+      acquire(w, protocol, e.user, e.marketId, false, e.amount, cost.no)
       return
     }
     case "PositionMerged":
       m.totalCollateral -= e.amount
-      return burnForCollateral(w, p, e.amount, e.amount, e.amount)
+      dispose(w, protocol, e.user, e.marketId, true, e.amount, 0n)
+      dispose(w, protocol, e.user, e.marketId, false, e.amount, e.amount)
+      return
     case "TokensRedeemed": {
-      // Redemption burns the whole balance of both sides; collateral falls by the winning side only.
+      // Redemption burns both sides; collateral falls by the winning side only.
       m.totalCollateral -= e.winningBurned
-      const pnl = e.payout - p.yesCost - p.noCost
-      p.realizedPnl += pnl
-      user(w, e.user).realizedPnl += pnl
-      p.yesBalance = 0n
-      p.noBalance = 0n
-      p.yesCost = 0n
-      p.noCost = 0n
+      const yesWon = m.outcome !== false
+      dispose(w, protocol, e.user, e.marketId, true, yesWon ? e.winningBurned : e.losingBurned, yesWon ? e.payout : 0n)
+      dispose(w, protocol, e.user, e.marketId, false, yesWon ? e.losingBurned : e.winningBurned, yesWon ? 0n : e.payout)
       return
     }
     case "MarketRefunded":
       m.totalCollateral -= e.payout
-      return burnForCollateral(w, p, e.yesBurned, e.noBurned, e.payout)
+      dispose(w, protocol, e.user, e.marketId, true, e.yesBurned, 0n)
+      dispose(w, protocol, e.user, e.marketId, false, e.noBurned, e.payout)
+      return
   }
 }
 
@@ -323,6 +263,8 @@ export const onResolved = (
   m.outcome = e.outcome
   m.resolutionType = e._tag === "MarketResolved" ? "ORACLE" : "EMERGENCY"
   m.resolvedAt = at.timestamp
+  // A resolved market's YES is worth its payout: 1 or 0 (a refunded market keeps its last price).
+  m.yesPrice = e.outcome ? PRICE_UNIT : 0n
 }
 
 export const onRefundMode = (w: Working, e: DomainEventOf<"RefundModeEnabled">, at: Located): void => {
@@ -345,7 +287,7 @@ export const reduceEvent = (w: Working, event: DomainEvent, at: Located, protoco
     case "PositionMerged":
     case "TokensRedeemed":
     case "MarketRefunded":
-      return onSettlement(w, event)
+      return onSettlement(w, event, protocol)
     case "MarketResolved":
     case "MarketEmergencyResolved":
       return onResolved(w, event, at)

@@ -16,9 +16,16 @@
  *   block and batches hold whole blocks, so a pending fill never has to outlive its batch;
  * - the zero taker id (taker path, router market orders) is no order: it never gets a row, a
  *   pending fill or a book level. Pending fills of ids never placed are dropped with the batch.
+ *
+ * Fills move positions (positions.ts): a maker's fill at the match price (rounded down, as the
+ * exchange pays); a limit taker's fill, once its OrderPlaced names the owner, at the match price
+ * for a COMPLEMENTARY match and at its own limit price for MINT and MERGE (the surplus over $1
+ * goes to the fee recipient); a market taker's fills (zero taker id) as one TakerFilled, unless
+ * the taker is a protocol contract (the router: its Trade moves the user's position).
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
-import type { Located } from "./markets.js"
+import type { Located, ProtocolContracts } from "./markets.js"
+import { acquire, atPrice, dispose, markTraded } from "./positions.js"
 import { dropRow, getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
 
@@ -119,7 +126,21 @@ const rebook = (s: State, o: OrderRow, wasLive: boolean, wasRemaining: bigint): 
   }
 }
 
-export const onOrderPlaced = (s: State, e: DomainEventOf<"OrderPlaced">, at: Located): void => {
+const isBuySide = (side: number) => side === 0 || side === 2
+const isYesSide = (side: number) => side === 0 || side === 1
+
+/** `owner` bought (BUY side) or sold `shares` of its side's token for `usdc`. */
+const fillPosition = (s: State, protocol: ProtocolContracts, owner: string, marketId: bigint, side: number, shares: bigint, usdc: bigint): void => {
+  markTraded(s, owner, protocol)
+  if (isBuySide(side)) acquire(s, protocol, owner, marketId, isYesSide(side), shares, usdc)
+  else dispose(s, protocol, owner, marketId, isYesSide(side), shares, usdc)
+}
+
+/** A limit taker's side of a match: the maker's price when complementary, its own limit price otherwise. */
+const takerFill = (s: State, protocol: ProtocolContracts, taker: OrderRow | { readonly owner: string; readonly marketId: bigint; readonly side: number; readonly price: bigint }, m: MatchRow): void =>
+  fillPosition(s, protocol, taker.owner, m.marketId, taker.side, m.amount, atPrice(m.amount, m.matchType === 0 ? m.price : taker.price))
+
+export const onOrderPlaced = (s: State, e: DomainEventOf<"OrderPlaced">, at: Located, protocol: ProtocolContracts): void => {
   const key = orderKey(e.orderId)
   if (getRow(s.rows.orders, key, "exchange_order") !== undefined) throw new Error(`order ${e.orderId} placed twice`)
   const pending = s.pendingFills.get(e.orderId)
@@ -145,7 +166,11 @@ export const onOrderPlaced = (s: State, e: DomainEventOf<"OrderPlaced">, at: Loc
   if (o.status === "FILLED") o.filledAt = at.timestamp
   putRow(s.rows.orders, key, o, "exchange_order")
   rebook(s, o, false, 0n)
-  for (const index of pending?.matches ?? []) s.logs.matches[index]!.taker = e.owner
+  for (const index of pending?.matches ?? []) {
+    const m = s.logs.matches[index]!
+    m.taker = e.owner
+    takerFill(s, protocol, o, m)
+  }
 }
 
 /** One side of a match: the order's fill grows, or waits for its OrderPlaced. */
@@ -169,7 +194,7 @@ const fill = (s: State, orderId: string, amount: bigint, at: Located, matchIndex
   rebook(s, o, wasLive, wasRemaining)
 }
 
-export const onOrderMatched = (s: State, e: DomainEventOf<"OrderMatched">, at: Located): void => {
+export const onOrderMatched = (s: State, e: DomainEventOf<"OrderMatched">, at: Located, protocol: ProtocolContracts): void => {
   const maker = getRow(s.rows.orders, orderKey(e.makerOrderId), "exchange_order")
   const taker = e.takerOrderId === ZERO_ORDER_ID ? undefined : getRow(s.rows.orders, orderKey(e.takerOrderId), "exchange_order")
   const index = s.logs.matches.length
@@ -189,6 +214,9 @@ export const onOrderMatched = (s: State, e: DomainEventOf<"OrderMatched">, at: L
   })
   fill(s, e.makerOrderId, e.amount, at, index, false)
   fill(s, e.takerOrderId, e.amount, at, index, true)
+  const match = s.logs.matches[index]!
+  if (maker !== undefined) fillPosition(s, protocol, maker.owner, e.marketId, maker.side, e.amount, atPrice(e.amount, e.price))
+  if (taker !== undefined) takerFill(s, protocol, taker, match)
 }
 
 export const onOrderCancelled = (s: State, e: DomainEventOf<"OrderCancelled">, at: Located): void => {
@@ -202,7 +230,12 @@ export const onOrderCancelled = (s: State, e: DomainEventOf<"OrderCancelled">, a
   rebook(s, o, wasLive, wasRemaining)
 }
 
-export const onTakerFilled = (s: State, e: DomainEventOf<"TakerFilled">, at: Located): void => {
+/**
+ * A market order's fills as one: a BUY's shares (totalFilled) go to the recipient for totalCost
+ * USDC; a SELL's shares (totalCost) leave the taker for totalFilled USDC. The router's own market
+ * orders are its Trade's CLOB leg and move no position here.
+ */
+export const onTakerFilled = (s: State, e: DomainEventOf<"TakerFilled">, at: Located, protocol: ProtocolContracts): void => {
   s.logs.takerFills.push({
     ...at,
     marketId: e.marketId,
@@ -213,6 +246,10 @@ export const onTakerFilled = (s: State, e: DomainEventOf<"TakerFilled">, at: Loc
     totalCost: e.totalCost,
     matchCount: e.matchCount
   })
+  if (protocol.has(e.taker)) return
+  markTraded(s, e.recipient, protocol)
+  if (isBuySide(e.takerSide)) fillPosition(s, protocol, e.recipient, e.marketId, e.takerSide, e.totalFilled, e.totalCost)
+  else fillPosition(s, protocol, e.taker, e.marketId, e.takerSide, e.totalCost, e.totalFilled)
 }
 
 export const onFeeCollected = (s: State, e: DomainEventOf<"FeeCollected">, at: Located): void => {

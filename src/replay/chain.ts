@@ -12,6 +12,14 @@
  *   (checked on every applied record; a recording that breaks it is rejected);
  * - `finalized` never exceeds the head and never moves backwards, and a reorg below it is
  *   rejected as an inconsistent recording.
+ *
+ * What a recording does not hold is answered minimally, so other indexers can replay it too:
+ * - `eth_getBlockByNumber(n, true)` / `eth_getBlockByHash(h, true)` give one transaction object
+ *   per transaction that left a log, built from its logs: hash, block, index, `to` = the address
+ *   of its first log, and zeros for what was not recorded (`from`, value, gas, input, signature);
+ * - the block before the first recorded one (a client asks for it to anchor its sync) is a
+ *   synthetic parent: that number, the hash the first block names as its parent, a zero
+ *   parentHash, the first block's timestamp minus one, no transactions and no logs.
  */
 import type { BlockRecord, MetaRecord, RecordedLog } from "../recording/format.js"
 import { readRecords } from "../recording/io.js"
@@ -158,12 +166,12 @@ export class ReplayChain {
         return hex(Math.max(this.headNumber, 0))
       case "eth_getBlockByNumber": {
         const number = this.blockTag(params[0], "block")
-        const block = number === undefined ? undefined : this.blockAt(number)
+        const block = number === undefined ? undefined : (this.blockAt(number) ?? this.parentOfFirst(number))
         return block === undefined ? null : this.formatBlock(block, params[1] === true)
       }
       case "eth_getBlockByHash": {
         const hash = this.hash(params[0], "block hash")
-        const block = this.byHash.get(hash)
+        const block = this.byHash.get(hash) ?? (hash === this.canonical[0]?.parentHash ? this.parentOfFirst(this.base - 1) : undefined)
         return block === undefined ? null : this.formatBlock(block, params[1] === true)
       }
       case "eth_getLogs":
@@ -171,6 +179,13 @@ export class ReplayChain {
       default:
         throw new RpcError(-32601, `the method ${method} does not exist/is not available`)
     }
+  }
+
+  /** The synthetic parent of the first recorded block, when `number` is its number (see above). */
+  private parentOfFirst(number: number): BlockRecord | undefined {
+    const first = this.canonical[0]
+    if (first === undefined || number !== this.base - 1 || number < 0) return undefined
+    return { t: "block", number, hash: first.parentHash, parentHash: ZERO_HASH, timestamp: Math.max(0, first.timestamp - 1), logs: [] }
   }
 
   private blockTag(tag: unknown, what: string): number | undefined {
@@ -196,7 +211,7 @@ export class ReplayChain {
   }
 
   private formatBlock(block: BlockRecord, fullTransactions: boolean) {
-    if (fullTransactions) throw new RpcError(-32602, "transactions are not recorded; ask for hashes only (false)")
+    const hashes = [...new Set(block.logs.map((log) => log.transactionHash))]
     return {
       number: hex(block.number),
       hash: block.hash,
@@ -216,8 +231,31 @@ export class ReplayChain {
       gasLimit: "0x0",
       gasUsed: "0x0",
       baseFeePerGas: "0x0",
-      transactions: [...new Set(block.logs.map((log) => log.transactionHash))],
+      transactions: fullTransactions ? hashes.map((hash) => this.formatTransaction(block, hash)) : hashes,
       uncles: []
+    }
+  }
+
+  /** A transaction as far as its logs tell (see the module comment); legacy type, zero signature. */
+  private formatTransaction(block: BlockRecord, hash: string) {
+    const first = block.logs.find((log) => log.transactionHash === hash)!
+    return {
+      hash,
+      blockHash: block.hash,
+      blockNumber: hex(block.number),
+      transactionIndex: hex(first.transactionIndex),
+      from: `0x${"0".repeat(40)}`,
+      to: first.address,
+      input: "0x",
+      value: "0x0",
+      nonce: "0x0",
+      gas: "0x0",
+      gasPrice: "0x0",
+      type: "0x0",
+      chainId: hex(this.chainId),
+      v: "0x0",
+      r: "0x0",
+      s: "0x0"
     }
   }
 

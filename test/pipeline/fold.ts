@@ -19,7 +19,10 @@ export interface Step {
 }
 
 export const ROUTER = A(0xf00d)
-export const protocol = { has: (a: string) => a === ROUTER }
+export const POOL_MANAGER = A(0xb001)
+export const EXCHANGE = A(0xe0)
+/** The protocol contracts of the reducer tests: router, exchange, pool manager. */
+export const protocol = { has: (a: string) => a === ROUTER || a === EXCHANGE || a === POOL_MANAGER, isVenue: (a: string) => a === ROUTER || a === EXCHANGE }
 
 /** Folds the steps in order; a step without a block gets the next block (one log each). */
 export const fold = (steps: ReadonlyArray<Step | DomainEvent>, state: State = emptyState()): State => {

@@ -7,7 +7,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import type { DomainEvent } from "../../schema/domain-events.js"
-import { AddressBook, decodeLog } from "../../pipeline/decode.js"
+import { AddressBook, decodeLog, protocolContracts } from "../../pipeline/decode.js"
 import { emptyWorking, positionKey, reduceEvent, type Located, type Working } from "../../pipeline/reduce/markets.js"
 import { generateSynthetic } from "../../src/recording/synthetic.js"
 import { ReplayChain } from "../../src/replay/chain.js"
@@ -15,7 +15,7 @@ import { ReplayChain } from "../../src/replay/chain.js"
 const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const ROUTER = A(0xf00d)
 const at = (block: number, logIndex = 0): Located => ({ block, timestamp: 1_700_000_000 + block, txHash: `0x${"ab".repeat(32)}`, logIndex, address: A(0xd1a) })
-const protocol = { has: (a: string) => a === ROUTER }
+const protocol = { has: (a: string) => a === ROUTER, isVenue: (a: string) => a === ROUTER }
 const alice = A(1)
 const bob = A(2)
 
@@ -26,8 +26,8 @@ const run = (events: ReadonlyArray<DomainEvent>): Working => {
 }
 
 const created: DomainEvent = { _tag: "MarketCreated", marketId: 1n, creator: alice, oracle: A(9), yesToken: A(10), noToken: A(11), endTime: 2_000_000_000n, question: "Q?" }
-const trade = (recipient: string, tradeType: 0 | 1 | 2 | 3, amountIn: bigint, amountOut: bigint): DomainEvent => ({
-  _tag: "Trade", marketId: 1n, trader: alice, recipient, tradeType, amountIn, amountOut, clobFilled: 0n, ammFilled: amountOut, builder: null
+const trade = (recipient: string, tradeType: 0 | 1 | 2 | 3, amountIn: bigint, amountOut: bigint, trader = alice): DomainEvent => ({
+  _tag: "Trade", marketId: 1n, trader, recipient, tradeType, amountIn, amountOut, clobFilled: 0n, ammFilled: amountOut, builder: null
 })
 
 describe("event-source rules", () => {
@@ -50,14 +50,15 @@ describe("event-source rules", () => {
     expect(w.appended.priceSnapshots.map((s) => s.source)).toEqual(["hook_amm"])
   })
 
-  it("3. split, merge, redeem and refund always change collateral and positions, even for protocol contracts", () => {
+  it("3. split, merge, redeem and refund always change collateral, even for protocol contracts, which get no position", () => {
     const w = run([
       created,
       { _tag: "PositionSplit", marketId: 1n, user: ROUTER, amount: 10_000_000n },
       { _tag: "PositionMerged", marketId: 1n, user: ROUTER, amount: 4_000_000n }
     ])
     expect(w.markets.get(1n)!.totalCollateral).toBe(6_000_000n)
-    expect(w.positions.get(positionKey(ROUTER, 1n))).toMatchObject({ yesBalance: 6_000_000n, noBalance: 6_000_000n })
+    expect(w.positions.has(positionKey(ROUTER, 1n))).toBe(false)
+    expect(w.users.has(ROUTER)).toBe(false)
   })
 
   it("4. a Trade to a protocol contract writes no position but still counts volume", () => {
@@ -71,7 +72,7 @@ describe("event-source rules", () => {
     const w = run([
       created,
       trade(bob, 0, 40_000_000n, 100_000_000n), // 100 YES for 40 USDC
-      trade(bob, 1, 50_000_000n, 30_000_000n), // sell 50 YES for 30 USDC: cost 20, pnl +10
+      trade(bob, 1, 50_000_000n, 30_000_000n, bob), // bob sells 50 YES for 30 USDC: cost 20, pnl +10
       { _tag: "MarketResolved", marketId: 1n, outcome: true, resolver: A(9) },
       { _tag: "TokensRedeemed", marketId: 1n, user: bob, winningBurned: 50_000_000n, losingBurned: 0n, fee: 1_000_000n, payout: 49_000_000n }
     ])
@@ -97,7 +98,7 @@ describe("folding a whole synthetic chain", () => {
       const chain = await ReplayChain.load(out)
       chain.advanceAll()
       const book = new AddressBook(summary.deployment)
-      const protocolSet = new Set<string>([summary.deployment.router, summary.deployment.exchange, summary.deployment.diamond, summary.deployment.poolManager, summary.deployment.hookProxy])
+      const protocolSet = protocolContracts(summary.deployment, new AddressBook(summary.deployment))
       const w = emptyWorking()
       let volume = 0n
       let trades = 0n

@@ -11,9 +11,8 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { applyBatch, type LocatedEvent } from "../../pipeline/batch.js"
-import { AddressBook, decodeLog } from "../../pipeline/decode.js"
+import { AddressBook, decodeLog, protocolContracts } from "../../pipeline/decode.js"
 import { pruneUndo, revertTo } from "../../pipeline/sink.js"
-import { COMPONENTS } from "../../schema/components.js"
 import type { BlockRecord, Record as RecordLine } from "../../src/recording/format.js"
 import { readRecords } from "../../src/recording/io.js"
 import { generateSynthetic } from "../../src/recording/synthetic.js"
@@ -40,8 +39,8 @@ describe("following a chain through reorgs", () => {
         return all
       })
       const deployment = summary.deployment
-      const protocol = new Set<string>(COMPONENTS.filter((c) => c !== "testUsdc").map((c) => deployment[c].toLowerCase()))
       const book = new AddressBook(deployment)
+      const protocol = protocolContracts(deployment, book)
       const decode = (b: BlockRecord): Array<LocatedEvent> =>
         b.logs.flatMap((log) => {
           const kinds = book.kindsOf(log.address)

@@ -15,7 +15,7 @@ import { withScratchDb } from "../support/postgres.js"
 const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const H = (n: number) => `0x${n.toString(16).padStart(64, "0")}`
 const ROUTER = A(0xf00d)
-const protocol = { has: (a: string) => a === ROUTER }
+const protocol = { has: (a: string) => a === ROUTER, isVenue: (a: string) => a === ROUTER }
 const ev = (block: number, logIndex: number, event: DomainEvent, address = A(0xd1a)): LocatedEvent => ({ event, at: { block, timestamp: 1_700_000_000 + block, txHash: H(block * 100 + logIndex), logIndex, address } })
 const trade = (recipient: string, tradeType: 0 | 1 | 2 | 3, amountIn: bigint, amountOut: bigint): DomainEvent => ({
   _tag: "Trade", marketId: 1n, trader: recipient, recipient, tradeType, amountIn, amountOut, clobFilled: 0n, ammFilled: amountOut, builder: null

@@ -83,3 +83,32 @@ describe("ReplayChain", () => {
     expect(code(() => chain.request({ method: "eth_getLogs", params: [{ blockHash: h(99) }] }))).toBe(-32000)
   })
 })
+
+describe("ReplayChain for other indexers", () => {
+  it("serves full transactions built from the logs and a synthetic parent of the first block, to a real client over HTTP", async () => {
+    const { serveReplay } = await import("../../src/replay/server.js")
+    const { createPublicClient, http } = await import("viem")
+    const chain = new ReplayChain(meta, [block(10, 0, 0, 3), block(11)], { finalityDepth: 1 })
+    chain.advanceAll()
+    const server = await serveReplay(chain)
+    try {
+      const client = createPublicClient({ transport: http(server.url) })
+      const full = await client.getBlock({ blockNumber: 10n, includeTransactions: true })
+      expect(full.transactions.map((t) => [t.hash, t.to, t.transactionIndex, t.blockNumber, t.blockHash])).toEqual([
+        [h(100, 9), ADDRESS, 0, 10n, h(10)],
+        [h(101, 9), OTHER, 1, 10n, h(10)],
+        [h(102, 9), ADDRESS, 2, 10n, h(10)]
+      ])
+      const hashes = await client.getBlock({ blockNumber: 10n })
+      expect(hashes.transactions).toEqual([h(100, 9), h(101, 9), h(102, 9)])
+      // the block before the first recorded one: what the first block names as its parent
+      const parent = await client.getBlock({ blockNumber: 9n, includeTransactions: true })
+      expect(parent).toMatchObject({ number: 9n, hash: h(9), timestamp: BigInt(1_700_000_000 + 10 - 1), transactions: [] })
+      expect((await client.getBlock({ blockHash: h(9) as `0x${string}` })).number).toBe(9n)
+      expect(await client.getLogs({ fromBlock: 9n, toBlock: 9n })).toEqual([])
+      await expect(client.getBlock({ blockNumber: 8n })).rejects.toThrow(/could not be found/)
+    } finally {
+      await server.close()
+    }
+  })
+})

@@ -3,25 +3,12 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { NotFound } from "../../../schema/errors.js"
 import type { Address, Bytes32 } from "../../../schema/primitives.js"
-import { PRICE_SCALE } from "../../../schema/primitives.js"
 import type { AmmState, LiquidityRange } from "../market-amm.js"
+import { yesPriceFromSqrt } from "../../../schema/amm-price.js"
 import { pageOf, read } from "./db.js"
 import { requireMarket } from "./markets.js"
 
-const Q96 = 1n << 96n
-
-/**
- * The YES price (1e6 scale) of a pool at `sqrtPriceX96`, with the hook's own arithmetic and
- * rounding (protocol facts, section 2), so it equals the yesPrice the hook reports after a swap:
- * scaled = floor(floor(sqrtP^2 / 2^96) * 1e6 / 2^96) is USDC per YES when YES is currency0;
- * when YES is currency1 the price is floor(1e12 / scaled) (1 when scaled is 0). Both tokens have
- * 6 decimals, so no decimal shift. Clamped to 1e6.
- */
-export const yesPriceFromSqrt = (sqrtPriceX96: bigint, yesIsCurrency0: boolean): bigint => {
-  const scaled = ((sqrtPriceX96 * sqrtPriceX96) / Q96) * PRICE_SCALE / Q96
-  const price = yesIsCurrency0 ? scaled : scaled === 0n ? PRICE_SCALE : (PRICE_SCALE * PRICE_SCALE) / scaled
-  return price > PRICE_SCALE ? PRICE_SCALE : price
-}
+export { yesPriceFromSqrt } from "../../../schema/amm-price.js"
 
 interface PoolRow {
   readonly pool_id: string

@@ -24,14 +24,13 @@ export interface TradeRow extends ChainPositionRow {
 
 /**
  * USDC per share of the traded token: buys pay amountIn USDC for amountOut shares, sells give
- * amountIn shares for amountOut USDC. Rounded down; within 0..1 (the router never pays more than
- * 1 USDC per share, and a clamp keeps a record valid if it ever did). Null when no shares moved.
+ * amountIn shares for amountOut USDC. Rounded down and never clamped: a buy that paid more than 1
+ * USDC per share (a pool priced above the split) shows that true ratio. Null when no shares moved.
  */
 export const tradePrice = (buy: boolean, amountIn: bigint, amountOut: bigint): bigint | null => {
   const [usdc, shares] = buy ? [amountIn, amountOut] : [amountOut, amountIn]
   if (shares === 0n) return null
-  const price = (usdc * PRICE_SCALE) / shares
-  return price > PRICE_SCALE ? PRICE_SCALE : price
+  return (usdc * PRICE_SCALE) / shares
 }
 
 export const toTrade = (row: TradeRow): Trade => {
@@ -53,9 +52,30 @@ export const toTrade = (row: TradeRow): Trade => {
     clobFilled: BigInt(row.clob_filled),
     ammFilled: BigInt(row.amm_filled),
     price: tradePrice(buy, amountIn, amountOut),
-    matchCount: row.match_count === null ? null : BigInt(row.match_count)
+    matchCount: row.match_count === null ? null : Number(row.match_count)
   }
 }
+
+const ZERO_ORDER_ID = `0x${"0".repeat(64)}`
+
+/**
+ * The taker side of every match of a limit order that crossed the book (its takerOrderId is the
+ * new order's): side and owner from the taker's order; USDC at the maker's price for a
+ * COMPLEMENTARY match and at the taker's own limit price for MINT and MERGE (the exchange sends
+ * the surplus over $1 to the fee recipient), rounded down, as the position ledger counts it.
+ * Such fills add no volume (spec rule 1): only router trades do.
+ */
+export const takerFillsSource = (sql: SqlClient.SqlClient, marketId: string) => sql`(
+  select x.*,
+         case when x.taker_side in (0, 2) then x.usdc else x.amount end as amount_in,
+         case when x.taker_side in (0, 2) then x.amount else x.usdc end as amount_out
+  from (
+    select m.block_number, m.log_index, m.tx_hash, m.timestamp, m.market_id, o.owner as taker, o.side as taker_side, m.amount,
+           trunc(m.amount * (case when m.match_type = 0 then m.price else o.price end) / 1000000) as usdc
+    from order_match m join exchange_order o on o.id = m.taker_order_id
+    where m.market_id = ${marketId}::numeric and m.taker_order_id <> ${ZERO_ORDER_ID}
+  ) x
+)`
 
 export const listMarketTrades = (marketId: bigint, query: TradeListQuery) =>
   Effect.gen(function* () {
@@ -67,13 +87,23 @@ export const listMarketTrades = (marketId: bigint, query: TradeListQuery) =>
              t.trade_type, t.amount_in, t.amount_out, t.clob_filled, t.amm_filled, null::numeric as match_count
       from trade t
       where t.market_id = ${id}::numeric ${query.trader === undefined ? sql`` : sql`and t.trader = ${query.trader}`}`
-    // A fill whose transaction has a router trade of this market is that trade's CLOB leg.
-    const clob = sql`
-      select 'clob' as source, f.block_number, f.log_index, f.tx_hash, f.timestamp, f.market_id, f.taker, f.recipient,
-             f.taker_side, f.total_cost, f.total_filled, f.total_filled, 0::numeric, f.match_count
+    // A market order's fills (TakerFilled), unless its transaction has a router trade of this
+    // market: then it is that trade's CLOB leg.
+    const market = sql`
+      select 'clob' as source, f.block_number, f.log_index, f.tx_hash, f.timestamp, f.market_id, f.taker as trader, f.recipient,
+             f.taker_side as trade_type, f.total_cost as amount_in, f.total_filled as amount_out, f.total_filled as clob_filled,
+             0::numeric as amm_filled, f.match_count
       from taker_fill f
       where f.market_id = ${id}::numeric ${query.trader === undefined ? sql`` : sql`and f.taker = ${query.trader}`}
         and not exists (select 1 from trade t where t.tx_hash = f.tx_hash and t.market_id = f.market_id)`
+    // A limit order that crossed the book: one fill per match, on the taker's side, at the price
+    // the taker paid (see takerFillsSource).
+    const limit = sql`
+      select 'clob' as source, f.block_number, f.log_index, f.tx_hash, f.timestamp, f.market_id, f.taker as trader, f.taker as recipient,
+             f.taker_side as trade_type, f.amount_in, f.amount_out, f.amount_out as clob_filled, 0::numeric as amm_filled, 1::numeric as match_count
+      from ${takerFillsSource(sql, id)} f
+      where true ${query.trader === undefined ? sql`` : sql`and f.taker = ${query.trader}`}`
+    const clob = sql`${market} union all ${limit}`
     const union =
       query.source === "router" ? router : query.source === "clob" ? clob : sql`${router} union all ${clob}`
     const page = yield* pageOf(

@@ -67,14 +67,15 @@ export const marketStatus = (row: { readonly is_resolved: boolean; readonly refu
 
 const toMarket = (row: MarketRow): Market => {
   const id = BigInt(row.id)
-  const yesPrice = row.yes_price === null ? null : BigInt(row.yes_price)
+  // Never null since migration 0011 (see the Market record); 0.5 only guards a row written before it.
+  const yesPrice = row.yes_price === null ? PRICE_SCALE / 2n : BigInt(row.yes_price)
   return {
     id,
     marketIdHex: marketIdToHex(id),
     question: row.question,
     endTime: toTimeInt(row.end_time),
     yesPrice,
-    noPrice: yesPrice === null ? null : PRICE_SCALE - yesPrice,
+    noPrice: PRICE_SCALE - yesPrice,
     totalCollateral: BigInt(row.total_collateral),
     volume: BigInt(row.volume),
     tradeCount: Number(row.trade_count),

@@ -116,7 +116,7 @@ describe("GET /api/admin/...", () => {
     pauses: "pause_change",
     "diamond-cuts": "diamond_cut",
     "fee-changes": "fee_change",
-    "hook-upgrades": "hook_upgrade"
+    "hook-proxy-upgrades": "hook_upgrade"
   }
 
   it("lists each history newest first, every row once", async () => {
@@ -141,7 +141,7 @@ describe("GET /api/admin/...", () => {
       ["3", "200", true]
     ])
     expect((await api.get("/api/admin/fee-changes?marketId=3")).body.meta.count).toBe(1)
-    const upgrades = await api.get("/api/admin/hook-upgrades")
+    const upgrades = await api.get("/api/admin/hook-proxy-upgrades")
     expect(upgrades.body.data.map((u: any) => u.action)).toEqual(["EXECUTED", "PROPOSED", "CANCELLED", "PROPOSED"])
     expect(upgrades.body.data[1].readyAt).toBe(1767230404)
     const revoked = await api.get("/api/admin/role-changes?action=REVOKED")
@@ -156,10 +156,10 @@ describe("GET /api/admin/...", () => {
 describe("GET /api/stats and /api/health", () => {
   it("gives protocol totals that agree with the trade table", async () => {
     const [t] = await api.sql(
-      `select sum(case when trade_type in (0, 2) then amount_in else amount_out end)::text as v, count(*)::text as n from trade`
+      `select sum(case when trade_type in (0, 2) then amount_in else amount_out end)::text as v, count(*)::int as n from trade`
     )
     const stats = await api.get("/api/stats")
-    expect(stats.body.data).toMatchObject({ totalMarkets: "28", totalVolume: six(t!["v"]), totalTrades: t!["n"] })
+    expect(stats.body.data).toMatchObject({ totalMarkets: 28, totalVolume: six(t!["v"]), totalTrades: t!["n"] })
   })
 
   it("reports the indexed head, which every answer also names in X-Indexed-Block", async () => {

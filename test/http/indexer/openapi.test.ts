@@ -51,7 +51,7 @@ const SPEC_PATHS = [
   "/api/admin/pauses",
   "/api/admin/diamond-cuts",
   "/api/admin/fee-changes",
-  "/api/admin/hook-upgrades",
+  "/api/admin/hook-proxy-upgrades",
   "/api/stats",
   "/api/health"
 ]
@@ -134,7 +134,9 @@ describe("the OpenAPI document at /api/openapi.json", () => {
         // block numbers and log positions
         "approvedBlock", "blockNumber", "createdBlock", "headBlock", "lagBlocks", "latestIndexedBlock", "logIndex", "placedBlock", "registeredBlock", "updatedBlock",
         // counts, pagination, ranks
-        "correctPositions", "count", "limit", "marketCount", "marketsTraded", "offset", "openPositions", "orders", "positions", "rank", "resolvedPositions", "tradeCount",
+        "correctPositions", "count", "limit", "marketCount", "marketsTraded", "matchCount", "offset", "openPositions", "orders", "positions", "rank", "resolvedPositions", "tradeCount",
+        // protocol totals (counts)
+        "activeMarkets", "refundMarkets", "resolvedMarkets", "totalMarkets", "totalTrades", "totalUsers",
         // small protocol integers (int24 ticks, uint24 fee), chain id, hours, basis points
         "chainId", "fee", "percentBps", "tick", "tickLower", "tickSpacing", "tickUpper", "windowHours"
       ].sort()

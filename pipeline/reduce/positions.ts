@@ -1,0 +1,149 @@
+/**
+ * The position ledger: shares and their cost basis per (user, market), and realized P&L per
+ * position and per user. Every way shares move calls one of four moves here (the rule table is
+ * in the README, "Positions and P&L"):
+ *
+ * - `acquire`: shares in at a cost (router buy, CLOB buy fill, split, transfer in at cost 0);
+ * - `dispose`: shares out for proceeds, realizing proceeds minus their average cost (router sell,
+ *   CLOB sell fill, merge, redeem, refund, transfer out for proceeds 0).
+ *
+ * Invariants:
+ * - protocol contracts (the deployment's components, outcome tokens) never get a position row
+ *   or a user row: every move on one is ignored, so their plumbing never looks like a user;
+ * - per position, USDC paid for shares = cost basis held + cost basis removed, exactly (the
+ *   removed cost is rounded down and the rest stays in the basis), so for every user and market
+ *   realized + (mark value - cost basis) = USDC received + mark value - USDC paid;
+ * - a position's balances are the shares its owner holds or has locked in live SELL orders:
+ *   escrow is not a movement (the exchange holds them for the owner until a fill or a cancel).
+ */
+export interface PositionRow {
+  readonly user: string
+  readonly marketId: bigint
+  yesBalance: bigint
+  noBalance: bigint
+  /** Collateral paid for the tokens held (average-cost basis), per side. */
+  yesCost: bigint
+  noCost: bigint
+  realizedPnl: bigint
+}
+
+export interface UserRow {
+  readonly address: string
+  volume: bigint
+  tradeCount: bigint
+  realizedPnl: bigint
+  /** Traded at least once (router trader or recipient, CLOB maker or taker): counted in totalUsers. */
+  traded: boolean
+}
+
+/**
+ * The deployment's contracts (every component, the outcome tokens): plumbing, never a user
+ * (rule 4). `isVenue` names the two whose every token movement with a user their own events
+ * describe (the router: Trade, DustRefunded; the exchange: fills, escrow), so a Transfer between
+ * a user and one of them moves no position; a Transfer between a user and any other contract
+ * (the pool manager's liquidity, the market factory's seed tokens, ...) is a transfer.
+ */
+export interface ProtocolContracts {
+  readonly has: (address: string) => boolean
+  readonly isVenue: (address: string) => boolean
+}
+
+/** The part of a batch's working set the ledger changes. */
+export interface Ledger {
+  readonly positions: Map<string, PositionRow>
+  readonly users: Map<string, UserRow>
+  readonly protocol: { totalUsers: bigint }
+}
+
+export const positionKey = (user: string, marketId: bigint) => `${user}:${marketId}`
+
+/** The user's position row, created empty on first use. */
+export const position = (w: Ledger, user: string, marketId: bigint): PositionRow => {
+  const key = positionKey(user, marketId)
+  let row = w.positions.get(key)
+  if (row === undefined) {
+    row = { user, marketId, yesBalance: 0n, noBalance: 0n, yesCost: 0n, noCost: 0n, realizedPnl: 0n }
+    w.positions.set(key, row)
+  }
+  return row
+}
+
+/** The user's stats row, created on first use (not yet counted as a user: see `markTraded`). */
+export const userRow = (w: Ledger, address: string): UserRow => {
+  let row = w.users.get(address)
+  if (row === undefined) {
+    row = { address, volume: 0n, tradeCount: 0n, realizedPnl: 0n, traded: false }
+    w.users.set(address, row)
+  }
+  return row
+}
+
+/**
+ * `totalUsers` counts distinct non-protocol addresses that traded: router trader or recipient,
+ * CLOB maker or taker. Called on each of them; counts an address once.
+ */
+export const markTraded = (w: Ledger, address: string, protocol: ProtocolContracts): void => {
+  if (protocol.has(address)) return
+  const u = userRow(w, address)
+  if (u.traded) return
+  u.traded = true
+  w.protocol.totalUsers += 1n
+}
+
+/** Cost of `amount` shares out of `balance` held at total `cost` (average cost, rounded down). */
+export const costOf = (cost: bigint, balance: bigint, amount: bigint) => (balance === 0n ? 0n : (cost * amount) / balance)
+
+const realize = (w: Ledger, p: PositionRow, pnl: bigint): void => {
+  if (pnl === 0n) return
+  p.realizedPnl += pnl
+  userRow(w, p.user).realizedPnl += pnl
+}
+
+/** Shares in at `cost` USDC. */
+export const acquire = (w: Ledger, protocol: ProtocolContracts, user: string, marketId: bigint, yes: boolean, shares: bigint, cost: bigint): void => {
+  if (protocol.has(user) || (shares === 0n && cost === 0n)) return
+  const p = position(w, user, marketId)
+  if (yes) {
+    p.yesBalance += shares
+    p.yesCost += cost
+  } else {
+    p.noBalance += shares
+    p.noCost += cost
+  }
+}
+
+/**
+ * Shares out for `proceeds` USDC: the average cost of the shares leaves the basis and proceeds
+ * minus it is realized. Never more than the position holds leaves it (the rest of the proceeds is
+ * realized at zero cost).
+ */
+export const dispose = (w: Ledger, protocol: ProtocolContracts, user: string, marketId: bigint, yes: boolean, shares: bigint, proceeds: bigint): void => {
+  if (protocol.has(user) || (shares === 0n && proceeds === 0n)) return
+  const p = position(w, user, marketId)
+  const held = yes ? p.yesBalance : p.noBalance
+  const out = shares > held ? held : shares
+  const cost = costOf(yes ? p.yesCost : p.noCost, held, out)
+  if (yes) {
+    p.yesBalance -= out
+    p.yesCost -= cost
+  } else {
+    p.noBalance -= out
+    p.noCost -= cost
+  }
+  realize(w, p, proceeds - cost)
+}
+
+const PRICE_UNIT = 1_000_000n
+
+/** USDC for `shares` at a 1e6-scaled price, rounded down (as the exchange pays makers). */
+export const atPrice = (shares: bigint, price: bigint) => (shares * price) / PRICE_UNIT
+
+/**
+ * How a split's USDC is shared between its YES and NO: at the market's YES price when it has one
+ * within 0..1 (so a fresh split is worth what it cost on each side), else half and half.
+ */
+export const splitCost = (amount: bigint, yesPrice: bigint | null): { readonly yes: bigint; readonly no: bigint } => {
+  const price = yesPrice !== null && yesPrice >= 0n && yesPrice <= PRICE_UNIT ? yesPrice : PRICE_UNIT / 2n
+  const yes = atPrice(amount, price)
+  return { yes, no: amount - yes }
+}
