@@ -24,7 +24,9 @@ import { findAncestor, reconcile, ReorgTooDeep, UNKNOWN_PARENT, Window, type Hea
 import { deferIndexes, restoreIndexes } from "./deferred-indexes.js"
 import { RowCache } from "./row-cache.js"
 import { type CheckpointMoved, lockCheckpointAt, mutableTablesEmpty, planInPlace, pruneUndo, readCheckpoint, revertTo } from "./sink.js"
+import { AddressBits } from "./source/bloom.js"
 import { InconsistentAnswer } from "./source/errors.js"
+import { confirmEmpty, suspectIn } from "./source/withheld.js"
 import type { Batch } from "./source/backfill.js"
 import { threadBackfill } from "./source/backfill-thread.js"
 import { decodedBackfill, watchlistOf } from "./source/decoded-backfill.js"
@@ -370,10 +372,18 @@ export const makeIndexer = (options: IndexerOptions) =>
 
     const digestAt = (window: Window, number: number) => (window.at(number) as Held).digest
 
-    /** Logs of one block by hash, the logs of contracts it announces included. */
+    /** Bloom bits of the watched addresses, computed once each. */
+    const bloomBits = new AddressBits()
+
+    /**
+     * Logs of one block by hash, the logs of contracts it announces included. An empty answer
+     * for a block whose bloom may hold logs of ours is confirmed first (`withheld.ts`).
+     */
     const blockLogs = (header: Header) =>
       Effect.gen(function* () {
         let logs = yield* options.rpc.logsAtHash([...book.addresses], header.hash)
+        const suspect = logs.length === 0 ? suspectIn(bloomBits, header, book.addresses) : undefined
+        if (suspect !== undefined) logs = [...(yield* confirmEmpty(options.rpc, [...book.addresses], header, suspect))]
         const fresh = [...new Set(logs.flatMap(announcedTokens))].filter((t) => book.kindsOf(t) === undefined)
         if (fresh.length > 0) {
           for (const token of fresh) book.watchToken(token)

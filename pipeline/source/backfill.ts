@@ -22,9 +22,11 @@
  * log of its blocks exactly once, ordered by (block, logIndex).
  */
 import { Chunk, Effect, Option, Ref, Stream } from "effect"
-import { type ChainError, InconsistentAnswer, RangeTooLarge, RequestRejected } from "./errors.js"
+import { AddressBits } from "./bloom.js"
+import { type ChainError, InconsistentAnswer, LogsWithheld, RangeTooLarge, RequestRejected } from "./errors.js"
 import { defaultRangePolicy, grow, initialRange, type RangePolicy, type RangeState, shrink } from "./ranges.js"
 import type { BlockHeader, ChainLog, Rpc } from "./rpc.js"
+import { confirmEmpty, suspectIn } from "./withheld.js"
 
 /** What a batch knows of a block: its hash and time (from its header, or from its logs). */
 export interface BlockStamp {
@@ -119,28 +121,64 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
       )
 
       const verifyFrom = options.to - (options.verifyDepth ?? 256)
-      /** Headers of `to` and of the blocks with logs that need one (see above), added to `into`. */
-      const fetchHeaders = (logs: ReadonlyArray<ChainLog>, to: number, into: Map<number, BlockHeader>) =>
+      /**
+       * Headers of `to`, of the blocks with logs that need one (see above), and of every block
+       * without logs (its bloom is checked), added to `into`.
+       */
+      const fetchHeaders = (logs: ReadonlyArray<ChainLog>, from: number, to: number, into: Map<number, BlockHeader>) =>
         Effect.gen(function* () {
           const wanted = new Set([to])
           for (const l of logs) if (l.blockNumber > verifyFrom || l.blockTimestamp === undefined) wanted.add(l.blockNumber)
+          const withLogs = new Set<number>()
+          for (const l of logs) withLogs.add(l.blockNumber)
+          for (let n = from; n <= to; n++) if (!withLogs.has(n)) wanted.add(n)
           const missing = [...wanted].filter((n) => !into.has(n))
           if (missing.length === 0) return into
           for (const h of yield* rpc.headersAt(missing)) into.set(h.number, h)
           return into
         })
 
-      /** Each log's block stamp, or the first log that disagrees with its header or its block's other logs. */
-      const stamp = (logs: ReadonlyArray<ChainLog>, headers: ReadonlyMap<number, BlockHeader>) => {
+      /**
+       * Each log's block stamp and `to`'s, or the first log that disagrees with its header or its
+       * block's other logs. (Headers of blocks without logs, fetched for their blooms, stay out.)
+       */
+      const stamp = (logs: ReadonlyArray<ChainLog>, headers: ReadonlyMap<number, BlockHeader>, to: number) => {
         const blocks = new Map<number, BlockStamp>()
-        for (const h of headers.values()) blocks.set(h.number, h)
+        const toHeader = headers.get(to)
+        if (toHeader !== undefined) blocks.set(to, { number: to, hash: toHeader.hash, timestamp: toHeader.timestamp })
         for (const log of logs) {
-          const known = blocks.get(log.blockNumber)
-          if (known === undefined) blocks.set(log.blockNumber, { number: log.blockNumber, hash: log.blockHash, timestamp: log.blockTimestamp! })
-          else if (known.hash !== log.blockHash) return { bad: log, expected: known.hash }
+          let known = blocks.get(log.blockNumber)
+          if (known === undefined) {
+            const h = headers.get(log.blockNumber)
+            known = h === undefined ? { number: log.blockNumber, hash: log.blockHash, timestamp: log.blockTimestamp! } : { number: h.number, hash: h.hash, timestamp: h.timestamp }
+            blocks.set(log.blockNumber, known)
+          }
+          if (known.hash !== log.blockHash) return { bad: log, expected: known.hash }
         }
         return { blocks }
       }
+
+      const bits = new AddressBits()
+      /**
+       * The first block without logs whose bloom may hold logs of the first `covered` watched
+       * addresses and that has logs when asked by hash (the range answer left them out);
+       * undefined when there is none. Fails with LogsWithheld when neither answer has them but
+       * the block's receipts do (`withheld.ts`).
+       */
+      const droppedBlocks = (logs: ReadonlyArray<ChainLog>, headers: ReadonlyMap<number, BlockHeader>, covered: number) =>
+        Effect.gen(function* () {
+          const withLogs = new Set<number>()
+          for (const l of logs) withLogs.add(l.blockNumber)
+          const addresses = watchlist.addresses().slice(0, covered)
+          for (const header of headers.values()) {
+            if (withLogs.has(header.number)) continue
+            const suspect = suspectIn(bits, header, addresses)
+            if (suspect === undefined) continue
+            const found = yield* confirmEmpty(rpc, addresses, header, suspect)
+            if (found.length > 0) return header.number
+          }
+          return undefined
+        })
 
       // Logs and their headers are fetched here, several ranges at once; `complete` then only
       // fetches what announcements in earlier ranges add.
@@ -149,7 +187,7 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
           // A snapshot: a retry must ask for the same addresses, whatever was watched meanwhile.
           const addresses = watchlist.addresses().slice()
           const logs = yield* fetchLogs(rpc, sizing, policy, addresses, range.from, range.to, true)
-          const headers = yield* fetchHeaders(logs, range.to, new Map())
+          const headers = yield* fetchHeaders(logs, range.from, range.to, new Map())
           return { ...range, covered: addresses.length, logs, headers }
         })
 
@@ -183,9 +221,18 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
             }
             logs.sort(byPosition)
             // A refetch after a disagreement takes fresh headers too: either side may be stale.
-            const headers = yield* fetchHeaders(logs, fetched.to, attempt === 0 ? fetched.headers : new Map())
-            const checked = stamp(logs, headers)
-            if (checked.blocks !== undefined) return { from: fetched.from, to: fetched.to, logs, blocks: checked.blocks } satisfies Batch
+            const headers = yield* fetchHeaders(logs, fetched.from, fetched.to, attempt === 0 ? fetched.headers : new Map())
+            const checked = stamp(logs, headers, fetched.to)
+            if (checked.blocks !== undefined) {
+              // Blocks answered empty whose bloom may hold our logs: confirmed empty, or the
+              // range answer left logs out (asked by hash they come back) and is fetched again.
+              const dropped = yield* droppedBlocks(logs, headers, fetched.covered)
+              if (dropped === undefined) return { from: fetched.from, to: fetched.to, logs, blocks: checked.blocks } satisfies Batch
+              if (attempt >= 5) {
+                return yield* new LogsWithheld({ message: `the answers for blocks ${fetched.from}-${fetched.to} keep leaving out the logs of block ${dropped}` })
+              }
+              continue
+            }
             if (attempt >= 5) {
               const { bad, expected } = checked
               return yield* new InconsistentAnswer({

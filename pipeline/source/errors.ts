@@ -34,7 +34,14 @@ export class InconsistentAnswer extends Data.TaggedError("InconsistentAnswer")<{
 /** A request the node rejects for a reason retrying cannot fix. */
 export class RequestRejected extends Data.TaggedError("RequestRejected")<{ readonly message: string }> {}
 
-export type ChainError = RateLimited | RangeTooLarge | Timeout | ServerError | UnknownBlock | InconsistentAnswer | RequestRejected
+/**
+ * The node answers a block's logs with none although the block's `logsBloom` says it may hold
+ * logs of a watched contract, and neither a second answer nor the block's receipts settle it.
+ * The block is not indexed past; asking later may find the logs.
+ */
+export class LogsWithheld extends Data.TaggedError("LogsWithheld")<{ readonly message: string }> {}
+
+export type ChainError = RateLimited | RangeTooLarge | Timeout | ServerError | UnknownBlock | InconsistentAnswer | RequestRejected | LogsWithheld
 
 /** Worth repeating the same request after a pause. RangeTooLarge is not: the range must shrink. */
 export const isTransient = (error: ChainError): boolean =>
@@ -42,7 +49,8 @@ export const isTransient = (error: ChainError): boolean =>
   error._tag === "Timeout" ||
   error._tag === "ServerError" ||
   error._tag === "UnknownBlock" ||
-  error._tag === "InconsistentAnswer"
+  error._tag === "InconsistentAnswer" ||
+  error._tag === "LogsWithheld"
 
 const RANGE_PATTERNS: ReadonlyArray<RegExp> = [
   /query returned more than [\d,]+ results/i,
@@ -156,7 +164,8 @@ const CHAIN_ERRORS: { readonly [T in ChainError["_tag"]]: new (fields: { readonl
   ServerError,
   UnknownBlock,
   InconsistentAnswer,
-  RequestRejected
+  RequestRejected,
+  LogsWithheld
 }
 
 /** The ChainError `chainErrorData` described. */

@@ -8,6 +8,7 @@
  * shrinks the range instead.
  */
 import { Duration, Effect, Schedule } from "effect"
+import { parseBloom } from "./bloom.js"
 import { readLogsAnswer } from "./logs-answer.js"
 import {
   type ChainError,
@@ -25,6 +26,8 @@ export interface BlockHeader {
   readonly hash: string
   readonly parentHash: string
   readonly timestamp: number
+  /** The header's logsBloom; undefined when the node sent none, and then nothing is checked against it. */
+  readonly logsBloom?: Uint8Array | undefined
 }
 
 export interface ChainLog {
@@ -80,7 +83,13 @@ const hash = (value: unknown, what: string): string => {
 
 export const parseHeader = (raw: unknown): BlockHeader => {
   const b = raw as Record<string, unknown>
-  return { number: quantity(b["number"], "block number"), hash: hash(b["hash"], "block hash"), parentHash: hash(b["parentHash"], "parentHash"), timestamp: quantity(b["timestamp"], "timestamp") }
+  return {
+    number: quantity(b["number"], "block number"),
+    hash: hash(b["hash"], "block hash"),
+    parentHash: hash(b["parentHash"], "parentHash"),
+    timestamp: quantity(b["timestamp"], "timestamp"),
+    logsBloom: parseBloom(b["logsBloom"])
+  }
 }
 
 export const parseLog = (raw: unknown): ChainLog => {
@@ -277,7 +286,17 @@ export const makeRpc = (options: RpcOptions) => {
     logs: (addresses: ReadonlyArray<string>, from: number, to: number) =>
       call([{ method: "eth_getLogs", params: [{ address: addresses, fromBlock: hex(from), toBlock: hex(to) }] }], logsOf, readLogs),
     logsAtHash: (addresses: ReadonlyArray<string>, blockHash: string) =>
-      call([{ method: "eth_getLogs", params: [{ address: addresses, blockHash }] }], logsOf, readLogs)
+      call([{ method: "eth_getLogs", params: [{ address: addresses, blockHash }] }], logsOf, readLogs),
+    /** Every log of the block's receipts (all contracts); UnknownBlock when the node does not have it. */
+    receiptLogs: (blockHash: string) =>
+      call([{ method: "eth_getBlockReceipts", params: [blockHash] }], ([r]) => {
+        if (r === null || r === undefined) throw new UnknownBlock({ message: `receipts of block ${blockHash} are not available` })
+        if (!Array.isArray(r)) throw new InconsistentAnswer({ message: "eth_getBlockReceipts answered something other than a list" })
+        return r.flatMap((receipt: { logs?: unknown }) => {
+          if (!Array.isArray(receipt?.logs)) throw new InconsistentAnswer({ message: "a receipt without logs" })
+          return receipt.logs.map(parseLog)
+        })
+      })
   }
 }
 

@@ -7,7 +7,8 @@ import { AppConfig, ConfigurationError } from "../config.js"
 import { loadDeployment } from "../deployment.js"
 import { ReplayChain } from "../replay/chain.js"
 import { serveReplay } from "../replay/server.js"
-import { Recorder } from "./recorder.js"
+import { backoff } from "../../pipeline/source/rpc.js"
+import { Recorder, ReorgBeyondWindow } from "./recorder.js"
 
 export interface RecordArgs {
   readonly out: string
@@ -53,17 +54,38 @@ export const record = (args: RecordArgs) =>
     const poll = (target?: number) =>
       Effect.tryPromise({
         try: () => recorder.poll(target),
-        catch: (cause) => new RecordFailed({ message: String((cause as Error).message ?? cause) })
+        catch: (cause) => new RecordFailed({ message: String((cause as Error).message ?? cause), final: cause instanceof ReorgBeyondWindow })
       })
-    yield* poll(Option.getOrUndefined(args.toBlock))
-    yield* Effect.logInfo("recorded").pipe(Effect.annotateLogs({ block: recorder.recordedTip, out: args.out }))
+    /**
+     * Following, an endpoint outage of any length is waited out: each failed poll is logged and
+     * tried again after the next pause of `backoff` (from 100 ms, doubling, at most 5 s). Only a
+     * reorg beyond the recorder's window stops it.
+     */
+    const healing = (target?: number) =>
+      Effect.suspend(() => {
+        let attempt = 0
+        return poll(target).pipe(
+          Effect.tapError((error) =>
+            error.final ? Effect.void : Effect.logWarning("recording failed; retrying").pipe(Effect.annotateLogs({ attempt: ++attempt, error: error.message }))
+          ),
+          Effect.retry({ schedule: backoff, while: (error) => !error.final })
+        )
+      })
+    const recorded = Effect.suspend(() => Effect.logInfo("recorded").pipe(Effect.annotateLogs({ block: recorder.recordedTip, out: args.out })))
+    yield* (args.follow ? healing : poll)(Option.getOrUndefined(args.toBlock))
+    yield* recorded
     if (args.follow) {
-      yield* Effect.forever(Effect.zipRight(Effect.sleep(args.intervalMs), poll()))
+      for (;;) {
+        yield* Effect.sleep(args.intervalMs)
+        const before = recorder.recordedTip
+        yield* healing()
+        if (recorder.recordedTip !== before) yield* recorded
+      }
     }
   }).pipe(Effect.scoped)
 
-/** A recording or replay that could not go on; the message says why. */
-export class RecordFailed extends Data.TaggedError("RecordFailed")<{ readonly message: string }> {}
+/** A recording or replay that could not go on; the message says why. `final`: no retry can help. */
+export class RecordFailed extends Data.TaggedError("RecordFailed")<{ readonly message: string; readonly final?: boolean }> {}
 
 export interface ReplayArgs {
   readonly recording: string

@@ -137,6 +137,9 @@ const readPrefix = async (path: string): Promise<{ records: Array<Record>; compl
   }
 }
 
+/** The endpoint's chain left the recorded one below the window of hashes kept: no later poll can mend that. */
+export class ReorgBeyondWindow extends Error {}
+
 export class Recorder {
   private writer: RecordWriter | undefined
   private readonly watched = new Set<string>()
@@ -311,12 +314,14 @@ export class Recorder {
       const theirs = await this.rpc.call<RawBlock | null>("eth_getBlockByNumber", [`0x${n.toString(16)}`, false])
       if (theirs?.hash.toLowerCase() === mine) return n
     }
-    throw new Error(`reorg deeper than the recorder's window of ${REORG_WINDOW} blocks below ${this.tip}`)
+    throw new ReorgBeyondWindow(`reorg deeper than the recorder's window of ${REORG_WINDOW} blocks below ${this.tip}`)
   }
 
   /**
    * Brings the recording up to `target` (default: the endpoint's latest block), recording a
-   * reorg first when the endpoint's chain no longer contains the recorded tip.
+   * reorg first when the endpoint's chain no longer contains the recorded tip. A poll that fails
+   * (the endpoint gone) can simply be called again: blocks are written only once a whole chunk
+   * is fetched and checked, so the recording ends at a block boundary.
    */
   async poll(target?: number): Promise<void> {
     const latest = target ?? num(await this.rpc.call<string>("eth_blockNumber"))

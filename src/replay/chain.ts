@@ -23,6 +23,7 @@
  */
 import type { BlockRecord, MetaRecord, RecordedLog } from "../recording/format.js"
 import { readRecords } from "../recording/io.js"
+import { bloomOf } from "../../pipeline/source/bloom.js"
 
 export interface RpcRequest {
   readonly method: string
@@ -48,7 +49,17 @@ export interface ReplayOptions {
 
 const hex = (n: number | bigint) => `0x${n.toString(16)}`
 const ZERO_HASH = `0x${"0".repeat(64)}`
-const EMPTY_BLOOM = `0x${"0".repeat(512)}`
+
+/**
+ * Each served block's logsBloom, computed from its recorded logs (the watched contracts' logs:
+ * all a client checks a bloom against), once per block.
+ */
+const blooms = new WeakMap<BlockRecord, string>()
+const bloomOfBlock = (block: BlockRecord) => {
+  let bloom = blooms.get(block)
+  if (bloom === undefined) blooms.set(block, (bloom = bloomOf(block.logs)))
+  return bloom
+}
 
 export class ReplayChain {
   private readonly canonical: Array<BlockRecord> = []
@@ -176,6 +187,10 @@ export class ReplayChain {
       }
       case "eth_getLogs":
         return this.getLogs(params[0])
+      case "eth_getBlockReceipts": {
+        const block = this.blockByTagOrHash(params[0])
+        return block === undefined ? null : this.receipts(block)
+      }
       default:
         throw new RpcError(-32601, `the method ${method} does not exist/is not available`)
     }
@@ -219,7 +234,7 @@ export class ReplayChain {
       timestamp: hex(block.timestamp),
       nonce: "0x0000000000000000",
       sha3Uncles: ZERO_HASH,
-      logsBloom: EMPTY_BLOOM,
+      logsBloom: bloomOfBlock(block),
       transactionsRoot: ZERO_HASH,
       stateRoot: ZERO_HASH,
       receiptsRoot: ZERO_HASH,
@@ -257,6 +272,32 @@ export class ReplayChain {
       r: "0x0",
       s: "0x0"
     }
+  }
+
+  /** A block named by number, tag or hash (eth_getBlockReceipts takes any of them). */
+  private blockByTagOrHash(id: unknown): BlockRecord | undefined {
+    if (typeof id === "string" && id.length === 66) return this.byHash.get(this.hash(id, "block hash"))
+    const number = this.blockTag(id, "block")
+    return number === undefined ? undefined : this.blockAt(number)
+  }
+
+  /** Receipts of the block's transactions with their recorded logs (recordings keep no other receipt fields). */
+  private receipts(block: BlockRecord) {
+    const byTx = new Map<string, Array<RecordedLog>>()
+    for (const log of block.logs) {
+      let logs = byTx.get(log.transactionHash)
+      if (logs === undefined) byTx.set(log.transactionHash, (logs = []))
+      logs.push(log)
+    }
+    return [...byTx].map(([transactionHash, logs]) => ({
+      transactionHash,
+      transactionIndex: hex(logs[0]!.transactionIndex),
+      blockHash: block.hash,
+      blockNumber: hex(block.number),
+      status: "0x1",
+      logsBloom: bloomOf(logs),
+      logs: logs.map((log) => this.formatLog(block, log))
+    }))
   }
 
   private getLogs(filter: unknown) {

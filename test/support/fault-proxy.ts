@@ -4,11 +4,15 @@
  * timeout, range-limit errors in several providers' wordings (with and without a suggested range),
  * truncated bodies, logs naming another block, empty bodies and null results. Everything else
  * passes through unchanged.
+ *
+ * With `dropLogs`, it is also a node that leaves logs out: that share of the eth_getLogs answers
+ * holding logs lose every log of one of their blocks (chosen at random), the answer otherwise
+ * well formed. Receipts pass through: they are how a client can tell.
  */
 import * as http from "node:http"
 import { prng } from "../../src/prng.js"
 
-export type Fault = "rateLimited" | "serverError" | "slow" | "rangeLimit" | "truncated" | "wrongBlock" | "emptyBody" | "nullResult"
+export type Fault = "rateLimited" | "serverError" | "slow" | "rangeLimit" | "truncated" | "wrongBlock" | "emptyBody" | "nullResult" | "droppedLogs"
 
 export interface FaultProxy {
   readonly url: string
@@ -37,7 +41,32 @@ const isRangeQuery = (call: Call) => {
   return call.method === "eth_getLogs" && typeof filter?.["fromBlock"] === "string" && typeof filter?.["toBlock"] === "string"
 }
 
-export const startFaultProxy = (target: string, options: { readonly seed: number; readonly rate: number; readonly slowMs: number }): Promise<FaultProxy> => {
+export interface FaultOptions {
+  readonly seed: number
+  /** Share of the requests answered with one of the faults above. */
+  readonly rate: number
+  readonly slowMs: number
+  /** Half the range queries hit a range limit (default true). */
+  readonly rangeLimits?: boolean
+  /** Share of the eth_getLogs answers with logs that lose one block's logs (default 0). */
+  readonly dropLogs?: number
+}
+
+/** `text` (a JSON-RPC answer or batch) with every log of one block of one eth_getLogs result removed, or undefined when it holds no log. */
+const dropOneBlock = (text: string, random: () => number): string | undefined => {
+  const answers = JSON.parse(text) as unknown
+  const list = (Array.isArray(answers) ? answers : [answers]) as Array<{ result?: unknown }>
+  const withLogs = list.filter((a) => Array.isArray(a.result) && a.result.length > 0 && typeof (a.result[0] as Record<string, unknown>)["logIndex"] === "string")
+  if (withLogs.length === 0) return undefined
+  const answer = withLogs[Math.floor(random() * withLogs.length)]!
+  const logs = answer.result as Array<{ blockNumber: string }>
+  const blocks = [...new Set(logs.map((l) => l.blockNumber))]
+  const victim = blocks[Math.floor(random() * blocks.length)]
+  answer.result = logs.filter((l) => l.blockNumber !== victim)
+  return JSON.stringify(answers)
+}
+
+export const startFaultProxy = (target: string, options: FaultOptions): Promise<FaultProxy> => {
   const random = prng(options.seed)
   const injected = new Map<Fault, number>()
   const count = (fault: Fault) => injected.set(fault, (injected.get(fault) ?? 0) + 1)
@@ -57,8 +86,14 @@ export const startFaultProxy = (target: string, options: { readonly seed: number
           res.writeHead(status, { "content-type": "application/json" })
           res.end(text)
         }
+        if (options.dropLogs !== undefined && calls.some((c) => c.method === "eth_getLogs") && random() < options.dropLogs) {
+          const text = await forward(body)
+          const dropped = dropOneBlock(text, random)
+          if (dropped !== undefined) count("droppedLogs")
+          return send(200, dropped ?? text)
+        }
         // Range queries are few (the backfill grows its ranges fast): half of them hit a limit.
-        if (calls.some(isRangeQuery) && random() < 0.5) {
+        if (options.rangeLimits !== false && calls.some(isRangeQuery) && random() < 0.5) {
           count("rangeLimit")
           const errors = calls.map((call) => {
             const filter = call.params?.[0] as Record<string, string>
