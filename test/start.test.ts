@@ -11,8 +11,8 @@ import { generateSynthetic } from "../src/recording/synthetic.js"
 import { ReplayChain } from "../src/replay/chain.js"
 import { serveReplay } from "../src/replay/server.js"
 import { freePort, isAlive, runCli } from "./support/process.js"
-import { query } from "./support/postgres.js"
-import { Effect } from "effect"
+import { query, scratchDatabaseUrl } from "./support/postgres.js"
+import { Effect, Exit, Scope } from "effect"
 
 let dataDir: string
 beforeAll(async () => {
@@ -234,6 +234,43 @@ describe("predix start", () => {
       }
       await replay.close()
       await fs.rm(freshDir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("start --only indexer writes and any number of start --only api instances serve the same database", async () => {
+    const out = Path.join(dataDir, "roles.ndjson.gz")
+    const summary = await generateSynthetic({ out, seed: 6, events: 2_000, users: 10 })
+    const chain = await ReplayChain.load(out)
+    chain.advanceAll()
+    const replay = await serveReplay(chain)
+    const deploymentFile = Path.join(dataDir, "roles-deployment.json")
+    await fs.writeFile(deploymentFile, JSON.stringify(summary.deployment))
+    const scope = Effect.runSync(Scope.make())
+    const running: Array<ReturnType<typeof runCli>> = []
+    try {
+      const DATABASE_URL = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
+      const writerPorts = await env()
+      const writer = runCli(["start", "--only", "indexer"], { ...writerPorts, DATABASE_URL, RPC_URL: replay.url, DEPLOYMENT: deploymentFile })
+      running.push(writer)
+      await writer.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
+      const apis = await Promise.all([env(), env()])
+      for (const ports of apis) running.push(runCli(["start", "--only", "api"], { ...ports, DATABASE_URL }))
+      for (const api of running.slice(1)) await api.waitFor(/message=listening server=backend/)
+      for (const ports of apis) {
+        const health = await getJson(`http://127.0.0.1:${ports.INDEXER_PORT}/api/health`)
+        expect(health.body["data"]).toMatchObject({ latestIndexedBlock: chain.headNumber, lagBlocks: 0 })
+      }
+      // Each does its one job: the writer serves nothing, the APIs index nothing and start no indexer.
+      expect(writer.output()).not.toMatch(/message=listening/)
+      await expect(fetch(`http://127.0.0.1:${writerPorts.INDEXER_PORT}/api/health`)).rejects.toThrow()
+      for (const api of running.slice(1)) expect(api.output()).not.toMatch(/message=indexed|following the tip|indexer process started/)
+      for (const process of running) process.child.kill("SIGTERM")
+      expect(await Promise.all(running.map((r) => r.exited))).toEqual([0, 0, 0])
+    } finally {
+      for (const process of running) process.child.kill("SIGKILL")
+      await Promise.all(running.map((r) => r.exited))
+      await replay.close()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
     }
   }, 120_000)
 
