@@ -237,6 +237,17 @@ describe("predix start", () => {
     }
   }, 120_000)
 
+  it("an indexer process that dies on its own stops the service: exit 1 naming it, Postgres stopped, nothing left behind", async () => {
+    const app = runCli(["start"], await env())
+    await app.waitFor(/message=listening server=backend/)
+    await app.waitFor(/message="indexer process started"/)
+    const postgres = await serverPid()
+    process.kill(indexerPid(app.output()), "SIGKILL")
+    expect(await app.exited).toBe(1)
+    expect(app.output()).toMatch(/the indexer process exited \(signal SIGKILL\); stopping/)
+    expect(isAlive(postgres)).toBe(false)
+  })
+
   it("start --only indexer writes and any number of start --only api instances serve the same database", async () => {
     const out = Path.join(dataDir, "roles.ndjson.gz")
     const summary = await generateSynthetic({ out, seed: 6, events: 2_000, users: 10 })
