@@ -11,6 +11,8 @@ import { generateSynthetic } from "../src/recording/synthetic.js"
 import { ReplayChain } from "../src/replay/chain.js"
 import { serveReplay } from "../src/replay/server.js"
 import { freePort, isAlive, runCli } from "./support/process.js"
+import { query, scratchDatabaseUrl } from "./support/postgres.js"
+import { Effect, Exit, Scope } from "effect"
 
 let dataDir: string
 beforeAll(async () => {
@@ -32,6 +34,18 @@ const env = async () => ({
 const serverPid = async () => {
   const text = await fs.readFile(Path.join(dataDir, "postgres", "connection.json"), "utf8")
   return (JSON.parse(text) as { pid: number }).pid
+}
+
+/** The indexer child's pid, from the parent's log line. */
+const indexerPid = (output: string) => Number(/message="indexer process started" pid=(\d+)/.exec(output)?.[1])
+
+/** Polls `condition` every 100 ms until it holds; rejects with `what` after `timeoutMs` (a hang guard, not a measurement). */
+const eventually = async (what: string, condition: () => Promise<boolean>, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`never happened: ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
 }
 
 const getJson = async (url: string) => {
@@ -71,9 +85,12 @@ describe("predix start", () => {
 
     const pid = await serverPid()
     expect(isAlive(pid)).toBe(true)
+    const indexer = indexerPid(app.output())
+    expect(isAlive(indexer)).toBe(true)
     app.child.kill("SIGINT")
     expect(await app.exited).toBe(0)
     expect(isAlive(pid)).toBe(false)
+    expect(isAlive(indexer)).toBe(false)
     await expect(fs.access(Path.join(dataDir, "postgres", "cluster", "postmaster.pid"))).rejects.toThrow()
   })
 
@@ -154,6 +171,119 @@ describe("predix start", () => {
       await fs.rm(freshDir, { recursive: true, force: true })
     }
   }, 90_000)
+
+  it("indexes in a child process: with the API process frozen (the limit of any request load) the indexer keeps committing new heads, and a SIGKILLed parent leaves no indexer behind", async () => {
+    const out = Path.join(dataDir, "isolation.ndjson.gz")
+    const summary = await generateSynthetic({ out, seed: 5, events: 3_000, users: 10 })
+    const chain = await ReplayChain.load(out)
+    const held = 30
+    chain.advance(chain.remaining - held)
+    const replay = await serveReplay(chain)
+    const deploymentFile = Path.join(dataDir, "isolation-deployment.json")
+    await fs.writeFile(deploymentFile, JSON.stringify(summary.deployment))
+    const freshDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-start-isolation-"))
+    await fs.chmod(freshDir, 0o755)
+    const config = { ...(await env()), DATA_DIR: freshDir, RPC_URL: replay.url, DEPLOYMENT: deploymentFile }
+    const app = runCli(["start"], config)
+    let postgres: number | undefined
+    try {
+      await app.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
+      const connection = JSON.parse(await fs.readFile(Path.join(freshDir, "postgres", "connection.json"), "utf8")) as { url: string; pid: number }
+      postgres = connection.pid
+      const checkpoint = async () =>
+        (await Effect.runPromise(query(connection.url, `select block_number::int as block, block_hash as hash from indexer_checkpoint`))).rows[0] as
+          | { block: number; hash: string }
+          | undefined
+
+      // Structure: the indexer is another process, a child of the one serving the APIs.
+      const api = app.child.pid!
+      const indexer = indexerPid(app.output())
+      expect(indexer).not.toBe(api)
+      expect((await fs.readFile(`/proc/${indexer}/cmdline`, "utf8")).split("\0")).toEqual(expect.arrayContaining(["start", "--only", "indexer"]))
+      expect(await fs.readFile(`/proc/${indexer}/status`, "utf8")).toMatch(new RegExp(`\\nPPid:\\s+${api}\\n`))
+
+      // Behaviour: freeze the API process; the chain moves on and the indexer follows it.
+      process.kill(api, "SIGSTOP")
+      try {
+        const frozen = async () => /\nState:\s+T/.test(await fs.readFile(`/proc/${api}/status`, "utf8"))
+        await eventually("the API process is stopped", frozen)
+        chain.advanceAll()
+        await eventually(`the checkpoint reaches block ${chain.headNumber} while the API process is frozen`, async () => {
+          const at = await checkpoint()
+          return at?.block === chain.headNumber && at.hash === chain.head?.hash
+        })
+        // Still frozen throughout: every block since was committed by the other process.
+        expect(await frozen()).toBe(true)
+      } finally {
+        process.kill(api, "SIGCONT")
+      }
+      const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
+      expect(health.body["data"]).toMatchObject({ latestIndexedBlock: chain.headNumber, lagBlocks: 0 })
+
+      // A parent killed outright: its indexer notices the closed channel and stops by itself.
+      app.child.kill("SIGKILL")
+      await app.exited
+      await eventually("the indexer process exits after its parent's SIGKILL", async () => !isAlive(indexer))
+    } finally {
+      app.child.kill("SIGKILL")
+      await app.exited
+      // The embedded Postgres of a SIGKILLed start is left for the next start to stop; stop it here.
+      if (postgres !== undefined && isAlive(postgres)) {
+        process.kill(postgres, "SIGINT")
+        await eventually("the orphaned Postgres stops", async () => !isAlive(postgres!))
+      }
+      await replay.close()
+      await fs.rm(freshDir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("an indexer process that dies on its own stops the service: exit 1 naming it, Postgres stopped, nothing left behind", async () => {
+    const app = runCli(["start"], await env())
+    await app.waitFor(/message=listening server=backend/)
+    await app.waitFor(/message="indexer process started"/)
+    const postgres = await serverPid()
+    process.kill(indexerPid(app.output()), "SIGKILL")
+    expect(await app.exited).toBe(1)
+    expect(app.output()).toMatch(/the indexer process exited \(signal SIGKILL\); stopping/)
+    expect(isAlive(postgres)).toBe(false)
+  })
+
+  it("start --only indexer writes and any number of start --only api instances serve the same database", async () => {
+    const out = Path.join(dataDir, "roles.ndjson.gz")
+    const summary = await generateSynthetic({ out, seed: 6, events: 2_000, users: 10 })
+    const chain = await ReplayChain.load(out)
+    chain.advanceAll()
+    const replay = await serveReplay(chain)
+    const deploymentFile = Path.join(dataDir, "roles-deployment.json")
+    await fs.writeFile(deploymentFile, JSON.stringify(summary.deployment))
+    const scope = Effect.runSync(Scope.make())
+    const running: Array<ReturnType<typeof runCli>> = []
+    try {
+      const DATABASE_URL = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
+      const writerPorts = await env()
+      const writer = runCli(["start", "--only", "indexer"], { ...writerPorts, DATABASE_URL, RPC_URL: replay.url, DEPLOYMENT: deploymentFile })
+      running.push(writer)
+      await writer.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
+      const apis = await Promise.all([env(), env()])
+      for (const ports of apis) running.push(runCli(["start", "--only", "api"], { ...ports, DATABASE_URL }))
+      for (const api of running.slice(1)) await api.waitFor(/message=listening server=backend/)
+      for (const ports of apis) {
+        const health = await getJson(`http://127.0.0.1:${ports.INDEXER_PORT}/api/health`)
+        expect(health.body["data"]).toMatchObject({ latestIndexedBlock: chain.headNumber, lagBlocks: 0 })
+      }
+      // Each does its one job: the writer serves nothing, the APIs index nothing and start no indexer.
+      expect(writer.output()).not.toMatch(/message=listening/)
+      await expect(fetch(`http://127.0.0.1:${writerPorts.INDEXER_PORT}/api/health`)).rejects.toThrow()
+      for (const api of running.slice(1)) expect(api.output()).not.toMatch(/message=indexed|following the tip|indexer process started/)
+      for (const process of running) process.child.kill("SIGTERM")
+      expect(await Promise.all(running.map((r) => r.exited))).toEqual([0, 0, 0])
+    } finally {
+      for (const process of running) process.child.kill("SIGKILL")
+      await Promise.all(running.map((r) => r.exited))
+      await replay.close()
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  }, 120_000)
 
   it("refuses an invalid configuration before starting anything, naming the variable", async () => {
     const app = runCli(["start"], { ...(await env()), INDEXER_PORT: "70000", CHAIN_ID: "abc" })

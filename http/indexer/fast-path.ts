@@ -34,15 +34,13 @@ const answerHit =
     if (cache === null || url === undefined || request.method !== "GET") return false
     const head = latest()
     if (head === null) return false
-    let key = cache.aliasOf(head, url)
-    if (key === undefined) {
-      const target = parseTarget(url)
-      key = target === undefined ? undefined : answerKeyOf(target)
-      if (key === undefined) return false
-    }
+    const alias = cache.aliasOf(head, url)
+    const target = alias === undefined ? parseTarget(url) : undefined
+    const key = alias ?? (target === undefined ? undefined : answerKeyOf(target))
+    if (key === undefined) return false
     const body = cache.get(head, key)
     if (body === undefined) return false
-    cache.setAlias(head, url, key)
+    if (alias === undefined) cache.setAlias(head, url, key)
     response.writeHead(200, {
       "content-type": "application/json",
       "content-length": body.byteLength,
