@@ -214,7 +214,7 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
     if (side === SIDE.BUY_YES || side === SIDE.BUY_NO) amount = BigInt(between(5, 400)) * USDC
     else {
       const held = await balance(side === SIDE.SELL_YES ? m.yes : m.no, me)
-      if (held < 2n * USDC) return attempt("buy", () => send(user, "Router", a.router, "trade", [SIDE.BUY_YES, m.id, 50n * USDC, 0n, me, 10n, maxUint256, ZERO]))
+      if (held < 2n * USDC) return attempt("buy", () => send(user, "Router", a.router, "trade", [SIDE.BUY_YES, m.id, 50n * USDC, 50n * USDC, me, 10n, maxUint256, ZERO]))
       amount = (held * BigInt(between(20, 100))) / 100n
       await approve(user, side === SIDE.SELL_YES ? m.yes : m.no, a.router)
     }
