@@ -43,6 +43,8 @@ const PRICE_TICK = 10_000n
 const Q96 = 1n << 96n
 const USERS = Array.from({ length: 14 }, (_, i) => i + 2)
 const LPS = [16, 17]
+/** The market maker who also arbitrages the pools (see `arbitrage`). */
+const ARBITRAGEUR = LPS[1]!
 const SIDE = { BUY_YES: 0, SELL_YES: 1, BUY_NO: 2, SELL_NO: 3 } as const
 const ZERO = "0x0000000000000000000000000000000000000000" as Address
 const ZERO32 = `0x${"0".repeat(64)}`
@@ -164,6 +166,22 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
   const fresh = markets.find((m) => !m.short)!
   await send(USERS[0]!, "Exchange", a.exchange, "placeOrder", [fresh.id, SIDE.BUY_YES, 500_000n, 10n * USDC, ZERO32])
   await send(USERS[1]!, "Exchange", a.exchange, "placeOrder", [fresh.id, SIDE.BUY_NO, 520_000n, 10n * USDC, ZERO32])
+  // Users crossing each other on that book (issue 14's fixture cases): a MERGE (SELL YES at 0.55
+  // resting, SELL NO at 0.40 crossing it: the diamond merges the pair), a COMPLEMENTARY cross
+  // (SELL YES at 0.60 resting, BUY YES at 0.65 filled at 0.60), then the buyer transfers part of
+  // the position to another user.
+  const [merger, mergeTaker, seller, buyer, receiver] = [USERS[2]!, USERS[3]!, USERS[4]!, USERS[5]!, USERS[6]!]
+  for (const [user, token, side, price] of [
+    [merger, fresh.yes, SIDE.SELL_YES, 550_000n],
+    [mergeTaker, fresh.no, SIDE.SELL_NO, 400_000n],
+    [seller, fresh.yes, SIDE.SELL_YES, 600_000n]
+  ] as const) {
+    await send(user, "MarketFacet", a.diamond, "splitPosition", [fresh.id, 10n * USDC])
+    await approve(user, token, a.exchange)
+    await send(user, "Exchange", a.exchange, "placeOrder", [fresh.id, side, price, 10n * USDC, ZERO32])
+  }
+  await send(buyer, "Exchange", a.exchange, "placeOrder", [fresh.id, SIDE.BUY_YES, 650_000n, 10n * USDC, ZERO32])
+  await send(buyer, "OutcomeToken", fresh.yes, "transfer", [client.address(receiver), 4n * USDC])
 
   // ---- trading ----------------------------------------------------------------------------
   const tradable = async () => {
@@ -196,13 +214,34 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
     if (side === SIDE.BUY_YES || side === SIDE.BUY_NO) amount = BigInt(between(5, 400)) * USDC
     else {
       const held = await balance(side === SIDE.SELL_YES ? m.yes : m.no, me)
-      if (held < 2n * USDC) return attempt("buy", () => send(user, "Router", a.router, "trade", [SIDE.BUY_YES, m.id, 50n * USDC, 0n, me, 10n, maxUint256, ZERO]))
+      if (held < 2n * USDC) return attempt("buy", () => send(user, "Router", a.router, "trade", [SIDE.BUY_YES, m.id, 50n * USDC, 50n * USDC, me, 10n, maxUint256, ZERO]))
       amount = (held * BigInt(between(20, 100))) / 100n
       await approve(user, side === SIDE.SELL_YES ? m.yes : m.no, a.router)
     }
-    return attempt(`trade ${side} on ${m.id}`, () =>
-      send(user, "Router", a.router, "trade", [side, m.id, amount, 0n, extras.recipient ?? me, 10n, maxUint256, extras.referrer ?? ZERO])
+    // A buyer never pays more than a split costs: at least one share per USDC, or no trade.
+    const minOut = side === SIDE.BUY_YES || side === SIDE.BUY_NO ? amount : 0n
+    const done = await attempt(`trade ${side} on ${m.id}`, () =>
+      send(user, "Router", a.router, "trade", [side, m.id, amount, minOut, extras.recipient ?? me, 10n, maxUint256, extras.referrer ?? ZERO])
     )
+    await arbitrage(m)
+    return done
+  }
+
+  /**
+   * An arbitrageur keeps YES + NO near 1, as in a real market: a pair costs 1 USDC by split, so
+   * while the pool pays nearly 1 for YES (NO is priced 1 - YES by the router), it splits and sells
+   * the YES, 100 USDC at a time, asking at least 0.95 per share. Reads the chain, draws nothing
+   * from the scenario's random sequence.
+   */
+  const arbitrage = async (m: MarketInfo) => {
+    for (let round = 0; round < 5; round++) {
+      if ((await yesPrice(m)) < 960_000n) return
+      const size = 100n * USDC
+      if (!(await attempt("arbitrage split", () => send(ARBITRAGEUR, "MarketFacet", a.diamond, "splitPosition", [m.id, size])))) return
+      await approve(ARBITRAGEUR, m.yes, a.router)
+      const me = client.address(ARBITRAGEUR)
+      if (!(await attempt("arbitrage sell", () => send(ARBITRAGEUR, "Router", a.router, "trade", [SIDE.SELL_YES, m.id, size, (size * 95n) / 100n, me, 10n, maxUint256, ZERO])))) return
+    }
   }
 
   const placeOrder = async (user: number, m: MarketInfo) => {

@@ -73,7 +73,7 @@ describe("GET /api/portfolio/{address}", () => {
     expect(answer.body.meta).toBeNull()
     const portfolio = answer.body.data
     expect(portfolio.positions.map((p: any) => Number(p.marketId))).toEqual(held.map((h) => h["market"]))
-    expect(portfolio.positions.map((p: any) => p.marketId)).toEqual(["15", "16", "21", "22", "28"])
+    expect(portfolio.positions.map((p: any) => p.marketId)).toEqual(["15", "16", "21", "22"])
     let value = 0n
     held.forEach((h, i) => {
       const p = portfolio.positions[i]
@@ -86,8 +86,8 @@ describe("GET /api/portfolio/{address}", () => {
       expect(BigInt(p.unrealizedPnl.replace(".", ""))).toBe(expected - BigInt(p.yesCost.replace(".", "")) - BigInt(p.noCost.replace(".", "")))
     })
     const [stats] = await api.sql(`select realized_pnl::text as pnl from user_stats where address = $1`, [USER])
-    expect(portfolio).toMatchObject({ address: USER, openPositions: 5, value: six(value), realizedPnl: six(stats!["pnl"]) })
-    expect(portfolio.realizedPnl).toBe("404.188709")
+    expect(portfolio).toMatchObject({ address: USER, openPositions: 4, value: six(value), realizedPnl: six(stats!["pnl"]) })
+    expect(portfolio.realizedPnl).toBe("192.271063")
   })
 
   it("is empty, not 404, for an address with no activity, and 400 for a malformed one", async () => {
@@ -129,14 +129,14 @@ describe("GET /api/portfolio/{address}/pnl and /history", () => {
       value: snapshot.value,
       cost: snapshot.cost,
       unrealizedPnl: snapshot.unrealizedPnl,
-      realizedPnl: "404.188709",
+      realizedPnl: "192.271063",
       totalPnl: snapshot.totalPnl,
       volume: six(trades!["volume"]),
       tradeCount: trades!["n"],
-      marketsTraded: 17,
-      openPositions: 5
+      marketsTraded: 16,
+      openPositions: 4
     })
-    expect(pnl.body.data.volume).toBe("3176.780773")
+    expect(pnl.body.data.volume).toBe("3460.081414")
   })
 
   it("buckets the cash flow of the user's trades per day, with a running total", async () => {
@@ -195,7 +195,7 @@ describe("GET /api/user-stats", () => {
     }
     const values = accuracy.body.data.map((u: any) => (u.accuracy === null ? -1 : Number(u.accuracy)))
     expect(values).toEqual([...values].sort((a, b) => b - a))
-    expect(accuracy.body.data[0]).toMatchObject({ rank: 1, address: "0xbcd4042de499d14e55001ccbb24a551f3b954096", accuracy: "0.750000" })
+    expect(accuracy.body.data[0]).toMatchObject({ rank: 1, address: "0xbcd4042de499d14e55001ccbb24a551f3b954096", accuracy: "0.800000" })
     const page2 = await api.get("/api/user-stats?sort=accuracy&limit=5&offset=5")
     expect(page2.body.data[0].rank).toBe(6)
   })
@@ -216,10 +216,10 @@ describe("GET /api/user-stats/{address} and /api/users/{address}/...", () => {
       resolvedPositions: calls.get(USER)!.calls,
       correctPositions: calls.get(USER)!.correct,
       accuracy: accuracyText(calls.get(USER)),
-      rank: 2,
-      volume: "3176.780773",
+      rank: 5,
+      volume: "3460.081414",
       tradeCount: 24,
-      realizedPnl: "404.188709"
+      realizedPnl: "192.271063"
     })
     const nobody = await api.get(`/api/user-stats/${NOBODY}`)
     expect(nobody.body.data).toEqual({

@@ -143,7 +143,7 @@ describe("GET /api/admin/...", () => {
     expect((await api.get("/api/admin/fee-changes?marketId=3")).body.meta.count).toBe(1)
     const upgrades = await api.get("/api/admin/hook-proxy-upgrades")
     expect(upgrades.body.data.map((u: any) => u.action)).toEqual(["EXECUTED", "PROPOSED", "CANCELLED", "PROPOSED"])
-    expect(upgrades.body.data[1].readyAt).toBe(1767230404)
+    expect(upgrades.body.data[1].readyAt).toBe(1767230456)
     const revoked = await api.get("/api/admin/role-changes?action=REVOKED")
     expect(revoked.body.data.every((r: any) => r.action === "REVOKED")).toBe(true)
     const account = revoked.body.data[0].account

@@ -52,10 +52,10 @@ describe("GET /api/markets/{id}", () => {
       metadata: { slug: "eth-gas-below-5-gwei", category: "crypto", featured: false }
     })
     // Hand-checked against the fixture once: these are the numbers the recording produced.
-    expect(answer.body.data.volume).toBe("2386.000000")
-    expect(answer.body.data.tradeCount).toBe(17)
-    expect(answer.body.data.yesPrice).toBe("0.415363")
-    expect(answer.body.data.noPrice).toBe("0.584637")
+    expect(answer.body.data.volume).toBe("1566.000000")
+    expect(answer.body.data.tradeCount).toBe(13)
+    expect(answer.body.data.yesPrice).toBe("0.398933")
+    expect(answer.body.data.noPrice).toBe("0.601067")
   })
 
   it("accepts the 64-hex marketIdHex, in any case, for the same market", async () => {
