@@ -10,7 +10,7 @@
  */
 import { hexToBytes, keccak256 } from "viem"
 
-/** The three bit positions an item sets, as [byte index, mask] pairs. */
+/** The three bits an item sets, as [byte index, mask] pairs. */
 export type BloomBits = readonly [number, number, number, number, number, number]
 
 export const bloomBits = (item: string): BloomBits => {
@@ -23,12 +23,20 @@ export const bloomBits = (item: string): BloomBits => {
   return out as unknown as BloomBits
 }
 
-/** A header's bloom as 256 bytes; undefined when the node sent none (or not 256 bytes). */
-export const parseBloom = (value: unknown): Uint8Array | undefined =>
-  typeof value === "string" && value.length === 514 && /^0x[0-9a-fA-F]{512}$/.test(value) ? hexToBytes(value as `0x${string}`) : undefined
+/**
+ * A header's bloom, kept as the node's 0x-hex string (bytes are read from it only when checked:
+ * most headers never are); undefined when the node sent none or not 256 bytes' worth.
+ */
+export const parseBloom = (value: unknown): string | undefined =>
+  typeof value === "string" && value.length === 514 && value.startsWith("0x") ? value : undefined
 
-export const mayContain = (bloom: Uint8Array, bits: BloomBits): boolean =>
-  (bloom[bits[0]]! & bits[1]) !== 0 && (bloom[bits[2]]! & bits[3]) !== 0 && (bloom[bits[4]]! & bits[5]) !== 0
+/** A hex digit's value; 15 for anything else, so a malformed bloom errs on "maybe". */
+const nibble = (code: number) => (code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : code >= 65 && code <= 70 ? code - 55 : 15)
+
+const byteAt = (bloom: string, index: number) => (nibble(bloom.charCodeAt(2 + 2 * index)) << 4) | nibble(bloom.charCodeAt(3 + 2 * index))
+
+export const mayContain = (bloom: string, bits: BloomBits): boolean =>
+  (byteAt(bloom, bits[0]) & bits[1]) !== 0 && (byteAt(bloom, bits[2]) & bits[3]) !== 0 && (byteAt(bloom, bits[4]) & bits[5]) !== 0
 
 /** The bloom of `logs` (their addresses and topics), as 0x-hex: what a node puts in the header. */
 export const bloomOf = (logs: ReadonlyArray<{ readonly address: string; readonly topics: ReadonlyArray<string> }>): string => {
@@ -44,19 +52,38 @@ export const bloomOf = (logs: ReadonlyArray<{ readonly address: string; readonly
   return `0x${Buffer.from(bloom).toString("hex")}`
 }
 
-/** Bloom bits per address, computed once each (a keccak per watched address, not per block). */
+/**
+ * Bloom bits of a growing address list (the watch list, which only grows at the end), computed
+ * once per address and kept by position: checking a bloom against thousands of addresses is
+ * then a loop over plain numbers.
+ */
 export class AddressBits {
-  private readonly bits = new Map<string, BloomBits>()
-
-  of(address: string): BloomBits {
-    let b = this.bits.get(address)
-    if (b === undefined) this.bits.set(address, (b = bloomBits(address)))
-    return b
-  }
+  private readonly known: Array<string> = []
+  private readonly bits: Array<number> = []
 
   /** The first of `addresses` the bloom may hold a log of; undefined when it holds none. */
-  firstIn(bloom: Uint8Array, addresses: ReadonlyArray<string>): string | undefined {
-    for (const address of addresses) if (mayContain(bloom, this.of(address))) return address
+  firstIn(bloom: string, addresses: ReadonlyArray<string>): string | undefined {
+    this.cover(addresses)
+    const bits = this.bits
+    for (let i = 0, j = 0; i < addresses.length; i++, j += 6) {
+      if ((byteAt(bloom, bits[j]!) & bits[j + 1]!) !== 0 && (byteAt(bloom, bits[j + 2]!) & bits[j + 3]!) !== 0 && (byteAt(bloom, bits[j + 4]!) & bits[j + 5]!) !== 0) {
+        return addresses[i]
+      }
+    }
     return undefined
+  }
+
+  /** Makes the cache hold exactly `addresses`' bits at their positions (recomputed from the first difference). */
+  private cover(addresses: ReadonlyArray<string>) {
+    let same = 0
+    const n = Math.min(addresses.length, this.known.length)
+    while (same < n && this.known[same] === addresses[same]) same++
+    if (same === addresses.length && same <= this.known.length) return
+    this.known.length = same
+    this.bits.length = same * 6
+    for (let i = same; i < addresses.length; i++) {
+      this.known.push(addresses[i]!)
+      this.bits.push(...bloomBits(addresses[i]!))
+    }
   }
 }

@@ -22,7 +22,7 @@ import type { ChainLog, Rpc } from "./rpc.js"
 export interface BloomedHeader {
   readonly number: number
   readonly hash: string
-  readonly logsBloom?: Uint8Array | undefined
+  readonly logsBloom?: string | undefined
 }
 
 /** The watched address the bloom of `header` may hold logs of, or undefined (no bloom, or it holds none). */
