@@ -173,12 +173,12 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
         Effect.gen(function* () {
           const withLogs = new Set<number>()
           for (const l of logs) withLogs.add(l.blockNumber)
-          const addresses = watchlist.addresses().slice(0, covered)
+          const watched = watchlist.addresses()
           for (const header of headers.values()) {
             if (withLogs.has(header.number)) continue
-            const suspect = suspectIn(bits, header, addresses)
+            const suspect = suspectIn(bits, header, watched, covered)
             if (suspect === undefined) continue
-            const found = yield* confirmEmpty(rpc, addresses, header, suspect)
+            const found = yield* confirmEmpty(rpc, watched.slice(0, covered), header, suspect)
             if (found.length > 0) return header.number
           }
           return undefined

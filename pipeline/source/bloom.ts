@@ -53,37 +53,53 @@ export const bloomOf = (logs: ReadonlyArray<{ readonly address: string; readonly
 }
 
 /**
- * Bloom bits of a growing address list (the watch list, which only grows at the end), computed
- * once per address and kept by position: checking a bloom against thousands of addresses is
- * then a loop over plain numbers.
+ * Bloom bits of the watch list (one list that only grows at the end), computed once per address
+ * and indexed by each address's first bit: a bloom is checked by walking its set bits and
+ * looking only at the addresses whose first bit is among them, not at thousands of addresses.
  */
 export class AddressBits {
   private readonly known: Array<string> = []
   private readonly bits: Array<number> = []
+  /** Positions in `known` by first bit index (0..2047). */
+  private readonly byFirstBit = new Map<number, Array<number>>()
 
-  /** The first of `addresses` the bloom may hold a log of; undefined when it holds none. */
-  firstIn(bloom: string, addresses: ReadonlyArray<string>): string | undefined {
-    this.cover(addresses)
-    const bits = this.bits
-    for (let i = 0, j = 0; i < addresses.length; i++, j += 6) {
-      if ((byteAt(bloom, bits[j]!) & bits[j + 1]!) !== 0 && (byteAt(bloom, bits[j + 2]!) & bits[j + 3]!) !== 0 && (byteAt(bloom, bits[j + 4]!) & bits[j + 5]!) !== 0) {
-        return addresses[i]
+  /**
+   * The first `count` of `addresses` (a prefix of the watch list) that the bloom may hold a log
+   * of, the earliest on the list; undefined when it holds none.
+   */
+  firstIn(bloom: string, addresses: ReadonlyArray<string>, count = addresses.length): string | undefined {
+    this.cover(addresses, count)
+    let found = Number.POSITIVE_INFINITY
+    for (let byte = 0; byte < 256; byte++) {
+      const value = byteAt(bloom, byte)
+      if (value === 0) continue
+      for (let k = 0; k < 8; k++) {
+        if ((value & (1 << k)) === 0) continue
+        const candidates = this.byFirstBit.get((255 - byte) * 8 + k)
+        if (candidates === undefined) continue
+        for (const i of candidates) {
+          if (i >= count || i >= found) continue
+          const j = i * 6
+          if ((byteAt(bloom, this.bits[j + 2]!) & this.bits[j + 3]!) !== 0 && (byteAt(bloom, this.bits[j + 4]!) & this.bits[j + 5]!) !== 0) found = i
+        }
       }
     }
-    return undefined
+    return found === Number.POSITIVE_INFINITY ? undefined : addresses[found]
   }
 
-  /** Makes the cache hold exactly `addresses`' bits at their positions (recomputed from the first difference). */
-  private cover(addresses: ReadonlyArray<string>) {
-    let same = 0
-    const n = Math.min(addresses.length, this.known.length)
-    while (same < n && this.known[same] === addresses[same]) same++
-    if (same === addresses.length && same <= this.known.length) return
-    this.known.length = same
-    this.bits.length = same * 6
-    for (let i = same; i < addresses.length; i++) {
+  /** Adds the bits of the addresses up to `count` not seen yet (the list only grows at the end). */
+  private cover(addresses: ReadonlyArray<string>, count: number) {
+    if (count > 0 && count <= this.known.length && this.known[count - 1] !== addresses[count - 1]) {
+      throw new Error("AddressBits: the address list is not the one it indexes")
+    }
+    for (let i = this.known.length; i < count; i++) {
+      const bits = bloomBits(addresses[i]!)
       this.known.push(addresses[i]!)
-      this.bits.push(...bloomBits(addresses[i]!))
+      this.bits.push(...bits)
+      const first = (255 - bits[0]) * 8 + Math.log2(bits[1])
+      let list = this.byFirstBit.get(first)
+      if (list === undefined) this.byFirstBit.set(first, (list = []))
+      list.push(i)
     }
   }
 }
