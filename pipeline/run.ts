@@ -538,7 +538,8 @@ export const makeIndexer = (options: IndexerOptions) =>
           yield* restoreIndexes
           window = yield* loadWindow
         }
-        window = yield* step(window).pipe(Effect.tapError(() => Effect.sync(() => (window = undefined))))
+        // Any failure, a defect included (a lost COMMIT), may leave the database ahead of `window`.
+        window = yield* step(window).pipe(Effect.onError(() => Effect.sync(() => (window = undefined))))
       })
       for (;;) {
         yield* healing("indexing", poll, (error) => error instanceof ReorgTooDeep)

@@ -16,6 +16,10 @@
  *   request each and would otherwise dominate the backfill. A log without it gets its header.
  *   Logs of one block must name one hash in any case. All of it is fetched with the logs,
  *   several ranges at once.
+ * - Blocks the answers hold no logs of are checked against their header's logsBloom
+ *   (withheld.ts): a "maybe" for a watched address is asked again by hash; logs found then mean
+ *   the range answer left them out, and the range is fetched again (LogsWithheld after five
+ *   tries). Their headers are fetched with the range's, 100 per batched request.
  * - Up to `concurrency` finished batches wait in a buffer, so fetching overlaps writing.
  *
  * Invariant: the batches tile [from, to] without gap or overlap, and each holds every watched
@@ -169,12 +173,12 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
         Effect.gen(function* () {
           const withLogs = new Set<number>()
           for (const l of logs) withLogs.add(l.blockNumber)
-          const addresses = watchlist.addresses().slice(0, covered)
+          const watched = watchlist.addresses()
           for (const header of headers.values()) {
             if (withLogs.has(header.number)) continue
-            const suspect = suspectIn(bits, header, addresses)
+            const suspect = suspectIn(bits, header, watched, covered)
             if (suspect === undefined) continue
-            const found = yield* confirmEmpty(rpc, addresses, header, suspect)
+            const found = yield* confirmEmpty(rpc, watched.slice(0, covered), header, suspect)
             if (found.length > 0) return header.number
           }
           return undefined

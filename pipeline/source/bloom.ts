@@ -10,7 +10,7 @@
  */
 import { hexToBytes, keccak256 } from "viem"
 
-/** The three bit positions an item sets, as [byte index, mask] pairs. */
+/** The three bits an item sets, as [byte index, mask] pairs. */
 export type BloomBits = readonly [number, number, number, number, number, number]
 
 export const bloomBits = (item: string): BloomBits => {
@@ -23,12 +23,20 @@ export const bloomBits = (item: string): BloomBits => {
   return out as unknown as BloomBits
 }
 
-/** A header's bloom as 256 bytes; undefined when the node sent none (or not 256 bytes). */
-export const parseBloom = (value: unknown): Uint8Array | undefined =>
-  typeof value === "string" && value.length === 514 && /^0x[0-9a-fA-F]{512}$/.test(value) ? hexToBytes(value as `0x${string}`) : undefined
+/**
+ * A header's bloom, kept as the node's 0x-hex string (bytes are read from it only when checked:
+ * most headers never are); undefined when the node sent none or not 256 bytes' worth.
+ */
+export const parseBloom = (value: unknown): string | undefined =>
+  typeof value === "string" && value.length === 514 && value.startsWith("0x") ? value : undefined
 
-export const mayContain = (bloom: Uint8Array, bits: BloomBits): boolean =>
-  (bloom[bits[0]]! & bits[1]) !== 0 && (bloom[bits[2]]! & bits[3]) !== 0 && (bloom[bits[4]]! & bits[5]) !== 0
+/** A hex digit's value; 15 for anything else, so a malformed bloom errs on "maybe". */
+const nibble = (code: number) => (code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : code >= 65 && code <= 70 ? code - 55 : 15)
+
+const byteAt = (bloom: string, index: number) => (nibble(bloom.charCodeAt(2 + 2 * index)) << 4) | nibble(bloom.charCodeAt(3 + 2 * index))
+
+export const mayContain = (bloom: string, bits: BloomBits): boolean =>
+  (byteAt(bloom, bits[0]) & bits[1]) !== 0 && (byteAt(bloom, bits[2]) & bits[3]) !== 0 && (byteAt(bloom, bits[4]) & bits[5]) !== 0
 
 /** The bloom of `logs` (their addresses and topics), as 0x-hex: what a node puts in the header. */
 export const bloomOf = (logs: ReadonlyArray<{ readonly address: string; readonly topics: ReadonlyArray<string> }>): string => {
@@ -44,19 +52,54 @@ export const bloomOf = (logs: ReadonlyArray<{ readonly address: string; readonly
   return `0x${Buffer.from(bloom).toString("hex")}`
 }
 
-/** Bloom bits per address, computed once each (a keccak per watched address, not per block). */
+/**
+ * Bloom bits of the watch list (one list that only grows at the end), computed once per address
+ * and indexed by each address's first bit: a bloom is checked by walking its set bits and
+ * looking only at the addresses whose first bit is among them, not at thousands of addresses.
+ */
 export class AddressBits {
-  private readonly bits = new Map<string, BloomBits>()
+  private readonly known: Array<string> = []
+  private readonly bits: Array<number> = []
+  /** Positions in `known` by first bit index (0..2047). */
+  private readonly byFirstBit = new Map<number, Array<number>>()
 
-  of(address: string): BloomBits {
-    let b = this.bits.get(address)
-    if (b === undefined) this.bits.set(address, (b = bloomBits(address)))
-    return b
+  /**
+   * The first `count` of `addresses` (a prefix of the watch list) that the bloom may hold a log
+   * of, the earliest on the list; undefined when it holds none.
+   */
+  firstIn(bloom: string, addresses: ReadonlyArray<string>, count = addresses.length): string | undefined {
+    this.cover(addresses, count)
+    let found = Number.POSITIVE_INFINITY
+    for (let byte = 0; byte < 256; byte++) {
+      const value = byteAt(bloom, byte)
+      if (value === 0) continue
+      for (let k = 0; k < 8; k++) {
+        if ((value & (1 << k)) === 0) continue
+        const candidates = this.byFirstBit.get((255 - byte) * 8 + k)
+        if (candidates === undefined) continue
+        for (const i of candidates) {
+          if (i >= count || i >= found) continue
+          const j = i * 6
+          if ((byteAt(bloom, this.bits[j + 2]!) & this.bits[j + 3]!) !== 0 && (byteAt(bloom, this.bits[j + 4]!) & this.bits[j + 5]!) !== 0) found = i
+        }
+      }
+    }
+    return found === Number.POSITIVE_INFINITY ? undefined : addresses[found]
   }
 
-  /** The first of `addresses` the bloom may hold a log of; undefined when it holds none. */
-  firstIn(bloom: Uint8Array, addresses: ReadonlyArray<string>): string | undefined {
-    for (const address of addresses) if (mayContain(bloom, this.of(address))) return address
-    return undefined
+  /** Adds the bits of the addresses up to `count` not seen yet (the list only grows at the end). */
+  private cover(addresses: ReadonlyArray<string>, count: number) {
+    if (count > 0 && count <= this.known.length && this.known[count - 1] !== addresses[count - 1]) {
+      throw new Error("AddressBits: the address list is not the one it indexes")
+    }
+    for (let i = this.known.length; i < count; i++) {
+      const bits = bloomBits(addresses[i]!)
+      this.known.push(addresses[i]!)
+      this.bits.push(...bits)
+      const first = (255 - bits[0]) * 8 + Math.log2(bits[1])
+      let list = this.byFirstBit.get(first)
+      if (list === undefined) this.byFirstBit.set(first, (list = []))
+      list.push(i)
+    }
   }
 }

@@ -27,7 +27,7 @@ export interface BlockHeader {
   readonly parentHash: string
   readonly timestamp: number
   /** The header's logsBloom; undefined when the node sent none, and then nothing is checked against it. */
-  readonly logsBloom?: Uint8Array | undefined
+  readonly logsBloom?: string | undefined
 }
 
 export interface ChainLog {

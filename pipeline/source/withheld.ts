@@ -22,12 +22,12 @@ import type { ChainLog, Rpc } from "./rpc.js"
 export interface BloomedHeader {
   readonly number: number
   readonly hash: string
-  readonly logsBloom?: Uint8Array | undefined
+  readonly logsBloom?: string | undefined
 }
 
-/** The watched address the bloom of `header` may hold logs of, or undefined (no bloom, or it holds none). */
-export const suspectIn = (bits: AddressBits, header: BloomedHeader, addresses: ReadonlyArray<string>): string | undefined =>
-  header.logsBloom === undefined ? undefined : bits.firstIn(header.logsBloom, addresses)
+/** The first of the first `count` watched addresses the bloom of `header` may hold logs of; undefined when none (or no bloom). */
+export const suspectIn = (bits: AddressBits, header: BloomedHeader, addresses: ReadonlyArray<string>, count = addresses.length): string | undefined =>
+  header.logsBloom === undefined ? undefined : bits.firstIn(header.logsBloom, addresses, count)
 
 /**
  * The logs of `addresses` in block `header`, whose first answer was empty although its bloom
