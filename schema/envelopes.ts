@@ -119,7 +119,11 @@ const MAX_SAFE_DIGITS = 16
 export const integerQueryParam = (name: string, min: number, max: number, description: string) => {
   const range = max === Number.MAX_SAFE_INTEGER ? `from ${min} to ${max}` : `between ${min} and ${max}`
   const shown = (actual: unknown) =>
-    typeof actual === "string" ? JSON.stringify(actual.length > 90 ? `${actual.slice(0, 87)}...` : actual) : String(actual)
+    typeof actual === "string"
+      ? JSON.stringify(actual.length > 90 ? `${actual.slice(0, 87)}...` : actual)
+      : Array.isArray(actual)
+        ? "several values (give the parameter once)"
+        : String(actual)
   const isDigits = (input: string) => input.length <= MAX_SAFE_DIGITS + 1 && /^(0|[1-9][0-9]*)$/.test(input)
   const explain = (actual: unknown): string => {
     if (typeof actual === "string" && actual.length > MAX_SAFE_DIGITS + 1 && /^[1-9]/.test(actual) && !/[^0-9]/.test(actual)) {

@@ -8,6 +8,8 @@
  * - the child lives no longer than the parent's scope: closing the scope (SIGINT, SIGTERM, any
  *   failure) sends it SIGTERM and waits for it to exit (SIGKILL after 30 s), before anything
  *   acquired earlier (the database) is released;
+ * - the child has its own process group, so signals meant for the service (Ctrl+C in a
+ *   terminal, a kill of the group) reach the parent, which stops the child as above;
  * - a parent that dies without closing its scope (SIGKILL) closes the child's IPC channel, and
  *   the child stops itself on that (`stopWithParent`): no process is left behind;
  * - a child that exits on its own (a configuration error, a reorg deeper than the window, a
@@ -62,7 +64,9 @@ export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>) =>
         spawn(process.execPath, [...process.execArgv, script, "start", "--only", "indexer"], {
           env: { ...process.env, DATABASE_URL: Redacted.value(databaseUrl) },
           // Its logs go where ours go; the IPC channel tells it when we are gone.
-          stdio: ["ignore", "inherit", "inherit", "ipc"]
+          stdio: ["ignore", "inherit", "inherit", "ipc"],
+          // Its own process group: a terminal's Ctrl+C reaches only us, and we stop it in order.
+          detached: true
         })
       ),
       stop

@@ -17,7 +17,7 @@ import type { HttpApp } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Effect, Either } from "effect"
 import { preflight, withCorsHeaders } from "./cors.js"
-import { withFreshness } from "./freshness.js"
+import { type IndexedHead, withFreshness } from "./freshness.js"
 import { renderErrors } from "./request-errors.js"
 import { parseTarget } from "./request-target.js"
 import type { HeadCache } from "./response-cache.js"
@@ -28,30 +28,39 @@ import { answerKey, decodeRequest, matchRequest } from "./routes.js"
 export const DOCUMENT_PATHS = { openApi: "/api/openapi.json", docs: "/api/docs" } as const
 const DOCUMENTS = new Set<string>(Object.values(DOCUMENT_PATHS))
 
+/**
+ * One request: a preflight answered, the target parsed and handed to the router canonical, an
+ * endpoint's GET checked (route, parameters) and served through the cache under `head`.
+ */
+const dispatch = <E, R>(
+  router: HttpApp.Default<E, R>,
+  cache: HeadCache | null,
+  head: IndexedHead | null,
+  request: HttpServerRequest.HttpServerRequest
+): HttpApp.Default<E | HttpServerError.RouteNotFound | HttpApiDecodeError, R> => {
+  if (request.method === "OPTIONS") return Effect.succeed(preflight())
+  const target = parseTarget(request.url)
+  if (target === undefined) return router
+  const routed = Effect.provideService(router, HttpServerRequest.HttpServerRequest, request.modify({ url: target.url }))
+  const isRead = request.method === "GET" || request.method === "HEAD"
+  if (!isRead || DOCUMENTS.has(target.url.split("?")[0]!)) return routed
+  const matched = matchRequest(target)
+  if (matched === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
+  const decoded = decodeRequest(matched, target)
+  if (Either.isLeft(decoded)) return HttpApiDecodeError.refailParseError(decoded.left)
+  const key = answerKey(matched, decoded.right)
+  return cache === null || head === null || key === undefined || request.method !== "GET"
+    ? routed
+    : cachedUnder(cache, head, key, request.url)(routed)
+}
+
 /** `app` (HttpApi's router) behind the front door, with `cache` (null: none). */
 export const frontDoor =
   (cache: HeadCache | null) =>
   <E, R>(app: HttpApp.Default<E, R>) =>
     Effect.map(
-      withFreshness(app, (head) => (inner) =>
-        renderErrors(
-          Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): HttpApp.Default<E | HttpServerError.RouteNotFound | HttpApiDecodeError, R> => {
-            if (request.method === "OPTIONS") return Effect.succeed(preflight())
-            const target = parseTarget(request.url)
-            if (target === undefined) return inner
-            const routed = Effect.provideService(inner, HttpServerRequest.HttpServerRequest, request.modify({ url: target.url }))
-            const path = target.url.split("?")[0]!
-            if ((request.method !== "GET" && request.method !== "HEAD") || DOCUMENTS.has(path)) return routed
-            const matched = matchRequest(target)
-            if (matched === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
-            const decoded = decodeRequest(matched, target)
-            if (Either.isLeft(decoded)) return HttpApiDecodeError.refailParseError(decoded.left)
-            const key = answerKey(matched, decoded.right)
-            return cache === null || head === null || key === undefined || request.method !== "GET"
-              ? routed
-              : cachedUnder(cache, head, key, request.url)(routed)
-          })
-        )
+      withFreshness(app, (head) => (router) =>
+        renderErrors(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => dispatch(router, cache, head, request)))
       ),
       withCorsHeaders
     )

@@ -30,15 +30,18 @@ export const describeDecodeError = (error: HttpApiDecodeError): { readonly error
   const name = issue?.path[0]
   if (issue === undefined || name === undefined) return { error: "InvalidParameter", message: `malformed request: ${error.message}` }
   const parameter = String(name)
+  // A client's parameter name may be 16 KiB long; the message shows its start.
+  const named = JSON.stringify(parameter.length > 90 ? `${parameter.slice(0, 87)}...` : parameter)
   if (issue._tag === "Unexpected") {
+    // The accepted names come from the endpoint's schema, never from the request.
     const accepted = [...issue.message.matchAll(/"([^"]+)"/g)].map((m) => m[1]).join(", ")
     return {
       error: "InvalidParameter",
-      message: `unknown query parameter ${JSON.stringify(parameter)}; ${accepted === "" ? "this endpoint takes none" : `this endpoint takes ${accepted}`}`
+      message: `unknown query parameter ${named}; ${accepted === "" ? "this endpoint takes none" : `this endpoint takes ${accepted}`}`
     }
   }
   const kind = parameterError(parameter)
-  return { error: kind, message: `invalid ${kind === "InvalidParameter" ? "parameter" : kind === "InvalidAddress" ? "address" : "market id"} ${JSON.stringify(parameter)}: ${issue.message}` }
+  return { error: kind, message: `invalid ${kind === "InvalidParameter" ? "parameter" : kind === "InvalidAddress" ? "address" : "market id"} ${named}: ${issue.message}` }
 }
 
 const isIndexerError = (u: unknown): u is { readonly _tag: keyof typeof IndexerErrorsByName; readonly message: string } =>
