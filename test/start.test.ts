@@ -63,7 +63,7 @@ describe("predix start", () => {
       }
     })
     const stats = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/stats`)
-    expect(stats.body["data"]).toMatchObject({ totalMarkets: "28" })
+    expect(stats.body["data"]).toMatchObject({ totalMarkets: 28 })
     const backend = await getJson(`http://127.0.0.1:${config.BACKEND_PORT}/health`)
     expect(backend.status).toBe(200)
     expect(backend.body["data"]).toEqual({ status: "ok", database: "up", indexer: "up", latestIndexedBlock: head })
