@@ -35,7 +35,7 @@ describe("finalized snapshots", () => {
         const url = yield* scratchDatabaseUrl
         const dir = yield* tempDir("predix-export")
         const fixture = yield* fixtureChain
-        yield* indexTo(url, fixture, 330)
+        yield* indexTo(url, fixture, 344)
 
         const state = yield* withPg(url, async (client) => ({
           checkpoint: (await client.query(`select block_number::int as block, block_hash as hash from indexer_checkpoint`)).rows[0],

@@ -26,14 +26,14 @@ describe("incremental refresh", () => {
         const refreshed = Path.join(dir, "refreshed.duckdb")
         const fromTip = Path.join(dir, "from-tip.duckdb")
 
-        yield* indexTo(url, fixture, 330)
+        yield* indexTo(url, fixture, 344)
         const first = yield* exportSnapshot(url, { out: refreshed })
         const firstTip = yield* exportSnapshot(url, { out: fromTip, includeUnfinalized: true })
         expect(first.mode).toBe("full")
         expect(firstTip.point.block).toBeGreaterThan(first.point.block)
 
         // More of the chain: the fixture's later finalized marks and its reorgs.
-        yield* indexTo(url, fixture, 548)
+        yield* indexTo(url, fixture, 574)
         const second = yield* exportSnapshot(url, { out: refreshed })
         const secondFromTip = yield* exportSnapshot(url, { out: fromTip })
         const full = yield* exportSnapshot(url, { out: Path.join(dir, "full.duckdb") })

@@ -28,7 +28,7 @@ export const fixtureChain = Effect.gen(function* () {
 /**
  * Plays heads until the head reaches `head`, then lets the indexer take one step, as a poll
  * would: finalized blocks in bulk, the rest one by one with undo images. (The fixture's node
- * calls head - 12 final until head 324, then 260 until head 547 (483 from 548 on), then 942.)
+ * calls head - 12 final until head 338, then 274 until head 572 (509 from 573 on), then 974.)
  */
 export const indexTo = (dbUrl: string, fixture: { chain: ReplayChain; url: string }, head: number) =>
   Effect.provide(
