@@ -21,7 +21,7 @@ import { REQUEST_ID_HEADER } from "./respond.js"
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
 /** Path and query parameter names that hold an address or a market id. */
-const ADDRESS_PARAMETERS = new Set(["address"])
+const ADDRESS_PARAMETERS = new Set(["address", "trader", "owner", "maker", "taker", "account"])
 const MARKET_ID_PARAMETERS = new Set(["marketId", "id"])
 
 /** Codes outside the spec's closed set, for answers no route gives: an unknown route, a bug. */
