@@ -20,6 +20,7 @@ import { BackendCacheLive } from "./cache.js"
 import { BackendApi } from "./definition.js"
 import { EventsLive, MarketsLive } from "./markets-live.js"
 import { backendMiddleware } from "./middleware.js"
+import { TradingLive } from "./trading-live.js"
 import { systemHandlers } from "./system.js"
 
 export { BackendApi } from "./definition.js"
@@ -35,7 +36,7 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive]))
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, TradingLive]))
 
 export interface BackendOptions {
   readonly chainId: number

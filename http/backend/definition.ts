@@ -10,7 +10,9 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { IndexerUnavailable, ValidationFailed } from "../../schema/errors.js"
 import { EventsGroup, MarketsGroup } from "./markets.js"
+import { NotFound } from "./errors.js"
 import { SystemGroup } from "./system.js"
+import { TradingGroup } from "./trading.js"
 
 type Json = Record<string, any>
 
@@ -60,8 +62,11 @@ export class BackendApi extends HttpApi.make("backend")
   .add(SystemGroup)
   .add(MarketsGroup)
   .add(EventsGroup)
+  .add(TradingGroup)
   .addError(IndexerUnavailable.wire)
   .addError(ValidationFailed.wire)
+  // Any path can fail to resolve to a route.
+  .addError(NotFound.wire)
   .annotateContext(
     OpenApi.annotations({ title: "PrediX backend API", version: "2.0.0", description: DESCRIPTION, transform: adjustOpenApi })
   ) {}

@@ -16,6 +16,7 @@ import type { HttpApp } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Cause, Effect, Option } from "effect"
 import { backendErrorStatus, type BackendErrorCode, type ErrorDetail } from "../../schema/errors.js"
+import { NotFound } from "./errors.js"
 import { REQUEST_ID_HEADER } from "./respond.js"
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -52,6 +53,7 @@ const requestLine = (request: HttpServerRequest.HttpServerRequest) => {
 
 const render = (failure: unknown, line: string): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   if (failure instanceof HttpApiDecodeError) return Effect.succeed(describeDecodeError(failure))
+  if (failure instanceof NotFound) return Effect.succeed(errorResponse(404, "NOT_FOUND", failure.message))
   if (isBackendError(failure)) return Effect.succeed(errorResponse(backendErrorStatus[failure.code], failure.code, failure.message, failure.details))
   const tag = typeof failure === "object" && failure !== null && "_tag" in failure ? failure._tag : undefined
   if (tag === "RouteNotFound") return Effect.succeed(errorResponse(404, "NOT_FOUND", `no route ${line}; the API is described at /api/openapi.json`))
