@@ -20,6 +20,7 @@ import { BackendCacheLive } from "./cache.js"
 import { BackendApi } from "./definition.js"
 import { EventsLive, MarketsLive } from "./markets-live.js"
 import { backendMiddleware } from "./middleware.js"
+import { PricingLive } from "./pricing-live.js"
 import { TradingLive } from "./trading-live.js"
 import { systemHandlers } from "./system.js"
 
@@ -36,7 +37,7 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, TradingLive]))
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive]))
 
 export interface BackendOptions {
   readonly chainId: number

@@ -12,6 +12,7 @@ import { IndexerUnavailable, ValidationFailed } from "../../schema/errors.js"
 import { EventsGroup, MarketsGroup } from "./markets.js"
 import { NotFound } from "./errors.js"
 import { SystemGroup } from "./system.js"
+import { PricingGroup } from "./pricing.js"
 import { TradingGroup } from "./trading.js"
 
 type Json = Record<string, any>
@@ -62,6 +63,7 @@ export class BackendApi extends HttpApi.make("backend")
   .add(SystemGroup)
   .add(MarketsGroup)
   .add(EventsGroup)
+  .add(PricingGroup)
   .add(TradingGroup)
   .addError(IndexerUnavailable.wire)
   .addError(ValidationFailed.wire)

@@ -79,6 +79,11 @@ export const backendMiddleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Def
         const failure = Cause.failureOption(cause)
         if (Option.isSome(failure)) return render(failure.value, line)
         if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+        // HttpApi dies with the RequestError of a body that is not JSON: the client's fault.
+        const defect = Cause.dieOption(cause)
+        if (Option.isSome(defect) && (defect.value as { _tag?: unknown } | null)?._tag === "RequestError") {
+          return Effect.succeed(errorResponse(400, "VALIDATION_FAILED", "the request body is not valid JSON", [{ path: "", message: "not valid JSON" }]))
+        }
         return Effect.logError("defect").pipe(
           Effect.annotateLogs({ request: line, cause: Cause.pretty(cause) }),
           Effect.as(errorResponse(500, "INTERNAL_ERROR", "internal error"))
