@@ -136,11 +136,21 @@ describe("quote vs router", () => {
         await approveAll(user, m.no)
       }
     }
+    const yesPriceOf = async (id: bigint, yesToken: Address) => {
+      const key = await client.read<{ currency0: Address }>("MarketHook", a.hookProxy, "poolKeyOf", [id])
+      const poolId = await client.read<`0x${string}`>("PoolManager", a.poolManager, "poolId", [key])
+      const [sqrtP] = await client.read<readonly [bigint]>("PoolManager", a.poolManager, "pools", [poolId])
+      return client.read<bigint>("MarketHook", a.hookProxy, "yesPrice", [sqrtP, key.currency0.toLowerCase() === yesToken])
+    }
     const placeOrders = async (m: (typeof markets)[number], count: number) => {
       for (let i = 0; i < count; i++) {
         const side = between(0, 3)
-        // Around 0.5 (the pools start there and trades move them), some crossing the AMM's price.
-        const price = BigInt(between(30, 70)) * 10_000n
+        // A few ticks either side of the pool's price (0.5 for the empty pool): many within
+        // what the router lets the book fill at, some not.
+        const yes = m === empty ? 500_000n : await yesPriceOf(m.id, m.yes)
+        const reference = side < 2 ? yes : 1_000_000n - yes
+        const tick = (reference / 10_000n + BigInt(between(-4, 4))) * 10_000n
+        const price = tick < 10_000n ? 10_000n : tick > 990_000n ? 990_000n : tick
         const amount = BigInt(between(1, m === deep ? 400 : 40)) * USDC
         await send(pick(USERS), "Exchange", a.exchange, "placeOrder", [m.id, side, price, amount, ZERO32]).catch(() => undefined)
       }
@@ -152,7 +162,7 @@ describe("quote vs router", () => {
     const types = new Set<string>()
     const venues = { clob: 0, amm: 0, both: 0 }
     for (let i = 0; i < TRADES; i++) {
-      if (i % 10 === 9) await placeOrders(pick(markets), between(1, 6))
+      if (i % 4 === 3) await placeOrders(pick(markets), between(2, 8))
       const m = pick([deep, deep, deep, thin, empty])
       const tradeType = pick(SIDES)
       const user = pick(USERS)
