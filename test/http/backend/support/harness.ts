@@ -57,7 +57,7 @@ export const operationFor = (document: OpenApiDocument, method: string, pathname
   // Literal paths first: /api/markets/hot is not /api/markets/{idOrSlug}.
   const entries = Object.entries(document.paths).sort(([a], [b]) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0))
   for (const [template, item] of entries) {
-    const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]+")}$`)
+    const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\\?\{[^}]+\\?\}/g, "[^/]*")}$`)
     const operation = item[method.toLowerCase()]
     if (pattern.test(pathname) && operation !== undefined) return { template, operation }
   }
