@@ -25,7 +25,7 @@ import { indexerServerLayer } from "../http/indexer/api.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../src/app.js"
-import { BuildInfo } from "../src/build-info.js"
+import { BuildInfoLive } from "../src/build-info.js"
 import { pgClientLayer } from "../src/db/database.js"
 import { runMigrations } from "../src/db/migrations.js"
 import { seedDisplayMetadataFrom } from "../src/display-metadata.js"
@@ -160,7 +160,7 @@ if (process.argv[2] === "--serve") {
   const indexerUrl = tcp(await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet)))
   const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provide([database, BuildInfo.layer])
+    Layer.provide([database, BuildInfoLive])
   )
   process.send?.({ url: tcp(await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet))) })
   process.on("disconnect", () => void Effect.runPromise(Scope.close(scope, Exit.void)).finally(() => process.exit(0)))

@@ -7,7 +7,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Deferred, Effect, Layer, Logger, Option } from "effect"
-import { BackendServerLive } from "../http/backend/api.js"
+import { BackendServerLive } from "./backend-server.js"
 import { IndexerEndpoint, IndexerServerLive } from "../http/indexer/api.js"
 import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig } from "./config.js"
 import { DatabaseLive } from "./db/database.js"

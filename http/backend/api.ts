@@ -8,13 +8,9 @@
  * /api/openapi.json; the typed client is `client.ts`.
  */
 import { FetchHttpClient, HttpApiBuilder, HttpRouter } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { createServer } from "node:http"
-import { AppConfig } from "../../src/config.js"
-import { BuildInfo } from "../../src/build-info.js"
 import { FreshnessLive } from "../indexer/freshness.js"
-import { IndexerEndpoint, listening } from "../indexer/api.js"
+import { IndexerEndpoint } from "../indexer/api.js"
 import { IndexerBreakerLive } from "./breaker.js"
 import { BackendCacheLive } from "./cache.js"
 import { BackendApi } from "./definition.js"
@@ -51,7 +47,7 @@ export interface BackendOptions {
   readonly probeEveryMs?: number
 }
 
-/** The backend served by whatever `HttpServer` is provided; needs `SqlClient`, `PgClient` and `BuildInfo`. */
+/** The backend served by whatever `HttpServer` is provided; needs `SqlClient`, `PgClient` and `BuildInfo` (`build-info.ts`). */
 export const backendHttpLayer = (options: BackendOptions) =>
   HttpApiBuilder.serve().pipe(
     // Parameters of any length reach their parsers (a 400 naming them), not the router's limit.
@@ -72,15 +68,3 @@ export const backendHttpLayer = (options: BackendOptions) =>
     ]),
     Layer.provide(FetchHttpClient.layer)
   )
-
-/** The backend API served on HOST:BACKEND_PORT. */
-export const BackendServerLive = Layer.unwrapEffect(
-  Effect.gen(function* () {
-    const config = yield* AppConfig
-    const { url } = yield* IndexerEndpoint
-    return Layer.merge(backendHttpLayer({ chainId: config.chainId, indexerUrl: url }), Layer.effectDiscard(listening("backend"))).pipe(
-      Layer.provide(NodeHttpServer.layer(createServer, { port: config.backendPort, host: config.host })),
-      Layer.provide(BuildInfo.layer)
-    )
-  })
-)

@@ -7,7 +7,7 @@ import { HttpApiClient, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, HttpClient
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { IndexerApi } from "../indexer/api.js"
-import { BuildInfo } from "../../src/build-info.js"
+import { BuildInfo } from "./build-info.js"
 
 /** The API version the backend reports in every envelope (the spec's `meta.version`). */
 export const API_VERSION = "v2"

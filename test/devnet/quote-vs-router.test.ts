@@ -17,7 +17,7 @@ import { indexerServerLayer } from "../../http/indexer/api.js"
 import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { specEvents } from "../../schema/abi.js"
-import { BuildInfo } from "../../src/build-info.js"
+import { BuildInfoLive } from "../../src/build-info.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
 import { startAnvil, type Anvil } from "../../src/devnet/anvil.js"
@@ -69,7 +69,7 @@ beforeAll(async () => {
   const indexerUrl = tcpUrl(await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1", cacheEntries: 0 }).pipe(Layer.provide(database)), scope).pipe(quiet)))
   const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries: 0 }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provide([database, BuildInfo.layer])
+    Layer.provide([database, BuildInfoLive])
   )
   backendUrl = tcpUrl(await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet)))
 }, 240_000)

@@ -15,7 +15,7 @@ import { makeBackendClient, type BackendClient } from "../../../../http/backend/
 import { indexerServerLayer } from "../../../../http/indexer/api.js"
 import { NodeHttpServer } from "@effect/platform-node"
 import { createServer } from "node:http"
-import { BuildInfo } from "../../../../src/build-info.js"
+import { BuildInfoLive } from "../../../../src/build-info.js"
 import { pgClientLayer } from "../../../../src/db/database.js"
 import { seedDisplayMetadataFrom } from "../../../../src/display-metadata.js"
 import { fixtureDatabaseUrl } from "../../../support/fixture-db.js"
@@ -98,7 +98,7 @@ export const startHarness = async (options: Partial<Omit<BackendOptions, "indexe
     const indexerUrl = tcpUrl(await Effect.runPromise(Layer.buildWithScope(indexer, indexerScope).pipe(quiet)))
     const backend = backendHttpLayer({ chainId: 130, indexerUrl, ...options }).pipe(
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-      Layer.provide([database, BuildInfo.layer])
+      Layer.provide([database, BuildInfoLive])
     )
     const url = tcpUrl(await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet)))
     const raw = (path: string, init?: RequestInit) => fetch(`${url}${path}`, init)
