@@ -24,6 +24,9 @@ declare module "autocannon" {
     readonly overallRate?: number
     readonly pipelining?: number
     readonly timeout?: number
+    readonly method?: string
+    readonly body?: string
+    readonly headers?: Readonly<Record<string, string>>
   }
   function autocannon(options: Options): Promise<Result>
   export default autocannon

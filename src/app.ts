@@ -9,7 +9,7 @@
 import { SqlClient } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
 import { Context, Deferred, Effect, Layer, Logger, Option, Redacted } from "effect"
-import { BackendServerLive } from "../http/backend/api.js"
+import { BackendServerLive } from "./backend-server.js"
 import { IndexerEndpoint, IndexerServerLive } from "../http/indexer/api.js"
 import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
 import { DatabaseLive, databaseTarget, pgClientLayer } from "./db/database.js"

@@ -2,7 +2,7 @@
  * What build is running: the package version and the git commit, read once at start.
  * `GIT_COMMIT` (set by a deploy) wins; otherwise the checkout's HEAD; otherwise "unknown".
  */
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
@@ -10,10 +10,9 @@ import { fileURLToPath } from "node:url"
 
 const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 
-export interface BuildInfoShape {
-  readonly version: string
-  readonly commit: string
-}
+import { BuildInfo } from "../http/backend/build-info.js"
+
+export { BuildInfo, type BuildInfoShape } from "../http/backend/build-info.js"
 
 const packageVersion = Effect.promise(() => fs.readFile(Path.join(ROOT, "package.json"), "utf8")).pipe(
   Effect.map((text) => String((JSON.parse(text) as { version?: unknown }).version ?? "unknown"))
@@ -25,12 +24,11 @@ const gitHead = Effect.async<string>((resume) => {
   )
 })
 
-export class BuildInfo extends Context.Tag("BuildInfo")<BuildInfo, BuildInfoShape>() {
-  static readonly layer = Layer.effect(
-    BuildInfo,
-    Effect.all({
-      version: packageVersion,
-      commit: process.env["GIT_COMMIT"] ? Effect.succeed(process.env["GIT_COMMIT"]) : gitHead
-    })
-  )
-}
+/** The running build, read once. */
+export const BuildInfoLive = Layer.effect(
+  BuildInfo,
+  Effect.all({
+    version: packageVersion,
+    commit: process.env["GIT_COMMIT"] ? Effect.succeed(process.env["GIT_COMMIT"]) : gitHead
+  })
+)

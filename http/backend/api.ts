@@ -1,17 +1,26 @@
 /**
- * The backend API (view model for apps). It wraps the indexer through the indexer's typed
- * client; `INDEXER_URL` (or this process's own indexer) says where that is.
+ * The backend API (view model for apps), served over the provided `SqlClient`/`PgClient`.
+ *
+ * Reads go straight to the indexed tables through the indexer's query modules, behind the
+ * indexer circuit breaker (`breaker.ts` says why and how the indexer's health still counts), and
+ * through the tiered answer cache keyed on the indexed head (`cache.ts`, `freshness.ts`). Every
+ * request passes one middleware (`middleware.ts`: request id, error bodies). OpenAPI 3.1 at
+ * /api/openapi.json; the typed client is `client.ts`.
  */
-import { FetchHttpClient, HttpApi, HttpApiBuilder } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { FetchHttpClient, HttpApiBuilder, HttpRouter } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { createServer } from "node:http"
-import { AppConfig } from "../../src/config.js"
-import { BuildInfo } from "../../src/build-info.js"
-import { IndexerEndpoint, listening } from "../indexer/api.js"
-import { SystemGroup, systemHandlers } from "./system.js"
+import { FreshnessLive } from "../indexer/freshness.js"
+import { IndexerEndpoint } from "../indexer/api.js"
+import { IndexerBreakerLive } from "./breaker.js"
+import { BackendCacheLive } from "./cache.js"
+import { BackendApi } from "./definition.js"
+import { EventsLive, MarketsLive } from "./markets-live.js"
+import { backendMiddleware } from "./middleware.js"
+import { PricingLive } from "./pricing-live.js"
+import { TradingLive } from "./trading-live.js"
+import { systemHandlers } from "./system.js"
 
-export class BackendApi extends HttpApi.make("backend").add(SystemGroup) {}
+export { BackendApi } from "./definition.js"
 
 const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   Effect.gen(function* () {
@@ -24,20 +33,38 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(
-  Layer.provide(SystemLive),
-  Layer.provide([FetchHttpClient.layer, BuildInfo.layer])
-)
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive]))
 
-/** The backend API served on HOST:BACKEND_PORT (OpenAPI 3.1 document at /api/openapi.json). */
-export const BackendServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    Layer.merge(
-      HttpApiBuilder.serve().pipe(
-        Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
-        Layer.provide(BackendApiLive)
-      ),
-      Layer.effectDiscard(listening("backend"))
-    ).pipe(Layer.provide(NodeHttpServer.layer(createServer, { port: config.backendPort, host: config.host })))
+export interface BackendOptions {
+  readonly chainId: number
+  /** The indexer's base URL: its health feeds the breaker. */
+  readonly indexerUrl: string
+  /** Cache entries kept; 0 turns the cache off. Default 10,000. */
+  readonly cacheEntries?: number
+  /** Consecutive failures that open the breaker (default 3), how long it stays open (default 5 s), probe period (default 1 s). */
+  readonly breakerThreshold?: number
+  readonly breakerOpenForMs?: number
+  readonly probeEveryMs?: number
+}
+
+/** The backend served by whatever `HttpServer` is provided; needs `SqlClient`, `PgClient` and `BuildInfo` (`build-info.ts`). */
+export const backendHttpLayer = (options: BackendOptions) =>
+  HttpApiBuilder.serve().pipe(
+    // Parameters of any length reach their parsers (a 400 naming them), not the router's limit.
+    Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 16_384, caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })),
+    Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
+    Layer.provide(HttpApiBuilder.middleware(backendMiddleware)),
+    Layer.provide(BackendApiLive),
+    Layer.provide([
+      FreshnessLive(options.chainId),
+      BackendCacheLive(options.cacheEntries ?? 10_000),
+      IndexerBreakerLive({
+        indexerUrl: options.indexerUrl,
+        threshold: options.breakerThreshold ?? 3,
+        openForMs: options.breakerOpenForMs ?? 5_000,
+        probeEveryMs: options.probeEveryMs ?? 1_000
+      }),
+      Layer.succeed(IndexerEndpoint, { url: options.indexerUrl })
+    ]),
+    Layer.provide(FetchHttpClient.layer)
   )
-)

@@ -3,18 +3,22 @@
  * indexer, `/ready` says whether this instance can take traffic, `/version` names the build.
  * Answers use the backend envelope `{data, meta: {timestamp, version}}`.
  */
-import { HttpApiClient, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, HttpClient } from "@effect/platform"
+import { HttpApiClient, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, HttpClient, HttpServerRequest } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
 import { IndexerApi } from "../indexer/api.js"
-import { BuildInfo } from "../../src/build-info.js"
+import { BuildInfo } from "./build-info.js"
 
 /** The API version the backend reports in every envelope (the spec's `meta.version`). */
 export const API_VERSION = "v2"
 
 const Meta = Schema.Struct({ timestamp: Schema.Int, version: Schema.String, reqId: Schema.optional(Schema.String) })
 
-export const meta = () => ({ timestamp: Math.floor(Date.now() / 1000), version: API_VERSION })
+/** The envelope's meta, with the request id the middleware settled on (`middleware.ts`). */
+export const meta = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {
+  const reqId = request.headers["x-request-id"]
+  return { timestamp: Math.floor(Date.now() / 1000), version: API_VERSION, ...(reqId === undefined ? {} : { reqId }) }
+})
 
 const Check = Schema.Literal("up", "down")
 
@@ -82,20 +86,20 @@ const indexerHealth = (indexerUrl: string) =>
 export const systemHandlers = (indexerUrl: string) => ({
   health: Effect.gen(function* () {
     const [database, indexer] = yield* Effect.all([databaseUp, indexerHealth(indexerUrl)], { concurrency: 2 })
+    const m = yield* meta
     const data = {
       status: database && indexer.up ? "ok" : "degraded",
       database: database ? "up" : "down",
       indexer: indexer.up ? "up" : "down",
       latestIndexedBlock: indexer.latestIndexedBlock
     } as const
-    return data.status === "ok" ? { data, meta: meta() } : yield* new Degraded({ data, meta: meta() })
+    return data.status === "ok" ? { data, meta: m } : yield* new Degraded({ data, meta: m })
   }),
   ready: Effect.gen(function* () {
-    return (yield* databaseUp)
-      ? { data: { ready: true }, meta: meta() }
-      : yield* new NotReady({ data: { ready: false }, meta: meta() })
+    const m = yield* meta
+    return (yield* databaseUp) ? { data: { ready: true }, meta: m } : yield* new NotReady({ data: { ready: false }, meta: m })
   }),
-  version: Effect.map(BuildInfo, (info) => ({ data: info, meta: meta() }))
+  version: Effect.zipWith(BuildInfo, meta, (info, m) => ({ data: info, meta: m }))
 })
 
 export type SystemRequirements = SqlClient.SqlClient | HttpClient.HttpClient | BuildInfo

@@ -14,7 +14,7 @@ import type { Market, MarketListQuery, MarketSort, MarketStatus } from "../marke
 import { DISPLAY_COLUMNS, displayMetadata, toIntOrNull, toTimeInt, type DisplayMetadataRow } from "../records.js"
 import { pageOf, read } from "./db.js"
 
-interface MarketRow extends DisplayMetadataRow {
+export interface MarketRow extends DisplayMetadataRow {
   readonly id: string
   readonly question: string
   readonly end_time: string
@@ -39,13 +39,13 @@ interface MarketRow extends DisplayMetadataRow {
 }
 
 /** The columns of a market record; `m` is the market, `d` its display metadata. */
-const MARKET_COLUMNS = `m.id, m.question, m.end_time, m.oracle, m.creator, m.yes_token, m.no_token, m.created_at,
+export const MARKET_COLUMNS = `m.id, m.question, m.end_time, m.oracle, m.creator, m.yes_token, m.no_token, m.created_at,
   m.created_block, m.created_tx, m.total_collateral, m.volume, m.trade_count, m.is_resolved, m.outcome,
   m.resolution_type, m.resolved_at, m.refund_mode, m.yes_price, m.last_trade_at,
   (select e.id from event_group e where e.market_ids @> jsonb_build_array(m.id::text) order by e.id limit 1) as event_id,
   ${DISPLAY_COLUMNS}`
 
-const MARKET_FROM = `market m left join display_metadata d on d.kind = 'market' and d.id = m.id`
+export const MARKET_FROM = `market m left join display_metadata d on d.kind = 'market' and d.id = m.id`
 
 const STATUS_FILTER: Record<MarketStatus, string> = {
   active: "not m.is_resolved and not m.refund_mode",
@@ -65,7 +65,7 @@ const SORT_ORDER: Record<MarketSort, string> = {
 export const marketStatus = (row: { readonly is_resolved: boolean; readonly refund_mode: boolean }): MarketStatus =>
   row.is_resolved ? "resolved" : row.refund_mode ? "refunding" : "active"
 
-const toMarket = (row: MarketRow): Market => {
+export const toMarket = (row: MarketRow): Market => {
   const id = BigInt(row.id)
   // Never null since migration 0011 (see the Market record); 0.5 only guards a row written before it.
   const yesPrice = row.yes_price === null ? PRICE_SCALE / 2n : BigInt(row.yes_price)

@@ -1,0 +1,169 @@
+/**
+ * Backend API benchmark: the committed fixture indexed into a scratch database (DATABASE_URL's
+ * server, else 127.0.0.1:5432), the indexer API and the backend served by a separate process on
+ * loopback, and autocannon against the market list, market detail, pricing view and quote. Prints
+ * requests/s and latency percentiles per endpoint, then fixed-rate runs on market detail (1,000
+ * req/s cached, 200 req/s uncached; latency corrected for coordinated omission) against the
+ * targets p99 < 25 ms and p99 < 50 ms.
+ *
+ * Two configurations: as served (the tiered cache, see http/backend/cache.ts) and with the cache
+ * off (every request reads Postgres).
+ *
+ * Usage: npm run bench:backend [-- --duration 10 --connections 10 --only cached|uncached]
+ */
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import autocannon from "autocannon"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
+import { fork } from "node:child_process"
+import { createServer } from "node:http"
+import * as os from "node:os"
+import { fileURLToPath } from "node:url"
+import pg from "pg"
+import { backendHttpLayer } from "../http/backend/api.js"
+import { indexerServerLayer } from "../http/indexer/api.js"
+import { makeIndexer } from "../pipeline/run.js"
+import { makeRpc } from "../pipeline/source/rpc.js"
+import { FIXTURE_RECORDING } from "../src/app.js"
+import { BuildInfoLive } from "../src/build-info.js"
+import { pgClientLayer } from "../src/db/database.js"
+import { runMigrations } from "../src/db/migrations.js"
+import { seedDisplayMetadataFrom } from "../src/display-metadata.js"
+import { ReplayChain } from "../src/replay/chain.js"
+import { serveReplay } from "../src/replay/server.js"
+
+const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
+
+function option(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`)
+  const value = i < 0 ? undefined : Number(process.argv[i + 1])
+  return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback
+}
+
+async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const server = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
+  const name = `predix_bench_backend_${process.pid}`
+  const admin = new pg.Client({ connectionString: server })
+  await admin.connect()
+  await admin.query(`create database ${name}`)
+  await admin.end()
+  const url = new URL(server)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: server })
+      await c.connect()
+      await c.query(`drop database if exists ${name} with (force)`)
+      await c.end()
+    }
+  }
+}
+
+async function indexFixture(url: string): Promise<number> {
+  const chain = await ReplayChain.load(FIXTURE_RECORDING)
+  chain.advanceAll()
+  const replay = await serveReplay(chain)
+  try {
+    await Effect.runPromise(
+      Effect.gen(function* () {
+        yield* runMigrations()
+        const indexer = yield* makeIndexer({ rpc: makeRpc({ url: replay.url }), deployment: chain.meta.deployment, chainId: 130 })
+        yield* indexer.step(yield* indexer.loadWindow)
+        yield* seedDisplayMetadataFrom()
+      }).pipe(Effect.provide(pgClientLayer(Redacted.make(url))), quiet)
+    )
+  } finally {
+    await replay.close()
+  }
+  return chain.headNumber
+}
+
+const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`
+
+interface Target {
+  readonly name: string
+  readonly path: string
+  readonly body?: string
+}
+
+const TARGETS: ReadonlyArray<Target> = [
+  { name: "markets list", path: "/api/markets?sortBy=volume&limit=20" },
+  { name: "market detail", path: "/api/markets/15" },
+  { name: "pricing view", path: "/api/markets/15/pricing/view" },
+  { name: "quote", path: "/api/markets/15/pricing/quote", body: JSON.stringify({ tradeType: "BUY_NO", amountIn: "25" }) }
+]
+
+const request = (base: string, t: Target) =>
+  t.body === undefined ? { url: `${base}${t.path}` } : { url: `${base}${t.path}`, method: "POST", body: t.body, headers: { "content-type": "application/json" } }
+
+async function suite(label: string, dbUrl: string, cacheEntries: number, o: { duration: number; connections: number; rate: number }) {
+  const server = fork(fileURLToPath(import.meta.url), ["--serve", dbUrl, String(cacheEntries)], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] })
+  try {
+    const base = await new Promise<string>((resolve, reject) => {
+      server.once("message", (message) => resolve((message as { url: string }).url))
+      server.once("exit", (code) => reject(new Error(`server exited with ${code}`)))
+    })
+    for (const t of TARGETS) {
+      const response = await fetch(request(base, t).url, t.body === undefined ? {} : { method: "POST", body: t.body, headers: { "content-type": "application/json" } })
+      if (response.status !== 200) throw new Error(`${t.path} answered ${response.status}: ${await response.text()}`)
+    }
+    console.log(`\n== ${label} (backend in its own process at ${base})`)
+    console.log(`throughput: ${o.connections} connections, ${o.duration} s per endpoint after a 2 s warm-up`)
+    console.log("endpoint        req/s     p50        p90        p99        max        non-2xx/errors")
+    for (const t of TARGETS) {
+      await autocannon({ ...request(base, t), connections: o.connections, duration: 2 })
+      const r = await autocannon({ ...request(base, t), connections: o.connections, duration: o.duration })
+      console.log(
+        `${t.name.padEnd(15)} ${Math.round(r.requests.average).toString().padStart(6)}    ${ms(r.latency.p50).padEnd(10)} ${ms(r.latency.p90).padEnd(10)} ${ms(r.latency.p99).padEnd(10)} ${ms(r.latency.max).padEnd(10)} ${r.non2xx}/${r.errors}`
+      )
+    }
+    const target = cacheEntries > 0 ? { rate: o.rate, p99: 25 } : { rate: 200, p99: 50 }
+    const fixedDuration = Math.max(o.duration, 20)
+    const fixed = await autocannon({ url: `${base}/api/markets/15`, connections: 20, duration: fixedDuration, overallRate: target.rate })
+    const sent = fixed.requests.total / fixed.duration
+    console.log(`fixed rate: market detail at ${target.rate} req/s for ${fixedDuration} s (20 connections, corrected for coordinated omission)`)
+    console.log(`  achieved ${Math.round(sent)} req/s; p50 ${ms(fixed.latency.p50)}, p90 ${ms(fixed.latency.p90)}, p99 ${ms(fixed.latency.p99)}, max ${ms(fixed.latency.max)}; non-2xx ${fixed.non2xx}, errors ${fixed.errors}`)
+    console.log(`  target p99 < ${target.p99} ms at ${target.rate} req/s: ${fixed.latency.p99 < target.p99 && sent >= target.rate * 0.98 ? "met" : "NOT met"}`)
+  } finally {
+    server.disconnect()
+    await new Promise((resolve) => (server.exitCode === null ? server.once("exit", resolve) : resolve(undefined)))
+  }
+}
+
+async function main() {
+  const duration = option("duration", 10)
+  const connections = option("connections", 10)
+  const rate = option("rate", 1_000)
+  const onlyAt = process.argv.indexOf("--only")
+  const only = onlyAt < 0 ? undefined : process.argv[onlyAt + 1]
+  const db = await scratchDatabase()
+  try {
+    const started = performance.now()
+    const head = await indexFixture(db.url)
+    console.log(`fixture indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    if (only !== "uncached") await suite("as served: tiered cache", db.url, 10_000, { duration, connections, rate })
+    if (only !== "cached") await suite("cache off: every request reads Postgres", db.url, 0, { duration, connections, rate })
+  } finally {
+    await db.drop()
+  }
+}
+
+if (process.argv[2] === "--serve") {
+  const database = pgClientLayer(Redacted.make(process.argv[3] ?? ""))
+  const cacheEntries = Number(process.argv[4] ?? 10_000)
+  const scope = Effect.runSync(Scope.make())
+  const tcp = (context: Context.Context<HttpServer.HttpServer>) => {
+    const address = Context.get(context, HttpServer.HttpServer).address
+    return address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+  }
+  const indexerUrl = tcp(await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet)))
+  const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provide([database, BuildInfoLive])
+  )
+  process.send?.({ url: tcp(await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet))) })
+  process.on("disconnect", () => void Effect.runPromise(Scope.close(scope, Exit.void)).finally(() => process.exit(0)))
+} else {
+  await main()
+}

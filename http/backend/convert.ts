@@ -1,0 +1,67 @@
+/** Indexer activity records -> the backend's (Money amounts, 0x+64 market ids). */
+import type { BackendTrade } from "../../schema/backend-activity.js"
+import { isBuy, outcomeSide } from "../../schema/enums.js"
+import { marketIdToHex, money, type MoneyUnit } from "../../schema/primitives.js"
+import type { OrderBook as IndexerOrderBook } from "../indexer/market-book.js"
+import type { Candle, PricePoint } from "../indexer/market-prices.js"
+
+type PricePointT = typeof PricePoint.Type
+type CandleT = typeof Candle.Type
+import type { Trade } from "../indexer/market-trades.js"
+
+const usdc = (raw: bigint) => money(raw, 6, "USDC")
+
+export const toBackendTrade = (trade: Trade): BackendTrade => {
+  const token: MoneyUnit = outcomeSide(trade.tradeType)
+  const buy = isBuy(trade.tradeType)
+  const [inUnit, outUnit]: [MoneyUnit, MoneyUnit] = buy ? ["USDC", token] : [token, "USDC"]
+  return {
+    source: trade.source,
+    txHash: trade.txHash,
+    blockNumber: trade.blockNumber,
+    logIndex: trade.logIndex,
+    timestamp: trade.timestamp,
+    marketId: marketIdToHex(trade.marketId),
+    trader: trade.trader,
+    recipient: trade.recipient,
+    tradeType: trade.tradeType,
+    amountIn: money(trade.amountIn, 6, inUnit),
+    amountOut: money(trade.amountOut, 6, outUnit),
+    clobFilled: money(trade.clobFilled, 6, outUnit),
+    ammFilled: money(trade.ammFilled, 6, outUnit),
+    price: trade.price
+  }
+}
+
+export const toBackendBook = (book: IndexerOrderBook) => {
+  const side = (levels: IndexerOrderBook["yes"]["bids"], unit: MoneyUnit) =>
+    levels.map((level) => ({ price: level.price, shares: money(level.amount, 6, unit), orders: level.orders }))
+  return {
+    marketId: marketIdToHex(book.marketId),
+    yes: { bids: side(book.yes.bids, "YES"), asks: side(book.yes.asks, "YES") },
+    no: { bids: side(book.no.bids, "NO"), asks: side(book.no.asks, "NO") },
+    bestBidYes: book.bestBidYes,
+    bestAskYes: book.bestAskYes,
+    bestBidNo: book.bestBidNo,
+    bestAskNo: book.bestAskNo
+  }
+}
+
+export const toBackendPricePoint = (point: PricePointT) => ({
+  timestamp: point.timestamp,
+  blockNumber: point.blockNumber,
+  yesPrice: point.yesPrice,
+  noPrice: point.noPrice,
+  source: point.source,
+  openInterest: usdc(point.openInterest)
+})
+
+export const toBackendCandle = (candle: CandleT) => ({
+  timestamp: candle.timestamp,
+  open: candle.open,
+  high: candle.high,
+  low: candle.low,
+  close: candle.close,
+  volume: usdc(candle.volume),
+  tradeCount: candle.tradeCount
+})

@@ -1,0 +1,74 @@
+/**
+ * The backend API's definition: one HttpApi whose groups are the features (system, markets,
+ * events, pricing, trading; auth, faucet, community and the stream join as further groups). The
+ * typed client (`client.ts`) and the OpenAPI document are derived from it.
+ *
+ * Errors: every answer that is not a success is `{ error, code, message, details? }` with a code
+ * of the spec's closed set (`schema/errors.ts`) and its status; INDEXER_UNAVAILABLE and
+ * VALIDATION_FAILED can come from any endpoint.
+ */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { IndexerUnavailable, ValidationFailed } from "../../schema/errors.js"
+import { EventsGroup, MarketsGroup } from "./markets.js"
+import { NotFound } from "./errors.js"
+import { SystemGroup } from "./system.js"
+import { PricingGroup } from "./pricing.js"
+import { TradingGroup } from "./trading.js"
+
+type Json = Record<string, any>
+
+const DECODE_ERROR_REF = "#/components/schemas/HttpApiDecodeError"
+
+/**
+ * HttpApi documents its own 400 `HttpApiDecodeError` on every endpoint; this server never sends it
+ * (`middleware.ts` turns it into VALIDATION_FAILED, INVALID_ADDRESS or INVALID_MARKET_ID), so it
+ * is taken out of the document.
+ */
+const adjustOpenApi = (spec: Json): Json => {
+  for (const item of Object.values<Json>(spec["paths"] ?? {})) {
+    for (const operation of Object.values<Json>(item)) {
+      for (const response of Object.values<Json>(operation["responses"] ?? {})) {
+        const media = response["content"]?.["application/json"]
+        const schema: Json | undefined = media?.["schema"]
+        if (schema === undefined) continue
+        const alternatives = schema["anyOf"] ?? schema["oneOf"]
+        if (Array.isArray(alternatives)) {
+          const kept = alternatives.filter((a: Json) => a["$ref"] !== DECODE_ERROR_REF)
+          media["schema"] = kept.length === 1 ? kept[0] : { ...schema, [schema["anyOf"] ? "anyOf" : "oneOf"]: kept }
+        }
+        response["headers"] = {
+          "X-Request-Id": { description: "the request's id (the one sent, if sane, else a new UUID); equals meta.reqId", schema: { type: "string" } },
+          ...(response["headers"] ?? {})
+        }
+      }
+    }
+  }
+  const schemas: Json = spec["components"]?.["schemas"] ?? {}
+  delete schemas["HttpApiDecodeError"]
+  delete schemas["Issue"]
+  delete schemas["PropertyKey"]
+  return spec
+}
+
+const DESCRIPTION = `The view model apps build on: markets and events, pricing and quotes, trading and portfolios.
+
+Envelope: {data, meta: {timestamp, version: "v2", reqId}}; lists add meta.pagination {limit, offset, total} (limit default 20, max 100).
+Errors: {error, code, message, details?} with code from a closed set (MARKET_NOT_FOUND 404, MARKET_PAUSED 400, INDEXER_UNAVAILABLE 503,
+INVALID_ADDRESS 400, INVALID_MARKET_ID 400, AUTH_REQUIRED 401, AUTH_INVALID 401, FORBIDDEN 403, VALIDATION_FAILED 400,
+RATE_LIMIT_EXCEEDED 429, INSUFFICIENT_BALANCE 400, SLIPPAGE_EXCEEDED 400); an unknown route is 404 with code NOT_FOUND.
+Caching: X-Cache HIT|MISS and X-Cache-Tier hot (2 s) | warm (60 s); an answer is never served after the indexed head it was computed at changes.
+Amounts are Money {decimal, raw, decimals, unit}; prices decimal strings; times unix seconds; addresses lowercase; market ids 0x + 64 hex.`
+
+export class BackendApi extends HttpApi.make("backend")
+  .add(SystemGroup)
+  .add(MarketsGroup)
+  .add(EventsGroup)
+  .add(PricingGroup)
+  .add(TradingGroup)
+  .addError(IndexerUnavailable.wire)
+  .addError(ValidationFailed.wire)
+  // Any path can fail to resolve to a route.
+  .addError(NotFound.wire)
+  .annotateContext(
+    OpenApi.annotations({ title: "PrediX backend API", version: "2.0.0", description: DESCRIPTION, transform: adjustOpenApi })
+  ) {}

@@ -1,0 +1,184 @@
+/** Handlers of the markets and events groups. */
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { BackendCandle, BackendPricePoint, BackendTrade, OrderBook } from "../../schema/backend-activity.js"
+import { BackendEvent, BackendEventDetail, BackendMarket, ResolvedMarketId } from "../../schema/backend-markets.js"
+import { MarketNotFound } from "../../schema/errors.js"
+import { marketIdToHex } from "../../schema/primitives.js"
+import type { Market } from "../indexer/markets.js"
+import { read } from "../indexer/queries/db.js"
+import { getEvent, listEvents } from "../indexer/queries/events.js"
+import { readOrderBook } from "../indexer/queries/market-book.js"
+import { listCandles, listPrices } from "../indexer/queries/market-prices.js"
+import { listMarketTrades } from "../indexer/queries/market-trades.js"
+import { toBackendBook, toBackendCandle, toBackendPricePoint, toBackendTrade } from "./convert.js"
+import { BackendApi } from "./definition.js"
+import type { Locale } from "./locale.js"
+import { findMarket, fromIndexer, marketNotFound, parseIdOrSlug } from "./lookup.js"
+import { MarketOutcome } from "./markets.js"
+import { listHotRows, listMarketRows, readChainNow, readEventMembers, type ChainNow } from "./queries/markets.js"
+import { toBackendEvent, toBackendEventDetail, toBackendMarket } from "./records.js"
+import { item, list } from "./respond.js"
+
+const marketItem = item(BackendMarket, "hot")
+const marketList = list(BackendMarket, "hot")
+
+/** Backend records of `markets`, with their events' members for those that are outcomes of an event. */
+const withMembers = (markets: ReadonlyArray<Market>, now: ChainNow, locale: Locale) =>
+  Effect.map(readEventMembers([...new Set(markets.flatMap((m) => (m.eventId === null ? [] : [m.eventId])))]), (byEvent) =>
+    markets.map((m) => toBackendMarket(m, now, locale, m.eventId === null ? undefined : byEvent.get(m.eventId.toString())))
+  )
+
+const chainNow = read(readChainNow)
+
+
+const findEvent = (input: string) =>
+  Effect.gen(function* () {
+    let id: bigint | undefined
+    if (/^[1-9][0-9]{0,77}$/.test(input) && BigInt(input) < 1n << 256n) id = BigInt(input)
+    else if (/^[a-z0-9]+(-[a-z0-9]+)*$/.test(input) && input.length <= 64) {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* read(sql<{ id: string }>`select id from display_metadata where kind = 'event' and slug = ${input}`)
+      id = rows[0] === undefined ? undefined : BigInt(rows[0].id)
+    } else {
+      return yield* Effect.fail(new MarketNotFound({ message: `no event ${JSON.stringify(input.slice(0, 80))}: an event id or slug` }))
+    }
+    if (id === undefined) return yield* Effect.fail(new MarketNotFound({ message: `no event with slug ${JSON.stringify(input)}` }))
+    return yield* fromIndexer(Effect.map(getEvent(id), (answer) => answer.data), `event ${input}`)
+  })
+
+export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers) =>
+  handlers
+    .handle("list", ({ urlParams: q }) =>
+      marketList(({ locale }) =>
+        Effect.gen(function* () {
+          const now = yield* chainNow
+          const filter = {
+            ...q,
+            includeEventChildren: q.includeEventChildren || q.eventId !== undefined
+          }
+          const page = yield* listMarketRows(filter, now)
+          const rows = yield* withMembers(page.rows.map((r) => r.market), now, locale)
+          return { rows, total: page.total, limit: q.limit, offset: q.offset }
+        })
+      )
+    )
+    .handle("resolve", ({ urlParams }) =>
+      item(ResolvedMarketId, "hot")(() =>
+        Effect.map(findMarket(urlParams.idOrSlug), (m) => ({ marketId: marketIdToHex(m.id), id: m.id, slug: m.metadata?.slug ?? null }))
+      )
+    )
+    .handle("hot", ({ urlParams }) =>
+      marketList(({ locale }) =>
+        Effect.gen(function* () {
+          const now = yield* chainNow
+          const rows = yield* listHotRows(urlParams.limit, now)
+          const markets = yield* withMembers(rows.map((r) => r.market), now, locale)
+          return { rows: markets, total: markets.length, limit: urlParams.limit, offset: 0 }
+        })
+      )
+    )
+    .handle("get", ({ path }) =>
+      marketItem(({ locale }) =>
+        Effect.gen(function* () {
+          const market = yield* findMarket(path.idOrSlug)
+          const now = yield* chainNow
+          const [record] = yield* withMembers([market], now, locale)
+          return record!
+        })
+      )
+    )
+    .handle("outcome", ({ path }) =>
+      item(MarketOutcome, "hot")(({ locale }) =>
+        Effect.gen(function* () {
+          const side = path.outcomeSlug.toLowerCase()
+          const now = yield* chainNow
+          if (side === "yes" || side === "no") {
+            const market = yield* findMarket(path.idOrSlug)
+            const [record] = yield* withMembers([market], now, locale)
+            return {
+              outcome: side === "yes" ? ("YES" as const) : ("NO" as const),
+              token: side === "yes" ? market.yesToken : market.noToken,
+              price: side === "yes" ? market.yesPrice : market.noPrice,
+              market: record!
+            }
+          }
+          // A member market of the event the market (or the event's own slug) names.
+          const key = yield* parseIdOrSlug(path.idOrSlug)
+          const market = yield* Effect.either(findMarket(path.idOrSlug))
+          const eventId =
+            market._tag === "Right"
+              ? market.right.eventId
+              : "slug" in key
+                ? yield* Effect.map(Effect.either(findEvent(key.slug)), (e) => (e._tag === "Right" ? e.right.id : null))
+                : null
+          if (eventId === null) return yield* Effect.fail(marketNotFound(`${path.idOrSlug}/outcomes/${path.outcomeSlug}`))
+          const members = (yield* readEventMembers([eventId])).get(eventId.toString()) ?? []
+          const chosen = members.find((m) => m.metadata?.slug === path.outcomeSlug)
+          if (chosen === undefined) return yield* Effect.fail(marketNotFound(`${path.idOrSlug}/outcomes/${path.outcomeSlug}`))
+          return { outcome: null, token: null, price: chosen.yesPrice, market: toBackendMarket(chosen, now, locale, members) }
+        })
+      )
+    )
+    .handle("orderbook", ({ path }) =>
+      item(OrderBook, "hot")(() =>
+        Effect.gen(function* () {
+          const market = yield* findMarket(path.idOrSlug)
+          const book = yield* fromIndexer(readOrderBook(market.id), path.idOrSlug)
+          return toBackendBook(book.data)
+        })
+      )
+    )
+    .handle("trades", ({ path, urlParams }) =>
+      list(BackendTrade, "hot")(() =>
+        Effect.gen(function* () {
+          const market = yield* findMarket(path.idOrSlug)
+          const answer = yield* fromIndexer(listMarketTrades(market.id, urlParams), path.idOrSlug)
+          return { rows: answer.data.map(toBackendTrade), total: answer.meta.count, limit: urlParams.limit, offset: urlParams.offset }
+        })
+      )
+    )
+    .handle("prices", ({ path, urlParams }) =>
+      list(BackendPricePoint, "warm")(() =>
+        Effect.gen(function* () {
+          const market = yield* findMarket(path.idOrSlug)
+          const answer = yield* fromIndexer(listPrices(market.id, urlParams), path.idOrSlug)
+          return { rows: answer.data.map(toBackendPricePoint), total: answer.meta.count, limit: urlParams.limit, offset: urlParams.offset }
+        })
+      )
+    )
+    .handle("candles", ({ path, urlParams }) =>
+      list(BackendCandle, "warm")(() =>
+        Effect.gen(function* () {
+          const market = yield* findMarket(path.idOrSlug)
+          const answer = yield* fromIndexer(listCandles(market.id, urlParams), path.idOrSlug)
+          return { rows: answer.data.map(toBackendCandle), total: answer.meta.count, limit: urlParams.limit, offset: urlParams.offset }
+        })
+      )
+    )
+)
+
+export const EventsLive = HttpApiBuilder.group(BackendApi, "events", (handlers) =>
+  handlers
+    .handle("list", ({ urlParams: q }) =>
+      list(BackendEvent, "hot")(({ locale }) =>
+        Effect.map(listEvents({ ...q }), (answer) => ({
+          rows: answer.data.map((e) => toBackendEvent(e, locale)),
+          total: answer.meta.count,
+          limit: q.limit,
+          offset: q.offset
+        }))
+      )
+    )
+    .handle("get", ({ path }) =>
+      item(BackendEventDetail, "hot")(({ locale }) =>
+        Effect.gen(function* () {
+          const event = yield* findEvent(path.eventIdOrSlug)
+          const now = yield* chainNow
+          const members = (yield* readEventMembers([event.id])).get(event.id.toString()) ?? []
+          return toBackendEventDetail(event, members, now, locale)
+        })
+      )
+    )
+)

@@ -1,0 +1,250 @@
+/**
+ * Handlers of the pricing group. The quote is `schema/router-math.ts` (the router's waterfall,
+ * to the raw unit) over the indexed book and pool at the indexed head; a market the router
+ * would refuse is MARKET_PAUSED (paused, past its end, resolved or in refund mode: the message
+ * says which), never a zero quote.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { Effect } from "effect"
+import { MarketCandles, PricingView, Quote } from "../../schema/backend-pricing.js"
+import { InsufficientBalance, MarketPaused, ValidationFailed } from "../../schema/errors.js"
+import { TradeType } from "../../schema/enums.js"
+import { marketIdToHex, money, parseUnits6, PRICE_SCALE, type MoneyUnit } from "../../schema/primitives.js"
+import {
+  BUY_YES,
+  dynamicFee,
+  isBuySide,
+  PRICE_UNIT,
+  QuoteRevert,
+  quoteTrade,
+  SELL_YES,
+  yesPriceOf,
+  type BookOrder,
+  type RouterQuote
+} from "../../schema/router-math.js"
+import { Freshness } from "../indexer/freshness.js"
+import type { Market } from "../indexer/markets.js"
+import { read } from "../indexer/queries/db.js"
+import { listCandles } from "../indexer/queries/market-prices.js"
+import { positionsSource } from "../indexer/queries/positions.js"
+import { SqlClient } from "@effect/sql"
+import { toBackendCandle } from "./convert.js"
+import { BackendApi } from "./definition.js"
+import { findMarket, fromIndexer, parseAddress } from "./lookup.js"
+import { readChainNow, type ChainNow } from "./queries/markets.js"
+import { readQuoteState, type QuoteState } from "./queries/pricing.js"
+import { marketStatusAt } from "./records.js"
+import { item, list } from "./respond.js"
+
+const indexedAt = Effect.map(Effect.flatMap(Freshness, (f) => f.current), (head) => ({ number: head?.block ?? null, hash: head?.hash ?? null }))
+
+const spotPrices = (state: QuoteState, market: Market, now: ChainNow) => {
+  const pool = state.pool
+  if (pool === undefined || !pool.initialized || pool.liquidity === 0n) return null
+  const fee = dynamicFee(BigInt(market.endTime), BigInt(now.time))
+  const yes = yesPriceOf(pool.sqrtPriceX96, pool.yesIsCurrency0)
+  const buyYes = (yes * PRICE_UNIT) / (PRICE_UNIT - fee)
+  const sellYes = (yes * (PRICE_UNIT - fee)) / PRICE_UNIT
+  const cap = (p: bigint) => (p > PRICE_UNIT ? PRICE_UNIT : p < 0n ? 0n : p)
+  return {
+    yesPrice: yes,
+    feeBps: Number(fee / 100n),
+    buyYes: cap(buyYes),
+    sellYes: cap(sellYes),
+    buyNo: cap(PRICE_UNIT - sellYes),
+    sellNo: cap(PRICE_UNIT - buyYes),
+    liquidity: pool.liquidity.toString(),
+    sqrtPriceX96: pool.sqrtPriceX96.toString()
+  }
+}
+
+const bestOf = (book: ReadonlyArray<BookOrder>, side: number): bigint | null => {
+  let best: bigint | null = null
+  for (const o of book) if (o.side === side && (best === null || (isBuySide(side) ? o.price > best : o.price < best))) best = o.price
+  return best
+}
+
+const depthOf = (book: ReadonlyArray<BookOrder>, side: number) => book.reduce((sum, o) => (o.side === side ? sum + o.remaining : sum), 0n)
+
+const pricingView = (market: Market, now: ChainNow) =>
+  Effect.gen(function* () {
+    const state = yield* readQuoteState(market.id)
+    const amm = spotPrices(state, market, now)
+    const [bestBidYes, bestAskYes, bestBidNo, bestAskNo] = [0, 1, 2, 3].map((s) => bestOf(state.book, s)) as [bigint | null, bigint | null, bigint | null, bigint | null]
+    const bookMid = bestBidYes !== null && bestAskYes !== null ? (bestBidYes + bestAskYes) / 2n : null
+    return {
+      marketId: marketIdToHex(market.id),
+      tradable: marketStatusAt(market, now) === "active",
+      bestBidYes,
+      bestAskYes,
+      bestBidNo,
+      bestAskNo,
+      amm,
+      impliedProbability: amm?.yesPrice ?? bookMid ?? market.yesPrice,
+      depth: {
+        yesBids: money(depthOf(state.book, 0), 6, "YES"),
+        yesAsks: money(depthOf(state.book, 1), 6, "YES"),
+        noBids: money(depthOf(state.book, 2), 6, "NO"),
+        noAsks: money(depthOf(state.book, 3), 6, "NO"),
+        levels: new Set(state.book.map((o) => `${o.side}:${o.price}`)).size
+      },
+      indexedAt: yield* indexedAt
+    }
+  })
+
+const chainNow = read(readChainNow)
+
+/** MARKET_PAUSED unless the router would take a trade on `market` now. */
+const requireTradable = (market: Market, now: ChainNow) => {
+  const status = marketStatusAt(market, now)
+  if (status === "active") return Effect.void
+  const why = {
+    paused: "trading is paused",
+    closed: "the market has ended and awaits resolution",
+    resolved: "the market is resolved (redeem instead)",
+    refunding: "the market is in refund mode (refund instead)"
+  }[status]
+  return Effect.fail(new MarketPaused({ message: `market ${market.id} cannot be traded: ${why}` }))
+}
+
+const amountProblem = (message: string) => new ValidationFailed({ message, details: [{ path: "amountIn", message }] })
+
+/** Held balance of the token a sell pays with (outcome tokens are indexed; USDC balances are not). */
+const heldOutcome = (marketId: bigint, address: string, outcome: "YES" | "NO") =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const source = positionsSource(sql, { marketId, user: address as never })
+    const [row] = yield* sql<{ yes_balance: string; no_balance: string }>`select yes_balance, no_balance from ${source} s`
+    return BigInt((outcome === "YES" ? row?.yes_balance : row?.no_balance) ?? 0)
+  }).pipe(read)
+
+/** The router's amounts, or why it would revert: a paused hook is MARKET_PAUSED, the rest VALIDATION_FAILED on amountIn. */
+const routerQuote = (market: Market, state: QuoteState, side: number, amountIn: bigint, maxFills: number, now: ChainNow): Effect.Effect<RouterQuote, MarketPaused | ValidationFailed> =>
+  Effect.try({
+    try: () => quoteTrade({ pool: state.pool, endTime: BigInt(market.endTime), book: state.book, hookPaused: state.hookPaused }, side, amountIn, maxFills, BigInt(now.time)),
+    catch: (error) => error
+  }).pipe(
+    Effect.catchAll((error): Effect.Effect<never, MarketPaused | ValidationFailed> => {
+      if (!(error instanceof QuoteRevert)) return Effect.die(error)
+      if (error.reason === "HookPaused") return Effect.fail(new MarketPaused({ message: `market ${market.id}: ${error.message}` }))
+      return Effect.fail(amountProblem(`the router would revert (${error.reason}): ${error.message}`))
+    })
+  )
+
+const bpsOf = (numerator: bigint, denominator: bigint) => (denominator === 0n ? 0 : Number((numerator * 10_000n) / denominator))
+
+export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers) =>
+  handlers
+    .handle("view", ({ path }) =>
+      item(PricingView, "hot")(() =>
+        Effect.gen(function* () {
+          const market = yield* findMarket(path.idOrSlug)
+          return yield* pricingView(market, yield* chainNow)
+        })
+      )
+    )
+    .handle("quote", ({ path, payload }) =>
+      item(Quote, "hot")(() =>
+        Effect.gen(function* () {
+          const market = yield* findMarket(path.idOrSlug)
+          const now = yield* chainNow
+          yield* requireTradable(market, now)
+          const side = TradeType.toCode(payload.tradeType)
+          const amountIn = parseUnits6(payload.amountIn)
+          const buy = isBuySide(side)
+          const outcome = side === BUY_YES || side === SELL_YES ? "YES" : "NO"
+          if (payload.address !== undefined) {
+            const address = yield* parseAddress(payload.address)
+            if (!buy) {
+              const held = yield* heldOutcome(market.id, address, outcome)
+              if (held < amountIn) {
+                return yield* Effect.fail(
+                  new InsufficientBalance({ message: `${address} holds ${money(held, 6, outcome).decimal} ${outcome} of market ${market.id}, less than ${payload.amountIn}` })
+                )
+              }
+            }
+          }
+          const state = yield* readQuoteState(market.id)
+          const maxFills = payload.maxFills ?? 10
+          const slippageBps = payload.slippageBps ?? 50
+          const quoted = yield* routerQuote(market, state, side, amountIn, maxFills, now)
+          const inUnit: MoneyUnit = buy ? "USDC" : outcome
+          const outUnit: MoneyUnit = buy ? outcome : "USDC"
+          const used = quoted.clobSpent + quoted.ammSpent
+          // USDC per share over the whole trade.
+          const average = buy ? (used * PRICE_SCALE) / quoted.amountOut : (quoted.amountOut * PRICE_SCALE) / used
+          const spot = quoted.spotPrice !== 0n ? quoted.spotPrice : (firstFillPrice(quoted.fills) ?? 0n)
+          const impact = spot === 0n ? 0 : buy ? bpsOf(average - spot, spot) : bpsOf(spot - average, spot)
+          const route = [
+            ...quoted.fills.map((f) => ({
+              venue: "CLOB" as const,
+              match: f.kind,
+              orderId: f.orderId,
+              makerPrice: f.price,
+              shares: money(f.shares, 6, outcome)
+            })),
+            ...(quoted.ammSpent > 0n
+              ? [{ venue: "AMM" as const, amountIn: money(quoted.ammSpent, 6, inUnit), amountOut: money(quoted.ammFilled, 6, outUnit), feeBps: Number(quoted.fee / 100n) }]
+              : [])
+          ]
+          return {
+            marketId: marketIdToHex(market.id),
+            tradeType: payload.tradeType,
+            amountIn: money(amountIn, 6, inUnit),
+            amountOut: money(quoted.amountOut, 6, outUnit),
+            clobFilled: money(quoted.clobFilled, 6, outUnit),
+            ammFilled: money(quoted.ammFilled, 6, outUnit),
+            refund: money(amountIn - used, 6, inUnit),
+            averagePrice: average > PRICE_UNIT ? PRICE_UNIT : average,
+            priceImpactBps: impact,
+            slippageBps,
+            minAmountOut: money((quoted.amountOut * BigInt(10_000 - slippageBps)) / 10_000n, 6, outUnit),
+            maxFills,
+            clobLimitPrice: quoted.limitPrice,
+            route,
+            indexedAt: yield* indexedAt
+          }
+        }),
+        JSON.stringify(payload)
+      )
+    )
+    .handle("priceViews", ({ payload }) =>
+      list(PricingView, "hot")(() =>
+        Effect.gen(function* () {
+          const now = yield* chainNow
+          const views = yield* Effect.forEach(payload.marketIds, (id) => Effect.flatMap(findMarket(id), (m) => pricingView(m, now)), { concurrency: 4 })
+          return { rows: views, total: views.length, limit: views.length, offset: 0 }
+        }),
+        JSON.stringify(payload)
+      )
+    )
+    .handle("candles", ({ payload }) =>
+      list(MarketCandles, "warm")(() =>
+        Effect.gen(function* () {
+          const timeframe = payload.timeframe ?? "1h"
+          const rows = yield* Effect.forEach(
+            payload.marketIds,
+            (id) =>
+              Effect.gen(function* () {
+                const market = yield* findMarket(id)
+                const answer = yield* fromIndexer(
+                  listCandles(market.id, { timeframe, ...(payload.from === undefined ? {} : { from: payload.from }), ...(payload.to === undefined ? {} : { to: payload.to }), limit: payload.limit ?? 20, offset: 0 }),
+                  id
+                )
+                return { marketId: marketIdToHex(market.id), timeframe, candles: answer.data.map(toBackendCandle) }
+              }),
+            { concurrency: 4 }
+          )
+          return { rows, total: rows.length, limit: rows.length, offset: 0 }
+        }),
+        JSON.stringify(payload)
+      )
+    )
+)
+
+/** Without a pool: the first book fill's price on the taker's side is the reference. */
+const firstFillPrice = (fills: ReadonlyArray<{ readonly kind: string; readonly price: bigint }>): bigint | undefined => {
+  const first = fills[0]
+  if (first === undefined) return undefined
+  return first.kind === "COMPLEMENTARY" ? first.price : PRICE_UNIT - first.price
+}

@@ -1,0 +1,197 @@
+/**
+ * Reads of markets and events for the backend, over the indexer's tables and row mapping
+ * (`http/indexer/queries/markets.ts`), so the backend shows exactly what the indexer derived.
+ *
+ * Invariants: every list order ends in the primary key, so pages never overlap or skip; filters
+ * and sorts come from closed sets, so the only text spliced into SQL is one of the literals here
+ * and every value is a bound parameter. "Now" is the chain's time (the latest indexed block's
+ * timestamp), not the wall clock: an answer depends only on the indexed head, which is what the
+ * cache keys on.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { keccak256, stringToHex } from "viem"
+import type { Market } from "../../indexer/markets.js"
+import { read } from "../../indexer/queries/db.js"
+import { headTime } from "../../indexer/queries/market-prices.js"
+import { MARKET_COLUMNS, MARKET_FROM, toMarket, type MarketRow } from "../../indexer/queries/markets.js"
+
+/** The diamond's market module id; pausing it (or everything) stops trading on every market. */
+export const MARKET_MODULE_ID = keccak256(stringToHex("predix.module.market"))
+
+/** What a market's status depends on besides its own row. */
+export interface ChainNow {
+  /** Unix seconds of the latest indexed block. */
+  readonly time: number
+  /** Trading is paused globally or for the market module. */
+  readonly paused: boolean
+}
+
+export const readChainNow = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const time = yield* headTime
+  const rows = yield* sql<{ paused: boolean }>`
+    select exists (select 1 from pause_state where paused and scope in ('global', ${MARKET_MODULE_ID})) as paused`
+  return { time, paused: rows[0]?.paused === true } satisfies ChainNow
+})
+
+export const LIST_STATUSES = ["active", "paused", "closed", "resolved", "refunding"] as const
+export type ListStatus = (typeof LIST_STATUSES)[number]
+export const SORTS = ["newest", "volume", "ending_soon", "featured", "trending"] as const
+export type Sort = (typeof SORTS)[number]
+
+export interface MarketFilter {
+  readonly status?: ListStatus
+  readonly category?: string
+  readonly featured?: boolean
+  readonly q?: string
+  readonly sortBy: Sort
+  readonly sortOrder?: "asc" | "desc"
+  readonly includeEventChildren: boolean
+  readonly eventId?: bigint
+  readonly limit: number
+  readonly offset: number
+}
+
+/** Trending and hot scores look back this far (chain time). */
+export const RECENT_WINDOW_SECONDS = 86_400
+
+const IN_EVENT = `exists (select 1 from event_group e where e.market_ids @> jsonb_build_array(m.id::text))`
+
+/** USDC volume of a trade row `t`: what a buyer paid, or what a seller got. */
+const TRADE_USDC = `case when t.trade_type in (0, 2) then t.amount_in else t.amount_out end`
+
+const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+export interface MarketWithRecent {
+  readonly market: Market
+  readonly recentVolume: bigint
+  readonly recentTrades: number
+}
+
+export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const live = sql`not m.is_resolved and not m.refund_mode and m.end_time > ${now.time}`
+    // trending and ending_soon only make sense for markets that still trade.
+    const status = filter.status ?? (filter.sortBy === "trending" || filter.sortBy === "ending_soon" ? "active" : undefined)
+    const statusFilter =
+      status === undefined
+        ? []
+        : status === "active"
+          ? [now.paused ? sql.literal("false") : live]
+          : status === "paused"
+            ? [now.paused ? live : sql.literal("false")]
+            : status === "closed"
+              ? [sql`not m.is_resolved and not m.refund_mode and m.end_time <= ${now.time}`]
+              : status === "resolved"
+                ? [sql.literal("m.is_resolved")]
+                : [sql.literal("m.refund_mode and not m.is_resolved")]
+    const pattern = filter.q === undefined ? undefined : `%${escapeLike(filter.q)}%`
+    const where = sql.and([
+      ...statusFilter,
+      ...(filter.category === undefined ? [] : [sql`d.category = ${filter.category}`]),
+      ...(filter.featured === undefined ? [] : [filter.featured ? sql.literal("d.featured") : sql.literal("coalesce(d.featured, false) = false")]),
+      ...(pattern === undefined
+        ? []
+        : [sql`(m.question ilike ${pattern} or d.slug ilike ${pattern} or exists (select 1 from jsonb_each_text(d.title) tt where tt.value ilike ${pattern}))`]),
+      ...(filter.eventId !== undefined
+        ? [sql`exists (select 1 from event_group e where e.id = ${filter.eventId.toString()}::numeric and e.market_ids @> jsonb_build_array(m.id::text))`]
+        : filter.includeEventChildren
+          ? []
+          : [sql.literal(`not ${IN_EVENT}`)])
+    ])
+    const desc = (filter.sortOrder ?? (filter.sortBy === "ending_soon" ? "asc" : "desc")) === "desc"
+    const dir = desc ? "desc" : "asc"
+    const order =
+      filter.sortBy === "newest"
+        ? `m.id ${dir}`
+        : filter.sortBy === "volume"
+          ? `m.volume ${dir}, m.id asc`
+          : filter.sortBy === "ending_soon"
+            ? `m.end_time ${dir}, m.id asc`
+            : filter.sortBy === "featured"
+              ? `coalesce(d.featured, false) ${dir}, m.volume desc, m.id asc`
+              : `r.volume ${dir}, r.trades ${dir}, m.id asc`
+    const since = now.time - RECENT_WINDOW_SECONDS
+    const rows = yield* sql<MarketRow & { total_count: string; recent_volume: string; recent_trades: string }>`
+      select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades, count(*) over () as total_count
+      from ${sql.literal(MARKET_FROM)}
+      cross join lateral (
+        select coalesce(sum(${sql.literal(TRADE_USDC)}), 0) as volume, count(*) as trades
+        from trade t where t.market_id = m.id and t.timestamp > ${since}
+      ) r
+      where ${where}
+      order by ${sql.literal(order)} limit ${filter.limit} offset ${filter.offset}`
+    let total = Number(rows[0]?.total_count ?? 0)
+    if (rows.length === 0 && filter.offset > 0) {
+      const counted = yield* sql<{ count: string }>`select count(*) as count from ${sql.literal(MARKET_FROM)} where ${where}`
+      total = Number(counted[0]?.count ?? 0)
+    }
+    return {
+      rows: rows.map((row): MarketWithRecent => ({ market: toMarket(row), recentVolume: BigInt(row.recent_volume), recentTrades: Number(row.recent_trades) })),
+      total
+    }
+  }).pipe(read)
+
+/**
+ * The hot list: featured live markets first, then live markets by score, where
+ * score = USDC volume of the last 24 h (chain time) + 10 USDC per trade in that window, so a
+ * busy small market can outrank one large trade. Ties go to the larger total volume, then the id.
+ */
+export const HOT_TRADE_WEIGHT = 10_000_000n
+
+export const listHotRows = (limit: number, now: ChainNow) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const since = now.time - RECENT_WINDOW_SECONDS
+    const rows = yield* sql<MarketRow & { recent_volume: string; recent_trades: string }>`
+      select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades
+      from ${sql.literal(MARKET_FROM)}
+      cross join lateral (
+        select coalesce(sum(${sql.literal(TRADE_USDC)}), 0) as volume, count(*) as trades
+        from trade t where t.market_id = m.id and t.timestamp > ${since}
+      ) r
+      where not m.is_resolved and not m.refund_mode and m.end_time > ${now.time} and not ${sql.literal(IN_EVENT)}
+      order by coalesce(d.featured, false) desc, r.volume + r.trades * ${HOT_TRADE_WEIGHT.toString()}::numeric desc, m.volume desc, m.id asc
+      limit ${limit}`
+    return rows.map((row): MarketWithRecent => ({ market: toMarket(row), recentVolume: BigInt(row.recent_volume), recentTrades: Number(row.recent_trades) }))
+  }).pipe(read)
+
+/** The market with this id, or undefined. */
+export const findMarketById = (id: bigint) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<MarketRow>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id = ${id.toString()}::numeric`
+  ).pipe(
+    Effect.map((rows) => (rows[0] === undefined ? undefined : toMarket(rows[0]))),
+    read
+  )
+
+/** The market with this slug, or undefined. */
+export const findMarketBySlug = (slug: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<MarketRow>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where d.slug = ${slug}`
+  ).pipe(
+    Effect.map((rows) => (rows[0] === undefined ? undefined : toMarket(rows[0]))),
+    read
+  )
+
+/** Every member market of the events `eventIds`, by event, in outcome order. */
+export const readEventMembers = (eventIds: ReadonlyArray<bigint>) =>
+  Effect.gen(function* () {
+    const byEvent = new Map<string, Array<Market>>()
+    if (eventIds.length === 0) return byEvent
+    const sql = yield* SqlClient.SqlClient
+    const events = yield* sql<{ id: string; market_ids: ReadonlyArray<string> }>`
+      select id, market_ids from event_group where id in ${sql.in(eventIds.map((id) => id.toString()))}`
+    const memberIds = [...new Set(events.flatMap((e) => e.market_ids))]
+    const rows =
+      memberIds.length === 0
+        ? []
+        : yield* sql<MarketRow>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id in ${sql.in(memberIds)}`
+    const markets = new Map(rows.map((row) => [row.id, toMarket(row)]))
+    for (const event of events) {
+      byEvent.set(event.id, event.market_ids.flatMap((id) => markets.get(id) ?? []))
+    }
+    return byEvent
+  }).pipe(read)

@@ -1,0 +1,108 @@
+/**
+ * How every backend handler answers: `{ data, meta: { timestamp, version, reqId } }` (lists add
+ * `meta.pagination { limit, offset, total }`), with `X-Cache` / `X-Cache-Tier`, through the
+ * indexer breaker and the tiered cache.
+ *
+ * Handlers encode their own answers through the endpoint's data schema, so an encoding bug is a
+ * defect (500, logged) rather than HttpApi's misleading 400, and a cache hit is served from the
+ * encoded JSON of `data` without decoding or encoding anything; only `meta` is made per request.
+ */
+import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Effect, Schema } from "effect"
+import { BACKEND_VERSION } from "../../schema/envelopes.js"
+import { Freshness } from "../indexer/freshness.js"
+import { IndexerBreaker } from "./breaker.js"
+import { BackendCache, type CachedAnswer, type CacheTier } from "./cache.js"
+import { resolveLocale, type Locale } from "./locale.js"
+
+export const REQUEST_ID_HEADER = "x-request-id"
+
+/** What a handler knows about its request beyond its decoded parameters. */
+export interface RequestInfo {
+  readonly reqId: string
+  readonly locale: Locale
+  readonly method: string
+  readonly url: string
+}
+
+export const requestInfo = Effect.map(HttpServerRequest.HttpServerRequest, (request): RequestInfo => {
+  const query = new URLSearchParams(request.url.split("?")[1] ?? "").get("locale") ?? undefined
+  return {
+    // Set by the request-id middleware (`middleware.ts`) before any handler runs.
+    reqId: request.headers[REQUEST_ID_HEADER] ?? "",
+    locale: resolveLocale(query, request.headers["accept-language"]),
+    method: request.method,
+    url: request.url
+  }
+})
+
+export interface Page<A> {
+  readonly rows: ReadonlyArray<A>
+  readonly total: number
+  readonly limit: number
+  readonly offset: number
+}
+
+const render = (answer: CachedAnswer, info: RequestInfo, cacheHeaders: Record<string, string>) => {
+  const meta = {
+    timestamp: Math.floor(Date.now() / 1000),
+    version: BACKEND_VERSION,
+    reqId: info.reqId,
+    ...(answer.pagination === undefined ? {} : { pagination: answer.pagination })
+  }
+  return HttpServerResponse.text(`{"data":${answer.data},"meta":${JSON.stringify(meta)}}`, {
+    contentType: "application/json",
+    headers: cacheHeaders
+  })
+}
+
+/**
+ * The answer of `compute` (given the request's locale), cached in `tier` (null: not cached) under
+ * the request's method, path and query, locale and `keyExtra` (a POST body, canonicalised).
+ */
+const answer = <A, E, R>(
+  tier: CacheTier | null,
+  compute: (info: RequestInfo) => Effect.Effect<A, E, R>,
+  encode: (value: A) => CachedAnswer,
+  keyExtra: string
+) =>
+  Effect.gen(function* () {
+    const info = yield* requestInfo
+    const { cache } = yield* BackendCache
+    const { breaker, guard } = yield* IndexerBreaker
+    const head = yield* Effect.flatMap(Freshness, (f) => f.current)
+    const key = `${info.method} ${info.url} ${info.locale} ${keyExtra}`
+    const useCache = tier !== null && cache !== null && head !== null
+    if (useCache && breaker.state !== "open") {
+      const hit = cache.get(head, key)
+      if (hit !== undefined) return render(hit, info, { "x-cache": "HIT", "x-cache-tier": tier })
+    }
+    const value = yield* guard(compute(info))
+    const encoded = encode(value)
+    if (useCache) cache.set(head, tier, key, encoded)
+    return render(encoded, info, tier === null ? {} : { "x-cache": "MISS", "x-cache-tier": tier })
+  })
+
+const encoder = <A, I>(schema: Schema.Schema<A, I>) => {
+  const encode = Schema.encodeSync(schema)
+  return (value: A): string => JSON.stringify(encode(value))
+}
+
+/** A single item of `schema`. */
+export const item = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null) => {
+  const encode = encoder(schema)
+  return <E, R>(compute: (info: RequestInfo) => Effect.Effect<A, E, R>, keyExtra = "") =>
+    answer(tier, compute, (value) => ({ data: encode(value) }), keyExtra)
+}
+
+/** A page of `schema` items. */
+export const list = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null) => {
+  const encode = encoder(Schema.Array(schema))
+  return <E, R>(compute: (info: RequestInfo) => Effect.Effect<Page<A>, E, R>, keyExtra = "") =>
+    answer(
+      tier,
+      compute,
+      (page) => ({ data: encode(page.rows), pagination: { limit: page.limit, offset: page.offset, total: page.total } }),
+      keyExtra
+    )
+}

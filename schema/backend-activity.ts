@@ -1,0 +1,65 @@
+/**
+ * The backend's order book, trade, price and candle records (protocol-facts section 5): amounts
+ * are Money, prices decimal strings, times unix seconds.
+ */
+import { Schema } from "effect"
+import { TradeType } from "./enums.js"
+import { Address, BlockNumber, MarketIdHex, Money, Price, Timestamp, TxHash } from "./primitives.js"
+
+export const BookLevel = Schema.Struct({
+  price: Price.annotations({ description: "limit price of the level (USDC per share of the side's token)" }),
+  shares: Money.annotations({ description: "shares still open at this price" }),
+  orders: Schema.Int.annotations({ description: "live orders at this price" })
+}).annotations({ identifier: "BackendBookLevel", title: "Book level", description: "open orders at one price" })
+
+const BookSide = Schema.Struct({
+  bids: Schema.Array(BookLevel).annotations({ description: "BUY orders, best (highest) price first" }),
+  asks: Schema.Array(BookLevel).annotations({ description: "SELL orders, best (lowest) price first" })
+})
+
+export const OrderBook = Schema.Struct({
+  marketId: MarketIdHex,
+  yes: BookSide,
+  no: BookSide,
+  bestBidYes: Schema.NullOr(Price),
+  bestAskYes: Schema.NullOr(Price),
+  bestBidNo: Schema.NullOr(Price),
+  bestAskNo: Schema.NullOr(Price)
+}).annotations({ identifier: "BackendOrderBook", title: "Order book", description: "live orders of a market grouped by price" })
+
+export const BackendTrade = Schema.Struct({
+  source: Schema.Literal("router", "clob").annotations({ description: "router: a router trade; clob: a fill placed on the exchange directly" }),
+  txHash: TxHash,
+  blockNumber: BlockNumber,
+  logIndex: Schema.Int,
+  timestamp: Timestamp,
+  marketId: MarketIdHex,
+  trader: Address,
+  recipient: Address,
+  tradeType: TradeType.Name,
+  amountIn: Money.annotations({ description: "USDC for buys, outcome tokens for sells" }),
+  amountOut: Money.annotations({ description: "outcome tokens for buys, USDC for sells" }),
+  clobFilled: Money,
+  ammFilled: Money,
+  price: Schema.NullOr(Price).annotations({ description: "USDC per share of the traded token" })
+}).annotations({ identifier: "BackendTrade", title: "Trade", description: "a router trade or a direct CLOB taker fill" })
+export type BackendTrade = typeof BackendTrade.Type
+
+export const BackendPricePoint = Schema.Struct({
+  timestamp: Timestamp,
+  blockNumber: BlockNumber,
+  yesPrice: Price,
+  noPrice: Price,
+  source: Schema.Literal("router", "hook_amm"),
+  openInterest: Money
+}).annotations({ identifier: "BackendPricePoint", title: "Price point", description: "a YES price snapshot with the open interest then" })
+
+export const BackendCandle = Schema.Struct({
+  timestamp: Timestamp.annotations({ description: "start of the bucket" }),
+  open: Schema.NullOr(Price),
+  high: Schema.NullOr(Price),
+  low: Schema.NullOr(Price),
+  close: Schema.NullOr(Price),
+  volume: Money,
+  tradeCount: Schema.Int
+}).annotations({ identifier: "BackendCandle", title: "Candle", description: "OHLC of the YES price over one bucket, with volume" })

@@ -1,0 +1,19 @@
+/** The backend API served on HOST:BACKEND_PORT, for this process's configuration (see http/backend/api.ts). */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer } from "effect"
+import { createServer } from "node:http"
+import { backendHttpLayer } from "../http/backend/api.js"
+import { IndexerEndpoint, listening } from "../http/indexer/api.js"
+import { BuildInfoLive } from "./build-info.js"
+import { AppConfig } from "./config.js"
+
+export const BackendServerLive = Layer.unwrapEffect(
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const { url } = yield* IndexerEndpoint
+    return Layer.merge(backendHttpLayer({ chainId: config.chainId, indexerUrl: url }), Layer.effectDiscard(listening("backend"))).pipe(
+      Layer.provide(NodeHttpServer.layer(createServer, { port: config.backendPort, host: config.host })),
+      Layer.provide(BuildInfoLive)
+    )
+  })
+)
