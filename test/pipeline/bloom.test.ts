@@ -28,9 +28,14 @@ describe("logsBloom", () => {
       const anvil = yield* Effect.acquireRelease(Effect.promise(() => startAnvil()), (a) => Effect.promise(() => a.stop()))
       const [from] = yield* Effect.promise(() => call<Array<string>>(anvil.url, "eth_accounts", []))
       const tx = yield* Effect.promise(() => call<string>(anvil.url, "eth_sendTransaction", [{ from, data: INIT_CODE, gas: "0x100000" }]))
-      const receipt = yield* Effect.promise(() =>
-        call<{ blockHash: string; logs: Array<{ address: string; topics: Array<string> }> }>(anvil.url, "eth_getTransactionReceipt", [tx])
-      )
+      // Anvil may answer eth_sendTransaction before the automined block is sealed: null until then.
+      const receipt = yield* Effect.promise(async () => {
+        for (;;) {
+          const answer = await call<{ blockHash: string; logs: Array<{ address: string; topics: Array<string> }> } | null>(anvil.url, "eth_getTransactionReceipt", [tx])
+          if (answer !== null) return answer
+          await new Promise((resolve) => setTimeout(resolve, 50))
+        }
+      })
       expect(receipt.logs).toHaveLength(1)
       const block = yield* Effect.promise(() => call<{ logsBloom: string }>(anvil.url, "eth_getBlockByHash", [receipt.blockHash, false]))
       expect(block.logsBloom).toBe(bloomOf(receipt.logs))
