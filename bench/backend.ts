@@ -98,11 +98,16 @@ const targets = (id: string): ReadonlyArray<Target> => [
   { name: "quote", path: `/api/markets/${id}/pricing/quote`, body: JSON.stringify({ tradeType: "BUY_NO", amountIn: "25" }) }
 ]
 
-/** The busiest market that still trades and has a pool with liquidity. */
+/**
+ * The busiest market that still trades and has a pool with liquidity. A chain that ends paused
+ * (the synthetic one can) is unpaused in this scratch copy, so the quote is measured at all.
+ */
 async function busiestLiveMarket(url: string): Promise<string> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
   try {
+    const unpaused = await client.query(`update pause_state set paused = false where paused`)
+    if ((unpaused.rowCount ?? 0) > 0) console.log(`(the chain ends paused: ${unpaused.rowCount} pause flags cleared in the scratch database)`)
     const { rows } = await client.query<{ id: string }>(`
       select m.id from market m join amm_pool p on p.market_id = m.id
       where not m.is_resolved and not m.refund_mode and p.initialized and p.liquidity > 0
