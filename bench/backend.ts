@@ -9,7 +9,11 @@
  * Two configurations: as served (the tiered cache, see http/backend/cache.ts) and with the cache
  * off (every request reads Postgres).
  *
- * Usage: npm run bench:backend [-- --duration 10 --connections 10 --only cached|uncached]
+ * `--recording <file.ndjson.gz>` indexes that recording (e.g. the 1M-event synthetic chain `npm run
+ * bench` generates into .data/bench) instead of the fixture. The detail, pricing and quote targets
+ * are the busiest live market with a pool, whatever the chain.
+ *
+ * Usage: npm run bench:backend [-- --duration 10 --connections 10 --only cached|uncached --recording <file>]
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -60,8 +64,8 @@ async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<voi
   }
 }
 
-async function indexFixture(url: string): Promise<number> {
-  const chain = await ReplayChain.load(FIXTURE_RECORDING)
+async function indexChain(url: string, recording: string): Promise<number> {
+  const chain = await ReplayChain.load(recording)
   chain.advanceAll()
   const replay = await serveReplay(chain)
   try {
@@ -87,17 +91,40 @@ interface Target {
   readonly body?: string
 }
 
-const TARGETS: ReadonlyArray<Target> = [
+const targets = (id: string): ReadonlyArray<Target> => [
   { name: "markets list", path: "/api/markets?sortBy=volume&limit=20" },
-  { name: "market detail", path: "/api/markets/15" },
-  { name: "pricing view", path: "/api/markets/15/pricing/view" },
-  { name: "quote", path: "/api/markets/15/pricing/quote", body: JSON.stringify({ tradeType: "BUY_NO", amountIn: "25" }) }
+  { name: "market detail", path: `/api/markets/${id}` },
+  { name: "pricing view", path: `/api/markets/${id}/pricing/view` },
+  { name: "quote", path: `/api/markets/${id}/pricing/quote`, body: JSON.stringify({ tradeType: "BUY_NO", amountIn: "25" }) }
 ]
+
+/**
+ * The busiest market that still trades and has a pool with liquidity. A chain that ends paused
+ * (the synthetic one can) is unpaused in this scratch copy, so the quote is measured at all.
+ */
+async function busiestLiveMarket(url: string): Promise<string> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const unpaused = await client.query(`update pause_state set paused = false where paused`)
+    if ((unpaused.rowCount ?? 0) > 0) console.log(`(the chain ends paused: ${unpaused.rowCount} pause flags cleared in the scratch database)`)
+    const { rows } = await client.query<{ id: string }>(`
+      select m.id from market m join amm_pool p on p.market_id = m.id
+      where not m.is_resolved and not m.refund_mode and p.initialized and p.liquidity > 0
+        and m.end_time > (select coalesce(max(timestamp), 0) from indexed_block)
+      order by m.trade_count desc, m.id limit 1`)
+    if (rows[0] === undefined) throw new Error("no live market with a pool to benchmark")
+    return rows[0].id
+  } finally {
+    await client.end()
+  }
+}
 
 const request = (base: string, t: Target) =>
   t.body === undefined ? { url: `${base}${t.path}` } : { url: `${base}${t.path}`, method: "POST", body: t.body, headers: { "content-type": "application/json" } }
 
-async function suite(label: string, dbUrl: string, cacheEntries: number, o: { duration: number; connections: number; rate: number }) {
+async function suite(label: string, dbUrl: string, cacheEntries: number, o: { duration: number; connections: number; rate: number; market: string }) {
+  const TARGETS = targets(o.market)
   const server = fork(fileURLToPath(import.meta.url), ["--serve", dbUrl, String(cacheEntries)], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] })
   try {
     const base = await new Promise<string>((resolve, reject) => {
@@ -120,7 +147,7 @@ async function suite(label: string, dbUrl: string, cacheEntries: number, o: { du
     }
     const target = cacheEntries > 0 ? { rate: o.rate, p99: 25 } : { rate: 200, p99: 50 }
     const fixedDuration = Math.max(o.duration, 20)
-    const fixed = await autocannon({ url: `${base}/api/markets/15`, connections: 20, duration: fixedDuration, overallRate: target.rate })
+    const fixed = await autocannon({ url: `${base}/api/markets/${o.market}`, connections: 20, duration: fixedDuration, overallRate: target.rate })
     const sent = fixed.requests.total / fixed.duration
     console.log(`fixed rate: market detail at ${target.rate} req/s for ${fixedDuration} s (20 connections, corrected for coordinated omission)`)
     console.log(`  achieved ${Math.round(sent)} req/s; p50 ${ms(fixed.latency.p50)}, p90 ${ms(fixed.latency.p90)}, p99 ${ms(fixed.latency.p99)}, max ${ms(fixed.latency.max)}; non-2xx ${fixed.non2xx}, errors ${fixed.errors}`)
@@ -137,13 +164,16 @@ async function main() {
   const rate = option("rate", 1_000)
   const onlyAt = process.argv.indexOf("--only")
   const only = onlyAt < 0 ? undefined : process.argv[onlyAt + 1]
+  const recordingAt = process.argv.indexOf("--recording")
+  const recording = recordingAt < 0 ? FIXTURE_RECORDING : (process.argv[recordingAt + 1] ?? FIXTURE_RECORDING)
   const db = await scratchDatabase()
   try {
     const started = performance.now()
-    const head = await indexFixture(db.url)
-    console.log(`fixture indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
-    if (only !== "uncached") await suite("as served: tiered cache", db.url, 10_000, { duration, connections, rate })
-    if (only !== "cached") await suite("cache off: every request reads Postgres", db.url, 0, { duration, connections, rate })
+    const head = await indexChain(db.url, recording)
+    const market = await busiestLiveMarket(db.url)
+    console.log(`${recording === FIXTURE_RECORDING ? "fixture" : recording} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    if (only !== "uncached") await suite("as served: tiered cache", db.url, 10_000, { duration, connections, rate, market })
+    if (only !== "cached") await suite("cache off: every request reads Postgres", db.url, 0, { duration, connections, rate, market })
   } finally {
     await db.drop()
   }

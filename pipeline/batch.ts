@@ -85,11 +85,12 @@ export const ledgerKeysOf = (events: ReadonlyArray<LocatedEvent>, s: State): Key
         if (marketId !== undefined) markets.add(marketId)
         break
       }
-      case "OrderMatched": {
-        const owner = owners.get(e.makerOrderId) ?? s.rows.orders.map.get(orderKey(e.makerOrderId))?.owner
-        if (owner !== undefined) add(owner, e.marketId)
+      case "OrderMatched":
+        for (const id of [e.makerOrderId, e.takerOrderId]) {
+          const owner = owners.get(id) ?? s.rows.orders.map.get(orderKey(id))?.owner
+          if (owner !== undefined) add(owner, e.marketId)
+        }
         break
-      }
       case "Transfer": {
         const marketId = marketOf(at.address)
         if (marketId === undefined) break

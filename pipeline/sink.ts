@@ -48,14 +48,13 @@ export interface Checkpoint {
 }
 
 const s = (v: bigint | number) => v.toString()
-const big = (v: string | null): bigint | null => (v === null ? null : BigInt(v))
 const int = (v: string | number | null): number | null => (v === null ? null : Number(v))
 
 interface MarketDb {
   id: string; question: string; end_time: string; oracle: string; creator: string; yes_token: string; no_token: string
   created_at: string; created_block: string; created_tx: string; total_collateral: string; volume: string; trade_count: string
   is_resolved: boolean; outcome: boolean | null; resolution_type: MarketRow["resolutionType"]; resolved_at: string | null
-  refund_mode: boolean; yes_price: string | null; last_trade_at: string | null
+  refund_mode: boolean; yes_price: string; last_trade_at: string | null
 }
 
 const marketFromDb = (r: MarketDb): MarketRow => ({
@@ -63,7 +62,7 @@ const marketFromDb = (r: MarketDb): MarketRow => ({
   yesToken: r.yes_token, noToken: r.no_token, createdAt: Number(r.created_at), createdBlock: Number(r.created_block),
   createdTx: r.created_tx, totalCollateral: BigInt(r.total_collateral), volume: BigInt(r.volume), tradeCount: BigInt(r.trade_count),
   isResolved: r.is_resolved, outcome: r.outcome, resolutionType: r.resolution_type, resolvedAt: int(r.resolved_at),
-  refundMode: r.refund_mode, yesPrice: big(r.yes_price), lastTradeAt: int(r.last_trade_at)
+  refundMode: r.refund_mode, yesPrice: BigInt(r.yes_price), lastTradeAt: int(r.last_trade_at)
 })
 
 /** Splits `keys` into the entries `cached` holds (handed to `hit`) and the keys it does not. */
@@ -199,7 +198,7 @@ const MARKET: SliceTable<MarketRow> = {
   key: ["id"],
   values: (r) => [
     s(r.id), r.question, s(r.endTime), r.oracle, r.creator, r.yesToken, r.noToken, s(r.createdAt), s(r.createdBlock), r.createdTx, s(r.totalCollateral), s(r.volume),
-    s(r.tradeCount), r.isResolved, r.outcome, r.resolutionType, opt(r.resolvedAt), r.refundMode, opt(r.yesPrice), opt(r.lastTradeAt)
+    s(r.tradeCount), r.isResolved, r.outcome, r.resolutionType, opt(r.resolvedAt), r.refundMode, s(r.yesPrice), opt(r.lastTradeAt)
   ]
 }
 

@@ -79,7 +79,7 @@ export const Quote = Schema.Struct({
   amountOut: Money,
   clobFilled: Money,
   ammFilled: Money,
-  refund: Money.annotations({ description: "input the router would hand back (under the AMM's minimum, or the BUY_NO cushion's change is not included)" }),
+  refund: Money.annotations({ description: "input the router hands back as dust (a remainder under the AMM's minimum, the change of a BUY_NO)" }),
   averagePrice: Price.annotations({ description: "USDC per share of the traded token over the whole trade" }),
   priceImpactBps: Schema.Int.annotations({ description: "how much worse the average is than the fee-adjusted AMM spot (or the best book price without a pool), in bps" }),
   slippageBps: Schema.Int,

@@ -231,20 +231,23 @@ export const mintAmount = (pool: PoolState, fee: bigint, budget: bigint): bigint
   return low
 }
 
-/** The AMM leg for `amount` of input (Router._ammLeg); output in the output token. */
-export const ammLeg = (side: number, pool: PoolState | undefined, fee: bigint, amount: bigint): bigint => {
+/**
+ * The AMM leg for `amount` of input (Router._ammLeg): `out` in the output token, `spent` the input
+ * it consumes (all of it, except BUY_NO: mint - proceeds of the YES sold, the rest is refunded).
+ */
+export const ammLeg = (side: number, pool: PoolState | undefined, fee: bigint, amount: bigint): { readonly out: bigint; readonly spent: bigint } => {
   if (pool === undefined) throw new QuoteRevert("PoolNotInitialized", "the market has no pool")
   const yesIs0 = pool.yesIsCurrency0
-  if (side === BUY_YES) return swapQuote(pool, fee, !yesIs0, true, amount).amountOut
-  if (side === SELL_YES) return swapQuote(pool, fee, yesIs0, true, amount).amountOut
+  if (side === BUY_YES) return { out: swapQuote(pool, fee, !yesIs0, true, amount).amountOut, spent: amount }
+  if (side === SELL_YES) return { out: swapQuote(pool, fee, yesIs0, true, amount).amountOut, spent: amount }
   if (side === BUY_NO) {
     const mint = (mintAmount(pool, fee, amount) * 995n) / 1000n
-    swapQuote(pool, fee, yesIs0, true, mint)
-    return mint
+    const proceeds = swapQuote(pool, fee, yesIs0, true, mint).amountOut
+    return { out: mint, spent: mint - proceeds }
   }
   const cost = swapQuote(pool, fee, !yesIs0, false, amount).amountIn
   if (cost > amount) throw new QuoteRevert("Underflow", "buying back the YES costs more than the NO pays")
-  return amount - cost
+  return { out: amount - cost, spent: amount }
 }
 
 export interface RouterQuote {
@@ -252,7 +255,7 @@ export interface RouterQuote {
   readonly clobFilled: bigint
   readonly clobSpent: bigint
   readonly ammFilled: bigint
-  /** Input that went to the AMM (0 when under MIN_TRADE_AMOUNT and left as dust). */
+  /** Input the AMM leg consumed; amountIn - clobSpent - ammSpent is refunded as dust. */
   readonly ammSpent: bigint
   readonly limitPrice: bigint
   readonly fee: bigint
@@ -281,12 +284,13 @@ export const quoteTrade = (market: MarketForQuote, side: number, amountIn: bigin
   }
   const rest = amountIn - clob.cost
   if (rest >= MIN_TRADE_AMOUNT && market.hookPaused === true) throw new QuoteRevert("HookPaused", "the AMM hook is paused and the book cannot fill the whole trade")
-  const ammFilled = rest >= MIN_TRADE_AMOUNT ? ammLeg(side, market.pool, fee, rest) : 0n
+  const amm = rest >= MIN_TRADE_AMOUNT ? ammLeg(side, market.pool, fee, rest) : { out: 0n, spent: 0n }
+  const ammFilled = amm.out
   const amountOut = clob.filled + ammFilled
   if (amountOut === 0n) throw new QuoteRevert("ExactInUnfilled", "nothing would fill: the book has no order within the AMM's price and the pool cannot take the rest")
   const pool = market.pool
   const spotPrice = pool === undefined || !pool.initialized || pool.liquidity === 0n ? 0n : spotOf(side, pool, fee)
-  return { amountOut, clobFilled: clob.filled, clobSpent: clob.cost, ammFilled, ammSpent: rest >= MIN_TRADE_AMOUNT ? rest : 0n, limitPrice, fee, fills: clob.fills, spotPrice }
+  return { amountOut, clobFilled: clob.filled, clobSpent: clob.cost, ammFilled, ammSpent: amm.spent, limitPrice, fee, fills: clob.fills, spotPrice }
 }
 
 /** The fee-adjusted marginal price of the output token, in input per output (1e6 scale). */

@@ -11,7 +11,9 @@
  * - the child has its own process group, so signals meant for the service (Ctrl+C in a
  *   terminal, a kill of the group) reach the parent, which stops the child as above;
  * - a parent that dies without closing its scope (SIGKILL) closes the child's IPC channel, and
- *   the child stops itself on that (`stopWithParent`): no process is left behind;
+ *   the child kills itself on that (`stopWithParent`): a killed service dies whole, as the one
+ *   process did (every commit is atomic, so an indexer killed at any point resumes exactly from
+ *   its checkpoint), and no process is left behind to race the next start's indexer;
  * - a child that exits on its own (a configuration error, a reorg deeper than the window, a
  *   crash, a kill) fails the parent with `IndexerProcessExited`, so `start` stops the APIs and
  *   exits 1 rather than serve an index nobody updates; whatever restarts the service (systemd,
@@ -77,12 +79,12 @@ export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>) =>
   }).pipe(Effect.scoped)
 
 /**
- * In a process started by `runIndexerProcess`: stop (as on SIGTERM: scopes close, the database
- * pool and the replay node with them) as soon as the parent is gone.
+ * In a process started by `runIndexerProcess`: die as soon as the parent is gone without having
+ * stopped us (it was killed). A parent that stops normally sends SIGTERM first and outlives us.
  */
 export const stopWithParent = Effect.sync(() => {
   if (process.channel === undefined) return
   // The channel alone must not keep this process alive once its work has ended.
   process.channel.unref()
-  process.once("disconnect", () => process.kill(process.pid, "SIGTERM"))
+  process.once("disconnect", () => process.kill(process.pid, "SIGKILL"))
 })

@@ -220,7 +220,7 @@ describe("predix start", () => {
       const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
       expect(health.body["data"]).toMatchObject({ latestIndexedBlock: chain.headNumber, lagBlocks: 0 })
 
-      // A parent killed outright: its indexer notices the closed channel and stops by itself.
+      // A parent killed outright: its indexer notices the closed channel and dies with it.
       app.child.kill("SIGKILL")
       await app.exited
       await eventually("the indexer process exits after its parent's SIGKILL", async () => !isAlive(indexer))

@@ -19,7 +19,7 @@ import {
   quoteTrade,
   SELL_YES,
   yesPriceOf,
-  type BookOrder,
+  type PoolState,
   type RouterQuote
 } from "../../schema/router-math.js"
 import { Freshness } from "../indexer/freshness.js"
@@ -32,14 +32,13 @@ import { toBackendCandle } from "./convert.js"
 import { BackendApi } from "./definition.js"
 import { findMarket, fromIndexer, parseAddress } from "./lookup.js"
 import { readChainNow, type ChainNow } from "./queries/markets.js"
-import { readQuoteState, type QuoteState } from "./queries/pricing.js"
+import { readQuoteState, readViewState, type QuoteState, type SideSummary } from "./queries/pricing.js"
 import { marketStatusAt } from "./records.js"
 import { item, list } from "./respond.js"
 
 const indexedAt = Effect.map(Effect.flatMap(Freshness, (f) => f.current), (head) => ({ number: head?.block ?? null, hash: head?.hash ?? null }))
 
-const spotPrices = (state: QuoteState, market: Market, now: ChainNow) => {
-  const pool = state.pool
+const spotPrices = (pool: PoolState | undefined, market: Market, now: ChainNow) => {
   if (pool === undefined || !pool.initialized || pool.liquidity === 0n) return null
   const fee = dynamicFee(BigInt(market.endTime), BigInt(now.time))
   const yes = yesPriceOf(pool.sqrtPriceX96, pool.yesIsCurrency0)
@@ -58,35 +57,27 @@ const spotPrices = (state: QuoteState, market: Market, now: ChainNow) => {
   }
 }
 
-const bestOf = (book: ReadonlyArray<BookOrder>, side: number): bigint | null => {
-  let best: bigint | null = null
-  for (const o of book) if (o.side === side && (best === null || (isBuySide(side) ? o.price > best : o.price < best))) best = o.price
-  return best
-}
-
-const depthOf = (book: ReadonlyArray<BookOrder>, side: number) => book.reduce((sum, o) => (o.side === side ? sum + o.remaining : sum), 0n)
-
 const pricingView = (market: Market, now: ChainNow) =>
   Effect.gen(function* () {
-    const state = yield* readQuoteState(market.id)
-    const amm = spotPrices(state, market, now)
-    const [bestBidYes, bestAskYes, bestBidNo, bestAskNo] = [0, 1, 2, 3].map((s) => bestOf(state.book, s)) as [bigint | null, bigint | null, bigint | null, bigint | null]
-    const bookMid = bestBidYes !== null && bestAskYes !== null ? (bestBidYes + bestAskYes) / 2n : null
+    const state = yield* readViewState(market.id)
+    const amm = spotPrices(state.pool, market, now)
+    const [yesBids, yesAsks, noBids, noAsks] = state.sides as [SideSummary, SideSummary, SideSummary, SideSummary]
+    const bookMid = yesBids.best !== null && yesAsks.best !== null ? (yesBids.best + yesAsks.best) / 2n : null
     return {
       marketId: marketIdToHex(market.id),
       tradable: marketStatusAt(market, now) === "active",
-      bestBidYes,
-      bestAskYes,
-      bestBidNo,
-      bestAskNo,
+      bestBidYes: yesBids.best,
+      bestAskYes: yesAsks.best,
+      bestBidNo: noBids.best,
+      bestAskNo: noAsks.best,
       amm,
       impliedProbability: amm?.yesPrice ?? bookMid ?? market.yesPrice,
       depth: {
-        yesBids: money(depthOf(state.book, 0), 6, "YES"),
-        yesAsks: money(depthOf(state.book, 1), 6, "YES"),
-        noBids: money(depthOf(state.book, 2), 6, "NO"),
-        noAsks: money(depthOf(state.book, 3), 6, "NO"),
-        levels: new Set(state.book.map((o) => `${o.side}:${o.price}`)).size
+        yesBids: money(yesBids.shares, 6, "YES"),
+        yesAsks: money(yesAsks.shares, 6, "YES"),
+        noBids: money(noBids.shares, 6, "NO"),
+        noAsks: money(noAsks.shares, 6, "NO"),
+        levels: yesBids.levels + yesAsks.levels + noBids.levels + noAsks.levels
       },
       indexedAt: yield* indexedAt
     }

@@ -36,16 +36,16 @@ export type OrderBook = typeof OrderBook.Type
 export const Position = Schema.Struct({
   marketId: Uint256,
   user: Address,
-  yesBalance: Amount6.annotations({ description: "YES tokens held (ERC-20 balance: every transfer, trade, fill, split and merge)" }),
-  noBalance: Amount6.annotations({ description: "NO tokens held (ERC-20 balance)" }),
-  yesCost: Amount6.annotations({ description: "USDC paid for YES through router trades and splits (average-cost basis); 0 for tokens obtained otherwise" }),
-  noCost: Amount6.annotations({ description: "USDC paid for NO through router trades and splits (average-cost basis)" }),
-  realizedPnl: SignedAmount6.annotations({ description: "profit or loss realized by router sells, merges, redemptions and refunds" })
+  yesBalance: Amount6.annotations({ description: "YES shares held, including those locked in the owner's live SELL orders" }),
+  noBalance: Amount6.annotations({ description: "NO shares held, including those locked in the owner's live SELL orders" }),
+  yesCost: Amount6.annotations({ description: "USDC paid for the YES held (average cost): router buys, CLOB buy fills, splits at the market price; transfers in at 0" }),
+  noCost: Amount6.annotations({ description: "USDC paid for the NO held (average cost), as yesCost" }),
+  realizedPnl: SignedAmount6.annotations({ description: "proceeds minus average cost of every share that left: router sells, CLOB sell fills, merges, redemptions, refunds, transfers out (proceeds 0)" })
 }).annotations({
   identifier: "Position",
   title: "Position",
   description:
-    "an address's position in a market: token balances from ERC-20 transfers; cost basis and realized P&L from router trades (as recipient), splits, merges, redemptions and refunds"
+    "an address's position in a market, following every way shares move (README, Positions and P&L); protocol contracts have none"
 })
 export type Position = typeof Position.Type
 

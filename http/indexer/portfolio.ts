@@ -4,9 +4,9 @@
  *
  * Marking: an unresolved market's shares are worth its latest YES price (NO: 1 - YES); a resolved
  * market's winning shares 1 and losing shares 0; a market in refund mode is marked at its last
- * price too; a market that never traded is marked at cost. Positions come from router trades
- * (credited to the recipient) and splits, merges, redemptions and refunds; balances are the
- * ERC-20 balances (see `queries/positions.ts`).
+ * price too; a market before its first trade at the pool's initial price (0.5 before the pool
+ * exists). Positions follow every way shares move (see `queries/positions.ts` and the README's
+ * rule table); protocol contracts have none.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -23,7 +23,7 @@ export const PortfolioPosition = Schema.Struct({
   question: Schema.String,
   marketStatus: Schema.Literal("active", "resolved", "refunding"),
   outcome: Schema.NullOr(Schema.Boolean),
-  markPrice: Schema.NullOr(Price).annotations({ description: "YES price used to mark the position; null when marked at cost or resolved" }),
+  markPrice: Schema.NullOr(Price).annotations({ description: "YES price used to mark the position; null when resolved (winning shares 1, losing 0)" }),
   value: Amount6.annotations({ description: "what the shares held are worth (USDC)" }),
   unrealizedPnl: SignedAmount6.annotations({ description: "value - (yesCost + noCost)" })
 }).annotations({ identifier: "PortfolioPosition", title: "Portfolio position", description: "an open position marked to market" })

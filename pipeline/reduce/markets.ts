@@ -61,7 +61,7 @@ export interface MarketRow {
    * market trades; 1e6 or 0 by outcome once resolved; before any trade, the pool's initial
    * price once it is initialized, and 0.5 before that (a pool must open within 0.475..0.525).
    */
-  yesPrice: bigint | null
+  yesPrice: bigint
   lastTradeAt: number | null
 }
 

@@ -139,11 +139,12 @@ const PRICE_UNIT = 1_000_000n
 export const atPrice = (shares: bigint, price: bigint) => (shares * price) / PRICE_UNIT
 
 /**
- * How a split's USDC is shared between its YES and NO: at the market's YES price when it has one
- * within 0..1 (so a fresh split is worth what it cost on each side), else half and half.
+ * How a split's USDC is shared between its YES and NO: at the market's YES price (0.5 until it
+ * has one), so a fresh split is worth what it cost on each side; half and half should a hook
+ * event ever report a price beyond 1, so neither side's cost goes negative.
  */
-export const splitCost = (amount: bigint, yesPrice: bigint | null): { readonly yes: bigint; readonly no: bigint } => {
-  const price = yesPrice !== null && yesPrice >= 0n && yesPrice <= PRICE_UNIT ? yesPrice : PRICE_UNIT / 2n
+export const splitCost = (amount: bigint, yesPrice: bigint): { readonly yes: bigint; readonly no: bigint } => {
+  const price = yesPrice >= 0n && yesPrice <= PRICE_UNIT ? yesPrice : PRICE_UNIT / 2n
   const yes = atPrice(amount, price)
   return { yes, no: amount - yes }
 }

@@ -38,11 +38,17 @@ const byteAt = (bloom: string, index: number) => (nibble(bloom.charCodeAt(2 + 2 
 export const mayContain = (bloom: string, bits: BloomBits): boolean =>
   (byteAt(bloom, bits[0]) & bits[1]) !== 0 && (byteAt(bloom, bits[2]) & bits[3]) !== 0 && (byteAt(bloom, bits[4]) & bits[5]) !== 0
 
-/** The bloom of `logs` (their addresses and topics), as 0x-hex: what a node puts in the header. */
-export const bloomOf = (logs: ReadonlyArray<{ readonly address: string; readonly topics: ReadonlyArray<string> }>): string => {
+/**
+ * The bloom of `logs` (their addresses and topics), as 0x-hex: what a node puts in the header.
+ * `bitsOf` may be a memo of `bloomBits` for callers that see the same items again and again.
+ */
+export const bloomOf = (
+  logs: ReadonlyArray<{ readonly address: string; readonly topics: ReadonlyArray<string> }>,
+  bitsOf: (item: string) => BloomBits = bloomBits
+): string => {
   const bloom = new Uint8Array(256)
   const add = (item: string) => {
-    const bits = bloomBits(item)
+    const bits = bitsOf(item)
     for (let i = 0; i < 6; i += 2) bloom[bits[i]!]! |= bits[i + 1]!
   }
   for (const log of logs) {

@@ -23,7 +23,7 @@
  */
 import type { BlockRecord, MetaRecord, RecordedLog } from "../recording/format.js"
 import { readRecords } from "../recording/io.js"
-import { bloomOf } from "../../pipeline/source/bloom.js"
+import { bloomBits, type BloomBits, bloomOf } from "../../pipeline/source/bloom.js"
 
 export interface RpcRequest {
   readonly method: string
@@ -55,9 +55,19 @@ const ZERO_HASH = `0x${"0".repeat(64)}`
  * all a client checks a bloom against), once per block.
  */
 const blooms = new WeakMap<BlockRecord, string>()
+/** Bits per address or topic: the same few (contracts, event signatures, users) come back in every block. */
+const itemBits = new Map<string, BloomBits>()
+const bitsOf = (item: string) => {
+  let bits = itemBits.get(item)
+  if (bits === undefined) {
+    if (itemBits.size >= 200_000) itemBits.clear()
+    itemBits.set(item, (bits = bloomBits(item)))
+  }
+  return bits
+}
 const bloomOfBlock = (block: BlockRecord) => {
   let bloom = blooms.get(block)
-  if (bloom === undefined) blooms.set(block, (bloom = bloomOf(block.logs)))
+  if (bloom === undefined) blooms.set(block, (bloom = bloomOf(block.logs, bitsOf)))
   return bloom
 }
 
@@ -295,7 +305,7 @@ export class ReplayChain {
       blockHash: block.hash,
       blockNumber: hex(block.number),
       status: "0x1",
-      logsBloom: bloomOf(logs),
+      logsBloom: bloomOf(logs, bitsOf),
       logs: logs.map((log) => this.formatLog(block, log))
     }))
   }

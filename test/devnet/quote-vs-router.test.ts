@@ -89,6 +89,22 @@ const quote = async (marketId: bigint, body: Record<string, unknown>) => {
   return { status: response.status, body: (await response.json()) as any }
 }
 
+/** Input-token dust the router handed back in `receipt` (DustRefunded of `token`). */
+const dustOf = (receipt: TransactionReceipt, router: Address, token: Address) => {
+  let dust = 0n
+  for (const log of receipt.logs) {
+    if (log.address.toLowerCase() !== router) continue
+    try {
+      const decoded = decodeEventLog({ abi: [specEvents.router.DustRefunded], data: log.data, topics: log.topics as never })
+      const args = decoded.args as unknown as { token: string; amount: bigint }
+      if (args.token.toLowerCase() === token) dust += args.amount
+    } catch {
+      // another router event
+    }
+  }
+  return dust
+}
+
 const tradeOf = (receipt: TransactionReceipt, router: Address) => {
   for (const log of receipt.logs) {
     if (log.address.toLowerCase() !== router) continue
@@ -192,6 +208,8 @@ describe("quote vs router", () => {
         { amountOut: quoted.amountOut.raw, clobFilled: quoted.clobFilled.raw, ammFilled: quoted.ammFilled.raw },
         `${context}\n${JSON.stringify(quoted.route)}`
       ).toEqual({ amountOut: actual.amountOut.toString(), clobFilled: actual.clobFilled.toString(), ammFilled: actual.ammFilled.toString() })
+      const inputToken = tradeType.startsWith("BUY") ? a.testUsdc : tradeType === "SELL_YES" ? m.yes : m.no
+      expect(quoted.refund.raw, `${context}: dust handed back`).toBe(dustOf(receipt, a.router, inputToken).toString())
       matched++
       types.add(tradeType)
       if (actual.clobFilled > 0n && actual.ammFilled > 0n) venues.both++

@@ -27,13 +27,14 @@ export interface ChainNow {
   readonly paused: boolean
 }
 
-export const readChainNow = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  const time = yield* headTime
-  const rows = yield* sql<{ paused: boolean }>`
-    select exists (select 1 from pause_state where paused and scope in ('global', ${MARKET_MODULE_ID})) as paused`
-  return { time, paused: rows[0]?.paused === true } satisfies ChainNow
-})
+export const readChainNow = Effect.zipWith(
+  headTime,
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ paused: boolean }>`select exists (select 1 from pause_state where paused and scope in ('global', ${MARKET_MODULE_ID})) as paused`
+  ),
+  (time, rows): ChainNow => ({ time, paused: rows[0]?.paused === true }),
+  { concurrent: true }
+)
 
 export const LIST_STATUSES = ["active", "paused", "closed", "resolved", "refunding"] as const
 export type ListStatus = (typeof LIST_STATUSES)[number]
@@ -56,7 +57,8 @@ export interface MarketFilter {
 /** Trending and hot scores look back this far (chain time). */
 export const RECENT_WINDOW_SECONDS = 86_400
 
-const IN_EVENT = `exists (select 1 from event_group e where e.market_ids @> jsonb_build_array(m.id::text))`
+/** Whether market `m` is an outcome of an event (one hashed set of member ids, not a probe per market). */
+const IN_EVENT = `m.id in (select jsonb_array_elements_text(e.market_ids)::numeric from event_group e)`
 
 /** USDC volume of a trade row `t`: what a buyer paid, or what a seller got. */
 const TRADE_USDC = `case when t.trade_type in (0, 2) then t.amount_in else t.amount_out end`
@@ -65,6 +67,7 @@ const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 export interface MarketWithRecent {
   readonly market: Market
+  /** USDC volume and trades of the last 24 h (chain time); 0 unless the list was sorted by trending. */
   readonly recentVolume: bigint
   readonly recentTrades: number
 }
@@ -114,15 +117,27 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
               ? `coalesce(d.featured, false) ${dir}, m.volume desc, m.id asc`
               : `r.volume ${dir}, r.trades ${dir}, m.id asc`
     const since = now.time - RECENT_WINDOW_SECONDS
+    // The 24 h window is read only when it orders the list (one index range per market).
+    const recent =
+      filter.sortBy === "trending"
+        ? sql`cross join lateral (
+            select coalesce(sum(${sql.literal(TRADE_USDC)}), 0) as volume, count(*) as trades
+            from trade t where t.market_id = m.id and t.timestamp > ${since}
+          ) r`
+        : sql.literal("cross join (select 0 as volume, 0 as trades) r")
+    // The page's ids, order and total come from the narrow rows; the full records (with their
+    // event lookup) are computed for the page alone. One statement: one snapshot.
     const rows = yield* sql<MarketRow & { total_count: string; recent_volume: string; recent_trades: string }>`
-      select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades, count(*) over () as total_count
-      from ${sql.literal(MARKET_FROM)}
-      cross join lateral (
-        select coalesce(sum(${sql.literal(TRADE_USDC)}), 0) as volume, count(*) as trades
-        from trade t where t.market_id = m.id and t.timestamp > ${since}
-      ) r
-      where ${where}
-      order by ${sql.literal(order)} limit ${filter.limit} offset ${filter.offset}`
+      with page as (
+        select m.id, r.volume as recent_volume, r.trades as recent_trades, count(*) over () as total_count,
+               row_number() over (order by ${sql.literal(order)}) as rn
+        from ${sql.literal(MARKET_FROM)} ${recent}
+        where ${where}
+        order by ${sql.literal(order)} limit ${filter.limit} offset ${filter.offset}
+      )
+      select ${sql.literal(MARKET_COLUMNS)}, page.recent_volume, page.recent_trades, page.total_count
+      from page join market m on m.id = page.id left join display_metadata d on d.kind = 'market' and d.id = m.id
+      order by page.rn`
     let total = Number(rows[0]?.total_count ?? 0)
     if (rows.length === 0 && filter.offset > 0) {
       const counted = yield* sql<{ count: string }>`select count(*) as count from ${sql.literal(MARKET_FROM)} where ${where}`

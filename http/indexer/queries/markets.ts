@@ -33,7 +33,8 @@ export interface MarketRow extends DisplayMetadataRow {
   readonly resolution_type: Market["resolutionType"]
   readonly resolved_at: string | null
   readonly refund_mode: boolean
-  readonly yes_price: string | null
+  /** Never null since migration 0011 (the price before any trade: see pipeline/reduce/markets.ts). */
+  readonly yes_price: string
   readonly last_trade_at: string | null
   readonly event_id: string | null
 }
@@ -67,8 +68,7 @@ export const marketStatus = (row: { readonly is_resolved: boolean; readonly refu
 
 export const toMarket = (row: MarketRow): Market => {
   const id = BigInt(row.id)
-  // Never null since migration 0011 (see the Market record); 0.5 only guards a row written before it.
-  const yesPrice = row.yes_price === null ? PRICE_SCALE / 2n : BigInt(row.yes_price)
+  const yesPrice = BigInt(row.yes_price)
   return {
     id,
     marketIdHex: marketIdToHex(id),

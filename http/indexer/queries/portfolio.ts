@@ -15,19 +15,19 @@ export interface HeldPositionRow extends PositionRow {
   readonly is_resolved: boolean
   readonly refund_mode: boolean
   readonly outcome: boolean | null
-  readonly yes_price: string | null
+  /** Never null since migration 0011 (the market's price before any trade: see pipeline/reduce/markets.ts). */
+  readonly yes_price: string
 }
 
 /**
  * What a position's shares are worth (see `portfolio.ts`): resolved markets pay 1 per winning
  * share and 0 per losing share; otherwise YES is marked at the latest YES price and NO at 1 minus
- * it, each rounded down; a market with no price yet is marked at cost.
+ * it, each rounded down (before its first trade a market has its pool's initial price).
  */
 export const markPosition = (row: HeldPositionRow): { readonly markPrice: bigint | null; readonly value: bigint } => {
   const yes = BigInt(row.yes_balance)
   const no = BigInt(row.no_balance)
   if (row.is_resolved && row.outcome !== null) return { markPrice: null, value: row.outcome ? yes : no }
-  if (row.yes_price === null) return { markPrice: null, value: BigInt(row.yes_cost) + BigInt(row.no_cost) }
   const price = BigInt(row.yes_price)
   return { markPrice: price, value: (yes * price) / PRICE_SCALE + (no * (PRICE_SCALE - price)) / PRICE_SCALE }
 }

@@ -98,6 +98,23 @@ describe("every fill is a trade", () => {
   })
 })
 
+describe("the devnet scenario's users crossing each other", () => {
+  it("lists its MINT, MERGE and COMPLEMENTARY crosses as clob trades of the taker, at the price the taker paid", async () => {
+    // The scenario's first crosses (src/devnet/scenario.ts): BUY NO 0.52 into BUY YES 0.50 (MINT),
+    // SELL NO 0.40 into SELL YES 0.55 (MERGE), BUY YES 0.65 into SELL YES 0.60 (COMPLEMENTARY).
+    const first = await api.sql(
+      `select m.tx_hash, m.log_index, m.match_type, m.market_id::text as market, o.owner from order_match m
+         join exchange_order o on o.id = m.taker_order_id order by m.block_number, m.log_index limit 3`
+    )
+    expect(first.map((r) => r["match_type"])).toEqual([1, 2, 0])
+    const listed = (await api.get(`/api/markets/${first[0]!["market"]}/trades?source=clob&limit=100`)).body.data
+    const row = (r: Record<string, any>) => listed.find((t: any) => t.txHash === r["tx_hash"] && t.logIndex === r["log_index"])
+    expect(row(first[0]!)).toMatchObject({ trader: first[0]!["owner"], tradeType: "BUY_NO", amountIn: "5.200000", amountOut: "10.000000", price: "0.520000" })
+    expect(row(first[1]!)).toMatchObject({ trader: first[1]!["owner"], tradeType: "SELL_NO", amountIn: "10.000000", amountOut: "4.000000", price: "0.400000" })
+    expect(row(first[2]!)).toMatchObject({ trader: first[2]!["owner"], tradeType: "BUY_YES", amountIn: "6.000000", amountOut: "10.000000", price: "0.600000" })
+  })
+})
+
 describe("positions follow every share", () => {
   it("each user's balances are the tokens held plus the shares locked in live SELL orders", async () => {
     const rows = await api.sql(
