@@ -75,7 +75,7 @@ export interface IndexerOptions {
  * pause of `backoff` (from 100 ms, doubling, at most 5 s). For steps whose failures are outages
  * (database, node) and whose retry is exact (every write a transaction).
  */
-const healing = <A, E, R>(phase: string, effect: Effect.Effect<A, E, R>, fatal: (error: E | SqlError.SqlError) => boolean = () => false) =>
+export const healing = <A, E, R>(phase: string, effect: Effect.Effect<A, E, R>, fatal: (error: E | SqlError.SqlError) => boolean = () => false) =>
   Effect.suspend(() => {
     let attempt = 0
     return effect.pipe(
