@@ -18,7 +18,7 @@ import { runMigrations } from "./db/migrations.js"
 import { loadDeployment } from "./deployment.js"
 import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
 import type { Deployment } from "../schema/deployment.js"
-import { makeIndexer } from "../pipeline/run.js"
+import { healing, makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { ReplayChain } from "./replay/chain.js"
 import { serveReplay } from "./replay/server.js"
@@ -104,12 +104,14 @@ const follow = <E = never, R = never>(url: string, deployment: Deployment, sourc
   Effect.gen(function* () {
     const config = yield* AppConfig
     const rpc = makeRpc({ url })
-    const chainId = yield* rpc.chainId
+    // Start-up steps wait out node and database outages like the indexing steps after them; only
+    // a configuration error (another chain, another deployment's database) stops the process.
+    const chainId = yield* healing("starting", rpc.chainId)
     if (chainId !== config.chainId) {
       return yield* new ConfigurationError({ message: `invalid configuration\nRPC_URL: the endpoint serves chain ${chainId}, CHAIN_ID is ${config.chainId}` })
     }
-    yield* claimDatabase(chainId, deployment, source)
-    yield* seed
+    yield* healing("starting", claimDatabase(chainId, deployment, source), (error) => error instanceof ConfigurationError)
+    yield* healing("starting", seed)
     const indexer = yield* makeIndexer({ rpc, deployment, chainId })
     return yield* indexer.follow
   })
