@@ -5,8 +5,7 @@
  * each time: alive throughout, /api/health 503 meanwhile, every retry logged, and in the end the
  * digest and every derived table of an uninterrupted run.
  *
- * (The start-up steps in src/app.ts before the indexer runs, the chain id and the database claim,
- * are not retried: the first cut waits until the backfill is under way.)
+ * The first cut waits until the backfill is under way (start-up outages: startup-outage.test.ts).
  *
  * The long outage is longer than the retry backoff's cap (5 s), so it covers retries at the cap:
  * from there on, a longer outage only adds more of the same attempts.
