@@ -125,19 +125,20 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
             from trade t where t.market_id = m.id and t.timestamp > ${since}
           ) r`
         : sql.literal("cross join (select 0 as volume, 0 as trades) r")
-    // The page's ids, order and total come from the narrow rows; the full records (with their
-    // event lookup) are computed for the page alone. One statement: one snapshot.
+    // One statement (one snapshot), three cheap parts: the page's ids in order over the narrow rows
+    // (an index walk that stops at the page), the total as a plain count, and the full records
+    // (with their event lookup) for the page alone. The outer query names the page `r` so the
+    // same ORDER BY applies to it.
     const rows = yield* sql<MarketRow & { total_count: string; recent_volume: string; recent_trades: string }>`
       with page as (
-        select m.id, r.volume as recent_volume, r.trades as recent_trades, count(*) over () as total_count,
-               row_number() over (order by ${sql.literal(order)}) as rn
-        from ${sql.literal(MARKET_FROM)} ${recent}
+        select m.id, r.volume, r.trades from ${sql.literal(MARKET_FROM)} ${recent}
         where ${where}
         order by ${sql.literal(order)} limit ${filter.limit} offset ${filter.offset}
       )
-      select ${sql.literal(MARKET_COLUMNS)}, page.recent_volume, page.recent_trades, page.total_count
-      from page join market m on m.id = page.id left join display_metadata d on d.kind = 'market' and d.id = m.id
-      order by page.rn`
+      select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades,
+             (select count(*) from ${sql.literal(MARKET_FROM)} where ${where}) as total_count
+      from page r join market m on m.id = r.id left join display_metadata d on d.kind = 'market' and d.id = m.id
+      order by ${sql.literal(order)}`
     let total = Number(rows[0]?.total_count ?? 0)
     if (rows.length === 0 && filter.offset > 0) {
       const counted = yield* sql<{ count: string }>`select count(*) as count from ${sql.literal(MARKET_FROM)} where ${where}`
