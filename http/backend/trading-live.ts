@@ -27,7 +27,7 @@ import { toBackendTrade } from "./convert.js"
 import { BackendApi } from "./definition.js"
 import { NotFound } from "./errors.js"
 import { findMarket, fromIndexer, parseAddress, parseMarketId } from "./lookup.js"
-import { listUserTrades, readRedemptionFeeBps } from "./queries/trading.js"
+import { listUserTrades, readRedemptionFeeBps, readTokenBalances } from "./queries/trading.js"
 import { readChainNow } from "./queries/markets.js"
 import { read } from "../indexer/queries/db.js"
 import { item, list } from "./respond.js"
@@ -200,9 +200,7 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
           const address = yield* parseAddress(path.address)
           yield* parseMarketId(path.marketId)
           const market = yield* findMarket(path.marketId)
-          const position = (yield* fromIndexer(listMarketPositions(market.id, { address, limit: 1, offset: 0 }), path.marketId)).data[0]
-          const yesBalance = position?.yesBalance ?? 0n
-          const noBalance = position?.noBalance ?? 0n
+          const { yes: yesBalance, no: noBalance } = yield* fromIndexer(readTokenBalances(address, market.id), path.marketId)
           const feeBps = yield* readRedemptionFeeBps(market.id, market.createdBlock)
           const now = yield* read(readChainNow)
           const base = { marketId: marketIdToHex(market.id), address, outcome: market.isResolved ? side(market.outcome) : null, yesBalance: yes(yesBalance), noBalance: no(noBalance), feeBps }

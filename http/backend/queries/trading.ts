@@ -58,3 +58,17 @@ export const readRedemptionFeeBps = (marketId: bigint, createdBlock: number) =>
     return fee
   }).pipe(read)
 
+
+/**
+ * An address's YES and NO token balances in a market: what `redeem()` and `refund()` burn. Not
+ * the position's balances, which also count shares locked in the owner's live SELL orders (the
+ * exchange holds those; they come back on a cancel, and only then can be redeemed).
+ */
+export const readTokenBalances = (address: Address, marketId: bigint) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ side: "YES" | "NO"; balance: string }>`
+      select side, balance from token_holder where holder = ${address} and market_id = ${marketId.toString()}::numeric`
+    const of = (side: "YES" | "NO") => BigInt(rows.find((row) => row.side === side)?.balance ?? 0)
+    return { yes: of("YES"), no: of("NO") }
+  }).pipe(read)
