@@ -7,6 +7,7 @@
  *
  * Units: prices 1e6-scaled; USDC and outcome tokens 6 decimals, raw bigint units.
  */
+import { yesPriceFromSqrt } from "./amm-price.js"
 
 export const PRICE_UNIT = 1_000_000n
 export const Q96 = 1n << 96n
@@ -38,12 +39,8 @@ export class QuoteRevert extends Error {
 // ---------------------------------------------------------------------------------------------
 // Hook
 
-/** The hook's YES price of a pool at `sqrtPriceX96` (Hook.yesPrice). */
-export const yesPriceOf = (sqrtPriceX96: bigint, yesIsCurrency0: boolean): bigint => {
-  const scaled = (((sqrtPriceX96 * sqrtPriceX96) / Q96) * PRICE_UNIT) / Q96
-  const price = yesIsCurrency0 ? scaled : scaled === 0n ? PRICE_UNIT : (PRICE_UNIT * PRICE_UNIT) / scaled
-  return price > PRICE_UNIT ? PRICE_UNIT : price
-}
+/** The hook's YES price of a pool at `sqrtPriceX96` (Hook.yesPrice); the pipeline's, too. */
+export const yesPriceOf = yesPriceFromSqrt
 
 /** The hook's dynamic LP fee in pips (1e6 = 100%) at `now` for a market ending at `endTime`. */
 export const dynamicFee = (endTime: bigint, now: bigint): bigint => {
