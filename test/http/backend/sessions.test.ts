@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createHash } from "node:crypto"
 import { hexToBigInt, numberToHex, parseSignature, serializeSignature } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { buildMessage, siteOf } from "../../../http/backend/siwe.js"
 import { sessionCookieOf, signIn, startBackends, type Backends, type Instance } from "./support/auth-harness.js"
 
 let backends: Backends
@@ -196,6 +197,21 @@ describe("sign-in", () => {
     const signature = await account.signMessage({ message: garbage })
     expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature, nonce } }), /message malformed/)
     void challenge
+  })
+
+  it("refuses a stored challenge whose message names another address than the one it was issued to", async () => {
+    const account = fresh()
+    const other = fresh()
+    const nonce = "e".repeat(32)
+    const now = Date.now()
+    const message = buildMessage(siteOf("http://localhost:3000", 130), other.address, nonce, now, now + 600_000)
+    await backends.sql(`insert into auth_nonce (nonce, address, message, issued_at, expires_at) values ($1, $2, $3, now(), now() + interval '10 minutes')`, [
+      nonce,
+      lower(account.address),
+      message
+    ])
+    const signature = await account.signMessage({ message })
+    expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature, nonce } }), /address mismatch/)
   })
 
   it("100 concurrent verifies of one signed message create exactly one session", async () => {
