@@ -2,16 +2,13 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, FiberRef, Layer, Option, Redacted } from "effect"
 import { AuthInvalid, AuthRequired, Forbidden, IndexerUnavailable } from "../../schema/errors.js"
-import { AdminGroup, AuthGroup, CurrentUser, RequireAdmin, RequireModerator, RequireUser } from "./auth.js"
+import { CurrentUser, RequireAdmin, RequireModerator, RequireUser } from "./auth.js"
 import { BackendApi } from "./definition.js"
 import { NotFound } from "./errors.js"
 import { resolvedSession } from "./guard.js"
 import { parseAddress } from "./lookup.js"
 import { AuthSettings, roleRank, SESSION_COOKIE, SESSION_TTL_MS, Sessions, type Role, type SessionUser, type SessionsService } from "./sessions.js"
 import { meta } from "./system.js"
-
-void AuthGroup
-void AdminGroup
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
 
