@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { Either } from "effect"
+import { Redis } from "ioredis"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { clientIp, parseTrustProxy } from "../../../http/backend/client-ip.js"
 import { SPEC_RATE_LIMITS } from "../../../http/backend/rate-limit.js"
@@ -14,6 +15,8 @@ import { signIn, startBackends, type Backends, type Instance } from "./support/a
 import type { Answer } from "./support/harness.js"
 
 let backends: Backends
+/** Redis key prefixes this file used: their counters are deleted afterwards (day windows live 24 h). */
+const prefixes: Array<string> = []
 
 beforeAll(async () => {
   backends = await startBackends()
@@ -23,10 +26,24 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await backends?.close()
+  const redis = new Redis(REDIS.port, REDIS.host, { lazyConnect: true })
+  try {
+    await redis.connect()
+    for (const p of prefixes) {
+      const keys = await redis.keys(`${p}:*`)
+      if (keys.length > 0) await redis.del(...keys)
+    }
+  } finally {
+    redis.disconnect()
+  }
 })
 
 const REDIS = { host: "127.0.0.1", port: 6379 }
-const prefix = () => `predix:test:${process.pid}:${Math.random().toString(36).slice(2)}`
+const prefix = () => {
+  const p = `predix:test:${process.pid}:${Math.random().toString(36).slice(2)}`
+  prefixes.push(p)
+  return p
+}
 
 const expectHeaders = (answer: Answer, limit: number, remaining: number) => {
   expect(answer.headers.get("x-ratelimit-limit")).toBe(String(limit))
