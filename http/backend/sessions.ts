@@ -179,15 +179,19 @@ const makeSessions = (options: AuthOptions) =>
         if (problem !== undefined) return yield* invalid(problem)
         const rows = yield* candidates(input.address, input.nonce, now)
         let signed: NonceRow | undefined
+        let unchecked = false
         for (const row of rows) {
-          const ok = yield* Effect.promise(() => verifySignature(input.address, row.message, input.signature as Hex))
-          if (ok) {
+          const verdict = yield* Effect.promise(() => verifySignature(input.address, row.message, input.signature as Hex))
+          unchecked ||= verdict === "unchecked"
+          if (verdict === "valid") {
             signed = row
             break
           }
         }
         if (signed === undefined) {
-          return yield* invalid(`signature invalid: not a signature by ${input.address} of ${input.nonce === undefined ? "any challenge issued to it" : "the challenge with this nonce"}`)
+          const what = input.nonce === undefined ? "any challenge issued to it" : "the challenge with this nonce"
+          const why = unchecked ? " (the chain's RPC did not answer, so smart-account signatures could not be checked; try again)" : ""
+          return yield* invalid(`signature invalid: not a signature by ${input.address} of ${what}${why}`)
         }
         const checked = checkMessage(signed.message, { site, address: input.address, nonce: signed.nonce }, now)
         if (Either.isLeft(checked)) return yield* invalid(checked.left)

@@ -89,18 +89,24 @@ export const signatureProblem = (signature: string): string | undefined =>
       ? `signature malformed: longer than ${MAX_SIGNATURE_HEX} hex characters`
       : undefined
 
-export type SignatureVerifier = (address: string, message: string, signature: Hex) => Promise<boolean>
+/** "unchecked": the chain's RPC failed, so a smart-account signature could not be checked. */
+export type Verdict = "valid" | "invalid" | "unchecked"
+
+export type SignatureVerifier = (address: string, message: string, signature: Hex) => Promise<Verdict>
 
 /**
  * Verifies `signature` over `message` (EIP-191) for `address`: recovery first (an account's
  * signature needs no RPC); then, with an RPC URL, ERC-6492 / ERC-1271 through viem's deployless
- * universal validator. A node that cannot be reached counts as "not verified".
+ * universal validator.
  */
 export const signatureVerifier = (rpcUrl: string | undefined): SignatureVerifier => {
   const client = rpcUrl === undefined ? undefined : createPublicClient({ transport: http(rpcUrl, { retryCount: 1, timeout: 10_000 }) })
   return async (address, message, signature) => {
     const checksummed = getAddress(address)
-    if (client === undefined) return verifyMessage({ address: checksummed, message, signature }).catch(() => false)
-    return client.verifyMessage({ address: checksummed, message, signature, mode: "eoa" }).catch(() => false)
+    if (client === undefined) return verifyMessage({ address: checksummed, message, signature }).then((ok) => (ok ? "valid" : "invalid"), () => "invalid")
+    const ok = await client.verifyMessage({ address: checksummed, message, signature, mode: "eoa" }).catch(() => false)
+    if (ok) return "valid"
+    // viem reports a node that failed the validator's call as "not valid"; ask the node whether it is there.
+    return client.getChainId().then((): Verdict => "invalid", (): Verdict => "unchecked")
   }
 }

@@ -176,6 +176,19 @@ describe("sign-in", () => {
     )
   })
 
+  it("with the chain's RPC down, accounts still sign in and other signatures are refused saying why", async () => {
+    const site = await backends.start({ auth: { publicUrl: "http://localhost:3000", rpcUrl: "http://127.0.0.1:9" } })
+    try {
+      expect((await signIn(site, fresh())).verify.status).toBe(200)
+      const account = fresh()
+      const challenge = await challengeFor(site, account.address)
+      const signature = await fresh().signMessage({ message: challenge.message })
+      expectInvalid(await site.call("POST", "/api/auth/verify", { body: { address: account.address, signature } }), /signature invalid.*RPC did not answer/)
+    } finally {
+      await site.close()
+    }
+  })
+
   it("refuses malformed signatures, bodies, addresses and messages", async () => {
     const account = fresh()
     const challenge = await challengeFor(app, account.address)
