@@ -1,6 +1,6 @@
 /** The backend API served on HOST:BACKEND_PORT, for this process's configuration (see http/backend/api.ts). */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import { backendHttpLayer } from "../http/backend/api.js"
 import { IndexerEndpoint, listening } from "../http/indexer/api.js"
@@ -11,7 +11,18 @@ export const BackendServerLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const { url } = yield* IndexerEndpoint
-    return Layer.merge(backendHttpLayer({ chainId: config.chainId, indexerUrl: url }), Layer.effectDiscard(listening("backend"))).pipe(
+    const backend = backendHttpLayer({
+      chainId: config.chainId,
+      indexerUrl: url,
+      auth: {
+        publicUrl: config.publicUrl,
+        rpcUrl: Option.getOrUndefined(config.rpcUrl),
+        adminAddresses: config.adminAddresses,
+        corsOrigins: config.corsOrigins
+      },
+      rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: config.trustProxy }
+    })
+    return Layer.merge(backend, Layer.effectDiscard(listening("backend"))).pipe(
       Layer.provide(NodeHttpServer.layer(createServer, { port: config.backendPort, host: config.host })),
       Layer.provide(BuildInfoLive)
     )

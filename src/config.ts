@@ -10,6 +10,7 @@
  */
 import { Config, ConfigError, Context, Data, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 import * as Path from "node:path"
+import { noProxy, parseTrustProxy, type TrustProxy } from "../http/backend/client-ip.js"
 
 export interface Setting {
   readonly name: string
@@ -44,7 +45,24 @@ export const settings: ReadonlyArray<Setting> = [
   { name: "HOST", defaultText: "127.0.0.1", description: "Interface the HTTP servers bind to" },
   { name: "INDEXER_PORT", defaultText: "42069", description: "Port of the indexer HTTP API (0 = any free port)" },
   { name: "BACKEND_PORT", defaultText: "3000", description: "Port of the backend HTTP API (0 = any free port)" },
-  { name: "LOG_LEVEL", defaultText: "info", description: "Minimum log level: trace, debug, info, warning, error, fatal or none" }
+  { name: "LOG_LEVEL", defaultText: "info", description: "Minimum log level: trace, debug, info, warning, error, fatal or none" },
+  {
+    name: "PUBLIC_URL",
+    defaultText: "http://localhost:3000",
+    description: "Origin apps sign in from: the SIWE domain and URI, always an allowed origin; session cookies are Secure unless it is http on localhost"
+  },
+  { name: "CORS_ORIGINS", defaultText: "(unset: PUBLIC_URL only)", description: "Comma-separated further origins allowed to call the backend with credentials" },
+  { name: "ADMIN_ADDRESSES", defaultText: "(unset: none)", description: "Comma-separated addresses given the admin role at start" },
+  { name: "REDIS_URL", defaultText: "(unset: in-process rate-limit counters)", description: "Redis shared by every backend instance for rate-limit counters (redis://host:port)" },
+  {
+    name: "TRUST_PROXY",
+    defaultText: "(unset: the socket's address is the client)",
+    description: "Proxies whose X-Forwarded-For is believed: a hop count (e.g. 1) or a comma-separated list of addresses/CIDRs"
+  },
+  { name: "RATE_LIMIT_PUBLIC_PER_MINUTE", defaultText: "60", description: "Requests per minute per IP without a session (0 = unlimited)" },
+  { name: "RATE_LIMIT_USER_PER_MINUTE", defaultText: "300", description: "Requests per minute per signed-in user (0 = unlimited)" },
+  { name: "RATE_LIMIT_PER_DAY", defaultText: "10000", description: "Requests per day per IP (no session) or user (0 = unlimited)" },
+  { name: "RATE_LIMIT_AUTH_PER_MINUTE", defaultText: "5", description: "Requests per minute per IP to /api/auth/challenge and /api/auth/verify (0 = unlimited)" }
 ]
 
 export interface AppConfigShape {
@@ -58,6 +76,17 @@ export interface AppConfigShape {
   readonly indexerPort: number
   readonly backendPort: number
   readonly logLevel: LogLevel.LogLevel
+  readonly publicUrl: string
+  readonly corsOrigins: ReadonlyArray<string>
+  readonly adminAddresses: ReadonlyArray<string>
+  readonly redisUrl: Option.Option<Redacted.Redacted<string>>
+  readonly trustProxy: TrustProxy
+  readonly rateLimits: {
+    readonly publicPerMinute: number
+    readonly userPerMinute: number
+    readonly perDay: number
+    readonly authPerMinute: number
+  }
 }
 
 // The Config combinators prefix the variable name to the path; the message says what is wrong.
@@ -123,6 +152,35 @@ const nonEmpty = (name: string) =>
     Config.mapOrFail((raw) => (raw.trim() === "" ? Either.left(invalid(name, "must not be empty")) : Either.right(raw.trim())))
   )
 
+/** A comma-separated list, each item checked by `parse` (which returns the normal form or an error message). */
+const commaList = (name: string, parse: (item: string) => Either.Either<string, string>) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((raw) => {
+      const items: Array<string> = []
+      for (const item of raw.split(",").map((i) => i.trim()).filter((i) => i !== "")) {
+        const parsed = parse(item)
+        if (Either.isLeft(parsed)) return Either.left(invalid(name, parsed.left))
+        items.push(parsed.right)
+      }
+      return Either.right(items)
+    })
+  )
+
+const origin = (item: string): Either.Either<string, string> => {
+  try {
+    const url = new URL(item)
+    if (url.protocol !== "http:" && url.protocol !== "https:") return Either.left(`expected an http(s) origin, got "${item}"`)
+    return Either.right(url.origin)
+  } catch {
+    return Either.left(`expected an origin such as https://app.example.com, got "${item}"`)
+  }
+}
+
+const address = (item: string): Either.Either<string, string> =>
+  /^0x[0-9a-fA-F]{40}$/.test(item) ? Either.right(item.toLowerCase()) : Either.left(`expected 0x-prefixed 20-byte addresses, got "${item}"`)
+
+const rateLimit = (name: string, fallback: number) => boundedInteger(name, 0, 1_000_000_000, "a request count").pipe(Config.withDefault(fallback))
+
 /** The whole configuration as one `Config`; every failure names its variable. */
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   databaseUrl: Config.option(urlWithSchemes("DATABASE_URL", ["postgres", "postgresql"]).pipe(Config.map(Redacted.make))),
@@ -134,7 +192,21 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   host: nonEmpty("HOST").pipe(Config.withDefault("127.0.0.1")),
   indexerPort: boundedInteger("INDEXER_PORT", 0, 65535, "a TCP port").pipe(Config.withDefault(42069)),
   backendPort: boundedInteger("BACKEND_PORT", 0, 65535, "a TCP port").pipe(Config.withDefault(3000)),
-  logLevel: logLevel.pipe(Config.withDefault(LogLevel.Info))
+  logLevel: logLevel.pipe(Config.withDefault(LogLevel.Info)),
+  publicUrl: urlWithSchemes("PUBLIC_URL", ["http", "https"]).pipe(Config.withDefault("http://localhost:3000")),
+  corsOrigins: commaList("CORS_ORIGINS", origin).pipe(Config.withDefault([])),
+  adminAddresses: commaList("ADMIN_ADDRESSES", address).pipe(Config.withDefault([])),
+  redisUrl: Config.option(urlWithSchemes("REDIS_URL", ["redis", "rediss"]).pipe(Config.map(Redacted.make))),
+  trustProxy: Config.string("TRUST_PROXY").pipe(
+    Config.mapOrFail((raw) => Either.mapLeft(parseTrustProxy(raw), (problem) => invalid("TRUST_PROXY", problem))),
+    Config.withDefault(noProxy)
+  ),
+  rateLimits: Config.all({
+    publicPerMinute: rateLimit("RATE_LIMIT_PUBLIC_PER_MINUTE", 60),
+    userPerMinute: rateLimit("RATE_LIMIT_USER_PER_MINUTE", 300),
+    perDay: rateLimit("RATE_LIMIT_PER_DAY", 10_000),
+    authPerMinute: rateLimit("RATE_LIMIT_AUTH_PER_MINUTE", 5)
+  })
 })
 
 /** One line per problem: `VARIABLE: what is wrong`. */
