@@ -5,50 +5,57 @@
  */
 import { Effect } from "effect"
 import type { LocatedEvent } from "./decode-batch.js"
-import { bookLevelKeys, rowKeysOf } from "./keys.js"
+import { bookLevelKeys, emptyRowKeys, rowKeysOf } from "./keys.js"
 import { reduceAll } from "./reduce/all.js"
 import { positionKey, type ProtocolContracts } from "./reduce/markets.js"
+import { historyKey, historyMinute } from "./reduce/positions.js"
 import type { RowCache } from "./row-cache.js"
 import { commitBatch, loadKeyedInto, loadState, loadWorkingInto, lockCheckpointAt, type Checkpoint, type Keys } from "./sink.js"
 import { poolKey } from "./reduce/amm.js"
 import { ZERO_ADDRESS } from "./reduce/holders.js"
 import { orderKey } from "./reduce/orders.js"
-import { rowKey } from "./reduce/rows.js"
+import { rowKey, type KeyPart } from "./reduce/rows.js"
 import type { State } from "./reduce/state.js"
 
 export type { LocatedEvent } from "./decode-batch.js"
 
+/** Keys of the first slice's rows, and of the position-history rows their moves may write. */
+export interface LedgerKeys extends Keys {
+  readonly history: Map<string, ReadonlyArray<KeyPart>>
+}
+
 /** Every row key the events of a batch may read or write. */
-export const keysOf = (events: ReadonlyArray<LocatedEvent>): Keys => {
+export const keysOf = (events: ReadonlyArray<LocatedEvent>): LedgerKeys => {
   const markets = new Set<bigint>()
   const positions = new Set<string>()
   const users = new Set<string>()
-  for (const { event: e } of events) {
+  const history = new Map<string, ReadonlyArray<KeyPart>>()
+  const add = (user: string, marketId: bigint, timestamp: number) => {
+    users.add(user)
+    positions.add(positionKey(user, marketId))
+    const minute = historyMinute(timestamp)
+    history.set(historyKey(user, marketId, minute), [user, marketId, minute])
+  }
+  for (const { event: e, at } of events) {
     if ("marketId" in e && typeof e.marketId === "bigint") markets.add(e.marketId)
     switch (e._tag) {
       case "Trade":
-      case "TakerFilled": {
-        const [a, b] = e._tag === "Trade" ? [e.trader, e.recipient] : [e.taker, e.recipient]
-        users.add(a)
-        users.add(b)
-        positions.add(positionKey(a, e.marketId))
-        positions.add(positionKey(b, e.marketId))
+      case "TakerFilled":
+        add(e._tag === "Trade" ? e.trader : e.taker, e.marketId, at.timestamp)
+        add(e.recipient, e.marketId, at.timestamp)
         break
-      }
       case "OrderPlaced":
-        users.add(e.owner)
-        positions.add(positionKey(e.owner, e.marketId))
+        add(e.owner, e.marketId, at.timestamp)
         break
       case "PositionSplit":
       case "PositionMerged":
       case "TokensRedeemed":
       case "MarketRefunded":
-        users.add(e.user)
-        positions.add(positionKey(e.user, e.marketId))
+        add(e.user, e.marketId, at.timestamp)
         break
     }
   }
-  return { markets, positions, users }
+  return { markets, positions, users, history }
 }
 
 /**
@@ -56,19 +63,24 @@ export const keysOf = (events: ReadonlyArray<LocatedEvent>): Keys => {
  * loaded rows (or earlier events of the batch) name: a maker order's owner, an outcome token's
  * market; and the market of a pool being initialized (its first price).
  */
-export const ledgerKeysOf = (events: ReadonlyArray<LocatedEvent>, s: State): Keys => {
+export const ledgerKeysOf = (events: ReadonlyArray<LocatedEvent>, s: State): LedgerKeys => {
   const markets = new Set<bigint>()
   const pools = new Map<string, bigint>()
   const positions = new Set<string>()
   const users = new Set<string>()
+  const history = new Map<string, ReadonlyArray<KeyPart>>()
   const owners = new Map<string, string>()
   const tokens = new Map<string, bigint>()
+  let timestamp = 0
   const add = (user: string, marketId: bigint) => {
     users.add(user)
     positions.add(positionKey(user, marketId))
+    const minute = historyMinute(timestamp)
+    history.set(historyKey(user, marketId, minute), [user, marketId, minute])
   }
   const marketOf = (token: string) => tokens.get(token) ?? s.rows.outcomeTokens.map.get(rowKey(token))?.marketId
   for (const { event: e, at } of events) {
+    timestamp = at.timestamp
     switch (e._tag) {
       case "MarketCreated":
         tokens.set(e.yesToken, e.marketId)
@@ -105,7 +117,7 @@ export const ledgerKeysOf = (events: ReadonlyArray<LocatedEvent>, s: State): Key
       }
     }
   }
-  return { markets, positions, users }
+  return { markets, positions, users, history }
 }
 
 /** Milliseconds spent in each phase of `applyBatch` since the process started (for benchmarks). */
@@ -126,6 +138,7 @@ export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Chec
     yield* loadKeyedInto(loaded.rows, bookLevelKeys(events, loaded), cache)
     const ledger = ledgerKeysOf(events, loaded)
     yield* loadWorkingInto(loaded, ledger, cache, false)
+    yield* loadKeyedInto(loaded.rows, { ...emptyRowKeys(), positionHistory: new Map([...keys.history, ...ledger.history]) }, cache)
     batchTimings.load += performance.now() - t
     t = performance.now()
     const before = structuredClone(loaded)

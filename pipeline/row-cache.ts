@@ -18,7 +18,10 @@
  *   was written by this process, so a key the cache does not hold is absent and nothing is
  *   loaded at all. Any `clear` ends completeness.
  * - bounded: when more than `limit` entries are held, all are dropped (the next batch loads from
- *   Postgres again), so memory does not grow without bound.
+ *   Postgres again), so memory does not grow without bound. Position-history rows of a minute
+ *   before the latest one held are dropped after every commit: block timestamps only grow, so
+ *   no later event reads or writes them (a complete cache stays complete for every key a later
+ *   batch can ask for).
  */
 import type { Keys } from "./sink.js"
 import { emptyProtocol, type MarketRow, type PositionRow, type ProtocolRow, type UserRow } from "./reduce/markets.js"
@@ -147,7 +150,8 @@ export class RowCache {
       appended: { trades: [], priceSnapshots: [] },
       rows: Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: false, map: this.keyed[n] }])) as unknown as KeyedRows,
       logs: emptyLogs(),
-      pendingFills: new Map()
+      pendingFills: new Map(),
+      moved: new Set()
     }
   }
 
@@ -180,7 +184,20 @@ export class RowCache {
     prune(this.positions, touched.positions)
     prune(this.users, touched.users)
     for (const name of KEYED_NAMES) prune(this.keyed[name], touched.keyed[name])
+    this.retireHistory()
     this.validAt = block
+  }
+
+  /**
+   * Drops the position-history entries of minutes before the latest held (see the invariants).
+   * Untracked, like `inPlaceCommitted`: the next fold only touches rows of that minute or later.
+   */
+  private retireHistory(): void {
+    const map = this.keyed.positionHistory
+    const minuteOf = (key: string) => Number(key.slice(key.lastIndexOf("|") + 1))
+    let latest = -Infinity
+    for (const key of map.keys()) latest = Math.max(latest, minuteOf(key))
+    for (const key of [...map.keys()]) if (minuteOf(key) < latest) MAP_DELETE.call(map, key)
   }
 
   /** More entries held than the limit: `clear` at the next point where nothing is folding. */
@@ -216,6 +233,7 @@ export class RowCache {
       const into = this.keyed[name]
       for (const [key, row] of state.rows[name].map as Map<string, unknown>) put(into, key, row)
     }
+    this.retireHistory()
     this.validAt = staged.block
     if (this.size > this.limit) this.clear()
   }

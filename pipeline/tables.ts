@@ -18,6 +18,7 @@ import type { EventGroupRow } from "./reduce/event-groups.js"
 import type { HolderRow, OutcomeTokenRow } from "./reduce/holders.js"
 import type { ApprovedOracleRow, FeedMarketRow, ManualOracleRow, ManualReportRow, OracleActionRow, OracleApprovalRow } from "./reduce/oracles.js"
 import type { BookLevelRow, FeeRow, MatchRow, OrderRow, TakerFillRow } from "./reduce/orders.js"
+import type { PositionHistoryRow } from "./reduce/positions.js"
 import type { AppendedLogs, KeyedRows } from "./reduce/state.js"
 
 /** A value as Postgres takes it in a parameter array and as the undo image stores it in JSON. */
@@ -140,6 +141,10 @@ export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
   candles: tableOf<CandleRow>()("candle", ["marketId", "timeframe", "bucket"], [
     ["marketId", big], ["timeframe", text], ["bucket", int8], ["open", big], ["high", big], ["low", big], ["close", big],
     ["volume", big], ["tradeCount", count]
+  ]),
+  positionHistory: tableOf<PositionHistoryRow>()("position_history", ["user", "marketId", "minute"], [
+    ["user", text, "user_address"], ["marketId", big], ["minute", int8], ["yesBalance", big], ["noBalance", big], ["yesCost", big],
+    ["noCost", big], ["realizedPnl", big]
   ])
 }
 

@@ -1,6 +1,7 @@
 /**
- * A user's portfolio: open positions marked to market (`/api/portfolio/{address}`), the cash flow
- * of their router trades over time (`/history`), and aggregated profit and loss (`/pnl`).
+ * A user's portfolio: open positions marked to market (`/api/portfolio/{address}`), the portfolio
+ * over time (`/history`: value, cost and P&L at the end of each bucket beside the cash flow of the
+ * router trades), and aggregated profit and loss (`/pnl`).
  *
  * Marking: an unresolved market's shares are worth its latest YES price (NO: 1 - YES); a resolved
  * market's winning shares 1 and losing shares 0; a market in refund mode is marked at its last
@@ -63,12 +64,23 @@ export const PortfolioHistoryPoint = Schema.Struct({
   netFlow: SignedAmount6.annotations({ description: "sold - bought" }),
   cumulativeNetFlow: SignedAmount6.annotations({ description: "netFlow summed over every bucket up to and including this one" }),
   tradeCount: Count,
-  marketIds: Schema.Array(Uint256).annotations({ description: "markets traded in the bucket" })
+  marketIds: Schema.Array(Uint256).annotations({ description: "markets traded in the bucket" }),
+  value: Amount6.annotations({
+    description:
+      "what the shares held at the end of the bucket were worth then: each market marked at its last price by then (the bucket's close, carried forward), winning shares 1 and losing 0 once resolved"
+  }),
+  cost: Amount6.annotations({ description: "cost basis of the positions open at the end of the bucket" }),
+  unrealizedPnl: SignedAmount6.annotations({ description: "value - cost" }),
+  realizedPnl: SignedAmount6.annotations({ description: "realized up to the end of the bucket, over every position" }),
+  totalPnl: SignedAmount6.annotations({ description: "realizedPnl + unrealizedPnl" }),
+  openPositions: Count.annotations({ description: "positions with a share on either side at the end of the bucket" })
 }).annotations({
   identifier: "PortfolioHistoryPoint",
   title: "Portfolio history point",
-  description: "the cash flow of a user's router trades (as recipient) in one time bucket"
+  description:
+    "a user's portfolio at the end of one time bucket (value, cost basis, P&L, marked as the snapshot marks it) beside the cash flow of their router trades (as recipient) in the bucket"
 })
+export type PortfolioHistoryPoint = typeof PortfolioHistoryPoint.Type
 
 export const PortfolioHistoryQuery = strictQuery({
   timeframe: withDefault(literalParam("timeframe", TIMEFRAMES, "bucket length, default 1d"), () => "1d" as const),
@@ -93,7 +105,13 @@ export class PortfolioGroup extends HttpApiGroup.make("portfolio")
       .setUrlParams(PortfolioHistoryQuery)
       .addSuccess(IndexerList(PortfolioHistoryPoint))
       .addError(IndexerInvalidAddress.wire)
-      .annotate(OpenApi.Summary, "Cash flow of the user's router trades per time bucket, oldest first; only buckets with trades")
+      .annotate(OpenApi.Summary, "Historical portfolio: value, cost basis and P&L at the end of each time bucket, with the cash flow of the user's router trades in it")
+      .annotate(
+        OpenApi.Description,
+        "Oldest first; a bucket is listed when the user received a router trade in it, one of the user's positions moved in it, or a market the user has held since an earlier or the same bucket has a price snapshot or resolved in it: between two listed buckets nothing shown changes. " +
+          "Positions are those of `/api/portfolio/{address}` as they stood at the end of the bucket (kept per minute, so every timeframe is exact), marked at the bucket's close carried forward (before a market's first price: its current price if it has not traded yet, else 0.5), winning shares 1 and losing 0 once resolved. " +
+          "The last listed bucket's value, cost and P&L are the snapshot's."
+      )
   )
   .add(
     HttpApiEndpoint.get("pnl", "/api/portfolio/:address/pnl")

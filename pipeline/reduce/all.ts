@@ -2,7 +2,8 @@
  * The one dispatcher from decoded events to every reducer. Pure, like each reducer it calls.
  *
  * Order within one event: the first slice (markets.ts) runs first, so candles see exactly the
- * price snapshots it appended for this event.
+ * price snapshots it appended for this event. Last, every position the event moved is copied
+ * into its history row (positions.ts, `recordMoves`).
  */
 import type { DomainEvent } from "../../schema/domain-events.js"
 import { onDiamondCut, onFeeChange, onHookUpgrade, onPause, onRoleChange } from "./admin.js"
@@ -13,9 +14,15 @@ import { onDustRefunded, onTokensCreated, onTransfer } from "./holders.js"
 import { reduceEvent, tradeVolume, type Located, type ProtocolContracts } from "./markets.js"
 import { onChallengeDelay, onFeedChanged, onFeedRegistered, onOracleApproval, onReport, onReportAdmin } from "./oracles.js"
 import { onFeeCollected, onOrderCancelled, onOrderMatched, onOrderPlaced, onTakerFilled } from "./orders.js"
+import { recordMoves } from "./positions.js"
 import type { State } from "./state.js"
 
 export const reduceAll = (s: State, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
+  dispatch(s, event, at, protocol)
+  if (s.moved.size > 0) recordMoves(s.moved, s.rows.positionHistory, at.timestamp)
+}
+
+const dispatch = (s: State, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
   const snapshots = s.appended.priceSnapshots.length
   reduceEvent(s, event, at, protocol)
   for (let i = snapshots; i < s.appended.priceSnapshots.length; i++) onPriceSnapshot(s, s.appended.priceSnapshots[i]!)

@@ -14,8 +14,13 @@
  *   removed cost is rounded down and the rest stays in the basis), so for every user and market
  *   realized + (mark value - cost basis) = USDC received + mark value - USDC paid;
  * - a position's balances are the shares its owner holds or has locked in live SELL orders:
- *   escrow is not a movement (the exchange holds them for the owner until a fill or a cancel).
+ *   escrow is not a movement (the exchange holds them for the owner until a fill or a cancel);
+ * - every position a move changes is added to `moved` (when the ledger has it), and the
+ *   dispatcher copies it into `position_history` at the event's minute (`recordMoves`): a
+ *   history row is the position as it stood at the end of that minute.
  */
+import { getRow, putRow, rowKey, type Rows } from "./rows.js"
+
 export interface PositionRow {
   readonly user: string
   readonly marketId: bigint
@@ -53,6 +58,54 @@ export interface Ledger {
   readonly positions: Map<string, PositionRow>
   readonly users: Map<string, UserRow>
   readonly protocol: { totalUsers: bigint }
+  /** Positions moved by the event being folded (a full state has it; see `recordMoves`). */
+  readonly moved?: Set<PositionRow>
+}
+
+/**
+ * A position as it stood at the end of one minute in which it moved (`/api/portfolio/:address/history`
+ * carries it forward until its next row). One row per (user, market, minute) however many moves
+ * the minute held, so the table never has more rows than moves.
+ */
+export interface PositionHistoryRow {
+  readonly user: string
+  readonly marketId: bigint
+  /** Unix seconds at the start of the minute (a multiple of 60). */
+  readonly minute: number
+  yesBalance: bigint
+  noBalance: bigint
+  yesCost: bigint
+  noCost: bigint
+  realizedPnl: bigint
+}
+
+/** Minutes: the finest timeframe of the history endpoint, so every timeframe (1m..1w) is exact. */
+export const HISTORY_SECONDS = 60
+
+export const historyMinute = (timestamp: number) => timestamp - (timestamp % HISTORY_SECONDS)
+
+export const historyKey = (user: string, marketId: bigint, minute: number) => rowKey(user, marketId, minute)
+
+/**
+ * Copies every position the event moved into its history row at the event's minute, then
+ * forgets them. Block timestamps only grow, so a row of an earlier minute is never written again.
+ */
+export const recordMoves = (moved: Set<PositionRow>, history: Rows<PositionHistoryRow>, timestamp: number): void => {
+  const minute = historyMinute(timestamp)
+  for (const p of moved) {
+    const key = historyKey(p.user, p.marketId, minute)
+    const row = getRow(history, key, "position_history")
+    if (row === undefined) {
+      putRow(history, key, { user: p.user, marketId: p.marketId, minute, yesBalance: p.yesBalance, noBalance: p.noBalance, yesCost: p.yesCost, noCost: p.noCost, realizedPnl: p.realizedPnl }, "position_history")
+    } else {
+      row.yesBalance = p.yesBalance
+      row.noBalance = p.noBalance
+      row.yesCost = p.yesCost
+      row.noCost = p.noCost
+      row.realizedPnl = p.realizedPnl
+    }
+  }
+  moved.clear()
 }
 
 export const positionKey = (user: string, marketId: bigint) => `${user}:${marketId}`
@@ -110,6 +163,7 @@ export const acquire = (w: Ledger, protocol: ProtocolContracts, user: string, ma
     p.noBalance += shares
     p.noCost += cost
   }
+  w.moved?.add(p)
 }
 
 /**
@@ -131,6 +185,7 @@ export const dispose = (w: Ledger, protocol: ProtocolContracts, user: string, ma
     p.noCost -= cost
   }
   realize(w, p, proceeds - cost)
+  w.moved?.add(p)
 }
 
 const PRICE_UNIT = 1_000_000n

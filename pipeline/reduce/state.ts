@@ -18,6 +18,7 @@ import type {
   OracleApprovalRow
 } from "./oracles.js"
 import type { BookLevelRow, FeeRow, MatchRow, OrderRow, PendingFill, TakerFillRow } from "./orders.js"
+import type { PositionHistoryRow, PositionRow } from "./positions.js"
 import { emptyRows, type Rows } from "./rows.js"
 
 /** Mutable tables, each keyed as its module's `...Key` function says. */
@@ -35,6 +36,7 @@ export interface KeyedRows {
   readonly pools: Rows<PoolRow>
   readonly lpPositions: Rows<LiquidityPositionRow>
   readonly candles: Rows<CandleRow>
+  readonly positionHistory: Rows<PositionHistoryRow>
 }
 
 /** Append-only tables: rows of this batch, in chain order. */
@@ -57,11 +59,13 @@ export interface State extends Working {
   readonly logs: AppendedLogs
   /** Fills of order ids not placed yet (see orders.ts); never written. */
   readonly pendingFills: Map<string, PendingFill>
+  /** Positions the event being folded moved (positions.ts); empty between events, never written. */
+  readonly moved: Set<PositionRow>
 }
 
 export const KEYED_NAMES = [
   "outcomeTokens", "holders", "orders", "bookLevels", "eventGroups", "approvedOracles", "manualOracles",
-  "reports", "feedMarkets", "pauseStates", "pools", "lpPositions", "candles"
+  "reports", "feedMarkets", "pauseStates", "pools", "lpPositions", "candles", "positionHistory"
 ] as const satisfies ReadonlyArray<keyof KeyedRows>
 
 export const LOG_NAMES = [
@@ -79,4 +83,4 @@ export const emptyKeyedRows = (strict: boolean): KeyedRows =>
 export const emptyLogs = (): AppendedLogs => Object.fromEntries(LOG_NAMES.map((name) => [name, []])) as unknown as AppendedLogs
 
 /** A state built from nothing (not strict): for reducer tests and whole-chain folds in memory. */
-export const emptyState = (): State => ({ ...emptyWorking(), rows: emptyKeyedRows(false), logs: emptyLogs(), pendingFills: new Map() })
+export const emptyState = (): State => ({ ...emptyWorking(), rows: emptyKeyedRows(false), logs: emptyLogs(), pendingFills: new Map(), moved: new Set() })

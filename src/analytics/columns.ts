@@ -13,7 +13,7 @@
  *   (raw * 1) and adds the scales, so the result is the raw integer at scale 6, exactly;
  * - every other uint256/int256 (ids, indexes, counts, v4 liquidity, sqrtPriceX96, feed prices)
  *   is DECIMAL(38,0), exact;
- * - unix seconds (`timestamp`, `bucket`, `*_at`, `*_time`) are TIMESTAMP (UTC): Postgres writes
+ * - unix seconds (`timestamp`, `bucket`, `minute`, `*_at`, `*_time`) are TIMESTAMP (UTC): Postgres writes
  *   the integer, DuckDB makes the timestamp from its microseconds (no time zone involved);
  * - block numbers and counts kept as BIGINT in Postgres stay BIGINT; text stays VARCHAR
  *   (addresses and hashes are lowercase hex, as the pipeline writes them); jsonb is JSON, except
@@ -46,7 +46,8 @@ export const UNIT_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
   order_match: ["amount", "price"],
   taker_fill: ["total_filled", "total_cost"],
   exchange_fee: ["amount"],
-  candle: ["open", "high", "low", "close", "volume"]
+  candle: ["open", "high", "low", "close", "volume"],
+  position_history: ["yes_balance", "no_balance", "yes_cost", "no_cost", "realized_pnl"]
 }
 
 /** jsonb columns holding a JSON array of uint256 decimal strings (the `bigList` codec). */
@@ -57,7 +58,7 @@ const DECIMAL_LIST_COLUMNS: ReadonlySet<string> = new Set(
 )
 
 /** Unix-seconds columns by name, when their Postgres type is an integer or numeric. */
-const isTimeName = (name: string) => name === "timestamp" || name === "bucket" || /_(at|time)$/.test(name)
+const isTimeName = (name: string) => name === "timestamp" || name === "bucket" || name === "minute" || /_(at|time)$/.test(name)
 
 export type Meaning = "units" | "raw" | "time" | "integer" | "boolean" | "text" | "json" | "decimal_list" | "timestamptz" | "decimal"
 

@@ -415,3 +415,31 @@ describe("P&L property over generated event sequences", () => {
     )
   })
 })
+
+describe("position history", () => {
+  const at = (event: DomainEvent, timestamp: number): Step => ({ event, timestamp })
+  const T = 1_700_000_040 // the start of a minute
+  it("keeps each position as it stood at the end of every minute it moved, one row per minute", () => {
+    const s = run([
+      at(trade(alice, 0, 30n * USDC, 50n * USDC), T),
+      at(trade(alice, 1, 20n * USDC, 16n * USDC), T + 59),
+      at(split(alice, 10n * USDC), T + 60),
+      at(trade(bob, 0, 1n * USDC, 2n * USDC, carol), T + 61)
+    ])
+    const history = [...s.rows.positionHistory.map.values()].filter((r) => r !== null)
+    const alices = history.filter((r) => r.user === alice).sort((a, b) => a.minute - b.minute)
+    expect(alices).toHaveLength(2)
+    // The first minute's row is the position after both trades of that minute.
+    expect(alices[0]).toMatchObject({ minute: T, yesBalance: 30n * USDC, yesCost: 18n * USDC, noBalance: 0n, realizedPnl: 4n * USDC })
+    // The last row is the position as it stands.
+    expect(alices[1]).toMatchObject({ minute: T + 60, ...pos(s, alice) })
+    expect(history.filter((r) => r.user === carol)).toEqual([expect.objectContaining({ minute: T + 60, yesBalance: 2n * USDC, yesCost: 1n * USDC })])
+    // bob paid but received nothing: his position moved by nothing, so no row.
+    expect(history.filter((r) => r.user === bob)).toEqual([])
+  })
+
+  it("gives protocol contracts no history", () => {
+    const s = run([at(trade(alice, 0, 30n * USDC, 50n * USDC, ROUTER), T), transfer(YES, alice, POOL_MANAGER, 1n)])
+    expect([...s.rows.positionHistory.map.values()].filter((r) => r !== null && PROTOCOL.includes(r.user))).toEqual([])
+  })
+})

@@ -1,10 +1,13 @@
-/** Reads of `position`, `market`, `trade` and `user_stats` for a user's portfolio (see `portfolio.ts`). */
-import { SqlClient } from "@effect/sql"
+/**
+ * Reads of `position`, `position_history`, `market`, `candle`, `trade` and `user_stats` for a
+ * user's portfolio (see `portfolio.ts`).
+ */
+import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { timeframeSeconds, type Timeframe } from "../../../schema/enums.js"
 import type { Address } from "../../../schema/primitives.js"
 import { PRICE_SCALE } from "../../../schema/primitives.js"
-import type { Portfolio, PortfolioHistoryQuery, PortfolioPnl, PortfolioPosition } from "../portfolio.js"
+import type { Portfolio, PortfolioHistoryPoint, PortfolioHistoryQuery, PortfolioPnl, PortfolioPosition } from "../portfolio.js"
 import { checkRange, pageOf, read } from "./db.js"
 import { toPosition, type PositionRow } from "./market-book.js"
 import { marketStatus } from "./markets.js"
@@ -91,25 +94,91 @@ export const readPnl = (address: Address) =>
 /** Weeks start on Monday 00:00 UTC (unix time 0 was a Thursday), as candle buckets do. */
 const bucketOffset = (timeframe: Timeframe) => (timeframe === "1w" ? 4 * 86_400 : 0)
 
+/** One of the user's markets as it stands at the end of one bucket (see `markAtBucket`). */
+interface CarriedRow {
+  readonly bucket: string
+  readonly yes_balance: string
+  readonly no_balance: string
+  readonly yes_cost: string
+  readonly no_cost: string
+  readonly realized_pnl: string
+  /** The latest close at or before the bucket in the query's timeframe (null: no price snapshot yet). */
+  readonly close: string | null
+  readonly traded: boolean
+  readonly yes_price: string
+  readonly is_resolved: boolean
+  readonly outcome: boolean | null
+  readonly resolved_at: string | null
+}
+
+/** Before a market's first price snapshot: its opening price (see `markAtBucket`). */
+const SPLIT_PRICE = PRICE_SCALE / 2n
+
+/**
+ * What a position's shares were worth at the end of a bucket, marked as the snapshot marks them
+ * now (`markPosition`): a market resolved by then pays 1 per winning share and 0 per losing
+ * share; otherwise its last price by then, the bucket's close carried forward (candles of the
+ * same timeframe, so the same snapshots as `yesPrice`). Before its first snapshot, a market that
+ * has not traded yet is marked at its current price (the pool's initial price, 0.5 before the
+ * pool); one that has traded since at 0.5, the price of a split (the initial pool price is not
+ * kept; a pool opens within 0.475..0.525).
+ */
+export const markAtBucket = (row: CarriedRow, bucketEnd: number): bigint => {
+  const yes = BigInt(row.yes_balance)
+  const no = BigInt(row.no_balance)
+  if (row.is_resolved && row.outcome !== null && row.resolved_at !== null && Number(row.resolved_at) < bucketEnd) return row.outcome ? yes : no
+  const price = row.close !== null ? BigInt(row.close) : row.traded ? SPLIT_PRICE : BigInt(row.yes_price)
+  return (yes * price) / PRICE_SCALE + (no * (PRICE_SCALE - price)) / PRICE_SCALE
+}
+
+/** Value, cost basis and realized P&L summed over the user's markets at the end of each bucket. */
+interface BucketTotals {
+  value: bigint
+  cost: bigint
+  realizedPnl: bigint
+  openPositions: number
+}
+
+/**
+ * The series: every bucket in which the user's portfolio changed, oldest first. A bucket is
+ * listed when the user received a router trade in it (the cash flows), when one of the user's
+ * positions moved in it (`position_history`), when a market the user has had a position in
+ * since an earlier or the same bucket has a price snapshot in it, or when such a market resolved
+ * in it. Between two listed buckets nothing the series shows changed.
+ */
 export const readPortfolioHistory = (address: Address, query: PortfolioHistoryQuery) =>
   Effect.gen(function* () {
     yield* checkRange(query.from, query.to)
     const sql = yield* SqlClient.SqlClient
     const seconds = timeframeSeconds(query.timeframe)
     const offset = bucketOffset(query.timeframe)
+    const bucketOf = (column: Statement.Fragment) => sql`((${column} - ${offset}) / ${seconds}) * ${seconds} + ${offset}`
     // Running totals over every bucket first, then the from/to window, so cumulativeNetFlow counts earlier flows.
     const series = sql`
       with flows as (
-        select ((timestamp - ${offset}) / ${seconds}) * ${seconds} + ${offset} as bucket,
+        select ${bucketOf(sql`timestamp`)} as bucket,
                coalesce(sum(amount_in) filter (where trade_type in (0, 2)), 0) as bought,
                coalesce(sum(amount_out) filter (where trade_type in (1, 3)), 0) as sold,
                count(*) as trades,
                (array_agg(distinct market_id order by market_id))::text[] as market_ids
         from trade where recipient = ${address} group by 1
+      ),
+      held as (
+        select h.market_id, min(h.minute) as first_minute, m.is_resolved, m.outcome, m.resolved_at
+        from position_history h join market m on m.id = h.market_id
+        where h.user_address = ${address} group by h.market_id, m.is_resolved, m.outcome, m.resolved_at
+      ),
+      points as (
+        select bucket from flows
+        union select ${bucketOf(sql`minute`)} from position_history where user_address = ${address}
+        union select c.bucket from held k join candle c
+          on c.market_id = k.market_id and c.timeframe = ${query.timeframe} and c.close is not null and c.bucket >= ${bucketOf(sql`k.first_minute`)}
+        union select ${bucketOf(sql`k.resolved_at`)} from held k where k.is_resolved and k.outcome is not null and k.resolved_at >= k.first_minute
       )
-      select bucket, bought, sold, trades, market_ids,
-             sum(sold - bought) over (order by bucket rows between unbounded preceding and current row) as cumulative
-      from flows`
+      select p.bucket, coalesce(f.bought, 0) as bought, coalesce(f.sold, 0) as sold, coalesce(f.trades, 0) as trades,
+             coalesce(f.market_ids, '{}') as market_ids,
+             sum(coalesce(f.sold, 0) - coalesce(f.bought, 0)) over (order by p.bucket rows between unbounded preceding and current row) as cumulative
+      from points p left join flows f on f.bucket = p.bucket`
     const where = sql.and([
       ...(query.from === undefined ? [] : [sql`bucket >= ${query.from}`]),
       ...(query.to === undefined ? [] : [sql`bucket <= ${query.to}`])
@@ -121,15 +190,66 @@ export const readPortfolioHistory = (address: Address, query: PortfolioHistoryQu
       sql<{ count: string }>`select count(*) as count from (${series}) s where ${where}`,
       query.offset
     )
-    const data = page.rows.map((row) => ({
-      timeframe: query.timeframe,
-      timestamp: Number(row.bucket),
-      bought: BigInt(row.bought),
-      sold: BigInt(row.sold),
-      netFlow: BigInt(row.sold) - BigInt(row.bought),
-      cumulativeNetFlow: BigInt(row.cumulative),
-      tradeCount: Number(row.trades),
-      marketIds: row.market_ids.map((id) => BigInt(id))
-    }))
+    const totals = yield* carriedTotals(address, query.timeframe, page.rows.map((row) => Number(row.bucket)))
+    const data = page.rows.map((row): PortfolioHistoryPoint => {
+      const t = totals.get(Number(row.bucket)) ?? { value: 0n, cost: 0n, realizedPnl: 0n, openPositions: 0 }
+      return {
+        timeframe: query.timeframe,
+        timestamp: Number(row.bucket),
+        bought: BigInt(row.bought),
+        sold: BigInt(row.sold),
+        netFlow: BigInt(row.sold) - BigInt(row.bought),
+        cumulativeNetFlow: BigInt(row.cumulative),
+        tradeCount: Number(row.trades),
+        marketIds: row.market_ids.map((id) => BigInt(id)),
+        value: t.value,
+        cost: t.cost,
+        unrealizedPnl: t.value - t.cost,
+        realizedPnl: t.realizedPnl,
+        totalPnl: t.realizedPnl + t.value - t.cost,
+        openPositions: t.openPositions
+      }
+    })
     return { data, meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)
+
+/**
+ * The portfolio at the end of each of `buckets`: per market, the user's latest `position_history`
+ * row up to the bucket's end (the position as it stood then) marked at that bucket (`markAtBucket`);
+ * value and cost over the positions open then (a share on either side), realized P&L over all,
+ * as the snapshot sums them.
+ */
+const carriedTotals = (address: Address, timeframe: Timeframe, buckets: ReadonlyArray<number>) =>
+  Effect.gen(function* () {
+    const totals = new Map<number, BucketTotals>()
+    if (buckets.length === 0) return totals
+    const sql = yield* SqlClient.SqlClient
+    const seconds = timeframeSeconds(timeframe)
+    const rows = yield* sql<CarriedRow>`
+      select b.bucket, h.yes_balance, h.no_balance, h.yes_cost, h.no_cost, h.realized_pnl, c.close, m.yes_price, m.is_resolved, m.outcome, m.resolved_at,
+             exists (select 1 from candle t where t.market_id = k.market_id and t.timeframe = ${timeframe} and t.close is not null) as traded
+      from unnest(${buckets}::bigint[]) as b(bucket)
+      cross join (select distinct market_id from position_history where user_address = ${address}) k
+      join market m on m.id = k.market_id
+      cross join lateral (
+        select * from position_history h
+        where h.user_address = ${address} and h.market_id = k.market_id and h.minute < b.bucket + ${seconds}
+        order by h.minute desc limit 1
+      ) h
+      left join lateral (
+        select close from candle c
+        where c.market_id = k.market_id and c.timeframe = ${timeframe} and c.bucket <= b.bucket and c.close is not null
+        order by c.bucket desc limit 1
+      ) c on true`
+    for (const row of rows) {
+      const bucket = Number(row.bucket)
+      let t = totals.get(bucket)
+      if (t === undefined) totals.set(bucket, (t = { value: 0n, cost: 0n, realizedPnl: 0n, openPositions: 0 }))
+      t.realizedPnl += BigInt(row.realized_pnl)
+      if (BigInt(row.yes_balance) === 0n && BigInt(row.no_balance) === 0n) continue
+      t.value += markAtBucket(row, bucket + seconds)
+      t.cost += BigInt(row.yes_cost) + BigInt(row.no_cost)
+      t.openPositions += 1
+    }
+    return totals
+  })
