@@ -35,7 +35,7 @@ export class Freshness extends Context.Tag("IndexerFreshness")<
   }
 >() {}
 
-const readCheckpoint = (chainId: number) =>
+export const readCheckpoint = (chainId: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ block_number: string; block_hash: string }>`select block_number, block_hash from indexer_checkpoint where chain_id = ${chainId}`
   ).pipe(Effect.map((rows) => (rows[0] === undefined ? null : { block: Number(rows[0].block_number), hash: rows[0].block_hash })))
