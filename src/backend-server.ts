@@ -1,10 +1,8 @@
 /** The backend API served on HOST:BACKEND_PORT, for this process's configuration (see http/backend/api.ts), with the WebSocket stream at /ws/realtime on the same server (http/ws/server.ts). */
-import { NodeHttpServer } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
-import { createServer } from "node:http"
 import { backendHttpLayer } from "../http/backend/api.js"
 import { IndexerEndpoint, listening } from "../http/indexer/api.js"
-import { realtimeLayer } from "../http/ws/server.js"
+import { httpServerWithRealtime } from "../http/ws/server.js"
 import { NoSessions } from "../http/ws/sessions.js"
 import { BuildInfoLive } from "./build-info.js"
 import { AppConfig } from "./config.js"
@@ -13,13 +11,8 @@ export const BackendServerLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const { url } = yield* IndexerEndpoint
-    const server = createServer()
-    return Layer.mergeAll(
-      backendHttpLayer({ chainId: config.chainId, indexerUrl: url }),
-      Layer.effectDiscard(listening("backend")),
-      realtimeLayer(server, { chainId: config.chainId })
-    ).pipe(
-      Layer.provide(NodeHttpServer.layer(() => server, { port: config.backendPort, host: config.host })),
+    return Layer.merge(backendHttpLayer({ chainId: config.chainId, indexerUrl: url }), Layer.effectDiscard(listening("backend"))).pipe(
+      Layer.provide(httpServerWithRealtime({ port: config.backendPort, host: config.host }, { chainId: config.chainId })),
       Layer.provide([BuildInfoLive, NoSessions])
     )
   })

@@ -8,8 +8,11 @@
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
-import { Effect, Either, Layer, Runtime, Schema } from "effect"
-import type { IncomingMessage, Server } from "node:http"
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Either, Layer, Runtime, Schema } from "effect"
+import { createServer, type IncomingMessage, type Server } from "node:http"
+import type { ListenOptions } from "node:net"
 import type { Duplex } from "node:stream"
 import { WebSocketServer, type WebSocket } from "ws"
 import { marketIdToHex } from "../../schema/primitives.js"
@@ -226,5 +229,34 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
     }
   })
 
-/** `serveRealtime` as a layer, for the server the backend listens on. */
-export const realtimeLayer = (server: Server, options: RealtimeOptions) => Layer.scopedDiscard(serveRealtime(server, options))
+/** The running stream's live figures. */
+export class Realtime extends Context.Tag("Realtime")<Realtime, { readonly stats: () => RealtimeStats }>() {}
+
+/**
+ * An `HttpServer` on a new Node server listening on `listen`, with the stream on its upgrade
+ * requests. Like `NodeHttpServer.layer`, except that `serve` leaves upgrades alone: the stream
+ * owns them (the backend's HttpApi has no socket routes, and its upgrade handler would answer
+ * the same socket with a 404).
+ */
+export const httpServerWithRealtime = (listen: ListenOptions, options: RealtimeOptions) =>
+  Layer.merge(
+    Layer.scopedContext(
+      Effect.gen(function* () {
+        let node: Server | undefined
+        // The Node server's lifecycle (listen, close) is NodeHttpServer's; only `serve` differs.
+        const inner = yield* NodeHttpServer.make(() => (node = createServer()), listen)
+        const realtime = yield* serveRealtime(node!, options)
+        const server = HttpServer.make({
+          address: inner.address,
+          serve: (app, middleware) =>
+            Effect.gen(function* () {
+              const handler = yield* (middleware === undefined ? NodeHttpServer.makeHandler(app) : NodeHttpServer.makeHandler(app, middleware))
+              yield* Effect.addFinalizer(() => Effect.sync(() => node?.off("request", handler)))
+              node?.on("request", handler)
+            })
+        })
+        return Context.make(HttpServer.HttpServer, server).pipe(Context.add(Realtime, realtime))
+      })
+    ),
+    NodeHttpServer.layerContext
+  )
