@@ -42,6 +42,7 @@ let base: string
 let wsUrl: string
 let stats: () => RealtimeStats
 let market: { id: bigint; hex: string }
+let booksOnly: { id: bigint; hex: string }
 const quiet = Logger.withMinimumLogLevel(LogLevel.Error)
 
 const send = (from: number, contract: string, address: Address, fn: string, args: ReadonlyArray<unknown> = []) => client.send(from, contract, address, fn, args)
@@ -72,7 +73,7 @@ beforeAll(async () => {
   const realtime = httpServerWithRealtime({ port: 0, host: "127.0.0.1" }, {
       chainId: 130,
       window: WINDOW,
-      maxSubscriptions: 4,
+      maxSubscriptions: 3,
       maxConnectionsPerIp: 6,
       maxConnections: 9,
       pingIntervalMs: 150,
@@ -101,6 +102,8 @@ beforeAll(async () => {
   await send(ADMIN, "MarketFactory", a.marketFactory, "launch", ["Will the stream keep up?", endTime, a.manualOracle, 50_000n * USDC])
   const id = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
   market = { id, hex: `0x${id.toString(16).padStart(64, "0")}` }
+  await send(ADMIN, "MarketFactory", a.marketFactory, "launch", ["Books only?", endTime, a.manualOracle, 0n])
+  booksOnly = { id: id + 1n, hex: `0x${(id + 1n).toString(16).padStart(64, "0")}` }
   await index()
 }, 240_000)
 
@@ -118,9 +121,11 @@ class Client {
   private wake: (() => void) | undefined
   closed: { code: number; reason: string } | undefined
   autoPong = true
+  pings = 0
   constructor(readonly ws: WebSocket) {
     ws.on("message", (data) => {
       const message = JSON.parse(data.toString())
+      if (message.type === "ping") this.pings++
       if (message.type === "ping" && this.autoPong) ws.send(JSON.stringify({ type: "pong" }))
       if (message.type !== "ping") this.messages.push(message)
       this.wake?.()
@@ -317,4 +322,104 @@ describe("WebSocket stream", () => {
     expect(watcher.pending()).toEqual([])
     watcher.ws.close()
   }, 180_000)
+
+  it("answers bad input with error codes, enforces subscription and connection limits, and keeps user topics to their session", async () => {
+    await until(() => stats().connections === 0)
+    const c = await Client.open()
+    const errorOf = async (message: unknown) => {
+      c.send(message)
+      const answer = await c.next()
+      expect(answer.type, JSON.stringify(answer)).toBe("error")
+      return answer.code
+    }
+    expect(await errorOf("{not json")).toBe("BAD_JSON")
+    expect(await errorOf({ type: "subscribe" })).toBe("BAD_MESSAGE")
+    expect(await errorOf({ type: "resume", topic: "trades", marketId: "1", stream: "s", seq: -1 })).toBe("BAD_MESSAGE")
+    expect(await errorOf({ type: "subscribe", topic: "candles", marketId: "1" })).toBe("INVALID_TOPIC")
+    expect(await errorOf({ type: "subscribe", topic: "trades", marketId: "one" })).toBe("INVALID_MARKET_ID")
+    expect(await errorOf({ type: "subscribe", topic: "trades", marketId: `0x1${"0".repeat(64)}` })).toBe("INVALID_MARKET_ID")
+    expect(await errorOf({ type: "subscribe", topic: "trades", marketId: "999" })).toBe("MARKET_NOT_FOUND")
+    expect(await errorOf({ type: "subscribe", topic: "user-trades", subject: "0x12" })).toBe("INVALID_ADDRESS")
+    const alice = client.address(ALICE).toLowerCase()
+    const bob = client.address(BOB).toLowerCase()
+    expect(await errorOf({ type: "subscribe", topic: "user-orders", subject: alice })).toBe("AUTH_REQUIRED")
+
+    // Subscriptions: three per connection here; an unsubscribe frees one.
+    for (const topic of TOPICS) c.send({ type: "subscribe", topic, marketId: market.hex })
+    for (let i = 0; i < 6; i++) expect(["subscribed", "snapshot"]).toContain((await c.next()).type)
+    expect(await errorOf({ type: "subscribe", topic: "orderbook", marketId: booksOnly.hex })).toBe("TOO_MANY_SUBSCRIPTIONS")
+    c.send({ type: "unsubscribe", topic: "trades", marketId: market.hex })
+    expect(await c.next()).toEqual({ type: "unsubscribed", topic: "trades", marketId: market.hex })
+    c.send({ type: "subscribe", topic: "orderbook", marketId: booksOnly.id.toString() })
+    expect(await c.next()).toEqual({ type: "subscribed", topic: "orderbook", marketId: booksOnly.hex })
+    expect(await c.next()).toMatchObject({ type: "snapshot", topic: "orderbook", marketId: booksOnly.hex, seq: 0, data: [] })
+
+    // A session proves an address: another address's topics are refused, and a cookie rides only from an allowed origin.
+    const withToken = await Client.open({}, "?token=alice-token")
+    withToken.send({ type: "subscribe", topic: "user-portfolio", subject: bob })
+    expect(await withToken.next()).toMatchObject({ type: "error", code: "FORBIDDEN", subject: bob })
+    const crossSite = await Client.open({ headers: { cookie: "predix_session=alice-cookie", origin: "https://evil.example" } })
+    crossSite.send({ type: "subscribe", topic: "user-positions", subject: alice })
+    expect(await crossSite.next()).toMatchObject({ type: "error", code: "AUTH_REQUIRED" })
+
+    // Connections: six per address, nine in all (c, withToken and crossSite are three of 127.0.0.1's).
+    const same = await Promise.all([1, 2, 3].map(() => Client.open()))
+    const refused = await Client.open()
+    expect(await refused.next()).toMatchObject({ type: "error", code: "TOO_MANY_CONNECTIONS" })
+    expect((await refused.closedWith())?.code).toBe(1013)
+    const other = await Promise.all([1, 2, 3].map(() => Client.open({ localAddress: "127.0.0.2" })))
+    const overCap = await Client.open({ localAddress: "127.0.0.3" })
+    expect(await overCap.next()).toMatchObject({ type: "error", code: "TOO_MANY_CONNECTIONS" })
+    expect((await overCap.closedWith())?.code).toBe(1013)
+    expect(stats().connections).toBe(9)
+    for (const open of [c, withToken, crossSite, ...same, ...other]) open.ws.close()
+    await until(() => stats().connections === 0)
+  }, 60_000)
+
+  it("closes a socket that does not answer ping with 4000, and keeps one that does", async () => {
+    const alive = await Client.open()
+    const silent = await Client.open()
+    silent.autoPong = false
+    expect((await silent.closedWith())?.code).toBe(4000)
+    expect(silent.pings).toBeGreaterThanOrEqual(1)
+    await until(() => alive.pings >= silent.pings + 2)
+    expect(alive.closed).toBeUndefined()
+    alive.send({ type: "subscribe", topic: "trades", marketId: market.hex })
+    expect(await alive.next()).toMatchObject({ type: "subscribed" })
+    alive.ws.close()
+  }, 60_000)
+
+  it("cuts off a consumer whose send buffer goes over the bound with 4008, while another keeps receiving", async () => {
+    const steady = await Client.open()
+    steady.send({ type: "subscribe", topic: "trades", marketId: market.hex })
+    await steady.next()
+    const before = new View()
+    before.apply(await steady.next())
+    const slow = await Client.open()
+    slow.ws.pause()
+    // Each unservable resume is answered with a full snapshot the slow client does not read; the
+    // kernel's socket buffers (megabytes on loopback) fill first, then the server's send buffer.
+    const deadline = Date.now() + 90_000
+    while (stats().closed.slowConsumer === 0 && Date.now() < deadline) {
+      for (let i = 0; i < 200; i++) slow.send({ type: "resume", topic: "trades", marketId: market.hex, stream: "gone", seq: 0 })
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    expect(stats().closed.slowConsumer).toBe(1)
+    await trade(ALICE, 0, 100n * USDC)
+    await index()
+    before.apply(await steady.next())
+    expect(before.deltas).toHaveLength(1)
+    slow.ws.resume()
+    expect((await slow.closedWith())?.code).toBe(4008)
+    expect(steady.closed).toBeUndefined()
+    steady.ws.close()
+  }, 120_000)
 })
+
+const until = async (condition: () => boolean, ms = 30_000) => {
+  const deadline = Date.now() + ms
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not reached")
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
