@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
 import { readCheckpoint, type IndexedHead } from "../indexer/freshness.js"
 import type { Change, ErrorCode, ServerMessage } from "./protocol.js"
-import { readMarketTopic, type Entries, type MarketTopic } from "./topics.js"
+import { readTopic, targetFields, type Entries, type Target, type Topic } from "./topics.js"
 
 export interface FeedOptions {
   readonly chainId: number
@@ -48,9 +48,8 @@ export class FeedError {
 
 interface Feed {
   readonly key: string
-  readonly topic: MarketTopic
-  readonly marketId: bigint
-  readonly marketHex: string
+  readonly topic: Topic
+  readonly target: Target
   readonly stream: string
   readonly lock: Effect.Semaphore
   readonly subscribers: Set<Subscriber>
@@ -90,9 +89,9 @@ export const makeFeeds = (options: FeedOptions) =>
     let lastHead: IndexedHead | null = null
     const wake = yield* Queue.sliding<void>(1)
 
-    const read = (feed: Feed) => readMarketTopic(options.chainId, feed.topic, feed.marketId, window).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    const read = (feed: Feed) => readTopic(options.chainId, feed.topic, feed.target, window).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     const position = (feed: Feed) => ({ stream: feed.stream, seq: feed.seq, block: feed.head?.block ?? null, hash: feed.head?.hash ?? null })
-    const address = (feed: Feed) => ({ topic: feed.topic, marketId: feed.marketHex })
+    const address = (feed: Feed) => ({ topic: feed.topic, ...targetFields(feed.target) })
     const snapshot = (feed: Feed): ServerMessage => ({
       type: "snapshot",
       ...address(feed),
@@ -159,19 +158,17 @@ export const makeFeeds = (options: FeedOptions) =>
     )
 
     /**
-     * Attaches `subscriber` to the feed of (topic, market): it gets `subscribed`, then the deltas
-     * after `resume.seq` when the feed still holds them all, else a snapshot.
+     * Attaches `subscriber` to the feed `key` (see `feedKey`) of (topic, target): it gets
+     * `subscribed`, then the deltas after `resume.seq` when the feed still holds them all, else a snapshot.
      */
-    const subscribe = (topic: MarketTopic, marketId: bigint, marketHex: string, subscriber: Subscriber, resume?: { readonly stream: string; readonly seq: number }) =>
+    const subscribe = (key: string, topic: Topic, target: Target, subscriber: Subscriber, resume?: { readonly stream: string; readonly seq: number }) =>
       Effect.gen(function* () {
-        const key = `${topic}|${marketHex}`
         let feed = feeds.get(key)
         if (feed === undefined) {
           feed = {
             key,
             topic,
-            marketId,
-            marketHex,
+            target,
             stream: randomUUID(),
             lock: yield* Effect.makeSemaphore(1),
             subscribers: new Set(),
@@ -184,31 +181,31 @@ export const makeFeeds = (options: FeedOptions) =>
           }
           feeds.set(key, feed)
         }
-        const target = feed
-        yield* target.lock.withPermits(1)(
+        const current = feed
+        yield* current.lock.withPermits(1)(
           Effect.gen(function* () {
-            if (!target.loaded) {
-              const first = yield* read(target).pipe(
+            if (!current.loaded) {
+              const first = yield* read(current).pipe(
                 Effect.mapError(feedError),
-                Effect.tapError(() => Effect.sync(() => target.subscribers.size === 0 && feeds.get(key) === target && feeds.delete(key)))
+                Effect.tapError(() => Effect.sync(() => current.subscribers.size === 0 && feeds.get(key) === current && feeds.delete(key)))
               )
-              target.state = toState(first.entries)
-              target.head = first.head
-              target.loaded = true
+              current.state = toState(first.entries)
+              current.head = first.head
+              current.loaded = true
             }
-            target.subscribers.add(subscriber)
-            target.idleSince = null
-            subscriber.deliver({ type: "subscribed", ...address(target) })
-            const oldest = target.history[0]?.seq ?? target.seq + 1
-            if (resume !== undefined && resume.stream === target.stream && resume.seq <= target.seq && resume.seq + 1 >= oldest) {
-              for (const delta of target.history) if (delta.seq > resume.seq) subscriber.deliver(delta)
-            } else subscriber.deliver(snapshot(target))
+            current.subscribers.add(subscriber)
+            current.idleSince = null
+            subscriber.deliver({ type: "subscribed", ...address(current) })
+            const oldest = current.history[0]?.seq ?? current.seq + 1
+            if (resume !== undefined && resume.stream === current.stream && resume.seq <= current.seq && resume.seq + 1 >= oldest) {
+              for (const delta of current.history) if (delta.seq > resume.seq) subscriber.deliver(delta)
+            } else subscriber.deliver(snapshot(current))
           })
         )
       })
 
-    const unsubscribe = (topic: MarketTopic, marketHex: string, subscriber: Subscriber) => {
-      const feed = feeds.get(`${topic}|${marketHex}`)
+    const unsubscribe = (key: string, subscriber: Subscriber) => {
+      const feed = feeds.get(key)
       if (feed === undefined || !feed.subscribers.delete(subscriber)) return false
       if (feed.subscribers.size === 0) feed.idleSince = Date.now()
       return true
@@ -216,5 +213,8 @@ export const makeFeeds = (options: FeedOptions) =>
 
     return { subscribe, unsubscribe, feedCount: () => feeds.size }
   })
+
+/** The key of the feed of (topic, target): one feed per key per instance. */
+export const feedKey = (topic: Topic, target: Target) => `${topic}|${"subject" in target ? target.subject : target.marketHex}`
 
 export type Feeds = Effect.Effect.Success<ReturnType<typeof makeFeeds>>

@@ -15,11 +15,11 @@ import { createServer, type IncomingMessage, type Server } from "node:http"
 import type { ListenOptions } from "node:net"
 import type { Duplex } from "node:stream"
 import { WebSocketServer, type WebSocket } from "ws"
-import { marketIdToHex } from "../../schema/primitives.js"
-import { FeedError, makeFeeds, type FeedOptions, type Subscriber } from "./feeds.js"
+import { marketIdToHex, type Address } from "../../schema/primitives.js"
+import { FeedError, feedKey, makeFeeds, type FeedOptions, type Subscriber } from "./feeds.js"
 import { ClientMessage, CLOSE, type ErrorCode, type ServerMessage } from "./protocol.js"
 import { RealtimeSessions } from "./sessions.js"
-import { MARKET_TOPICS, USER_TOPICS, type MarketTopic } from "./topics.js"
+import { MARKET_TOPICS, targetFields, USER_TOPICS, type Target, type Topic } from "./topics.js"
 
 export interface RealtimeOptions extends FeedOptions {
   readonly path?: string
@@ -154,36 +154,36 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
           return
         }
         const { topic } = message
+        let target: Target
         if ((USER_TOPICS as ReadonlyArray<string>).includes(topic)) {
           if (message.subject === undefined || !ADDRESS.test(message.subject)) return fail("INVALID_ADDRESS", "a user topic needs subject: a 0x address", { topic })
-          const subject = message.subject.toLowerCase()
+          const subject = message.subject.toLowerCase() as Address
           const proven = await identities
           if (proven.length === 0) return fail("AUTH_REQUIRED", "user topics need a session (cookie or ?token=)", { topic, subject })
           if (!proven.includes(subject)) return fail("FORBIDDEN", "the subject must be the session's address or smart account", { topic, subject })
-          // Session lookups arrive with the sessions work; until a layer proves someone, this is unreachable.
-          return fail("INVALID_TOPIC", "user topics are not served by this instance yet", { topic, subject })
-        }
-        if (!(MARKET_TOPICS as ReadonlyArray<string>).includes(topic))
-          return fail("INVALID_TOPIC", `topics: ${[...MARKET_TOPICS, ...USER_TOPICS].join(", ")}`, { topic })
-        const market = parseMarketId(message.marketId)
-        if (market === undefined) return fail("INVALID_MARKET_ID", "marketId: a decimal or 0x-hex uint256", { topic })
-        const key = `${topic}|${market.hex}`
-        const target = { topic, marketId: market.hex }
+          target = { subject }
+        } else if ((MARKET_TOPICS as ReadonlyArray<string>).includes(topic)) {
+          const market = parseMarketId(message.marketId)
+          if (market === undefined) return fail("INVALID_MARKET_ID", "marketId: a decimal or 0x-hex uint256", { topic })
+          target = { marketId: market.id, marketHex: market.hex }
+        } else return fail("INVALID_TOPIC", `topics: ${[...MARKET_TOPICS, ...USER_TOPICS].join(", ")}`, { topic })
+        const key = feedKey(topic as Topic, target)
+        const named = { topic, ...targetFields(target) }
         if (message.type === "unsubscribe") {
           subscriptions.delete(key)
-          feeds.unsubscribe(topic as MarketTopic, market.hex, subscriber)
-          return send({ type: "unsubscribed", ...target })
+          feeds.unsubscribe(key, subscriber)
+          return send({ type: "unsubscribed", ...named })
         }
         if (!subscriptions.has(key) && subscriptions.size >= maxSubscriptions)
-          return fail("TOO_MANY_SUBSCRIPTIONS", `at most ${maxSubscriptions} subscriptions per connection`, target)
+          return fail("TOO_MANY_SUBSCRIPTIONS", `at most ${maxSubscriptions} subscriptions per connection`, named)
         subscriptions.add(key)
         const resume = message.type === "resume" ? { stream: message.stream, seq: message.seq } : undefined
-        const result = await run(Effect.either(feeds.subscribe(topic as MarketTopic, market.id, market.hex, subscriber, resume)))
+        const result = await run(Effect.either(feeds.subscribe(key, topic as Topic, target, subscriber, resume)))
         if (Either.isLeft(result)) {
           subscriptions.delete(key)
           const error = result.left instanceof FeedError ? result.left : new FeedError("SERVICE_UNAVAILABLE", "try again")
-          fail(error.code, error.message, target)
-        } else if (socket.readyState !== socket.OPEN) feeds.unsubscribe(topic as MarketTopic, market.hex, subscriber)
+          fail(error.code, error.message, named)
+        } else if (socket.readyState !== socket.OPEN) feeds.unsubscribe(key, subscriber)
       }
 
       // One message at a time per connection, in arrival order.
@@ -200,10 +200,7 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
         const left = (perIp.get(ip) ?? 1) - 1
         if (left === 0) perIp.delete(ip)
         else perIp.set(ip, left)
-        for (const key of subscriptions) {
-          const [topic, hex] = key.split("|") as [MarketTopic, string]
-          feeds.unsubscribe(topic, hex, subscriber)
-        }
+        for (const key of subscriptions) feeds.unsubscribe(key, subscriber)
         subscriptions.clear()
       })
     }

@@ -38,6 +38,7 @@ let devnet: Devnet
 const scope = Effect.runSync(Scope.make())
 let runtime: ManagedRuntime.ManagedRuntime<any, any>
 let index: () => Promise<void>
+let database: Layer.Layer<any, any>
 let base: string
 let wsUrl: string
 let stats: () => RealtimeStats
@@ -60,7 +61,7 @@ beforeAll(async () => {
   client = new DevnetClient(anvil.url, compileContracts())
   devnet = await deployDevnet(client, { deployedVariants: false })
   const url = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
-  const database = pgClientLayer(Redacted.make(url))
+  database = pgClientLayer(Redacted.make(url))
   runtime = ManagedRuntime.make(database)
   await runtime.runPromise(runMigrations().pipe(quiet))
   const indexer = await runtime.runPromise(
@@ -135,8 +136,8 @@ class Client {
       this.wake?.()
     })
   }
-  static open(options: WebSocket.ClientOptions = {}, query = "") {
-    const ws = new WebSocket(wsUrl + query, options)
+  static open(options: WebSocket.ClientOptions = {}, query = "", url = wsUrl) {
+    const ws = new WebSocket(url + query, options)
     const client = new Client(ws)
     return new Promise<Client>((resolve, reject) => {
       ws.once("open", () => resolve(client))
@@ -361,6 +362,25 @@ describe("WebSocket stream", () => {
     const crossSite = await Client.open({ headers: { cookie: "predix_session=alice-cookie", origin: "https://evil.example" } })
     crossSite.send({ type: "subscribe", topic: "user-positions", subject: alice })
     expect(await crossSite.next()).toMatchObject({ type: "error", code: "AUTH_REQUIRED" })
+    // The session's own topics stream like market topics, equal to REST.
+    withToken.send({ type: "subscribe", topic: "user-trades", subject: alice.toUpperCase().replace("0X", "0x") })
+    expect(await withToken.next()).toEqual({ type: "subscribed", topic: "user-trades", subject: alice })
+    const mine = new View()
+    mine.apply(await withToken.next())
+    const sameSite = await Client.open({ headers: { cookie: "predix_session=alice-cookie", origin: base } })
+    sameSite.send({ type: "subscribe", topic: "user-portfolio", subject: alice })
+    expect(await sameSite.next()).toEqual({ type: "subscribed", topic: "user-portfolio", subject: alice })
+    const portfolio = new View()
+    portfolio.apply(await sameSite.next())
+    await trade(ALICE, 2, 150n * USDC)
+    await index()
+    mine.apply(await withToken.next())
+    expect(mine.deltas[0].changes).toMatchObject([{ op: "upsert", value: { tradeType: "BUY_NO", trader: alice } }])
+    const restTrades = (await rest(`/api/trading/${alice}/trades?limit=${WINDOW}`)).data
+    expect([...mine.state.values()].sort(bySort)).toEqual([...restTrades].sort(bySort))
+    portfolio.apply(await sameSite.next())
+    expect(portfolio.state.get("portfolio")).toEqual((await rest(`/api/trading/${alice}/portfolio`)).data)
+    sameSite.ws.close()
 
     // Connections: six per address, nine in all (c, withToken and crossSite are three of 127.0.0.1's).
     const same = await Promise.all([1, 2, 3].map(() => Client.open()))
@@ -390,21 +410,35 @@ describe("WebSocket stream", () => {
   }, 60_000)
 
   it("cuts off a consumer whose send buffer goes over the bound with 4008, while another keeps receiving", async () => {
-    const steady = await Client.open()
+    // A second instance (its own LISTEN and feeds, as behind a load balancer) without a heartbeat,
+    // which would otherwise close the paused client first.
+    const second = await Effect.runPromise(
+      Layer.buildWithScope(
+        httpServerWithRealtime(
+          { port: 0, host: "127.0.0.1" },
+          { chainId: 130, window: WINDOW, maxBufferedBytes: 64 * 1024, pingIntervalMs: 3_600_000, closeGraceMs: 60_000, checkEveryMs: 60_000 }
+        ).pipe(Layer.provide([database, TestSessions])),
+        scope
+      ).pipe(quiet)
+    )
+    const address = Context.get(second, HttpServer.HttpServer).address
+    const url = `ws://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}/ws/realtime`
+    const secondStats = Context.get(second, Realtime).stats
+    const steady = await Client.open({}, "", url)
     steady.send({ type: "subscribe", topic: "trades", marketId: market.hex })
     await steady.next()
     const before = new View()
     before.apply(await steady.next())
-    const slow = await Client.open()
+    const slow = await Client.open({}, "", url)
     slow.ws.pause()
     // Each unservable resume is answered with a full snapshot the slow client does not read; the
     // kernel's socket buffers (megabytes on loopback) fill first, then the server's send buffer.
     const deadline = Date.now() + 90_000
-    while (stats().closed.slowConsumer === 0 && Date.now() < deadline) {
+    while (secondStats().closed.slowConsumer === 0 && Date.now() < deadline) {
       for (let i = 0; i < 200; i++) slow.send({ type: "resume", topic: "trades", marketId: market.hex, stream: "gone", seq: 0 })
       await new Promise((r) => setTimeout(r, 10))
     }
-    expect(stats().closed.slowConsumer).toBe(1)
+    expect(secondStats().closed.slowConsumer).toBe(1)
     await trade(ALICE, 0, 100n * USDC)
     await index()
     before.apply(await steady.next())
