@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
 import { readCheckpoint, type IndexedHead } from "../indexer/freshness.js"
 import type { Change, ErrorCode, ServerMessage } from "./protocol.js"
-import { readTopic, targetFields, type Entries, type Target, type Topic } from "./topics.js"
+import { isMarketNotFound, readTopic, targetFields, type Entries, type Target, type Topic } from "./topics.js"
 
 export interface FeedOptions {
   readonly chainId: number
@@ -73,7 +73,7 @@ const diff = (before: Feed["state"], after: Feed["state"]): Array<Change> => {
 }
 
 const feedError = (error: unknown): FeedError =>
-  typeof error === "object" && error !== null && "_tag" in error && error._tag === "MarketNotFound"
+  isMarketNotFound(error)
     ? new FeedError("MARKET_NOT_FOUND", "no market with this id")
     : new FeedError("SERVICE_UNAVAILABLE", "the index could not be read; try again")
 
@@ -89,7 +89,8 @@ export const makeFeeds = (options: FeedOptions) =>
     let lastHead: IndexedHead | null = null
     const wake = yield* Queue.sliding<void>(1)
 
-    const read = (feed: Feed) => readTopic(options.chainId, feed.topic, feed.target, window).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    const read = (feed: Feed) =>
+      readTopic(options.chainId, feed.topic, feed.target, window, feed.loaded).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     const position = (feed: Feed) => ({ stream: feed.stream, seq: feed.seq, block: feed.head?.block ?? null, hash: feed.head?.hash ?? null })
     const address = (feed: Feed) => ({ topic: feed.topic, ...targetFields(feed.target) })
     const snapshot = (feed: Feed): ServerMessage => ({

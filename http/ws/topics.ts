@@ -98,17 +98,23 @@ const entriesOf = (topic: Topic, target: Target, window: number): Effect.Effect<
   return topic === "orderbook" ? bookEntries(target.marketId) : topic === "trades" ? tradeEntries(target.marketId, window) : priceEntries(target.marketId, window)
 }
 
+export const isMarketNotFound = (error: unknown) => typeof error === "object" && error !== null && "_tag" in error && error._tag === "MarketNotFound"
+
 /**
  * A topic's entries and the head they hold, read in one repeatable-read transaction so the
  * block named is exactly the one the rows reflect (a commit landing mid-read is not half seen).
+ * `missingIsEmpty`: a market that is gone (a reorg dropped its creation) has no entries, so a
+ * feed that follows it sends their removal rather than keeping what is no longer indexed.
  */
-export const readTopic = (chainId: number, topic: Topic, target: Target, window: number) =>
+export const readTopic = (chainId: number, topic: Topic, target: Target, window: number, missingIsEmpty = false) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(
       Effect.gen(function* () {
         yield* sql`set transaction isolation level repeatable read`
         const head: IndexedHead | null = yield* readCheckpoint(chainId)
-        const entries = yield* entriesOf(topic, target, window)
+        const entries = yield* entriesOf(topic, target, window).pipe(
+          Effect.catchIf((error) => missingIsEmpty && isMarketNotFound(error), () => Effect.succeed<Entries>([]))
+        )
         return { head, entries }
       })
     )

@@ -322,6 +322,28 @@ describe("WebSocket stream", () => {
     for (const topic of TOPICS) await expectEqualsRest(topic, views[topic]!)
     expect(watcher.pending()).toEqual([])
     watcher.ws.close()
+
+    // A reorg that drops a market's creation: its followers get the removal of what it had.
+    const endTime = BigInt(await client.timestamp()) + 30n * 86_400n
+    await send(ADMIN, "MarketFactory", a.marketFactory, "launch", ["Gone in a reorg?", endTime, a.manualOracle, 0n])
+    const gone = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
+    await index()
+    const follower = await Client.open()
+    follower.send({ type: "subscribe", topic: "orderbook", marketId: gone.toString() })
+    await follower.next()
+    const book = new View()
+    book.apply(await follower.next())
+    await send(BOB, "Exchange", a.exchange, "placeOrder", [gone, 2, 400_000n, 10n * USDC, ZERO32])
+    await index()
+    book.apply(await follower.next())
+    expect([...book.state.keys()]).toEqual([expect.stringMatching(/^no:bids:/)])
+    await client.reorg(2)
+    await index()
+    book.apply(await follower.next())
+    expect(book.deltas.at(-1)).toMatchObject({ reorg: true, changes: [{ op: "remove" }] })
+    expect(book.state.size).toBe(0)
+    expect((await fetch(`${base}/api/markets/${gone}/orderbook`)).status).toBe(404)
+    follower.ws.close()
   }, 180_000)
 
   it("answers bad input with error codes, enforces subscription and connection limits, and keeps user topics to their session", async () => {
