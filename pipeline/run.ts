@@ -15,6 +15,7 @@
 import { SqlClient, SqlError } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, Stream } from "effect"
 import type { Deployment } from "../schema/deployment.js"
+import { encodeIndexedPayload, INDEXED_CHANNEL } from "../schema/indexed-notify.js"
 import { applyBatch, batchTimings } from "./batch.js"
 import { reduceAll } from "./reduce/all.js"
 import type { State } from "./reduce/state.js"
@@ -35,8 +36,8 @@ import { answerTimings, backoff, type Rpc } from "./source/rpc.js"
 
 export { chainDigest, GENESIS_DIGEST } from "./decode-batch.js"
 
-/** The Postgres NOTIFY channel of committed heads: payload {chainId, block, hash, reverted}. */
-export const INDEXED_CHANNEL = "predix_indexed"
+/** The Postgres NOTIFY channel of committed heads; its payload is `schema/indexed-notify.ts`. */
+export { INDEXED_CHANNEL }
 
 /**
  * Decoded ranges are joined into batches of up to this many events, or of what arrives within
@@ -131,7 +132,7 @@ export const makeIndexer = (options: IndexerOptions) =>
      * rolled-back batch. `reverted` marks the ancestor a reorg went back to.
      */
     const notifyHead = (block: number, hash: string, reverted: boolean) =>
-      sql`select pg_notify(${INDEXED_CHANNEL}, ${JSON.stringify({ chainId: options.chainId, block, hash, reverted })})`
+      sql`select pg_notify(${INDEXED_CHANNEL}, ${encodeIndexedPayload({ chainId: options.chainId, block, hash, reverted })})`
 
     const finalizedHead = options.rpc.header("finalized").pipe(
       Effect.map((h) => h.number),

@@ -117,7 +117,7 @@ const settingsOf = (row: { locale: string; notifications: unknown } | undefined)
   return { locale: (row?.locale ?? "en") as UserSettings["locale"], notifications }
 }
 
-const makeSessions = (options: AuthOptions) =>
+export const makeSessions = (options: AuthOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const site: SiweSite = siteOf(options.publicUrl, options.chainId)

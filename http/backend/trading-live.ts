@@ -37,7 +37,7 @@ const yes = (raw: bigint) => money(raw, 6, "YES")
 const no = (raw: bigint) => money(raw, 6, "NO")
 const side = (outcome: boolean | null) => (outcome === null ? null : outcome ? ("YES" as const) : ("NO" as const))
 
-const toOrder = (order: Order) => {
+export const toOrder = (order: Order) => {
   const unit: MoneyUnit = outcomeSide(order.side)
   return {
     orderId: order.orderId,
@@ -72,7 +72,7 @@ const toFill = (match: Match) => ({
   price: match.price
 })
 
-const toPosition = (p: PortfolioPosition) => ({
+export const toPosition = (p: PortfolioPosition) => ({
   marketId: marketIdToHex(p.marketId),
   question: p.question,
   marketStatus: p.marketStatus,
@@ -87,7 +87,7 @@ const toPosition = (p: PortfolioPosition) => ({
   realizedPnl: usdc(p.realizedPnl)
 })
 
-const totals = (t: { value: bigint; cost: bigint; unrealizedPnl: bigint; realizedPnl: bigint; totalPnl: bigint }) => ({
+export const totals = (t: { value: bigint; cost: bigint; unrealizedPnl: bigint; realizedPnl: bigint; totalPnl: bigint }) => ({
   value: usdc(t.value),
   cost: usdc(t.cost),
   unrealizedPnl: usdc(t.unrealizedPnl),

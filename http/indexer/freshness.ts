@@ -15,7 +15,7 @@ import type { HttpApp } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schedule, Stream } from "effect"
-import { INDEXED_CHANNEL } from "../../pipeline/run.js"
+import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
 
 export const INDEXED_BLOCK_HEADER = "x-indexed-block"
 export const INDEXED_BLOCK_HASH_HEADER = "x-indexed-block-hash"
@@ -35,21 +35,10 @@ export class Freshness extends Context.Tag("IndexerFreshness")<
   }
 >() {}
 
-const readCheckpoint = (chainId: number) =>
+export const readCheckpoint = (chainId: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql<{ block_number: string; block_hash: string }>`select block_number, block_hash from indexer_checkpoint where chain_id = ${chainId}`
   ).pipe(Effect.map((rows) => (rows[0] === undefined ? null : { block: Number(rows[0].block_number), hash: rows[0].block_hash })))
-
-const parseNotification = (chainId: number, payload: string): IndexedHead | undefined => {
-  try {
-    const value = JSON.parse(payload) as { chainId?: unknown; block?: unknown; hash?: unknown }
-    return value.chainId === chainId && typeof value.block === "number" && typeof value.hash === "string"
-      ? { block: value.block, hash: value.hash }
-      : undefined
-  } catch {
-    return undefined
-  }
-}
 
 /** Follows the checkpoint of `chainId` for as long as the layer lives. */
 export const FreshnessLive = (chainId: number) =>
@@ -67,8 +56,8 @@ export const FreshnessLive = (chainId: number) =>
       const pg = yield* PgClient.PgClient
       yield* pg.listen(INDEXED_CHANNEL).pipe(
         Stream.runForEach((payload) => {
-          const next = parseNotification(chainId, payload)
-          return next === undefined ? Effect.void : set(next)
+          const next = decodeIndexedPayload(chainId, payload)
+          return next === undefined ? Effect.void : set({ block: next.block, hash: next.hash })
         }),
         Effect.catchAll(() => Effect.void),
         Effect.repeat(Schedule.spaced("1 second")),

@@ -1,0 +1,259 @@
+/**
+ * `/ws/realtime` on a Node HTTP server (the backend's): an `upgrade` listener hands the path's
+ * requests to a `ws` server; everything else keeps its HTTP meaning. Per connection: at most
+ * `maxSubscriptions` streams, a JSON `ping` every `pingIntervalMs` answered by `pong` within
+ * `pongTimeoutMs`, and a send buffer bounded by `maxBufferedBytes` (a client that reads slower
+ * than its streams move is cut with 4008 rather than held in memory). Per instance: at most
+ * `maxConnectionsPerIp` connections from one address and `maxConnections` in all.
+ */
+import { PgClient } from "@effect/sql-pg"
+import { SqlClient } from "@effect/sql"
+import { HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Context, Effect, Either, Layer, Runtime, Schema } from "effect"
+import { createServer, type IncomingMessage, type Server } from "node:http"
+import type { ListenOptions } from "node:net"
+import type { Duplex } from "node:stream"
+import { WebSocketServer, type WebSocket } from "ws"
+import { marketIdToHex, type Address } from "../../schema/primitives.js"
+import { FeedError, feedKey, makeFeeds, type FeedOptions, type Subscriber } from "./feeds.js"
+import { ClientMessage, CLOSE, type ErrorCode, type ServerMessage } from "./protocol.js"
+import { RealtimeSessions } from "./sessions.js"
+import { MARKET_TOPICS, targetFields, USER_TOPICS, type Target, type Topic } from "./topics.js"
+
+export interface RealtimeOptions extends FeedOptions {
+  readonly path?: string
+  readonly maxSubscriptions?: number
+  readonly maxConnectionsPerIp?: number
+  readonly maxConnections?: number
+  readonly pingIntervalMs?: number
+  readonly pongTimeoutMs?: number
+  readonly maxBufferedBytes?: number
+  /** How long a closing socket gets to flush its close frame before it is destroyed. */
+  readonly closeGraceMs?: number
+  /** Largest client message (bytes); larger ones close the socket with 1009. */
+  readonly maxMessageBytes?: number
+  /** Origins whose pages may use the session cookie; default: the request's own host. */
+  readonly allowedOrigins?: ReadonlyArray<string>
+}
+
+export interface RealtimeStats {
+  readonly connections: number
+  readonly feeds: number
+  /** Connections closed by the server, by reason. */
+  readonly closed: { readonly heartbeat: number; readonly slowConsumer: number; readonly overloaded: number }
+}
+
+const decodeMessage = Schema.decodeUnknownEither(Schema.parseJson(ClientMessage))
+const MARKET_ID = /^(0x[0-9a-fA-F]{1,64}|0|[1-9][0-9]{0,77})$/
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+
+const parseMarketId = (input: string | undefined) => {
+  if (input === undefined || !MARKET_ID.test(input)) return undefined
+  const id = BigInt(input)
+  return id < 1n << 256n ? { id, hex: marketIdToHex(id) } : undefined
+}
+
+/** Whether a page from `origin` may act with the request's cookies. */
+const originAllowed = (request: IncomingMessage, allowed: ReadonlyArray<string> | undefined) => {
+  const origin = request.headers.origin
+  if (origin === undefined) return true // not a browser page: no ambient cookie to abuse
+  if (allowed !== undefined) return allowed.includes(origin)
+  try {
+    return new URL(origin).host === request.headers.host
+  } catch {
+    return false
+  }
+}
+
+/** Serves `/ws/realtime` on `server` for as long as the scope lives; answers its live figures. */
+export const serveRealtime = (server: Server, options: RealtimeOptions) =>
+  Effect.gen(function* () {
+    const path = options.path ?? "/ws/realtime"
+    const maxSubscriptions = options.maxSubscriptions ?? 50
+    const maxPerIp = options.maxConnectionsPerIp ?? 20
+    const maxConnections = options.maxConnections ?? 5_000
+    const pingIntervalMs = options.pingIntervalMs ?? 30_000
+    const pongTimeoutMs = options.pongTimeoutMs ?? 10_000
+    const maxBuffered = options.maxBufferedBytes ?? 1 << 20
+    const closeGraceMs = options.closeGraceMs ?? 1_000
+    const feeds = yield* makeFeeds(options)
+    const sessions = yield* RealtimeSessions
+    const runtime = yield* Effect.runtime<SqlClient.SqlClient | PgClient.PgClient>()
+    const run = Runtime.runPromise(runtime)
+    const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 4_096 })
+    const perIp = new Map<string, number>()
+    const clients = new Set<WebSocket>()
+    const closed = { heartbeat: 0, slowConsumer: 0, overloaded: 0 }
+
+    /** Closes with `code`, and destroys the socket if the close frame is not through in time. */
+    const shut = (socket: WebSocket, code: number, reason: string) => {
+      if (socket.readyState === socket.CLOSING || socket.readyState === socket.CLOSED) return
+      socket.close(code, reason)
+      setTimeout(() => socket.terminate(), closeGraceMs).unref()
+    }
+
+    const onConnection = (socket: WebSocket, request: IncomingMessage) => {
+      const ip = request.socket.remoteAddress ?? "unknown"
+      const send = (message: ServerMessage) => {
+        if (socket.readyState !== socket.OPEN) return
+        if (socket.bufferedAmount > maxBuffered) {
+          closed.slowConsumer++
+          shut(socket, CLOSE.slowConsumer, "slow consumer")
+          return
+        }
+        socket.send(JSON.stringify(message))
+      }
+      const fail = (code: ErrorCode, message: string, target?: { topic?: string; marketId?: string; subject?: string }) =>
+        send({ type: "error", code, message, ...target })
+
+      if (clients.size >= maxConnections || (perIp.get(ip) ?? 0) >= maxPerIp) {
+        closed.overloaded++
+        fail("TOO_MANY_CONNECTIONS", clients.size >= maxConnections ? "the server is at its connection limit" : `at most ${maxPerIp} connections per address`)
+        shut(socket, CLOSE.overloaded, "too many connections")
+        return
+      }
+      clients.add(socket)
+      perIp.set(ip, (perIp.get(ip) ?? 0) + 1)
+
+      const url = new URL(request.url ?? "/", "http://localhost")
+      const identities = run(
+        sessions.identify({
+          cookie: originAllowed(request, options.allowedOrigins) ? request.headers.cookie : undefined,
+          token: url.searchParams.get("token") ?? undefined
+        })
+      ).catch(() => [] as ReadonlyArray<string>)
+      const subscriber: Subscriber = { deliver: send }
+      const subscriptions = new Set<string>()
+
+      let pongDue: NodeJS.Timeout | undefined
+      const pinger = setInterval(() => {
+        if (pongDue !== undefined) return
+        send({ type: "ping" })
+        pongDue = setTimeout(() => {
+          closed.heartbeat++
+          shut(socket, CLOSE.heartbeatTimeout, "no pong")
+        }, pongTimeoutMs)
+      }, pingIntervalMs)
+
+      const handle = async (raw: string) => {
+        const decoded = decodeMessage(raw)
+        if (Either.isLeft(decoded)) {
+          let json = true
+          try {
+            JSON.parse(raw)
+          } catch {
+            json = false
+          }
+          return json ? fail("BAD_MESSAGE", "expected {type: subscribe|unsubscribe|resume|pong, topic, marketId|subject}") : fail("BAD_JSON", "the message is not JSON")
+        }
+        const message = decoded.right
+        if (message.type === "pong") {
+          clearTimeout(pongDue)
+          pongDue = undefined
+          return
+        }
+        const { topic } = message
+        let target: Target
+        if ((USER_TOPICS as ReadonlyArray<string>).includes(topic)) {
+          if (message.subject === undefined || !ADDRESS.test(message.subject)) return fail("INVALID_ADDRESS", "a user topic needs subject: a 0x address", { topic })
+          const subject = message.subject.toLowerCase() as Address
+          const proven = await identities
+          if (proven.length === 0) return fail("AUTH_REQUIRED", "user topics need a session (cookie or ?token=)", { topic, subject })
+          if (!proven.includes(subject)) return fail("FORBIDDEN", "the subject must be the session's address or smart account", { topic, subject })
+          target = { subject }
+        } else if ((MARKET_TOPICS as ReadonlyArray<string>).includes(topic)) {
+          const market = parseMarketId(message.marketId)
+          if (market === undefined) return fail("INVALID_MARKET_ID", "marketId: a decimal or 0x-hex uint256", { topic })
+          target = { marketId: market.id, marketHex: market.hex }
+        } else return fail("INVALID_TOPIC", `topics: ${[...MARKET_TOPICS, ...USER_TOPICS].join(", ")}`, { topic })
+        const key = feedKey(topic as Topic, target)
+        const named = { topic, ...targetFields(target) }
+        if (message.type === "unsubscribe") {
+          subscriptions.delete(key)
+          feeds.unsubscribe(key, subscriber)
+          return send({ type: "unsubscribed", ...named })
+        }
+        if (!subscriptions.has(key) && subscriptions.size >= maxSubscriptions)
+          return fail("TOO_MANY_SUBSCRIPTIONS", `at most ${maxSubscriptions} subscriptions per connection`, named)
+        subscriptions.add(key)
+        const resume = message.type === "resume" ? { stream: message.stream, seq: message.seq } : undefined
+        const result = await run(Effect.either(feeds.subscribe(key, topic as Topic, target, subscriber, resume)))
+        if (Either.isLeft(result)) {
+          subscriptions.delete(key)
+          const error = result.left instanceof FeedError ? result.left : new FeedError("SERVICE_UNAVAILABLE", "try again")
+          fail(error.code, error.message, named)
+        } else if (socket.readyState !== socket.OPEN) feeds.unsubscribe(key, subscriber)
+      }
+
+      // One message at a time per connection, in arrival order.
+      let queue = Promise.resolve()
+      socket.on("message", (data, isBinary) => {
+        const raw = isBinary ? "" : data.toString()
+        queue = queue.then(() => handle(raw)).catch(() => fail("SERVICE_UNAVAILABLE", "the message could not be handled"))
+      })
+      socket.on("error", () => socket.terminate())
+      socket.on("close", () => {
+        clearInterval(pinger)
+        clearTimeout(pongDue)
+        clients.delete(socket)
+        const left = (perIp.get(ip) ?? 1) - 1
+        if (left === 0) perIp.delete(ip)
+        else perIp.set(ip, left)
+        for (const key of subscriptions) feeds.unsubscribe(key, subscriber)
+        subscriptions.clear()
+      })
+    }
+
+    const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (new URL(request.url ?? "/", "http://localhost").pathname !== path) {
+        socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+        return
+      }
+      wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws, request))
+    }
+    server.on("upgrade", onUpgrade)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        server.off("upgrade", onUpgrade)
+        for (const socket of clients) socket.close(CLOSE.goingAway, "server shutting down")
+        for (const socket of clients) socket.terminate()
+        wss.close()
+      })
+    )
+    return {
+      stats: (): RealtimeStats => ({ connections: clients.size, feeds: feeds.feedCount(), closed: { ...closed } })
+    }
+  })
+
+/** The running stream's live figures. */
+export class Realtime extends Context.Tag("Realtime")<Realtime, { readonly stats: () => RealtimeStats }>() {}
+
+/**
+ * An `HttpServer` on a new Node server listening on `listen`, with the stream on its upgrade
+ * requests. Like `NodeHttpServer.layer`, except that `serve` leaves upgrades alone: the stream
+ * owns them (the backend's HttpApi has no socket routes, and its upgrade handler would answer
+ * the same socket with a 404).
+ */
+export const httpServerWithRealtime = (listen: ListenOptions, options: RealtimeOptions) =>
+  Layer.merge(
+    Layer.scopedContext(
+      Effect.gen(function* () {
+        let node: Server | undefined
+        // The Node server's lifecycle (listen, close) is NodeHttpServer's; only `serve` differs.
+        const inner = yield* NodeHttpServer.make(() => (node = createServer()), listen)
+        const realtime = yield* serveRealtime(node!, options)
+        const server = HttpServer.make({
+          address: inner.address,
+          serve: (app, middleware) =>
+            Effect.gen(function* () {
+              const handler = yield* (middleware === undefined ? NodeHttpServer.makeHandler(app) : NodeHttpServer.makeHandler(app, middleware))
+              yield* Effect.addFinalizer(() => Effect.sync(() => node?.off("request", handler)))
+              node?.on("request", handler)
+            })
+        })
+        return Context.make(HttpServer.HttpServer, server).pipe(Context.add(Realtime, realtime))
+      })
+    ),
+    NodeHttpServer.layerContext
+  )

@@ -1,0 +1,121 @@
+/**
+ * What each topic streams, as a keyed state: a map from a stable key to the JSON the REST answer
+ * carries for that entry. A client holds the same map; a delta is the set of entries that
+ * changed (upsert) or left (remove) between two committed heads, so snapshot + deltas equals
+ * the REST answer at the delta's block, reorgs included.
+ *
+ * - `orderbook`: one entry per price level, key `<yes|no>:<bids|asks>:<price>`; the REST
+ *   order book is the levels of each side sorted best first.
+ * - `trades`: the market's latest `window` trades, key `<txHash>:<logIndex>:<source>`; the
+ *   REST list `?limit=<window>` (newest first). A trade a reorg removed leaves with a
+ *   `reorg: true` delta; a trade pushed out of the window by newer ones leaves as well.
+ * - `prices`: the latest `window` price snapshots, key `<blockNumber>:<logIndex>:<source>`; the
+ *   REST list's last `window` points (oldest first).
+ * - `user-trades`: the subject's latest `window` trades (REST /api/trading/:address/trades), keyed
+ *   as `trades`; `user-orders`: its latest `window` orders by orderId (/orders); `user-positions`:
+ *   its open positions by marketId (the portfolio's positions); `user-portfolio`: one entry,
+ *   `portfolio`, the whole REST portfolio.
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect, Schema } from "effect"
+import { BackendPricePoint, BackendTrade, OrderBook } from "../../schema/backend-activity.js"
+import { BackendOrder, BackendPortfolio, BackendPosition } from "../../schema/backend-trading.js"
+import type { Address } from "../../schema/primitives.js"
+import { toBackendBook, toBackendPricePoint, toBackendTrade } from "../backend/convert.js"
+import { listUserTrades } from "../backend/queries/trading.js"
+import { toOrder, toPosition, totals } from "../backend/trading-live.js"
+import { listOrders } from "../indexer/queries/exchange.js"
+import { readPortfolio } from "../indexer/queries/portfolio.js"
+import { readCheckpoint, type IndexedHead } from "../indexer/freshness.js"
+import { readOrderBook } from "../indexer/queries/market-book.js"
+import { listPrices } from "../indexer/queries/market-prices.js"
+import { listMarketTrades } from "../indexer/queries/market-trades.js"
+
+export const MARKET_TOPICS = ["orderbook", "prices", "trades"] as const
+export const USER_TOPICS = ["user-trades", "user-orders", "user-positions", "user-portfolio"] as const
+export type MarketTopic = (typeof MARKET_TOPICS)[number]
+export type UserTopic = (typeof USER_TOPICS)[number]
+export type Topic = MarketTopic | UserTopic
+
+/** What a feed follows: a market (market topics) or an address (user topics). */
+export type Target = { readonly marketId: bigint; readonly marketHex: string } | { readonly subject: Address }
+
+/** The target as messages name it: `{marketId: "0x…"}` or `{subject: "0x…"}`. */
+export const targetFields = (target: Target) => ("subject" in target ? { subject: target.subject } : { marketId: target.marketHex })
+
+/** Entries in the order a client lists them; values are encoded JSON (what REST sends). */
+export type Entries = ReadonlyArray<readonly [key: string, value: unknown]>
+
+const encodeOrder = Schema.encodeSync(BackendOrder)
+const encodePosition = Schema.encodeSync(BackendPosition)
+const encodePortfolio = Schema.encodeSync(BackendPortfolio)
+const encodeBook = Schema.encodeSync(OrderBook)
+const encodeTrade = Schema.encodeSync(BackendTrade)
+const encodePoint = Schema.encodeSync(BackendPricePoint)
+
+const bookEntries = (marketId: bigint) =>
+  Effect.map(readOrderBook(marketId), (answer) => {
+    const book = encodeBook(toBackendBook(answer.data))
+    const entries: Array<readonly [string, unknown]> = []
+    for (const outcome of ["yes", "no"] as const)
+      for (const side of ["bids", "asks"] as const) for (const level of book[outcome][side]) entries.push([`${outcome}:${side}:${level.price}`, level])
+    return entries
+  })
+
+const tradeEntries = (marketId: bigint, window: number) =>
+  Effect.map(listMarketTrades(marketId, { limit: window, offset: 0 }), (answer) =>
+    answer.data.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, encodeTrade(toBackendTrade(trade))] as const)
+  )
+
+const priceEntries = (marketId: bigint, window: number) =>
+  Effect.gen(function* () {
+    const { meta } = yield* listPrices(marketId, { limit: 1, offset: 0 })
+    const answer = yield* listPrices(marketId, { limit: window, offset: Math.max(0, meta.count - window) })
+    return answer.data.map((point) => [`${point.blockNumber}:${point.logIndex}:${point.source}`, encodePoint(toBackendPricePoint(point))] as const)
+  })
+
+const userTradeEntries = (address: Address, window: number) =>
+  Effect.map(listUserTrades(address, { limit: window, offset: 0 }), (page) =>
+    page.rows.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, encodeTrade(toBackendTrade(trade))] as const)
+  )
+
+const userOrderEntries = (owner: Address, window: number) =>
+  Effect.map(listOrders({ owner, limit: window, offset: 0 }), (answer) => answer.data.map((order) => [order.orderId, encodeOrder(toOrder(order))] as const))
+
+const portfolioEntries = (address: Address, topic: "user-positions" | "user-portfolio") =>
+  Effect.map(readPortfolio(address), ({ data: p }) =>
+    topic === "user-positions"
+      ? p.positions.map((position) => { const value = encodePosition(toPosition(position)); return [value.marketId, value] as const })
+      : [["portfolio", encodePortfolio({ address, openPositions: p.openPositions, ...totals(p), positions: p.positions.map(toPosition) })] as const]
+  )
+
+const entriesOf = (topic: Topic, target: Target, window: number): Effect.Effect<Entries, unknown, SqlClient.SqlClient> => {
+  if ("subject" in target) {
+    if (topic === "user-trades") return userTradeEntries(target.subject, window)
+    if (topic === "user-orders") return userOrderEntries(target.subject, window)
+    return portfolioEntries(target.subject, topic === "user-positions" ? "user-positions" : "user-portfolio")
+  }
+  return topic === "orderbook" ? bookEntries(target.marketId) : topic === "trades" ? tradeEntries(target.marketId, window) : priceEntries(target.marketId, window)
+}
+
+export const isMarketNotFound = (error: unknown) => typeof error === "object" && error !== null && "_tag" in error && error._tag === "MarketNotFound"
+
+/**
+ * A topic's entries and the head they hold, read in one repeatable-read transaction so the
+ * block named is exactly the one the rows reflect (a commit landing mid-read is not half seen).
+ * `missingIsEmpty`: a market that is gone (a reorg dropped its creation) has no entries, so a
+ * feed that follows it sends their removal rather than keeping what is no longer indexed.
+ */
+export const readTopic = (chainId: number, topic: Topic, target: Target, window: number, missingIsEmpty = false) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        yield* sql`set transaction isolation level repeatable read`
+        const head: IndexedHead | null = yield* readCheckpoint(chainId)
+        const entries = yield* entriesOf(topic, target, window).pipe(
+          Effect.catchIf((error) => missingIsEmpty && isMarketNotFound(error), () => Effect.succeed<Entries>([]))
+        )
+        return { head, entries }
+      })
+    )
+  )
