@@ -37,6 +37,7 @@ import { ReplayChain } from "../src/replay/chain.js"
 import { serveReplay } from "../src/replay/server.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
+const BENCH_RATE_LIMITS = { publicPerMinute: 1_000_000_000, userPerMinute: 1_000_000_000, perDay: 1_000_000_000, authPerMinute: 1_000_000_000 }
 
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`)
@@ -188,7 +189,8 @@ if (process.argv[2] === "--serve") {
     return address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
   }
   const indexerUrl = tcp(await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet)))
-  const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries }).pipe(
+  // Rate limits raised far above any load this bench makes (the limiter still counts every request).
+  const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries, rateLimits: BENCH_RATE_LIMITS }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide([database, BuildInfoLive])
   )

@@ -1,17 +1,31 @@
 /** The backend API served on HOST:BACKEND_PORT, for this process's configuration (see http/backend/api.ts). */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Either, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import { backendHttpLayer } from "../http/backend/api.js"
+import { noProxy, parseTrustProxy } from "../http/backend/client-ip.js"
 import { IndexerEndpoint, listening } from "../http/indexer/api.js"
 import { BuildInfoLive } from "./build-info.js"
-import { AppConfig } from "./config.js"
+import { AppConfig, ConfigurationError } from "./config.js"
 
 export const BackendServerLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const { url } = yield* IndexerEndpoint
-    return Layer.merge(backendHttpLayer({ chainId: config.chainId, indexerUrl: url }), Layer.effectDiscard(listening("backend"))).pipe(
+    const trustProxy = Option.match(config.trustProxy, { onNone: () => Either.right(noProxy), onSome: parseTrustProxy })
+    if (Either.isLeft(trustProxy)) return yield* new ConfigurationError({ message: `invalid configuration\nTRUST_PROXY: ${trustProxy.left}` })
+    const backend = backendHttpLayer({
+      chainId: config.chainId,
+      indexerUrl: url,
+      auth: {
+        publicUrl: config.publicUrl,
+        rpcUrl: Option.getOrUndefined(config.rpcUrl),
+        adminAddresses: config.adminAddresses,
+        corsOrigins: config.corsOrigins
+      },
+      rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: trustProxy.right }
+    })
+    return Layer.merge(backend, Layer.effectDiscard(listening("backend"))).pipe(
       Layer.provide(NodeHttpServer.layer(createServer, { port: config.backendPort, host: config.host })),
       Layer.provide(BuildInfoLive)
     )

@@ -57,7 +57,24 @@ export const settings: ReadonlyArray<Setting> = [
     defaultText: "(unset: a funded anvil key on the default devnet; otherwise the faucet answers 503)",
     description: "Private key (0x + 64 hex) the faucet signs its transfers with; never logged"
   },
-  { name: "FAUCET_ETH", defaultText: "0.0005", description: "ETH sent with each faucet claim, for gas (decimal, at most 18 places)" }
+  { name: "FAUCET_ETH", defaultText: "0.0005", description: "ETH sent with each faucet claim, for gas (decimal, at most 18 places)" },
+  {
+    name: "PUBLIC_URL",
+    defaultText: "http://localhost:3000",
+    description: "Origin apps sign in from: the SIWE domain and URI, always an allowed origin; session cookies are Secure unless it is http on localhost"
+  },
+  { name: "CORS_ORIGINS", defaultText: "(unset: PUBLIC_URL only)", description: "Comma-separated further origins allowed to call the backend with credentials" },
+  { name: "ADMIN_ADDRESSES", defaultText: "(unset: none)", description: "Comma-separated addresses given the admin role at start" },
+  { name: "REDIS_URL", defaultText: "(unset: in-process rate-limit counters)", description: "Redis shared by every backend instance for rate-limit counters (redis://host:port)" },
+  {
+    name: "TRUST_PROXY",
+    defaultText: "(unset: the socket's address is the client)",
+    description: "Proxies whose X-Forwarded-For is believed: a hop count (e.g. 1) or a comma-separated list of addresses/CIDRs"
+  },
+  { name: "RATE_LIMIT_PUBLIC_PER_MINUTE", defaultText: "60", description: "Requests per minute per IP without a session (0 = unlimited)" },
+  { name: "RATE_LIMIT_USER_PER_MINUTE", defaultText: "300", description: "Requests per minute per signed-in user (0 = unlimited)" },
+  { name: "RATE_LIMIT_PER_DAY", defaultText: "10000", description: "Requests per day per IP (no session) or user (0 = unlimited)" },
+  { name: "RATE_LIMIT_AUTH_PER_MINUTE", defaultText: "5", description: "Requests per minute per IP to /api/auth/challenge and /api/auth/verify (0 = unlimited)" }
 ]
 
 export interface AppConfigShape {
@@ -76,6 +93,17 @@ export interface AppConfigShape {
   readonly faucetPrivateKey: Option.Option<Redacted.Redacted<`0x${string}`>>
   /** FAUCET_ETH in wei. */
   readonly faucetEthWei: bigint
+  readonly publicUrl: string
+  readonly corsOrigins: ReadonlyArray<string>
+  readonly adminAddresses: ReadonlyArray<string>
+  readonly redisUrl: Option.Option<Redacted.Redacted<string>>
+  readonly trustProxy: Option.Option<string>
+  readonly rateLimits: {
+    readonly publicPerMinute: number
+    readonly userPerMinute: number
+    readonly perDay: number
+    readonly authPerMinute: number
+  }
 }
 
 // The Config combinators prefix the variable name to the path; the message says what is wrong.
@@ -169,6 +197,34 @@ const ether = (name: string) =>
       return Either.right(BigInt(match[1]!) * 10n ** 18n + BigInt((match[2] ?? "").padEnd(18, "0")))
     })
   )
+/** A comma-separated list, each item checked by `parse` (which returns the normal form or an error message). */
+const commaList = (name: string, parse: (item: string) => Either.Either<string, string>) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((raw) => {
+      const items: Array<string> = []
+      for (const item of raw.split(",").map((i) => i.trim()).filter((i) => i !== "")) {
+        const parsed = parse(item)
+        if (Either.isLeft(parsed)) return Either.left(invalid(name, parsed.left))
+        items.push(parsed.right)
+      }
+      return Either.right(items)
+    })
+  )
+
+const origin = (item: string): Either.Either<string, string> => {
+  try {
+    const url = new URL(item)
+    if (url.protocol !== "http:" && url.protocol !== "https:") return Either.left(`expected an http(s) origin, got "${item}"`)
+    return Either.right(url.origin)
+  } catch {
+    return Either.left(`expected an origin such as https://app.example.com, got "${item}"`)
+  }
+}
+
+const address = (item: string): Either.Either<string, string> =>
+  /^0x[0-9a-fA-F]{40}$/.test(item) ? Either.right(item.toLowerCase()) : Either.left(`expected 0x-prefixed 20-byte addresses, got "${item}"`)
+
+const rateLimit = (name: string, fallback: number) => boundedInteger(name, 0, 1_000_000_000, "a request count").pipe(Config.withDefault(fallback))
 
 /** The whole configuration as one `Config`; every failure names its variable. */
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
@@ -185,7 +241,18 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   chain: oneOf("CHAIN", ["devnet", "fixture"] as const).pipe(Config.withDefault("devnet" as const)),
   devnetActivity: oneOf("DEVNET_ACTIVITY", ["on", "off"] as const).pipe(Config.map((v) => v === "on"), Config.withDefault(true)),
   faucetPrivateKey: Config.option(privateKey("FAUCET_PRIVATE_KEY")),
-  faucetEthWei: ether("FAUCET_ETH").pipe(Config.withDefault(5n * 10n ** 14n))
+  faucetEthWei: ether("FAUCET_ETH").pipe(Config.withDefault(5n * 10n ** 14n)),
+  publicUrl: urlWithSchemes("PUBLIC_URL", ["http", "https"]).pipe(Config.withDefault("http://localhost:3000")),
+  corsOrigins: commaList("CORS_ORIGINS", origin).pipe(Config.withDefault([])),
+  adminAddresses: commaList("ADMIN_ADDRESSES", address).pipe(Config.withDefault([])),
+  redisUrl: Config.option(urlWithSchemes("REDIS_URL", ["redis", "rediss"]).pipe(Config.map(Redacted.make))),
+  trustProxy: Config.option(nonEmpty("TRUST_PROXY")),
+  rateLimits: Config.all({
+    publicPerMinute: rateLimit("RATE_LIMIT_PUBLIC_PER_MINUTE", 60),
+    userPerMinute: rateLimit("RATE_LIMIT_USER_PER_MINUTE", 300),
+    perDay: rateLimit("RATE_LIMIT_PER_DAY", 10_000),
+    authPerMinute: rateLimit("RATE_LIMIT_AUTH_PER_MINUTE", 5)
+  })
 })
 
 /** One line per problem: `VARIABLE: what is wrong`. */

@@ -4,19 +4,24 @@
  * Reads go straight to the indexed tables through the indexer's query modules, behind the
  * indexer circuit breaker (`breaker.ts` says why and how the indexer's health still counts), and
  * through the tiered answer cache keyed on the indexed head (`cache.ts`, `freshness.ts`). Every
- * request passes one middleware (`middleware.ts`: request id, error bodies). OpenAPI 3.1 at
+ * request passes one middleware (`middleware.ts`: request id, error bodies) and, under /api, the
+ * guard (`guard.ts`: CORS, cross-site writes, session, rate limits). OpenAPI 3.1 at
  * /api/openapi.json; the typed client is `client.ts`.
  */
 import { FetchHttpClient, HttpApiBuilder, HttpRouter } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { FreshnessLive } from "../indexer/freshness.js"
 import { IndexerEndpoint } from "../indexer/api.js"
+import { AdminLive, AuthLive, SessionMiddlewareLive } from "./auth-live.js"
 import { IndexerBreakerLive } from "./breaker.js"
 import { BackendCacheLive } from "./cache.js"
 import { BackendApi } from "./definition.js"
 import { EventsLive, MarketsLive } from "./markets-live.js"
+import { makeGuard } from "./guard.js"
 import { backendMiddleware } from "./middleware.js"
 import { PricingLive } from "./pricing-live.js"
+import { RateLimitsLive, SPEC_RATE_LIMITS, type RateLimitOptions } from "./rate-limit.js"
+import { SessionsLive, type AuthOptions } from "./sessions.js"
 import { TradingLive } from "./trading-live.js"
 import { systemHandlers } from "./system.js"
 
@@ -33,7 +38,9 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive]))
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive]),
+  Layer.provide(SessionMiddlewareLive)
+)
 
 export interface BackendOptions {
   readonly chainId: number
@@ -45,6 +52,10 @@ export interface BackendOptions {
   readonly breakerThreshold?: number
   readonly breakerOpenForMs?: number
   readonly probeEveryMs?: number
+  /** Sign-in: public URL (SIWE domain and URI, cookie Secure flag), RPC for smart-account signatures, admins, CORS origins. Default: http://localhost:3000 on `chainId`, no RPC. */
+  readonly auth?: Omit<AuthOptions, "chainId">
+  /** Rate limits and their store; default the spec's limits, counted in-process. */
+  readonly rateLimits?: RateLimitOptions
 }
 
 /** The backend served by whatever `HttpServer` is provided; needs `SqlClient`, `PgClient` and `BuildInfo` (`build-info.ts`). */
@@ -53,7 +64,8 @@ export const backendHttpLayer = (options: BackendOptions) =>
     // Parameters of any length reach their parsers (a 400 naming them), not the router's limit.
     Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 16_384, caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
-    Layer.provide(HttpApiBuilder.middleware(backendMiddleware)),
+    // Request id and error bodies outermost, then CORS, cross-site writes, session, rate limits (guard.ts).
+    Layer.provide(HttpApiBuilder.middleware(Effect.map(makeGuard, (guard) => (app) => backendMiddleware(guard(app))))),
     Layer.provide(BackendApiLive),
     Layer.provide([
       FreshnessLive(options.chainId),
@@ -66,5 +78,7 @@ export const backendHttpLayer = (options: BackendOptions) =>
       }),
       Layer.succeed(IndexerEndpoint, { url: options.indexerUrl })
     ]),
+    Layer.provide(RateLimitsLive(options.rateLimits ?? SPEC_RATE_LIMITS)),
+    Layer.provide(SessionsLive({ publicUrl: "http://localhost:3000", ...options.auth, chainId: options.chainId })),
     Layer.provide(FetchHttpClient.layer)
   )

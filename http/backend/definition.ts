@@ -8,7 +8,8 @@
  * VALIDATION_FAILED can come from any endpoint.
  */
 import { HttpApi, OpenApi } from "@effect/platform"
-import { IndexerUnavailable, ValidationFailed } from "../../schema/errors.js"
+import { Forbidden, IndexerUnavailable, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
+import { AdminGroup, AuthGroup, documentRoles } from "./auth.js"
 import { EventsGroup, MarketsGroup } from "./markets.js"
 import { NotFound } from "./errors.js"
 import { SystemGroup } from "./system.js"
@@ -47,7 +48,7 @@ const adjustOpenApi = (spec: Json): Json => {
   delete schemas["HttpApiDecodeError"]
   delete schemas["Issue"]
   delete schemas["PropertyKey"]
-  return spec
+  return documentRoles(spec)
 }
 
 const DESCRIPTION = `The view model apps build on: markets and events, pricing and quotes, trading and portfolios.
@@ -57,6 +58,8 @@ Errors: {error, code, message, details?} with code from a closed set (MARKET_NOT
 INVALID_ADDRESS 400, INVALID_MARKET_ID 400, AUTH_REQUIRED 401, AUTH_INVALID 401, FORBIDDEN 403, VALIDATION_FAILED 400,
 RATE_LIMIT_EXCEEDED 429, INSUFFICIENT_BALANCE 400, SLIPPAGE_EXCEEDED 400); an unknown route is 404 with code NOT_FOUND.
 Caching: X-Cache HIT|MISS and X-Cache-Tier hot (2 s) | warm (60 s); an answer is never served after the indexed head it was computed at changes.
+Sessions: SIWE sign-in (GET /api/auth/challenge, POST /api/auth/verify) sets the predix_session cookie; operations with a security requirement need it (and the role it lists).
+Rate limits: 60/min per IP without a session, 300/min per user, 10,000/day, 5/min per IP on the sign-in endpoints (configurable); every /api answer carries X-RateLimit-Limit, -Remaining, -Reset; a refusal is RATE_LIMIT_EXCEEDED with Retry-After.
 Amounts are Money {decimal, raw, decimals, unit}; prices decimal strings; times unix seconds; addresses lowercase; market ids 0x + 64 hex.`
 
 export class BackendApi extends HttpApi.make("backend")
@@ -65,7 +68,13 @@ export class BackendApi extends HttpApi.make("backend")
   .add(EventsGroup)
   .add(PricingGroup)
   .add(TradingGroup)
+  .add(AuthGroup)
+  .add(AdminGroup)
   .addError(IndexerUnavailable.wire)
+  // Any /api request can be over a rate limit, and any state-changing one with the session
+  // cookie from a disallowed origin is refused (guard.ts).
+  .addError(RateLimitExceeded.wire)
+  .addError(Forbidden.wire)
   .addError(ValidationFailed.wire)
   // Any path can fail to resolve to a route.
   .addError(NotFound.wire)

@@ -67,7 +67,7 @@ beforeAll(async () => {
     return `http://127.0.0.1:${address.port}`
   }
   const indexerUrl = tcpUrl(await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1", cacheBytes: 0 }).pipe(Layer.provide(database)), scope).pipe(quiet)))
-  const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries: 0 }).pipe(
+  const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries: 0, rateLimits: { publicPerMinute: 0, userPerMinute: 0, perDay: 0, authPerMinute: 0 } }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide([database, BuildInfoLive])
   )
