@@ -21,7 +21,7 @@ import type { Deployment } from "../schema/deployment.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { ReplayChain } from "./replay/chain.js"
-import { FIXTURE_SOURCE, fitDatabaseToDevnet, LIVE_DEVNET_ENV, LIVE_SOURCE, liveDevnet, simulateMarket } from "./live-chain.js"
+import { devnetFaucet, FaucetSetup, FIXTURE_SOURCE, fitDatabaseToDevnet, LIVE_DEVNET_ENV, LIVE_SOURCE, liveDevnet, simulateMarket } from "./live-chain.js"
 import { serveReplay } from "./replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
@@ -196,7 +196,11 @@ export const start = (role: StartRole = "all") =>
                   const live = yield* liveDevnet
                   yield* fitDatabaseToDevnet(live)
                   const childEnv = { RPC_URL: live.url, DEPLOYMENT: live.deploymentFile, [LIVE_DEVNET_ENV]: "1" }
-                  return yield* Effect.all([serve, runIndexerProcess(target.url, childEnv), simulateMarket(live)], { concurrency: "unbounded", discard: true })
+                  const faucet = yield* devnetFaucet(live)
+                  return yield* Effect.all(
+                    [serve.pipe(Effect.provideService(FaucetSetup, faucet)), runIndexerProcess(target.url, childEnv), simulateMarket(live)],
+                    { concurrency: "unbounded", discard: true }
+                  )
                 }).pipe(Effect.scoped)
         return yield* runMigrations().pipe(Effect.zipRight(jobs), Effect.provide(pgClientLayer(target.url)))
       })

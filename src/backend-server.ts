@@ -7,11 +7,13 @@ import { noProxy, parseTrustProxy } from "../http/backend/client-ip.js"
 import { IndexerEndpoint, listening } from "../http/indexer/api.js"
 import { BuildInfoLive } from "./build-info.js"
 import { AppConfig, ConfigurationError } from "./config.js"
+import { FaucetSetup } from "./live-chain.js"
 
 export const BackendServerLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const { url } = yield* IndexerEndpoint
+    const faucet = yield* Effect.serviceOption(FaucetSetup)
     const trustProxy = Option.match(config.trustProxy, { onNone: () => Either.right(noProxy), onSome: parseTrustProxy })
     if (Either.isLeft(trustProxy)) return yield* new ConfigurationError({ message: `invalid configuration\nTRUST_PROXY: ${trustProxy.left}` })
     const backend = backendHttpLayer({
@@ -23,7 +25,8 @@ export const BackendServerLive = Layer.unwrapEffect(
         adminAddresses: config.adminAddresses,
         corsOrigins: config.corsOrigins
       },
-      rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: trustProxy.right }
+      rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: trustProxy.right },
+      faucet: Option.getOrUndefined(faucet)
     })
     return Layer.merge(backend, Layer.effectDiscard(listening("backend"))).pipe(
       Layer.provide(NodeHttpServer.layer(createServer, { port: config.backendPort, host: config.host })),

@@ -10,10 +10,13 @@
  * devnet or its fixture (a real RPC_URL's) is refused rather than reset.
  */
 import { SqlClient } from "@effect/sql"
-import { Data, Effect, Runtime } from "effect"
+import { Context, Data, Effect, Option, Redacted, Runtime } from "effect"
+import { bytesToHex, type Hex } from "viem"
+import { mnemonicToAccount } from "viem/accounts"
+import type { FaucetOptions } from "../http/backend/faucet-live.js"
 import { AppConfig, ConfigurationError } from "./config.js"
 import { runMigrations } from "./db/migrations.js"
-import { DEVNET_CHAIN_ID } from "./devnet/anvil.js"
+import { DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "./devnet/anvil.js"
 import { DevnetClient } from "./devnet/client.js"
 import { startLiveDevnet, type LiveDevnet } from "./devnet/live.js"
 import { liveArtifacts } from "./devnet/live-state.js"
@@ -106,4 +109,28 @@ export const simulateMarket = (live: LiveDevnet) =>
       try: (signal) => followTrading(client, live.manifest.devnet, { seed: 2, stop: signal, log }),
       catch: (cause) => new DevnetFailed({ message: `devnet activity: ${(cause as Error).message ?? String(cause)}` })
     })
+  })
+
+/** The faucet's chain and key, when this process runs one the faucet can pay on (the live devnet). */
+export class FaucetSetup extends Context.Tag("predix/FaucetSetup")<FaucetSetup, FaucetOptions>() {}
+
+/**
+ * The faucet on the live devnet: FAUCET_PRIVATE_KEY, or by default the committed state's funded
+ * faucet account (`live-state.ts`: ETH, test USDC, the dispenser approved).
+ */
+export const devnetFaucet = (live: LiveDevnet) =>
+  Effect.map(AppConfig, (config): FaucetOptions => {
+    const fallback = (): Redacted.Redacted<Hex> => {
+      const key = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: live.manifest.faucetAccount }).getHdKey().privateKey
+      return Redacted.make(bytesToHex(key!))
+    }
+    return {
+      rpcUrl: live.url,
+      chainId: DEVNET_CHAIN_ID,
+      privateKey: Option.getOrElse(config.faucetPrivateKey, fallback),
+      testUsdc: live.manifest.devnet.addresses.testUsdc,
+      dispenser: live.manifest.faucetDispenser,
+      accountFactory: live.manifest.smartAccountFactory,
+      ethWei: config.faucetEthWei
+    }
   })
