@@ -1,12 +1,11 @@
 /** The backend API served on HOST:BACKEND_PORT, for this process's configuration (see http/backend/api.ts). */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Either, Layer, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { createServer } from "node:http"
 import { backendHttpLayer } from "../http/backend/api.js"
-import { noProxy, parseTrustProxy } from "../http/backend/client-ip.js"
 import { IndexerEndpoint, listening } from "../http/indexer/api.js"
 import { BuildInfoLive } from "./build-info.js"
-import { AppConfig, ConfigurationError } from "./config.js"
+import { AppConfig } from "./config.js"
 import { FaucetSetup } from "./live-chain.js"
 
 export const BackendServerLive = Layer.unwrapEffect(
@@ -14,8 +13,6 @@ export const BackendServerLive = Layer.unwrapEffect(
     const config = yield* AppConfig
     const { url } = yield* IndexerEndpoint
     const faucet = yield* Effect.serviceOption(FaucetSetup)
-    const trustProxy = Option.match(config.trustProxy, { onNone: () => Either.right(noProxy), onSome: parseTrustProxy })
-    if (Either.isLeft(trustProxy)) return yield* new ConfigurationError({ message: `invalid configuration\nTRUST_PROXY: ${trustProxy.left}` })
     const backend = backendHttpLayer({
       chainId: config.chainId,
       indexerUrl: url,
@@ -25,7 +22,7 @@ export const BackendServerLive = Layer.unwrapEffect(
         adminAddresses: config.adminAddresses,
         corsOrigins: config.corsOrigins
       },
-      rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: trustProxy.right },
+      rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: config.trustProxy },
       faucet: Option.getOrUndefined(faucet)
     })
     return Layer.merge(backend, Layer.effectDiscard(listening("backend"))).pipe(

@@ -10,6 +10,7 @@
  */
 import { Config, ConfigError, Context, Data, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 import * as Path from "node:path"
+import { noProxy, parseTrustProxy, type TrustProxy } from "../http/backend/client-ip.js"
 
 export interface Setting {
   readonly name: string
@@ -97,7 +98,7 @@ export interface AppConfigShape {
   readonly corsOrigins: ReadonlyArray<string>
   readonly adminAddresses: ReadonlyArray<string>
   readonly redisUrl: Option.Option<Redacted.Redacted<string>>
-  readonly trustProxy: Option.Option<string>
+  readonly trustProxy: TrustProxy
   readonly rateLimits: {
     readonly publicPerMinute: number
     readonly userPerMinute: number
@@ -246,7 +247,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   corsOrigins: commaList("CORS_ORIGINS", origin).pipe(Config.withDefault([])),
   adminAddresses: commaList("ADMIN_ADDRESSES", address).pipe(Config.withDefault([])),
   redisUrl: Config.option(urlWithSchemes("REDIS_URL", ["redis", "rediss"]).pipe(Config.map(Redacted.make))),
-  trustProxy: Config.option(nonEmpty("TRUST_PROXY")),
+  trustProxy: Config.string("TRUST_PROXY").pipe(
+    Config.mapOrFail((raw) => Either.mapLeft(parseTrustProxy(raw), (problem) => invalid("TRUST_PROXY", problem))),
+    Config.withDefault(noProxy)
+  ),
   rateLimits: Config.all({
     publicPerMinute: rateLimit("RATE_LIMIT_PUBLIC_PER_MINUTE", 60),
     userPerMinute: rateLimit("RATE_LIMIT_USER_PER_MINUTE", 300),

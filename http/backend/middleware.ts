@@ -36,7 +36,9 @@ const describeDecodeError = (error: HttpApiDecodeError) => {
     path: issue.path.map(String).join("."),
     message: issue._tag === "Unexpected" ? `unknown field ${JSON.stringify(issue.path.at(-1))}: ${issue.message}` : issue.message
   }))
-  const first = error.issues[0]?.path[0]
+  // An unknown field that happens to be called "address" is a validation failure, not a bad address.
+  const issue = error.issues[0]
+  const first = issue === undefined || issue._tag === "Unexpected" ? undefined : issue.path[0]
   const name = first === undefined ? "" : String(first)
   if (ADDRESS_PARAMETERS.has(name)) return errorResponse(400, "INVALID_ADDRESS", `invalid address ${JSON.stringify(name)}: ${details[0]?.message}`, details)
   if (MARKET_ID_PARAMETERS.has(name)) return errorResponse(400, "INVALID_MARKET_ID", `invalid market id ${JSON.stringify(name)}: ${details[0]?.message}`, details)

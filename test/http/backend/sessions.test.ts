@@ -4,11 +4,15 @@
  * AUTH_INVALID names the failed check, and tests assert that name.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
+import { promisify } from "node:util"
 import { hexToBigInt, numberToHex, parseSignature, serializeSignature } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { buildMessage, siteOf } from "../../../http/backend/siwe.js"
 import { sessionCookieOf, signIn, startBackends, type Backends, type Instance } from "./support/auth-harness.js"
+
+const run = promisify(execFile)
 
 let backends: Backends
 let app: Instance
@@ -345,6 +349,18 @@ describe("cross-site requests", () => {
     } finally {
       await site.close()
     }
+  })
+})
+
+describe("npm run login", () => {
+  it("signs in with a key and prints a cookie that works", async () => {
+    const key = generatePrivateKey()
+    const { stdout } = await run(process.execPath, ["--import", "tsx", "src/login.ts", "--key", key, "--url", app.url, "--quiet"])
+    const cookie = stdout.trim()
+    expect(cookie).toMatch(/^predix_session=[A-Za-z0-9_-]{43}$/)
+    expect(stdout).not.toContain(key.slice(2))
+    const me = await app.call("GET", "/api/auth/me", { headers: { cookie } })
+    expect(me.body.data.address).toBe(lower(privateKeyToAccount(key).address))
   })
 })
 
