@@ -19,7 +19,10 @@ import { AddressString } from "./params.js"
 export const NEVER_AGAIN = 253_402_300_799
 
 /** The body must be exactly `{}`. */
-export const FaucetBody = Schema.Struct({}).annotations({ identifier: "FaucetClaimBody", parseOptions: { onExcessProperty: "error" } })
+export const FaucetBody = Schema.Record({ key: Schema.String, value: Schema.Unknown }).pipe(
+  Schema.filter((body) => Object.keys(body).length === 0 || "the body must be the empty JSON object {}"),
+  Schema.annotations({ identifier: "FaucetClaimBody", description: "exactly {}" })
+)
 
 export const FaucetClaim = Schema.Struct({
   address: Schema.String.annotations({ description: "the session user's smart account (the factory's counterfactual address for the owner), lowercase" }),
