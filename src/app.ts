@@ -21,6 +21,7 @@ import type { Deployment } from "../schema/deployment.js"
 import { healing, makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { ReplayChain } from "./replay/chain.js"
+import { devnetFaucet, FaucetSetup, FIXTURE_SOURCE, fitDatabaseToDevnet, LIVE_DEVNET_ENV, LIVE_SOURCE, liveDevnet, simulateMarket } from "./live-chain.js"
 import { serveReplay } from "./replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
@@ -129,24 +130,40 @@ const replayFixture = Effect.acquireRelease(
   (server) => Effect.promise(() => server.close())
 )
 
+/** The fixture's display metadata (slug, category, featured, titles, icons), upserted: the live devnet's markets are the fixture's. */
+const seedFixtureMetadata = seedDisplayMetadataFrom(FIXTURE_METADATA)
+
 /**
- * Follows the chain at RPC_URL (finalized blocks) when one is configured; otherwise indexes the
- * committed fixture, replayed locally.
+ * Follows the chain at RPC_URL when one is configured (the live devnet's, when the parent runs
+ * one); otherwise the live devnet (CHAIN=devnet, run here: `start --only indexer` alone) or the
+ * committed fixture, replayed locally (CHAIN=fixture).
  */
 const indexChain = (deployment: Option.Option<Deployment>) =>
   Effect.gen(function* () {
     const config = yield* AppConfig
-    if (Option.isSome(config.rpcUrl) && Option.isSome(deployment)) return yield* follow(config.rpcUrl.value, deployment.value, "RPC_URL")
+    if (Option.isSome(config.rpcUrl) && Option.isSome(deployment)) {
+      return yield* process.env[LIVE_DEVNET_ENV] === "1"
+        ? follow(config.rpcUrl.value, deployment.value, LIVE_SOURCE, seedFixtureMetadata)
+        : follow(config.rpcUrl.value, deployment.value, "RPC_URL")
+    }
+    if (config.chain === "devnet") {
+      const live = yield* liveDevnet
+      yield* fitDatabaseToDevnet(live)
+      return yield* Effect.all(
+        [follow(live.url, live.manifest.devnet.deployment, LIVE_SOURCE, seedFixtureMetadata), simulateMarket(live)],
+        { concurrency: "unbounded", discard: true }
+      )
+    }
     if (!existsSync(FIXTURE_RECORDING)) {
       yield* Effect.logInfo("no RPC_URL and no fixture recording: nothing to index; serving what the database holds")
       return yield* Effect.never
     }
     const server = yield* replayFixture
-    yield* Effect.logInfo("no RPC_URL: indexing the committed devnet fixture").pipe(
+    yield* Effect.logInfo("no RPC_URL, CHAIN=fixture: indexing the committed devnet fixture").pipe(
       Effect.annotateLogs({ recording: Path.relative(process.cwd(), FIXTURE_RECORDING), replay_url: server.url })
     )
     // The fixture's display metadata (slug, category, featured, titles, icons), upserted.
-    return yield* follow(server.url, server.chain.meta.deployment, "committed fixture", seedDisplayMetadataFrom(FIXTURE_METADATA))
+    return yield* follow(server.url, server.chain.meta.deployment, FIXTURE_SOURCE, seedFixtureMetadata)
   }).pipe(Effect.scoped)
 
 /** What one `start` runs: everything (the default), or one side of it (`start --only ...`). */
@@ -172,7 +189,21 @@ export const start = (role: StartRole = "all") =>
             ? Effect.zipRight(stopWithParent, indexChain(deployment))
             : role === "api"
               ? serve
-              : Effect.all([serve, runIndexerProcess(target.url)], { concurrency: "unbounded", discard: true })
+              : Effect.gen(function* () {
+                  const config = yield* AppConfig
+                  if (Option.isSome(config.rpcUrl) || config.chain !== "devnet") {
+                    return yield* Effect.all([serve, runIndexerProcess(target.url)], { concurrency: "unbounded", discard: true })
+                  }
+                  // The live devnet belongs to this process (it outlives the indexer child, which follows it).
+                  const live = yield* liveDevnet
+                  yield* fitDatabaseToDevnet(live)
+                  const childEnv = { RPC_URL: live.url, DEPLOYMENT: live.deploymentFile, [LIVE_DEVNET_ENV]: "1" }
+                  const faucet = yield* devnetFaucet(live)
+                  return yield* Effect.all(
+                    [serve.pipe(Effect.provideService(FaucetSetup, faucet)), runIndexerProcess(target.url, childEnv), simulateMarket(live)],
+                    { concurrency: "unbounded", discard: true }
+                  )
+                }).pipe(Effect.scoped)
         return yield* runMigrations().pipe(Effect.zipRight(jobs), Effect.provide(pgClientLayer(target.url)))
       })
     ),

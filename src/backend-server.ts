@@ -6,11 +6,13 @@ import { httpServerWithRealtime } from "../http/ws/server.js"
 import { SessionsRealtime } from "../http/ws/sessions.js"
 import { BuildInfoLive } from "./build-info.js"
 import { AppConfig } from "./config.js"
+import { FaucetSetup } from "./live-chain.js"
 
 export const BackendServerLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const { url } = yield* IndexerEndpoint
+    const faucet = yield* Effect.serviceOption(FaucetSetup)
     const auth = {
       publicUrl: config.publicUrl,
       chainId: config.chainId,
@@ -22,7 +24,8 @@ export const BackendServerLive = Layer.unwrapEffect(
       chainId: config.chainId,
       indexerUrl: url,
       auth,
-      rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: config.trustProxy }
+      rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: config.trustProxy },
+      faucet: Option.getOrUndefined(faucet)
     })
     return Layer.merge(backend, Layer.effectDiscard(listening("backend"))).pipe(
       Layer.provide(httpServerWithRealtime({ port: config.backendPort, host: config.host }, { chainId: config.chainId })),

@@ -47,6 +47,19 @@ export const settings: ReadonlyArray<Setting> = [
   { name: "BACKEND_PORT", defaultText: "3000", description: "Port of the backend HTTP API (0 = any free port)" },
   { name: "LOG_LEVEL", defaultText: "info", description: "Minimum log level: trace, debug, info, warning, error, fatal or none" },
   {
+    name: "CHAIN",
+    defaultText: "devnet",
+    description:
+      "What to index when RPC_URL is unset: devnet (a live local anvil chain under DATA_DIR/devnet, the fixture's history in place) or fixture (the committed recording, replayed: frozen, for tests)"
+  },
+  { name: "DEVNET_ACTIVITY", defaultText: "on", description: "on: a seeded background market keeps trading on the live devnet; off: the chain only mines" },
+  {
+    name: "FAUCET_PRIVATE_KEY",
+    defaultText: "(unset: a funded anvil key on the default devnet; otherwise the faucet answers 503)",
+    description: "Private key (0x + 64 hex) the faucet signs its transfers with; never logged"
+  },
+  { name: "FAUCET_ETH", defaultText: "0.0005", description: "ETH sent with each faucet claim, for gas (decimal, at most 18 places)" },
+  {
     name: "PUBLIC_URL",
     defaultText: "http://localhost:3000",
     description: "Origin apps sign in from: the SIWE domain and URI, always an allowed origin; session cookies are Secure unless it is http on localhost"
@@ -76,6 +89,11 @@ export interface AppConfigShape {
   readonly indexerPort: number
   readonly backendPort: number
   readonly logLevel: LogLevel.LogLevel
+  readonly chain: "devnet" | "fixture"
+  readonly devnetActivity: boolean
+  readonly faucetPrivateKey: Option.Option<Redacted.Redacted<`0x${string}`>>
+  /** FAUCET_ETH in wei. */
+  readonly faucetEthWei: bigint
   readonly publicUrl: string
   readonly corsOrigins: ReadonlyArray<string>
   readonly adminAddresses: ReadonlyArray<string>
@@ -152,6 +170,34 @@ const nonEmpty = (name: string) =>
     Config.mapOrFail((raw) => (raw.trim() === "" ? Either.left(invalid(name, "must not be empty")) : Either.right(raw.trim())))
   )
 
+const oneOf = <A extends string>(name: string, values: ReadonlyArray<A>) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((raw) => {
+      const value = raw.trim().toLowerCase() as A
+      return values.includes(value) ? Either.right(value) : Either.left(invalid(name, `expected one of ${values.join(", ")}, got "${raw}"`))
+    })
+  )
+
+// The value is never echoed: it is a secret.
+const privateKey = (name: string) =>
+  Config.redacted(name).pipe(
+    Config.mapOrFail((raw) => {
+      const key = Redacted.value(raw).trim().toLowerCase()
+      return /^0x[0-9a-f]{64}$/.test(key)
+        ? Either.right(Redacted.make(key as `0x${string}`))
+        : Either.left(invalid(name, "expected 0x followed by 64 hex digits (value not shown)"))
+    })
+  )
+
+/** A decimal ETH amount as wei. */
+const ether = (name: string) =>
+  Config.string(name).pipe(
+    Config.mapOrFail((raw) => {
+      const match = /^(\d+)(?:\.(\d{1,18}))?$/.exec(raw.trim())
+      if (match === null) return Either.left(invalid(name, `expected a decimal amount of ETH with at most 18 decimal places, got "${raw}"`))
+      return Either.right(BigInt(match[1]!) * 10n ** 18n + BigInt((match[2] ?? "").padEnd(18, "0")))
+    })
+  )
 /** A comma-separated list, each item checked by `parse` (which returns the normal form or an error message). */
 const commaList = (name: string, parse: (item: string) => Either.Either<string, string>) =>
   Config.string(name).pipe(
@@ -193,6 +239,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   indexerPort: boundedInteger("INDEXER_PORT", 0, 65535, "a TCP port").pipe(Config.withDefault(42069)),
   backendPort: boundedInteger("BACKEND_PORT", 0, 65535, "a TCP port").pipe(Config.withDefault(3000)),
   logLevel: logLevel.pipe(Config.withDefault(LogLevel.Info)),
+  chain: oneOf("CHAIN", ["devnet", "fixture"] as const).pipe(Config.withDefault("devnet" as const)),
+  devnetActivity: oneOf("DEVNET_ACTIVITY", ["on", "off"] as const).pipe(Config.map((v) => v === "on"), Config.withDefault(true)),
+  faucetPrivateKey: Config.option(privateKey("FAUCET_PRIVATE_KEY")),
+  faucetEthWei: ether("FAUCET_ETH").pipe(Config.withDefault(5n * 10n ** 14n)),
   publicUrl: urlWithSchemes("PUBLIC_URL", ["http", "https"]).pipe(Config.withDefault("http://localhost:3000")),
   corsOrigins: commaList("CORS_ORIGINS", origin).pipe(Config.withDefault([])),
   adminAddresses: commaList("ADMIN_ADDRESSES", address).pipe(Config.withDefault([])),

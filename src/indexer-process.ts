@@ -55,16 +55,17 @@ const stop = (child: ChildProcess) =>
 
 /**
  * Runs `start --only indexer` (this same program, with the same Node flags) against
- * `databaseUrl` until it exits, which is a failure; interrupting stops it.
+ * `databaseUrl` (and `env` on top of ours: the live devnet's RPC_URL, say) until it exits,
+ * which is a failure; interrupting stops it.
  */
-export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>) =>
+export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>, env: Readonly<Record<string, string>> = {}) =>
   Effect.gen(function* () {
     const script = process.argv[1]
     if (script === undefined) return yield* Effect.dieMessage("cannot tell which script to run the indexer process with")
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         spawn(process.execPath, [...process.execArgv, script, "start", "--only", "indexer"], {
-          env: { ...process.env, DATABASE_URL: Redacted.value(databaseUrl) },
+          env: { ...process.env, ...env, DATABASE_URL: Redacted.value(databaseUrl) },
           // Its logs go where ours go; the IPC channel tells it when we are gone.
           stdio: ["ignore", "inherit", "inherit", "ipc"],
           // Its own process group: a terminal's Ctrl+C reaches only us, and we stop it in order.

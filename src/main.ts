@@ -115,8 +115,12 @@ const devnetCommand = Command.make(
       Options.withDescription("emit the deployed contracts' event variants (protocol-facts section 7) instead of the spec's")
     ),
     follow: Options.boolean("follow").pipe(Options.withDescription("after the scenario, keep trading as a live chain until interrupted")),
+    liveState: Options.file("live-state").pipe(
+      Options.optional,
+      Options.withDescription("after the scenario, add the live devnet's contracts and write anvil's state (gzip JSON) here, with its .live.json manifest")
+    ),
     fixture: Options.boolean("fixture").pipe(
-      Options.withDescription("regenerate the committed fixture (fixtures/devnet.*: seed 1, 400 steps) and stop")
+      Options.withDescription("regenerate the committed fixture (fixtures/devnet.*: seed 1, 400 steps, with the live state) and stop")
     )
   },
   (args) => withConfig(devnet(args))

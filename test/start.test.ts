@@ -23,7 +23,9 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true })
 })
 
+/** These tests index the committed fixture (CHAIN=fixture): frozen, so every figure is known. The live default is test/devnet/live-start.test.ts. */
 const env = async () => ({
+  CHAIN: "fixture",
   DATA_DIR: dataDir,
   PG_PORT: "0",
   INDEXER_PORT: String(await freePort()),
@@ -66,7 +68,7 @@ describe("predix start", () => {
     // The finalized part in bulk, then the unfinalized tip block by block.
     await app.waitFor(new RegExp(`message=indexed .*\\bblock=${finalized}\\b`))
     await app.waitFor(new RegExp(`message="following the tip" .*\\bblock=${head}\\b`))
-    expect(app.output()).toMatch(/message="no RPC_URL: indexing the committed devnet fixture"/)
+    expect(app.output()).toMatch(/message="no RPC_URL, CHAIN=fixture: indexing the committed devnet fixture"/)
 
     const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
     expect(health).toEqual({
@@ -314,7 +316,7 @@ describe("predix start", () => {
   it("--help lists the commands and every configuration variable with its default", async () => {
     const app = runCli(["--help"], {})
     expect(await app.exited).toBe(0)
-    for (const name of ["start", "migrate", "DATABASE_URL", "DATA_DIR", "RPC_URL", "DEPLOYMENT", "CHAIN_ID", "INDEXER_PORT", "BACKEND_PORT", "LOG_LEVEL"]) {
+    for (const name of ["start", "migrate", "DATABASE_URL", "DATA_DIR", "RPC_URL", "DEPLOYMENT", "CHAIN_ID", "INDEXER_PORT", "BACKEND_PORT", "LOG_LEVEL", "CHAIN", "DEVNET_ACTIVITY", "FAUCET_PRIVATE_KEY", "FAUCET_ETH"]) {
       expect(app.output()).toContain(name)
     }
     expect(app.output()).toMatch(/Default: 42069/)

@@ -23,6 +23,7 @@ import { PricingLive } from "./pricing-live.js"
 import { RateLimitsLive, SPEC_RATE_LIMITS, type RateLimitOptions } from "./rate-limit.js"
 import { SessionsLive, type AuthOptions } from "./sessions.js"
 import { TradingLive } from "./trading-live.js"
+import { FaucetLive, FaucetServiceLive, type FaucetOptions } from "./faucet-live.js"
 import { systemHandlers } from "./system.js"
 
 export { BackendApi } from "./definition.js"
@@ -38,7 +39,7 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive]),
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive]),
   Layer.provide(SessionMiddlewareLive)
 )
 
@@ -56,6 +57,8 @@ export interface BackendOptions {
   readonly auth?: Omit<AuthOptions, "chainId">
   /** Rate limits and their store; default the spec's limits, counted in-process. */
   readonly rateLimits?: RateLimitOptions
+  /** The faucet's chain and key; without it POST /api/faucet answers 503 (not configured). */
+  readonly faucet?: FaucetOptions | undefined
 }
 
 /** The backend served by whatever `HttpServer` is provided; needs `SqlClient`, `PgClient` and `BuildInfo` (`build-info.ts`). */
@@ -79,6 +82,7 @@ export const backendHttpLayer = (options: BackendOptions) =>
       Layer.succeed(IndexerEndpoint, { url: options.indexerUrl })
     ]),
     Layer.provide(RateLimitsLive(options.rateLimits ?? SPEC_RATE_LIMITS)),
+    Layer.provide(FaucetServiceLive(options.faucet)),
     Layer.provide(SessionsLive({ publicUrl: "http://localhost:3000", ...options.auth, chainId: options.chainId })),
     Layer.provide(FetchHttpClient.layer)
   )

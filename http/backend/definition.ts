@@ -10,6 +10,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Forbidden, IndexerUnavailable, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
 import { AdminGroup, AuthGroup, documentRoles } from "./auth.js"
+import { FaucetGroup } from "./faucet.js"
 import { EventsGroup, MarketsGroup } from "./markets.js"
 import { NotFound } from "./errors.js"
 import { SystemGroup } from "./system.js"
@@ -70,6 +71,7 @@ export class BackendApi extends HttpApi.make("backend")
   .add(TradingGroup)
   .add(AuthGroup)
   .add(AdminGroup)
+  .add(FaucetGroup)
   .addError(IndexerUnavailable.wire)
   // Any /api request can be over a rate limit, and any state-changing one with the session
   // cookie from a disallowed origin is refused (guard.ts).

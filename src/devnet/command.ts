@@ -16,6 +16,7 @@ export interface DevnetArgs {
   readonly port: number
   readonly deployedVariants: boolean
   readonly follow: boolean
+  readonly liveState: Option.Option<string>
   /** Regenerate the committed fixture (its seed, steps and paths win over the other options). */
   readonly fixture: boolean
 }
@@ -23,7 +24,7 @@ export interface DevnetArgs {
 export const devnet = (given: DevnetArgs) =>
   Effect.gen(function* () {
     const args: DevnetArgs = given.fixture
-      ? { ...given, seed: FIXTURE.seed, steps: FIXTURE.steps, record: Option.some(FIXTURE.record), deployment: FIXTURE.deployment, port: 0, follow: false }
+      ? { ...given, seed: FIXTURE.seed, steps: FIXTURE.steps, record: Option.some(FIXTURE.record), deployment: FIXTURE.deployment, port: 0, follow: false, liveState: Option.some(FIXTURE.liveState) }
       : given
     const controller = new AbortController()
     yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
@@ -36,6 +37,7 @@ export const devnet = (given: DevnetArgs) =>
       port: args.port === 0 ? undefined : args.port,
       deployedVariants: args.deployedVariants,
       follow: false,
+      liveState: Option.getOrUndefined(Option.map(args.liveState, (file) => Path.resolve(file))),
       log
     })
     const result = yield* Effect.acquireRelease(

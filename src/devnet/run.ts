@@ -10,6 +10,7 @@ import { startAnvil, type Anvil } from "./anvil.js"
 import { DevnetClient } from "./client.js"
 import { compileContracts } from "./compile.js"
 import { deployDevnet, type Devnet } from "./deploy.js"
+import { writeLiveState } from "./live-state.js"
 import { followTrading, runScenario, type ScenarioSummary } from "./scenario.js"
 
 /** The committed fixture: what `npm run fixture` (predix devnet --fixture) regenerates. */
@@ -17,7 +18,8 @@ export const FIXTURE = {
   seed: 1,
   steps: 400,
   record: "fixtures/devnet.ndjson.gz",
-  deployment: "fixtures/devnet.deployment.json"
+  deployment: "fixtures/devnet.deployment.json",
+  liveState: "fixtures/devnet.anvil-state.json.gz"
 } as const
 
 export interface DevnetOptions {
@@ -28,6 +30,8 @@ export interface DevnetOptions {
   readonly port?: number | undefined
   readonly deployedVariants?: boolean | undefined
   readonly follow?: boolean | undefined
+  /** After the scenario, add the live contracts and write the anvil state here (`live-state.ts`). */
+  readonly liveState?: string | undefined
   readonly log?: (line: string) => void
   /** Resolves when a follow run should stop (SIGINT in the CLI). */
   readonly stopSignal?: AbortSignal | undefined
@@ -64,6 +68,10 @@ export const runDevnet = async (options: DevnetOptions): Promise<DevnetResult> =
     }
     const summary = await runScenario(client, devnet, { seed: options.seed, steps: options.steps, beforeReorg: poll, log })
     await recorder?.close()
+    if (options.liveState !== undefined) {
+      const manifest = await writeLiveState(client, devnet, options.liveState)
+      log(`live state written to ${options.liveState} (scenario head ${manifest.scenarioHead.number}, state head ${manifest.stateHead.number})`)
+    }
     if (options.follow === true) await followTrading(client, devnet, { seed: options.seed + 1, stop: options.stopSignal, log })
     return { anvil, devnet, summary }
   } catch (error) {

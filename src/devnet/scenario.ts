@@ -470,6 +470,11 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
  * Live chain mode: a trade or order on a random open market about every `intervalMs`, until
  * `stop` fires. Markets that end are simply left; new ones open when fewer than 3 are tradable.
  */
+/**
+ * A live chain's background market: every `intervalMs`, one seeded action on a few open markets
+ * (launching one when fewer than three are tradable): a router trade (which moves the price),
+ * a limit order placed, or one of those orders cancelled. A refused action is logged and skipped.
+ */
 export const followTrading = async (
   client: DevnetClient,
   devnet: Devnet,
@@ -478,22 +483,38 @@ export const followTrading = async (
   const random = prng(options.seed)
   const a = devnet.addresses
   const pick = <T>(list: ReadonlyArray<T>): T => list[Math.floor(random() * list.length)]!
+  const openOrders: Array<{ readonly id: `0x${string}`; readonly owner: number }> = []
   let opened = 0
-  while (options.stop?.aborted !== true) {
-    const count = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
-    const open: Array<bigint> = []
-    for (let id = 1n; id <= count; id++) if (await client.read<boolean>("MarketFacet", a.diamond, "isTradable", [id])) open.push(id)
+  const stopped = () => options.stop?.aborted === true
+  while (!stopped()) {
     try {
+      const count = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
+      const open: Array<bigint> = []
+      // The newest markets: a few, so their prices visibly move.
+      for (let id = count; id >= 1n && open.length < 4; id--) if (await client.read<boolean>("MarketFacet", a.diamond, "isTradable", [id])) open.push(id)
+      const roll = random()
       if (open.length < 3) {
         const end = BigInt(await client.timestamp()) + 7n * 86_400n
         await client.send(ADMIN, "MarketFactory", a.marketFactory, "launch", [`Live market #${++opened}: will it go up?`, end, a.manualOracle, 3_000n * USDC])
-      } else {
+      } else if (roll < 0.5) {
         const user = pick(USERS)
         const side = pick([SIDE.BUY_YES, SIDE.BUY_NO])
         const amount = BigInt(1 + Math.floor(random() * 200)) * USDC
         await client.send(user, "Router", a.router, "trade", [side, pick(open), amount, 0n, client.address(user), 10n, maxUint256, ZERO])
+      } else if (roll < 0.8 || openOrders.length === 0) {
+        const user = pick(USERS)
+        const side = pick([SIDE.BUY_YES, SIDE.BUY_NO])
+        // A resting bid a few ticks under the middle (prices in millionths, one tick = 0.01).
+        const price = BigInt(20 + Math.floor(random() * 30)) * PRICE_TICK
+        const receipt = await client.send(user, "Exchange", a.exchange, "placeOrder", [pick(open), side, price, BigInt(1 + Math.floor(random() * 50)) * USDC, ZERO32])
+        const log = receipt.logs.find((l) => l.address.toLowerCase() === a.exchange && ORDER_PLACED_TOPICS.has(l.topics[0] ?? ""))
+        if (log?.topics[1] !== undefined) openOrders.push({ id: log.topics[1], owner: user })
+      } else {
+        const [order] = openOrders.splice(Math.floor(random() * openOrders.length), 1)
+        await client.send(order!.owner, "Exchange", a.exchange, "cancelOrder", [order!.id])
       }
     } catch (error) {
+      if (stopped()) return
       options.log?.(`refused: ${String((error as Error).message).split("\n")[0]}`)
     }
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 1000))

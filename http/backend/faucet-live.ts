@@ -1,0 +1,204 @@
+/**
+ * The faucet: claims (one per destination address, ever), sent through the faucet key's signer
+ * (`faucet-signer.ts`) as one transaction to the dispenser contract (test USDC and ETH to the
+ * smart account together), answered once the receipt is seen.
+ *
+ * Invariants:
+ * - the claim row is inserted (primary key: the destination) before anything is signed, so of
+ *   any number of concurrent claims for one address exactly one proceeds; the others get
+ *   RATE_LIMIT_EXCEEDED naming the claim's time and transaction;
+ * - the signed transaction is recorded in the row before it is broadcast; `recover` (at start)
+ *   re-broadcasts recorded, unconfirmed transactions byte for byte and waits for them, so a
+ *   process killed between broadcast and receipt never pays twice;
+ * - a claim that cannot be paid (faucet dry, transfer refused or reverted) is deleted, so the
+ *   address may claim again once the faucet is refilled;
+ * - the destination is always the session user's own smart account (spec: Authentication 5).
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
+import { Context, Effect, Layer, Option, type Redacted } from "effect"
+import { encodeFunctionData, parseAbi, type Address, type Hex } from "viem"
+import { IndexerUnavailable, RateLimitExceeded } from "../../schema/errors.js"
+import { formatUnits } from "../../schema/primitives.js"
+import { CurrentUser } from "./auth.js"
+import { BackendApi } from "./definition.js"
+import { NEVER_AGAIN } from "./faucet.js"
+import { makeSigner, type Signer } from "./faucet-signer.js"
+import { parseAddress } from "./lookup.js"
+import { meta } from "./system.js"
+
+/** 10,000 test USDC (6 decimals): beta rule 1. */
+export const FAUCET_USDC = 10_000n * 1_000_000n
+
+export interface FaucetOptions {
+  readonly rpcUrl: string
+  readonly chainId: number
+  readonly privateKey: Redacted.Redacted<Hex>
+  readonly testUsdc: Address
+  /** The dispenser contract (devnet/contracts/Live.sol) the faucet key has approved for its USDC. */
+  readonly dispenser: Address
+  /** The smart-account factory whose counterfactual address for the owner (salt 0) is the destination. */
+  readonly accountFactory: Address
+  readonly ethWei: bigint
+  /** How long a claim waits for its receipt. Default 15 s (a block a second on the devnet). */
+  readonly receiptTimeoutMs?: number
+}
+
+const ABI = parseAbi([
+  "function dispense(address token, address to, uint256 tokenAmount) payable",
+  "function getAddress(address owner, uint256 salt) view returns (address)"
+])
+
+const unavailable = (message: string) => new IndexerUnavailable({ message })
+const databaseDown = () => unavailable("the database is unavailable")
+const seconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1000)
+const money = (raw: bigint, decimals: number, unit: "USDC" | "ETH") => ({ decimal: formatUnits(raw, decimals), raw: raw.toString(), decimals, unit })
+
+interface ClaimRow {
+  readonly address: string
+  readonly owner: string
+  readonly txHash: string | null
+  readonly rawTx: string | null
+  readonly status: string
+  readonly claimedAt: Date
+}
+
+/** The faucet's work over a configured signer. */
+export const makeFaucet = (options: FaucetOptions) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const signer: Signer = makeSigner({ rpcUrl: options.rpcUrl, chainId: options.chainId, privateKey: options.privateKey })
+    const timeout = options.receiptTimeoutMs ?? 15_000
+
+    const accountOf = (owner: Address) =>
+      signer
+        .read("deriving the smart account", (c) => c.readContract({ address: options.accountFactory, abi: ABI, functionName: "getAddress", args: [owner, 0n] }))
+        .pipe(Effect.map((a) => a.toLowerCase() as Address))
+
+    const release = (address: string) => sql`DELETE FROM faucet_claim WHERE address = ${address}`
+    const confirm = (address: string) => sql`UPDATE faucet_claim SET status = 'confirmed', confirmed_at = now() WHERE address = ${address}`
+
+    const claimOf = (address: string) =>
+      sql<ClaimRow>`SELECT address, owner, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
+        FROM faucet_claim WHERE address = ${address}`.pipe(Effect.map((rows) => rows[0]))
+
+    /** Waits for `hash`; a success confirms the claim, a revert releases it. */
+    const settle = (address: string, hash: Hex) =>
+      Effect.gen(function* () {
+        const status = yield* signer.receipt(hash, timeout)
+        if (status === "success") yield* confirm(address)
+        if (status === "reverted") yield* release(address)
+        return status
+      })
+
+    const claim = (owner: Address) =>
+      Effect.gen(function* () {
+        const address = yield* accountOf(owner).pipe(Effect.mapError((e) => unavailable(`faucet: ${e.message}`)))
+        const taken = yield* sql`INSERT INTO faucet_claim (address, owner, usdc_raw, eth_raw, status)
+          VALUES (${address}, ${owner}, ${FAUCET_USDC.toString()}, ${options.ethWei.toString()}, 'claimed')
+          ON CONFLICT (address) DO NOTHING RETURNING address`.pipe(Effect.mapError(databaseDown))
+        if (taken.length === 0) {
+          const held = yield* claimOf(address).pipe(Effect.mapError(databaseDown))
+          return yield* new RateLimitExceeded({
+            message: `the faucet pays each address once; ${address} has claimed`,
+            details: [
+              { path: "claimedAt", message: String(held === undefined ? 0 : seconds(held.claimedAt)) },
+              { path: "txHash", message: held?.txHash ?? "(being sent)" }
+            ]
+          })
+        }
+        const data = encodeFunctionData({ abi: ABI, functionName: "dispense", args: [options.testUsdc, address, FAUCET_USDC] })
+        const sent = yield* signer
+          .send({ to: options.dispenser, data, value: options.ethWei }, (signed) =>
+            sql`UPDATE faucet_claim SET signer = ${signer.address}, nonce = ${signed.nonce}, raw_tx = ${signed.rawTx}, tx_hash = ${signed.hash}, status = 'signed'
+              WHERE address = ${address}`.pipe(Effect.asVoid)
+          )
+          .pipe(
+            Effect.tap((signed) => Effect.logInfo("faucet: broadcast").pipe(Effect.annotateLogs({ address, tx_hash: signed.hash, nonce: signed.nonce }))),
+            Effect.tapError(() => release(address).pipe(Effect.ignore)),
+            Effect.mapError((e) => (e._tag === "SignerError" ? unavailable(`faucet cannot pay (claim released): ${e.message}`) : databaseDown()))
+          )
+        const status = yield* settle(address, sent.hash).pipe(Effect.mapError((e) => unavailable(`faucet: ${"message" in e ? e.message : String(e)}`)))
+        if (status === "reverted") return yield* unavailable(`faucet transfer ${sent.hash} reverted (claim released)`)
+        if (status === "pending") return yield* unavailable(`faucet transfer ${sent.hash} sent but not yet mined; see GET /api/faucet/status`)
+        yield* Effect.logInfo("faucet: paid").pipe(Effect.annotateLogs({ address, tx_hash: sent.hash }))
+        return {
+          address,
+          txHash: sent.hash,
+          eth: money(options.ethWei, 18, "ETH"),
+          usdc: money(FAUCET_USDC, 6, "USDC"),
+          nextClaimAt: NEVER_AGAIN
+        }
+      })
+
+    /** At start: every signed, unconfirmed claim is re-broadcast as recorded and settled. */
+    const recover = Effect.gen(function* () {
+      const open = yield* sql<ClaimRow>`SELECT address, owner, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
+        FROM faucet_claim WHERE status <> 'confirmed'`
+      for (const row of open) {
+        if (row.rawTx === null || row.txHash === null) {
+          // Claimed, never signed (killed before the signing transaction committed): nothing was sent.
+          yield* release(row.address)
+          continue
+        }
+        yield* signer.broadcast(row.rawTx as Hex).pipe(Effect.ignore)
+        const status = yield* settle(row.address, row.txHash as Hex)
+        yield* Effect.logInfo("faucet: recovered a claim").pipe(Effect.annotateLogs({ address: row.address, tx_hash: row.txHash, status }))
+      }
+    })
+
+    return { claim, accountOf, recover, signerAddress: signer.address }
+  })
+
+/** The faucet of this process: none when no key is configured (then claims answer 503). */
+export class Faucet extends Context.Tag("predix/Faucet")<Faucet, Option.Option<Effect.Effect.Success<ReturnType<typeof makeFaucet>>>>() {}
+
+export const FaucetServiceLive = (options: FaucetOptions | undefined) =>
+  Layer.effect(
+    Faucet,
+    options === undefined
+      ? Effect.succeed(Option.none())
+      : Effect.gen(function* () {
+          const faucet = yield* makeFaucet(options)
+          // Claims cut off by a crash are finished before any new one is taken (in the background: start is not held up).
+          yield* Effect.forkDaemon(faucet.recover.pipe(Effect.catchAll((e) => Effect.logWarning("faucet: recovery failed; retried at the next start").pipe(Effect.annotateLogs("error", String((e as { message?: string }).message ?? e))))))
+          yield* Effect.logInfo("faucet: ready").pipe(Effect.annotateLogs({ signer: faucet.signerAddress, dispenser: options.dispenser }))
+          return Option.some(faucet)
+        })
+  )
+
+export const FaucetLive = HttpApiBuilder.group(BackendApi, "faucet", (handlers) =>
+  Effect.gen(function* () {
+    const faucet = yield* Faucet
+    const sql = yield* SqlClient.SqlClient
+    return handlers
+      .handle("claim", () =>
+        Effect.gen(function* () {
+          if (Option.isNone(faucet)) return yield* unavailable("the faucet is not configured: set FAUCET_PRIVATE_KEY (the default devnet configures it)")
+          const user = yield* CurrentUser
+          return { data: yield* faucet.value.claim(user.address as Address), meta: yield* meta }
+        })
+      )
+      .handle("status", ({ urlParams }) =>
+        Effect.gen(function* () {
+          const address = yield* parseAddress(urlParams.address)
+          const rows = yield* sql<{ address: string; txHash: string | null; status: string; claimedAt: Date }>`
+            SELECT address, tx_hash AS "txHash", status, claimed_at AS "claimedAt" FROM faucet_claim
+            WHERE address = ${address} OR owner = ${address} ORDER BY address = ${address} DESC LIMIT 1`.pipe(Effect.mapError(databaseDown))
+          const row = rows[0]
+          return {
+            data: {
+              address,
+              claimed: row !== undefined,
+              claimedAddress: row?.address ?? null,
+              claimedAt: row === undefined ? null : seconds(row.claimedAt),
+              txHash: row?.txHash ?? null,
+              confirmed: row?.status === "confirmed",
+              nextClaimAt: row === undefined ? 0 : NEVER_AGAIN
+            },
+            meta: yield* meta
+          }
+        })
+      )
+  })
+)

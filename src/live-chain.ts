@@ -1,0 +1,136 @@
+/**
+ * The default chain: with no RPC_URL (and CHAIN=devnet, the default) `start` owns a live local
+ * anvil chain (`devnet/live.ts`) for its whole run, indexes it, and drives a seeded background
+ * market on it (DEVNET_ACTIVITY).
+ *
+ * Invariant: the database never holds another chain's rows. Before anything indexes, the
+ * highest block the database holds must be on this chain (same number, same hash); when it is
+ * not (the chain was started afresh, or its state was lost ahead of the index), the database is
+ * reset, with a log line saying so. A database holding an index that did not come from the
+ * devnet or its fixture (a real RPC_URL's) is refused rather than reset.
+ */
+import { SqlClient } from "@effect/sql"
+import { Context, Data, Effect, Option, Redacted, Runtime } from "effect"
+import { bytesToHex, type Hex } from "viem"
+import { mnemonicToAccount } from "viem/accounts"
+import type { FaucetOptions } from "../http/backend/faucet-live.js"
+import { AppConfig, ConfigurationError } from "./config.js"
+import { runMigrations } from "./db/migrations.js"
+import { DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "./devnet/anvil.js"
+import { DevnetClient } from "./devnet/client.js"
+import { startLiveDevnet, type LiveDevnet } from "./devnet/live.js"
+import { liveArtifacts } from "./devnet/live-state.js"
+import { followTrading } from "./devnet/scenario.js"
+import { makeRpc } from "../pipeline/source/rpc.js"
+
+/** `indexed_deployment.source` of an index of the live devnet, and of the fixture replay (the same chain's first blocks). */
+export const LIVE_SOURCE = "live devnet"
+export const FIXTURE_SOURCE = "committed fixture"
+
+/** Set by the parent in its indexer child's environment: the RPC_URL it is given is the live devnet. */
+export const LIVE_DEVNET_ENV = "PREDIX_LIVE_DEVNET"
+
+export class DevnetFailed extends Data.TaggedError("DevnetFailed")<{ readonly message: string }> {}
+
+/** Starts the live devnet for the scope (stopped, its state dumped, when the scope closes). */
+export const liveDevnet = Effect.gen(function* () {
+  const config = yield* AppConfig
+  const notes: Array<{ message: string; fields: Record<string, unknown> }> = []
+  const live = yield* Effect.acquireRelease(
+    Effect.tryPromise({
+      try: () => startLiveDevnet({ dataDir: config.dataDir, log: (message, fields = {}) => notes.push({ message, fields }) }),
+      catch: (cause) => new DevnetFailed({ message: `devnet: ${(cause as Error).message ?? String(cause)}` })
+    }),
+    (live) => Effect.promise(() => live.stop())
+  )
+  for (const note of notes) yield* Effect.logInfo(note.message).pipe(Effect.annotateLogs(note.fields))
+  yield* Effect.logInfo("devnet: live local chain").pipe(
+    Effect.annotateLogs({ rpc_url: live.url, chain_id: 130, deployment: live.deploymentFile, block_time_s: 1 })
+  )
+  return live
+})
+
+/** The highest block the database holds for `chainId`: the tip of the unfinalized window, else the checkpoint. */
+const heldTip = (chainId: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql<{ number: string; hash: string }>`
+      SELECT number::text AS number, hash FROM indexed_block WHERE chain_id = ${chainId}
+      UNION ALL SELECT block_number::text, block_hash FROM indexer_checkpoint WHERE chain_id = ${chainId}
+      ORDER BY 1 DESC LIMIT 1`
+  ).pipe(Effect.map((rows) => rows[0]))
+
+/**
+ * Makes the database fit `live`'s chain: refuses a foreign index, resets one this chain does
+ * not continue (and migrates afresh), leaves a continued one alone.
+ */
+export const fitDatabaseToDevnet = (live: LiveDevnet) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const chainId = DEVNET_CHAIN_ID
+    const held = (yield* sql<{ diamond: string; source: string }>`SELECT diamond, source FROM indexed_deployment WHERE chain_id = ${chainId}`)[0]
+    if (held !== undefined && held.source !== LIVE_SOURCE && held.source !== FIXTURE_SOURCE) {
+      return yield* new ConfigurationError({
+        message: `invalid configuration\nDATABASE: it holds the index of chain ${chainId} from ${held.source} (deployment ${held.diamond}); the live devnet will not overwrite it. Use another DATA_DIR or DATABASE_URL, or set RPC_URL.`
+      })
+    }
+    const tip = yield* heldTip(chainId)
+    let reason: string | undefined
+    if (held !== undefined && held.diamond !== live.manifest.devnet.deployment.diamond.toLowerCase()) reason = `it indexes deployment ${held.diamond}`
+    else if (tip !== undefined) {
+      const rpc = makeRpc({ url: live.url })
+      const head = yield* rpc.header("latest")
+      // Asked only when the chain is that high: a block beyond the head is not retried for.
+      const onChain = head.number < Number(tip.number)
+        ? undefined
+        : yield* rpc.header(Number(tip.number)).pipe(Effect.map((header) => header.hash))
+      if (onChain !== tip.hash) reason = `its block ${tip.number} (${tip.hash}) is ${onChain === undefined ? "beyond this chain's head" : `not this chain's (${onChain})`}`
+    }
+    if (reason === undefined) return
+    yield* Effect.logWarning("devnet: the database holds another chain's index; resetting the database").pipe(
+      Effect.annotateLogs({ reason, fresh_chain: live.fresh })
+    )
+    yield* sql.unsafe(`DROP SCHEMA public CASCADE; CREATE SCHEMA public`)
+    yield* runMigrations()
+  })
+
+/**
+ * The seeded background market (`followTrading`) until interrupted, or nothing when
+ * DEVNET_ACTIVITY=off. Refused actions are logged at debug level; the chain answers either way.
+ */
+export const simulateMarket = (live: LiveDevnet) =>
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    if (!config.devnetActivity) return yield* Effect.logInfo("devnet: background activity off (DEVNET_ACTIVITY=off)")
+    const runtime = yield* Effect.runtime<never>()
+    const log = (line: string) => void Runtime.runFork(runtime)(Effect.logDebug(line).pipe(Effect.annotateLogs("component", "devnet-activity")))
+    const client = new DevnetClient(live.url, liveArtifacts(live.manifest))
+    yield* Effect.logInfo("devnet: background market activity on (DEVNET_ACTIVITY=off stops it)")
+    yield* Effect.tryPromise({
+      try: (signal) => followTrading(client, live.manifest.devnet, { seed: 2, stop: signal, log }),
+      catch: (cause) => new DevnetFailed({ message: `devnet activity: ${(cause as Error).message ?? String(cause)}` })
+    })
+  })
+
+/** The faucet's chain and key, when this process runs one the faucet can pay on (the live devnet). */
+export class FaucetSetup extends Context.Tag("predix/FaucetSetup")<FaucetSetup, FaucetOptions>() {}
+
+/**
+ * The faucet on the live devnet: FAUCET_PRIVATE_KEY, or by default the committed state's funded
+ * faucet account (`live-state.ts`: ETH, test USDC, the dispenser approved).
+ */
+export const devnetFaucet = (live: LiveDevnet) =>
+  Effect.map(AppConfig, (config): FaucetOptions => {
+    const fallback = (): Redacted.Redacted<Hex> => {
+      const key = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: live.manifest.faucetAccount }).getHdKey().privateKey
+      return Redacted.make(bytesToHex(key!))
+    }
+    return {
+      rpcUrl: live.url,
+      chainId: DEVNET_CHAIN_ID,
+      privateKey: Option.getOrElse(config.faucetPrivateKey, fallback),
+      testUsdc: live.manifest.devnet.addresses.testUsdc,
+      dispenser: live.manifest.faucetDispenser,
+      accountFactory: live.manifest.smartAccountFactory,
+      ethWei: config.faucetEthWei
+    }
+  })

@@ -1,0 +1,126 @@
+/**
+ * The default `start` (no RPC_URL, CHAIN unset): the live local chain, indexed live, and the
+ * faucet on it, through real processes, HTTP and a real anvil.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { createPublicClient, http, parseAbi, type Address } from "viem"
+import { privateKeyToAccount } from "viem/accounts"
+import { freePort, isAlive, runCli } from "../support/process.js"
+
+let dataDir: string
+beforeAll(async () => {
+  dataDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-live-"))
+  await fs.chmod(dataDir, 0o755)
+})
+afterAll(async () => {
+  await fs.rm(dataDir, { recursive: true, force: true })
+})
+
+const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d" as const
+const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)"])
+
+const eventually = async (what: string, condition: () => Promise<boolean>, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`never happened: ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
+
+/** SIWE sign-in with `key` against the backend at `base`; the session cookie. */
+const signIn = async (base: string, key: `0x${string}`) => {
+  const account = privateKeyToAccount(key)
+  const challenge = (await (await fetch(`${base}/api/auth/challenge?address=${account.address}`)).json()) as { data: { message: string; nonce: string } }
+  const signature = await account.signMessage({ message: challenge.data.message })
+  const verified = await fetch(`${base}/api/auth/verify`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ address: account.address, signature, nonce: challenge.data.nonce })
+  })
+  expect(verified.status).toBe(200)
+  return verified.headers.get("set-cookie")!.split(";")[0]!
+}
+
+const claim = (base: string, cookie: string | undefined, body = "{}") =>
+  fetch(`${base}/api/faucet`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(cookie === undefined ? {} : { cookie }) },
+    body
+  }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }))
+
+describe("predix start on the live devnet (the default)", () => {
+  it("runs anvil with the fixture's history, indexes it live, pays each smart account once (100 concurrent claims: one transfer), and continues the same chain after a SIGKILL", async () => {
+    const ports = { INDEXER_PORT: String(await freePort()), BACKEND_PORT: String(await freePort()) }
+    const env = { DATA_DIR: dataDir, PG_PORT: "0", LOG_LEVEL: "info", ...ports }
+    const app = runCli(["start"], env)
+    const line = await app.waitFor(/message="devnet: live local chain"/, 120_000)
+    const rpcUrl = /rpc_url=(\S+)/.exec(line)![1]!
+    const deployment = JSON.parse(await fs.readFile(Path.join(dataDir, "devnet", "deployment.json"), "utf8")) as { testUsdc: Address }
+    await app.waitFor(/message=listening server=backend/)
+    const indexer = `http://127.0.0.1:${ports.INDEXER_PORT}`
+    const backend = `http://127.0.0.1:${ports.BACKEND_PORT}`
+
+    // Indexed live past the fixture's head (1038) as blocks keep coming.
+    const health = async () => ((await (await fetch(`${indexer}/api/health`)).json()) as { data: { latestIndexedBlock: number | null } }).data
+    await eventually("indexing past the committed state", async () => ((await health()).latestIndexedBlock ?? 0) > 1045, 120_000)
+
+    // The faucet: no session, a wrong body, then a claim whose transfer is on chain.
+    expect((await claim(backend, undefined)).body["code"]).toBe("AUTH_REQUIRED")
+    const cookie = await signIn(backend, KEY)
+    for (const body of ['{"address":"0x0000000000000000000000000000000000000001"}', "[]", "not json"]) {
+      const refused = await claim(backend, cookie, body)
+      expect(refused.status).toBe(400)
+      expect(refused.body["code"]).toBe("VALIDATION_FAILED")
+    }
+    const owner = privateKeyToAccount(KEY).address.toLowerCase()
+    const before = await (await fetch(`${backend}/api/faucet/status?address=${owner}`)).json() as { data: Record<string, unknown> }
+    expect(before.data).toMatchObject({ claimed: false, nextClaimAt: 0 })
+
+    const answers = await Promise.all(Array.from({ length: 100 }, () => claim(backend, cookie)))
+    const paid = answers.filter((a) => a.status === 200)
+    expect(paid).toHaveLength(1)
+    expect(answers.filter((a) => a.status === 429 && a.body["code"] === "RATE_LIMIT_EXCEEDED")).toHaveLength(99)
+    const result = paid[0]!.body["data"] as { address: Address; txHash: `0x${string}`; usdc: { raw: string }; eth: { raw: string } }
+    expect(result.usdc).toEqual({ decimal: "10000.000000", raw: "10000000000", decimals: 6, unit: "USDC" })
+    expect(result.eth).toEqual({ decimal: "0.000500000000000000", raw: "500000000000000", decimals: 18, unit: "ETH" })
+
+    const chain = createPublicClient({ transport: http(rpcUrl) })
+    const receipt = await chain.getTransactionReceipt({ hash: result.txHash })
+    expect(receipt.status).toBe("success")
+    // Balances equal the answer: exactly one transfer reached the account.
+    expect(await chain.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [result.address] })).toBe(10_000_000_000n)
+    expect(await chain.getBalance({ address: result.address })).toBe(500_000_000_000_000n)
+
+    const again = await claim(backend, cookie)
+    expect(again.status).toBe(429)
+    expect(again.body["details"]).toEqual([
+      { path: "claimedAt", message: expect.stringMatching(/^\d+$/) },
+      { path: "txHash", message: result.txHash }
+    ])
+    for (const asked of [owner, result.address]) {
+      const status = (await (await fetch(`${backend}/api/faucet/status?address=${asked}`)).json()) as { data: Record<string, unknown> }
+      expect(status.data).toMatchObject({ claimed: true, claimedAddress: result.address, txHash: result.txHash, confirmed: true, nextClaimAt: 253402300799 })
+    }
+
+    // SIGKILL: anvil (under its keeper) and the indexer go with the service; the next start continues the chain.
+    const head = Number(await chain.getBlockNumber())
+    const indexerPid = Number(/"indexer process started" pid=(\d+)/.exec(app.output())?.[1])
+    app.child.kill("SIGKILL")
+    await eventually("anvil stopped with the killed service", async () => !(await chain.getBlockNumber().then(() => true, () => false)), 30_000)
+    await eventually("the indexer child gone", async () => !isAlive(indexerPid), 30_000)
+
+    const second = runCli(["start"], { ...env, DEVNET_ACTIVITY: "off" })
+    await second.waitFor(/message="devnet: continuing the chain of the previous run"/, 120_000)
+    await second.waitFor(/message=listening server=backend/)
+    expect(second.output()).not.toMatch(/resetting the database/)
+    const line2 = /message="devnet: live local chain".*rpc_url=(\S+)/.exec(second.output())!
+    const chain2 = createPublicClient({ transport: http(line2[1]!) })
+    expect(Number(await chain2.getBlockNumber())).toBeGreaterThanOrEqual(head)
+    expect(await chain2.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [result.address] })).toBe(10_000_000_000n)
+    second.child.kill("SIGTERM")
+    expect(await second.exited).toBe(0)
+  }, 300_000)
+})
