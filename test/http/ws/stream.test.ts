@@ -394,9 +394,34 @@ describe("WebSocket stream", () => {
     expect(await sameSite.next()).toEqual({ type: "subscribed", topic: "user-portfolio", subject: alice })
     const portfolio = new View()
     portfolio.apply(await sameSite.next())
+    // Its orders and positions too (on a connection of their own: three subscriptions per connection here).
+    const more = await Client.open({}, "?token=alice-token")
+    const orders = new View()
+    const positions = new View()
+    for (const [topic, view] of [["user-orders", orders], ["user-positions", positions]] as const) {
+      more.send({ type: "subscribe", topic, subject: alice })
+      expect(await more.next()).toEqual({ type: "subscribed", topic, subject: alice })
+      view.apply(await more.next())
+    }
     await trade(ALICE, 2, 150n * USDC)
+    await send(ALICE, "Exchange", devnet.addresses.exchange, "placeOrder", [market.id, 0, 100_000n, 5n * USDC, ZERO32])
     await index()
     mine.apply(await withToken.next())
+    // The trade moves a position, the order is a new order: one delta each, in either order.
+    for (let i = 0; i < 2; i++) {
+      const message = await more.next()
+      ;(message.topic === "user-orders" ? orders : positions).apply(message)
+    }
+    expect(orders.deltas).toHaveLength(1)
+    expect(positions.deltas).toHaveLength(1)
+    const byKey = (view: View) => [...view.state.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, value]) => value)
+    const restOrders = (await rest(`/api/trading/${alice}/orders?limit=${WINDOW}`)).data
+    expect(restOrders.length).toBeGreaterThan(0)
+    expect(byKey(orders)).toEqual([...restOrders].sort((a: any, b: any) => a.orderId.localeCompare(b.orderId)))
+    const restPositions = (await rest(`/api/trading/${alice}/portfolio`)).data.positions
+    expect(byKey(positions)).toEqual([...restPositions].sort((a: any, b: any) => a.marketId.localeCompare(b.marketId)))
+    expect(restPositions.length).toBeGreaterThan(0)
+    more.ws.close()
     expect(mine.deltas[0].changes).toMatchObject([{ op: "upsert", value: { tradeType: "BUY_NO", trader: alice } }])
     const restTrades = (await rest(`/api/trading/${alice}/trades?limit=${WINDOW}`)).data
     expect([...mine.state.values()].sort(bySort)).toEqual([...restTrades].sort(bySort))
