@@ -27,6 +27,8 @@ describe("export next to the running service", () => {
     try {
       const indexerPort = await freePort()
       const service = runCli(["start"], {
+        // The committed fixture, replayed (the default is a live devnet, whose head keeps moving).
+        CHAIN: "fixture",
         DATA_DIR: dataDir,
         PG_PORT: "0",
         INDEXER_PORT: String(indexerPort),
