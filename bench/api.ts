@@ -21,15 +21,10 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { indexerServerLayer } from "../http/indexer/api.js"
-import { makeIndexer } from "../pipeline/run.js"
-import { makeRpc } from "../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../src/app.js"
 import { pgClientLayer } from "../src/db/database.js"
 import { embeddedPostgres } from "../src/db/embedded-postgres.js"
-import { runMigrations } from "../src/db/migrations.js"
-import { seedDisplayMetadataFrom } from "../src/display-metadata.js"
-import { ReplayChain } from "../src/replay/chain.js"
-import { serveReplay } from "../src/replay/server.js"
+import { indexRecording, ms } from "./index-recording.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
 
@@ -80,29 +75,6 @@ async function database(): Promise<{ url: string; where: string; drop: () => Pro
   }
 }
 
-/** Migrates, indexes the whole committed fixture (reorgs included) and seeds its display metadata. */
-async function indexFixture(url: string): Promise<number> {
-  const chain = await ReplayChain.load(FIXTURE_RECORDING)
-  chain.advanceAll()
-  const replay = await serveReplay(chain)
-  try {
-    await Effect.runPromise(
-      Effect.gen(function* () {
-        yield* runMigrations()
-        const indexer = yield* makeIndexer({ rpc: makeRpc({ url: replay.url }), deployment: chain.meta.deployment, chainId: 130 })
-        yield* indexer.step(yield* indexer.loadWindow)
-        yield* seedDisplayMetadataFrom()
-      }).pipe(Effect.provide(pgClientLayer(Redacted.make(url))), quiet)
-    )
-  } finally {
-    await replay.close()
-  }
-  return chain.headNumber
-}
-
-function ms(value: number): string {
-  return `${value.toFixed(value < 10 ? 2 : 1)} ms`
-}
 
 async function main() {
   const duration = option("duration", 10)
@@ -113,7 +85,7 @@ async function main() {
   const db = await database()
   try {
     const started = performance.now()
-    const head = await indexFixture(db.url)
+    const head = await indexRecording(db.url, FIXTURE_RECORDING)
     console.log(`database: ${db.where}; fixture indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
     console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} (before the runs)`)
     const configurations: Array<[string, number]> = [

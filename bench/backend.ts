@@ -26,15 +26,10 @@ import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { backendHttpLayer } from "../http/backend/api.js"
 import { indexerServerLayer } from "../http/indexer/api.js"
-import { makeIndexer } from "../pipeline/run.js"
-import { makeRpc } from "../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../src/app.js"
 import { BuildInfoLive } from "../src/build-info.js"
 import { pgClientLayer } from "../src/db/database.js"
-import { runMigrations } from "../src/db/migrations.js"
-import { seedDisplayMetadataFrom } from "../src/display-metadata.js"
-import { ReplayChain } from "../src/replay/chain.js"
-import { serveReplay } from "../src/replay/server.js"
+import { indexRecording, ms } from "./index-recording.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
 const BENCH_RATE_LIMITS = { publicPerMinute: 1_000_000_000, userPerMinute: 1_000_000_000, perDay: 1_000_000_000, authPerMinute: 1_000_000_000 }
@@ -65,26 +60,6 @@ async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<voi
   }
 }
 
-async function indexChain(url: string, recording: string): Promise<number> {
-  const chain = await ReplayChain.load(recording)
-  chain.advanceAll()
-  const replay = await serveReplay(chain)
-  try {
-    await Effect.runPromise(
-      Effect.gen(function* () {
-        yield* runMigrations()
-        const indexer = yield* makeIndexer({ rpc: makeRpc({ url: replay.url }), deployment: chain.meta.deployment, chainId: 130 })
-        yield* indexer.step(yield* indexer.loadWindow)
-        yield* seedDisplayMetadataFrom()
-      }).pipe(Effect.provide(pgClientLayer(Redacted.make(url))), quiet)
-    )
-  } finally {
-    await replay.close()
-  }
-  return chain.headNumber
-}
-
-const ms = (value: number) => `${value.toFixed(value < 10 ? 2 : 1)} ms`
 
 interface Target {
   readonly name: string
@@ -170,7 +145,7 @@ async function main() {
   const db = await scratchDatabase()
   try {
     const started = performance.now()
-    const head = await indexChain(db.url, recording)
+    const head = await indexRecording(db.url, recording)
     const market = await busiestLiveMarket(db.url)
     console.log(`${recording === FIXTURE_RECORDING ? "fixture" : recording} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
     if (only !== "uncached") await suite("as served: tiered cache", db.url, 10_000, { duration, connections, rate, market })
