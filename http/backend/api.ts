@@ -25,6 +25,8 @@ import { SessionsLive, type AuthOptions } from "./sessions.js"
 import { TradingLive } from "./trading-live.js"
 import { FaucetLive, FaucetServiceLive, type FaucetOptions } from "./faucet-live.js"
 import { systemHandlers } from "./system.js"
+import { CommentSettingsLive, CommentsLive, type CommentOptions } from "./comments-live.js"
+import { NotificationsLive } from "./notifications-live.js"
 
 export { BackendApi } from "./definition.js"
 
@@ -39,7 +41,7 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive]),
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive, CommentsLive, NotificationsLive]),
   Layer.provide(SessionMiddlewareLive)
 )
 
@@ -59,6 +61,8 @@ export interface BackendOptions {
   readonly rateLimits?: RateLimitOptions
   /** The faucet's chain and key; without it POST /api/faucet answers 503 (not configured). */
   readonly faucet?: FaucetOptions | undefined
+  /** Comment cooldown, daily cap and edit window; default 30 s, 50 per UTC day, 15 min. */
+  readonly comments?: Partial<CommentOptions>
 }
 
 /** The backend served by whatever `HttpServer` is provided; needs `SqlClient`, `PgClient` and `BuildInfo` (`build-info.ts`). */
@@ -83,6 +87,7 @@ export const backendHttpLayer = (options: BackendOptions) =>
     ]),
     Layer.provide(RateLimitsLive(options.rateLimits ?? SPEC_RATE_LIMITS)),
     Layer.provide(FaucetServiceLive(options.faucet)),
+    Layer.provide(CommentSettingsLive(options.comments)),
     Layer.provide(SessionsLive({ publicUrl: "http://localhost:3000", ...options.auth, chainId: options.chainId })),
     Layer.provide(FetchHttpClient.layer)
   )

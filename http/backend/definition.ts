@@ -10,9 +10,11 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Forbidden, IndexerUnavailable, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
 import { AdminGroup, AuthGroup, documentRoles } from "./auth.js"
+import { CommentsGroup } from "./comments.js"
 import { FaucetGroup } from "./faucet.js"
 import { EventsGroup, MarketsGroup } from "./markets.js"
 import { NotFound } from "./errors.js"
+import { NotificationsGroup } from "./notifications.js"
 import { SystemGroup } from "./system.js"
 import { PricingGroup } from "./pricing.js"
 import { TradingGroup } from "./trading.js"
@@ -72,6 +74,8 @@ export class BackendApi extends HttpApi.make("backend")
   .add(AuthGroup)
   .add(AdminGroup)
   .add(FaucetGroup)
+  .add(CommentsGroup)
+  .add(NotificationsGroup)
   .addError(IndexerUnavailable.wire)
   // Any /api request can be over a rate limit, and any state-changing one with the session
   // cookie from a disallowed origin is refused (guard.ts).
