@@ -64,5 +64,12 @@ create table notification_cursor (
   chain_id     bigint primary key,
   block_number bigint not null check (block_number >= -1),
   block_hash   text,
+  -- the cursor block's timestamp when the indexer still held it (indexed_block): changes of
+  -- mutable rows (cancellations, resolutions) are looked for from this time on
+  block_timestamp bigint,
   updated_at   timestamptz not null default now()
 );
+
+-- The consumer looks up the matches of one order (how much of it a fill completed).
+create index if not exists order_match_maker_order_idx on order_match (maker_order_id);
+create index if not exists order_match_taker_order_idx on order_match (taker_order_id);

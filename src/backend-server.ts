@@ -1,6 +1,7 @@
 /** The backend API served on HOST:BACKEND_PORT, for this process's configuration (see http/backend/api.ts), with the WebSocket stream at /ws/realtime on the same server (http/ws/server.ts). */
 import { Effect, Layer, Option } from "effect"
 import { backendHttpLayer } from "../http/backend/api.js"
+import { NotificationConsumerLive } from "../http/backend/notification-consumer.js"
 import { IndexerEndpoint, listening } from "../http/indexer/api.js"
 import { httpServerWithRealtime } from "../http/ws/server.js"
 import { SessionsRealtime } from "../http/ws/sessions.js"
@@ -25,9 +26,11 @@ export const BackendServerLive = Layer.unwrapEffect(
       indexerUrl: url,
       auth,
       rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: config.trustProxy },
-      faucet: Option.getOrUndefined(faucet)
+      faucet: Option.getOrUndefined(faucet),
+      comments: config.comments
     })
-    return Layer.merge(backend, Layer.effectDiscard(listening("backend"))).pipe(
+    // Every API instance runs the notification consumer; passes take turns (notification-consumer.ts).
+    return Layer.mergeAll(backend, NotificationConsumerLive(config.chainId), Layer.effectDiscard(listening("backend"))).pipe(
       Layer.provide(httpServerWithRealtime({ port: config.backendPort, host: config.host }, { chainId: config.chainId })),
       Layer.provide([BuildInfoLive, SessionsRealtime(auth)])
     )

@@ -99,6 +99,12 @@ export interface AppConfigShape {
   readonly adminAddresses: ReadonlyArray<string>
   readonly redisUrl: Option.Option<Redacted.Redacted<string>>
   readonly trustProxy: TrustProxy
+  /** Comment posting and editing: COMMENT_COOLDOWN_SECONDS, COMMENTS_PER_DAY, COMMENT_EDIT_WINDOW_SECONDS. */
+  readonly comments: {
+    readonly cooldownSeconds: number
+    readonly perDay: number
+    readonly editWindowSeconds: number
+  }
   readonly rateLimits: {
     readonly publicPerMinute: number
     readonly userPerMinute: number
@@ -251,6 +257,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     Config.mapOrFail((raw) => Either.mapLeft(parseTrustProxy(raw), (problem) => invalid("TRUST_PROXY", problem))),
     Config.withDefault(noProxy)
   ),
+  comments: Config.all({
+    cooldownSeconds: boundedInteger("COMMENT_COOLDOWN_SECONDS", 0, 86_400, "seconds").pipe(Config.withDefault(30)),
+    perDay: boundedInteger("COMMENTS_PER_DAY", 1, 100_000, "a number of comments").pipe(Config.withDefault(50)),
+    editWindowSeconds: boundedInteger("COMMENT_EDIT_WINDOW_SECONDS", 0, 30 * 86_400, "seconds").pipe(Config.withDefault(900))
+  }),
   rateLimits: Config.all({
     publicPerMinute: rateLimit("RATE_LIMIT_PUBLIC_PER_MINUTE", 60),
     userPerMinute: rateLimit("RATE_LIMIT_USER_PER_MINUTE", 300),
