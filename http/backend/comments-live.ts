@@ -8,18 +8,19 @@
  *   post that fails later, e.g. a bad parent, consumes nothing);
  * - a reply notifies the parent's author (not oneself) in the same transaction, under the
  *   notification's unique key; removing the reply retracts it, restoring it brings it back;
- * - time comes from Effect's `Clock` (tests move it), never from the database's `now()`.
+ * - time comes from Effect's `Clock` (tests move it), never from the database's `now()`; posts
+ *   that commit out of their clock order never move the quota's time or day backwards.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Clock, Context, Effect, Layer } from "effect"
-import { Forbidden, IndexerUnavailable, RateLimitExceeded, ServiceUnavailable, ValidationFailed } from "../../schema/errors.js"
+import { Forbidden, IndexerUnavailable, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
 import { marketIdToHex } from "../../schema/primitives.js"
 import { CurrentUser } from "./auth.js"
 import { BackendApi } from "./definition.js"
 import { NotFound } from "./errors.js"
-import { findMarket } from "./lookup.js"
+import { marketNotFound, parseIdOrSlug } from "./lookup.js"
 import { roleRank } from "./sessions.js"
 import { meta } from "./system.js"
 
@@ -75,14 +76,17 @@ const databaseDown = () => new IndexerUnavailable({ message: "the database is un
 const onSqlError = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>) =>
   Effect.catchIf(effect, (e): e is SqlError => e instanceof SqlError, databaseDown) as Effect.Effect<A, Exclude<E, SqlError> | InstanceType<typeof IndexerUnavailable>, R>
 
+/** The id (decimal) of the indexed market `idOrSlug` names: one key lookup, as every post and read of a thread needs it. */
 const marketOf = (idOrSlug: string) =>
-  findMarket(idOrSlug).pipe(
-    Effect.catchIf(
-      (e): e is InstanceType<typeof ServiceUnavailable> => e instanceof ServiceUnavailable,
-      () => Effect.fail(databaseDown())
-    ),
-    Effect.map((market) => market.id.toString())
-  )
+  Effect.gen(function* () {
+    const key = yield* parseIdOrSlug(idOrSlug)
+    const sql = yield* SqlClient.SqlClient
+    const rows =
+      "id" in key
+        ? yield* sql<{ id: string }>`select id::text from market where id = ${key.id.toString()}::numeric`
+        : yield* sql<{ id: string }>`select m.id::text from display_metadata d join market m on m.id = d.id where d.kind = 'market' and d.slug = ${key.slug}`
+    return rows[0]?.id ?? (yield* Effect.fail(marketNotFound(idOrSlug)))
+  })
 
 const BIGINT_MAX = 9_223_372_036_854_775_807n
 
@@ -158,19 +162,19 @@ export const CommentsLive = HttpApiBuilder.group(BackendApi, "comments", (handle
               const admitted = yield* sql`
                 insert into comment_quota (address, last_posted_at, day, posted_today) values (${user.address}, ${at}, ${day}::date, 1)
                 on conflict (address) do update set
-                  last_posted_at = excluded.last_posted_at,
-                  day = excluded.day,
-                  posted_today = case when comment_quota.day = excluded.day then comment_quota.posted_today + 1 else 1 end
-                where comment_quota.last_posted_at <= ${cooldownEnds}
-                  and (comment_quota.day <> excluded.day or comment_quota.posted_today < ${settings.perDay})
+                  last_posted_at = greatest(comment_quota.last_posted_at, excluded.last_posted_at),
+                  day = greatest(comment_quota.day, excluded.day),
+                  posted_today = case when excluded.day > comment_quota.day then 1 else comment_quota.posted_today + 1 end
+                where (${settings.cooldownSeconds} = 0 or comment_quota.last_posted_at <= ${cooldownEnds})
+                  and (excluded.day > comment_quota.day or comment_quota.posted_today < ${settings.perDay})
                 returning address`
               if (admitted.length === 0) {
                 const [quota] = yield* sql<{ last_ms: string; day: string; posted_today: number }>`
                   select (extract(epoch from last_posted_at) * 1000)::bigint as last_ms, day::text, posted_today from comment_quota where address = ${user.address}`
-                const cooling = quota !== undefined && Number(quota.last_ms) > now - settings.cooldownSeconds * 1000
+                const cooling = settings.cooldownSeconds > 0 && quota !== undefined && Number(quota.last_ms) > now - settings.cooldownSeconds * 1000
                 const retryAfter = cooling
                   ? Math.ceil((Number(quota!.last_ms) + settings.cooldownSeconds * 1000 - now) / 1000)
-                  : Math.ceil((Date.parse(`${day}T00:00:00Z`) + 86_400_000 - now) / 1000)
+                  : Math.ceil((Date.parse(`${quota?.day ?? day}T00:00:00Z`) + 86_400_000 - now) / 1000)
                 return yield* new RateLimitExceeded({
                   message: cooling
                     ? `one comment per ${settings.cooldownSeconds} s; retry after ${retryAfter} s`

@@ -13,6 +13,8 @@ import { backendHttpLayer, type BackendOptions } from "../../../../http/backend/
 import { BuildInfoLive } from "../../../../src/build-info.js"
 import { pgClientLayer } from "../../../../src/db/database.js"
 import { runMigrations } from "../../../../src/db/migrations.js"
+import { seedDisplayMetadataFrom } from "../../../../src/display-metadata.js"
+import { fixtureDatabaseUrl } from "../../../support/fixture-db.js"
 import { query, scratchDatabaseUrl } from "../../../support/postgres.js"
 import { conformance, NO_RATE_LIMITS, type Answer } from "./harness.js"
 
@@ -52,11 +54,15 @@ export interface Backends {
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.Error)
 
-export const startBackends = async (): Promise<Backends> => {
+/** `indexed`: a copy of the indexed fixture (markets to comment on, display metadata seeded) instead of an empty migrated database. */
+export const startBackends = async (options: { readonly indexed?: boolean } = {}): Promise<Backends> => {
   const scope = Effect.runSync(Scope.make())
-  const databaseUrl = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
+  const databaseUrl = options.indexed === true
+    ? (await Effect.runPromise(Scope.extend(fixtureDatabaseUrl, scope).pipe(quiet))).url
+    : await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
   const database = pgClientLayer(Redacted.make(databaseUrl))
   await Effect.runPromise(runMigrations().pipe(Effect.provide(database), quiet))
+  if (options.indexed === true) await Effect.runPromise(seedDisplayMetadataFrom().pipe(Effect.provide(database), quiet))
   let document: Parameters<typeof conformance>[0] | undefined
 
   const start: Backends["start"] = async (options = {}) => {
