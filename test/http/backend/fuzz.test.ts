@@ -6,13 +6,25 @@
  * their parameters come from that document, so a later endpoint is fuzzed without touching this.
  */
 import fc from "fast-check"
+import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BACKEND_ERROR_CODES } from "../../../schema/errors.js"
 import { conformance, startHarness, type Harness } from "./support/harness.js"
 
 let api: Harness
+/** A signed-in user's cookie, sent on some requests to the session paths below (comments, notifications). */
+let session = ""
+const SESSION_PATHS = /^\/api\/(notifications|markets\/\{idOrSlug\}\/comments)/
 beforeAll(async () => {
   api = await startHarness()
+  const account = privateKeyToAccount(generatePrivateKey())
+  const challenge = await api.call("GET", `/api/auth/challenge?address=${account.address}`)
+  const verify = await api.raw("/api/auth/verify", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ address: account.address, signature: await account.signMessage({ message: challenge.body.data.message }) })
+  })
+  session = verify.headers.getSetCookie().find((c) => c.startsWith("predix_session="))!.split(";")[0]!
 }, 120_000)
 afterAll(async () => {
   await api?.close()
@@ -34,6 +46,10 @@ const VALID: Record<string, ReadonlyArray<string>> = {
   limit: ["1", "20", "100"],
   offset: ["0", "3", "1000"],
   q: ["eth", "%", "'"],
+  commentId: ["1", "2", "999999999", "9223372036854775807", "9223372036854775808"],
+  parentId: ["1", "2", "999999999"],
+  id: ["1", "2", "999999999", "9223372036854775808"],
+  unread: ["true", "false"],
   category: ["crypto", "sports"]
 }
 
@@ -81,6 +97,11 @@ const body: fc.Arbitrary<unknown> = fc.oneof(
     address: fc.option(fc.oneof(fc.constant(USER), hostile), { nil: undefined })
   }, { requiredKeys: [] }),
   fc.record({ marketIds: fc.array(fc.oneof(fc.constantFrom("1", "2", `0x${"0".repeat(63)}3`), hostile), { maxLength: 60 }), timeframe: fc.option(fc.oneof(fc.constant("1h"), hostile), { nil: undefined }) }, { requiredKeys: [] }),
+  fc.record({
+    body: fc.oneof(fc.constantFrom("hello", "<script>alert(1)</script>", "x".repeat(2_001), "😀".repeat(2_000), "\u0000", " "), hostile, fc.integer()),
+    parentId: fc.option(fc.oneof(fc.constantFrom("1", "2", "0", "-1"), hostile, fc.integer()), { nil: undefined }),
+    status: fc.option(fc.oneof(fc.constantFrom("deleted", "hidden", "visible"), hostile), { nil: undefined })
+  }, { requiredKeys: [] }),
   fc.jsonValue({ maxDepth: 3 })
 )
 
@@ -91,22 +112,28 @@ const requestTo = (operation: Operation) => {
     .record({
       path: fc.tuple(...pathParams.map(valueFor)),
       query: fc.subarray(queryParams).chain((chosen) => fc.tuple(...chosen.map((p) => valueFor(p).map((v) => [p.name, v] as const)))),
+      signedIn: SESSION_PATHS.test(operation.template) ? fc.boolean() : fc.constant(false),
       extra: fc.option(fc.tuple(fc.oneof(fc.constantFrom(...queryParams.map((p) => p.name), "x", "limit"), fc.string({ maxLength: 8 })), hostile), { freq: 4 }),
-      body: operation.method === "POST" ? fc.oneof(body, fc.constantFrom("{not json", "", "[]", "null")) : fc.constant(undefined)
+      body: operation.method === "POST" || operation.method === "PATCH" ? fc.oneof(body, fc.constantFrom("{not json", "", "[]", "null")) : fc.constant(undefined)
     })
-    .map(({ path, query, extra, body }) => {
+    .map(({ path, query, extra, body, signedIn }) => {
       let i = 0
       const pathname = operation.template.replace(/\{[^}]+\}/g, () => encode(path[i++] ?? ""))
       const pairs = [...query, ...(extra === null ? [] : [extra])]
       const search = pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join("&")
-      return { method: operation.method, url: search === "" ? pathname : `${pathname}?${search}`, body }
+      return { method: operation.method, url: search === "" ? pathname : `${pathname}?${search}`, body, signedIn }
     })
 }
 
-const check = async (request: { method: string; url: string; body: unknown }): Promise<{ status: number; problems: Array<string> }> => {
+const check = async (request: { method: string; url: string; body: unknown; signedIn?: boolean }): Promise<{ status: number; problems: Array<string> }> => {
+  const headers: Record<string, string> = {
+    ...(request.body === undefined ? {} : { "content-type": "application/json" }),
+    ...(request.signedIn === true ? { cookie: session } : {})
+  }
   const response = await api.raw(request.url, {
     method: request.method,
-    ...(request.body === undefined ? {} : { headers: { "content-type": "application/json" }, body: typeof request.body === "string" ? request.body : JSON.stringify(request.body) })
+    headers,
+    ...(request.body === undefined ? {} : { body: typeof request.body === "string" ? request.body : JSON.stringify(request.body) })
   })
   const text = await response.text()
   const where = `${request.method} ${request.url} ${JSON.stringify(request.body)?.slice(0, 200)}`
