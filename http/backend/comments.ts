@@ -27,6 +27,8 @@ export const CommentIdString = Schema.String.annotations({
   jsonSchema: { type: "string", pattern: "^[1-9][0-9]{0,18}$" }
 })
 
+const BODY_DESCRIPTION = "plain text, 1-2,000 characters; stored exactly as written and never rendered as HTML by the API (display it as text)"
+
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 /** A well-formed comment body: 1-2,000 code points, well-formed Unicode, not blank, no control characters but tab and line breaks. */
@@ -42,7 +44,8 @@ export const CommentBody = Schema.String.pipe(
   }),
   Schema.annotations({
     identifier: "CommentBody",
-    description: "plain text, 1-2,000 characters; stored exactly as written and never rendered as HTML by the API (display it as text)"
+    description: BODY_DESCRIPTION,
+    jsonSchema: { type: "string", minLength: 1, maxLength: MAX_COMMENT_LENGTH, description: BODY_DESCRIPTION }
   })
 )
 

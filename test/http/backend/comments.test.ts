@@ -40,6 +40,21 @@ afterAll(async () => {
 })
 
 describe("comments", () => {
+  it("documents every comment and notification operation with its session requirement, and bodies as plain text", async () => {
+    const document: any = await (await fetch(`${api.url}/api/openapi.json`)).json()
+    const security = (path: string, method: string) => document.paths[path]?.[method]?.security
+    expect(security("/api/markets/{idOrSlug}/comments", "get") ?? []).toEqual([])
+    for (const [path, method] of [
+      ["/api/markets/{idOrSlug}/comments", "post"],
+      ["/api/markets/{idOrSlug}/comments/{commentId}", "patch"],
+      ["/api/notifications", "get"],
+      ["/api/notifications/unread-count", "get"],
+      ["/api/notifications/{id}/read", "patch"],
+      ["/api/notifications/read-all", "post"]
+    ]) expect(security(path!, method!)).toEqual([{ session: [] }])
+    expect(document.components.schemas.CommentBody.description).toMatch(/never rendered as HTML/)
+  })
+
   it("threads two levels, sorts new and top, pages with the envelope, stores text as written", async () => {
     const posted: Array<any> = []
     for (const body of ["first <b>not html</b>", "second", "third"]) {
