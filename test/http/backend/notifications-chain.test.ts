@@ -2,10 +2,10 @@
  * Notifications from the chain on a live devnet: anvil, the protocol deployed, the indexer
  * stepped by the test into the backend's database, the notification consumer as the server runs
  * it (LISTEN predix_indexed; its poll set long, so the NOTIFY drives it) and the API read by
- * signed-in users. A fill, a cancellation, a resolution and the redemption it opens each notify
- * their users exactly once: across a consumer that was down while blocks were indexed (it
+ * signed-in users. A fill, a cancellation, a pause, a resolution and the redemption it opens each
+ * notify their users exactly once: across a consumer that was down while blocks were indexed (it
  * catches up from its cursor), two consumers at once, and an indexer restart. A reorg of their
- * block retracts them.
+ * block retracts them. A faucet claim confirmed for a user's smart account notifies the user.
  */
 import { Effect, Exit, Layer, Logger, LogLevel, ManagedRuntime, Redacted, Scope } from "effect"
 import { maxUint256 } from "viem"
@@ -145,6 +145,14 @@ describe("notifications from indexed chain events", () => {
     await caughtUp()
     expect(summary(await inbox(ALICE))).toEqual(["orderCancelled::", "orderFilled:maker:PARTIAL"])
     expect((await backends.sql(`select count(*)::int as n from notification where type = 'orderFilled'`))[0]!["n"]).toBe(resting[0]!["n"])
+    // A pause (and unpause) of the protocol notifies the holders of open markets, once.
+    await send(ADMIN, "AdminFacet", a.diamond, "pause")
+    await send(ADMIN, "AdminFacet", a.diamond, "unpause")
+    await index()
+    await caughtUp()
+    expect(summary(await inbox(ALICE))).toEqual(["marketPaused::", "orderCancelled::", "orderFilled:maker:PARTIAL"])
+    expect(summary(await inbox(BOB))).toEqual(["marketPaused::", ...bobFills])
+
     // The consumer is down while the market resolves YES and is indexed; back up, it catches up once.
     await consumer.stop()
     await client.advanceTime(3_600 + TIMING.emergencyDelay + 60)
@@ -153,9 +161,9 @@ describe("notifications from indexed chain events", () => {
     const [before] = await backends.sql(`select count(*)::int as n from notification`)
     const [two, other] = await Promise.all([startConsumer(), startConsumer()])
     await caughtUp()
-    const resolved = ["marketResolved:YES:", "orderCancelled::", "orderFilled:maker:PARTIAL", "redemptionAvailable:YES:redeem"]
+    const resolved = ["marketPaused::", "marketResolved:YES:", "orderCancelled::", "orderFilled:maker:PARTIAL", "redemptionAvailable:YES:redeem"]
     expect(summary(await inbox(ALICE))).toEqual(resolved)
-    expect(summary(await inbox(BOB))).toEqual([...bobFills, "marketResolved:YES:"].sort())
+    expect(summary(await inbox(BOB))).toEqual(["marketPaused::", ...bobFills, "marketResolved:YES:"].sort())
     const ids = (await inbox(ALICE)).map((n) => n.id)
     await other.stop()
 
@@ -175,9 +183,20 @@ describe("notifications from indexed chain events", () => {
     await client.reorg(1)
     await index()
     await caughtUp()
-    expect(summary(await inbox(ALICE))).toEqual(["orderCancelled::", "orderFilled:maker:PARTIAL"])
-    expect(summary(await inbox(BOB))).toEqual(bobFills)
-    expect((await inbox(ALICE)).map((n) => n.id)).toEqual(ids.slice(-2)) // the same rows, not recreated
+    expect(summary(await inbox(ALICE))).toEqual(["marketPaused::", "orderCancelled::", "orderFilled:maker:PARTIAL"])
+    expect(summary(await inbox(BOB))).toEqual(["marketPaused::", ...bobFills])
+    expect((await inbox(ALICE)).map((n) => n.id)).toEqual(ids.slice(-3)) // the same rows, not recreated
+
+    // The faucet's confirmed claim for Alice's smart account: delivered to her (and her smart account's notifications are hers).
+    const account = client.address(7)
+    await backends.sql(`insert into faucet_claim (address, owner, usdc_raw, eth_raw, status, tx_hash, raw_tx, claimed_at, confirmed_at)
+      values ($1, $2, 10000000000, 500000000000000, 'confirmed', $3, '0x01', now(), now())`, [account, client.address(ALICE), `0x${"ab".repeat(32)}`])
+    await send(ADMIN, "TestUsdc", a.testUsdc, "mint", [account, USDC])
+    await index()
+    await caughtUp()
+    const withFaucet = await inbox(ALICE)
+    expect(withFaucet[0]).toMatchObject({ type: "faucetDelivered", address: client.address(ALICE), detail: { address: account } })
+    expect(withFaucet).toHaveLength(4)
 
     await again.stop()
   }, 240_000)
