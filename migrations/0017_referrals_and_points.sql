@@ -50,3 +50,6 @@ create index referral_link_referrer_idx on referral_link (referrer, created_at);
 -- Indexes of the read-time point and leaderboard queries.
 create index trade_time_idx on trade (timestamp);
 create index liquidity_event_owner_time_idx on liquidity_event (owner, timestamp) where liquidity_delta > 0;
+
+-- Free tags of a market or event beside its one category (GET /api/tags): a JSON array of slugs.
+alter table display_metadata add column tags jsonb not null default '[]'::jsonb check (jsonb_typeof(tags) = 'array');

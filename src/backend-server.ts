@@ -25,7 +25,8 @@ export const BackendServerLive = Layer.unwrapEffect(
       indexerUrl: url,
       auth,
       rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: config.trustProxy },
-      faucet: Option.getOrUndefined(faucet)
+      faucet: Option.getOrUndefined(faucet),
+      leaderboardMinResolved: config.leaderboardMinResolved
     })
     return Layer.merge(backend, Layer.effectDiscard(listening("backend"))).pipe(
       Layer.provide(httpServerWithRealtime({ port: config.backendPort, host: config.host }, { chainId: config.chainId })),

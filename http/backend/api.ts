@@ -20,6 +20,7 @@ import { EventsLive, MarketsLive } from "./markets-live.js"
 import { makeGuard } from "./guard.js"
 import { backendMiddleware } from "./middleware.js"
 import { PricingLive } from "./pricing-live.js"
+import { RewardsLive, RewardsSettingsLive } from "./rewards-live.js"
 import { RateLimitsLive, SPEC_RATE_LIMITS, type RateLimitOptions } from "./rate-limit.js"
 import { SessionsLive, type AuthOptions } from "./sessions.js"
 import { TradingLive } from "./trading-live.js"
@@ -39,7 +40,7 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive]),
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive, RewardsLive]),
   Layer.provide(SessionMiddlewareLive)
 )
 
@@ -59,6 +60,8 @@ export interface BackendOptions {
   readonly rateLimits?: RateLimitOptions
   /** The faucet's chain and key; without it POST /api/faucet answers 503 (not configured). */
   readonly faucet?: FaucetOptions | undefined
+  /** Resolved markets with a call needed for leaderboard accuracy (default 5). */
+  readonly leaderboardMinResolved?: number | undefined
 }
 
 /** The backend served by whatever `HttpServer` is provided; needs `SqlClient`, `PgClient` and `BuildInfo` (`build-info.ts`). */
@@ -83,6 +86,7 @@ export const backendHttpLayer = (options: BackendOptions) =>
     ]),
     Layer.provide(RateLimitsLive(options.rateLimits ?? SPEC_RATE_LIMITS)),
     Layer.provide(FaucetServiceLive(options.faucet)),
+    Layer.provide(RewardsSettingsLive({ minResolved: options.leaderboardMinResolved })),
     Layer.provide(SessionsLive({ publicUrl: "http://localhost:3000", ...options.auth, chainId: options.chainId })),
     Layer.provide(FetchHttpClient.layer)
   )

@@ -15,6 +15,7 @@ import { EventsGroup, MarketsGroup } from "./markets.js"
 import { NotFound } from "./errors.js"
 import { SystemGroup } from "./system.js"
 import { PricingGroup } from "./pricing.js"
+import { RewardsGroup } from "./rewards.js"
 import { TradingGroup } from "./trading.js"
 
 type Json = Record<string, any>
@@ -52,7 +53,7 @@ const adjustOpenApi = (spec: Json): Json => {
   return documentRoles(spec)
 }
 
-const DESCRIPTION = `The view model apps build on: markets and events, pricing and quotes, trading and portfolios.
+const DESCRIPTION = `The view model apps build on: markets and events, pricing and quotes, trading and portfolios, rewards and social.
 
 Envelope: {data, meta: {timestamp, version: "v2", reqId}}; lists add meta.pagination {limit, offset, total} (limit default 20, max 100).
 Errors: {error, code, message, details?} with code from a closed set (MARKET_NOT_FOUND 404, MARKET_PAUSED 400, INDEXER_UNAVAILABLE 503,
@@ -72,6 +73,7 @@ export class BackendApi extends HttpApi.make("backend")
   .add(AuthGroup)
   .add(AdminGroup)
   .add(FaucetGroup)
+  .add(RewardsGroup)
   .addError(IndexerUnavailable.wire)
   // Any /api request can be over a rate limit, and any state-changing one with the session
   // cookie from a disallowed origin is refused (guard.ts).
