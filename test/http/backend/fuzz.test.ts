@@ -6,13 +6,22 @@
  * their parameters come from that document, so a later endpoint is fuzzed without touching this.
  */
 import fc from "fast-check"
+import { mnemonicToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BACKEND_ERROR_CODES } from "../../../schema/errors.js"
+import { DEVNET_MNEMONIC } from "../../../src/devnet/anvil.js"
 import { conformance, startHarness, type Harness } from "./support/harness.js"
 
 let api: Harness
+/** A session of a fixture trader: operations that need one are fuzzed with and without it. */
+let session: string
 beforeAll(async () => {
   api = await startHarness()
+  const account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 9 })
+  const challenge = await api.get(`/api/auth/challenge?address=${account.address}`)
+  const signature = await account.signMessage({ message: challenge.body.data.message })
+  const verify = await api.call("POST", "/api/auth/verify", { body: { address: account.address, signature } })
+  session = verify.headers.getSetCookie()[0]!.split(";")[0]!
 }, 120_000)
 afterAll(async () => {
   await api?.close()
@@ -34,7 +43,8 @@ const VALID: Record<string, ReadonlyArray<string>> = {
   limit: ["1", "20", "100"],
   offset: ["0", "3", "1000"],
   q: ["eth", "%", "'"],
-  category: ["crypto", "sports"]
+  category: ["crypto", "sports"],
+  ref: ["zzzzzzzz", "abc"]
 }
 
 const hostile: fc.Arbitrary<string> = fc.oneof(
@@ -47,14 +57,15 @@ const hostile: fc.Arbitrary<string> = fc.oneof(
 )
 
 type Parameter = { readonly name: string; readonly in: "path" | "query"; readonly schema: { readonly enum?: ReadonlyArray<string> } }
-type Operation = { readonly method: string; readonly template: string; readonly parameters: ReadonlyArray<Parameter> }
+type Operation = { readonly method: string; readonly template: string; readonly parameters: ReadonlyArray<Parameter>; readonly secured: boolean }
 
 const operationsOf = (): Array<Operation> =>
   Object.entries(api.document.paths).flatMap(([template, item]) =>
-    Object.entries(item as Record<string, { parameters?: Array<Parameter> }>).map(([method, op]) => ({
+    Object.entries(item as Record<string, { parameters?: Array<Parameter>; security?: Array<unknown> }>).map(([method, op]) => ({
       method: method.toUpperCase(),
       template,
-      parameters: (op.parameters ?? []) as ReadonlyArray<Parameter>
+      parameters: (op.parameters ?? []) as ReadonlyArray<Parameter>,
+      secured: (op.security ?? []).length > 0
     }))
   )
 
@@ -92,21 +103,27 @@ const requestTo = (operation: Operation) => {
       path: fc.tuple(...pathParams.map(valueFor)),
       query: fc.subarray(queryParams).chain((chosen) => fc.tuple(...chosen.map((p) => valueFor(p).map((v) => [p.name, v] as const)))),
       extra: fc.option(fc.tuple(fc.oneof(fc.constantFrom(...queryParams.map((p) => p.name), "x", "limit"), fc.string({ maxLength: 8 })), hostile), { freq: 4 }),
-      body: operation.method === "POST" ? fc.oneof(body, fc.constantFrom("{not json", "", "[]", "null")) : fc.constant(undefined)
+      body: operation.method === "POST" ? fc.oneof(body, fc.constantFrom("{not json", "", "[]", "null")) : fc.constant(undefined),
+      signedIn: operation.secured && operation.method === "GET" ? fc.boolean() : fc.constant(false)
     })
-    .map(({ path, query, extra, body }) => {
+    .map(({ path, query, extra, body, signedIn }) => {
       let i = 0
       const pathname = operation.template.replace(/\{[^}]+\}/g, () => encode(path[i++] ?? ""))
       const pairs = [...query, ...(extra === null ? [] : [extra])]
       const search = pairs.map(([k, v]) => `${encode(k)}=${encode(v)}`).join("&")
-      return { method: operation.method, url: search === "" ? pathname : `${pathname}?${search}`, body }
+      return { method: operation.method, url: search === "" ? pathname : `${pathname}?${search}`, body, signedIn }
     })
 }
 
-const check = async (request: { method: string; url: string; body: unknown }): Promise<{ status: number; problems: Array<string> }> => {
+const check = async (request: { method: string; url: string; body: unknown; signedIn?: boolean }): Promise<{ status: number; problems: Array<string> }> => {
+  const headers: Record<string, string> = {
+    ...(request.body === undefined ? {} : { "content-type": "application/json" }),
+    ...(request.signedIn === true ? { cookie: session } : {})
+  }
   const response = await api.raw(request.url, {
     method: request.method,
-    ...(request.body === undefined ? {} : { headers: { "content-type": "application/json" }, body: typeof request.body === "string" ? request.body : JSON.stringify(request.body) })
+    headers,
+    ...(request.body === undefined ? {} : { body: typeof request.body === "string" ? request.body : JSON.stringify(request.body) })
   })
   const text = await response.text()
   const where = `${request.method} ${request.url} ${JSON.stringify(request.body)?.slice(0, 200)}`
