@@ -1,7 +1,7 @@
 /**
  * The points rules (season S1 of the deployed product, protocol-facts section 5, adapted to what
- * the index holds). One table: the SQL that computes points (`queries/rewards.ts`), the OpenAPI
- * descriptions and the README's table are all made from it, so they cannot disagree.
+ * the index holds). One table: the SQL that computes points (`queries/rewards.ts`) and the OpenAPI
+ * descriptions are made from it, and the README's table is `rulesTable()` verbatim (a test checks).
  *
  * Invariants:
  * - points are a pure function of the indexed tables (router trades, liquidity events, on-chain

@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises"
 import { mnemonicToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { POINT_RULES } from "../../../http/backend/point-rules.js"
+import { POINT_RULES, rulesTable } from "../../../http/backend/point-rules.js"
 import { DEVNET_MNEMONIC } from "../../../src/devnet/anvil.js"
 import { FIXTURE_METADATA } from "../../../src/display-metadata.js"
 import { startHarness, type Harness } from "./support/harness.js"
@@ -57,8 +57,9 @@ describe("session endpoints", () => {
       expect((await h.get(path)).status, path).toBe(200)
       expect(h.document.paths[path]!["get"]!["security" as never] ?? [], path).toEqual([])
     }
-    // The rules table is in the document.
-    expect(JSON.stringify(h.document.paths["/api/point"])).toContain(POINT_RULES.volume.rule)
+    // The rules table is in the document and, verbatim, in the README.
+    expect(h.document.paths["/api/point"]!["get"]!["description" as never]).toContain(rulesTable())
+    expect(await readFile(new URL("../../../README.md", import.meta.url), "utf8")).toContain(rulesTable())
   })
 
   it("bad parameters are VALIDATION_FAILED naming them, never a 5xx", async () => {
