@@ -41,6 +41,19 @@ const upTo = (sql: Sql, column: Statement.Fragment, until: number | null) =>
   until === null ? sql`true` : sql`${column} <= ${until}`
 
 /**
+ * The referrer of every referred user (`REFERRAL_RULE`), counting on-chain referrals at or before
+ * `until`: the sign-in link, else the earliest Hook_ReferralRecorded naming the user as trader.
+ */
+const effectiveReferrer = (sql: Sql, until: number | null) => sql`
+  select referee, referrer from referral_link
+  union all
+  select o.referee, o.referrer
+  from (select distinct on (f.trader) f.trader as referee, f.referrer from referral f
+        where f.trader <> f.referrer and ${upTo(sql, sql`f.timestamp`, until)}
+        order by f.trader, f.block_number, f.log_index) o
+  where not exists (select 1 from referral_link k where k.referee = o.referee)`
+
+/**
  * Points per address counting chain events at or before `until` (null: all indexed). The
  * `connect` rule has no chain time: it counts only when `withConnect`.
  */
@@ -66,15 +79,8 @@ export const pointsQuery = (sql: Sql, until: number | null, withConnect: boolean
       from liquidity_event l join user_stats u on u.address = l.owner
       where l.liquidity_delta > 0 and ${upTo(sql, sql`l.timestamp`, until)}
       group by l.owner
-    ), onchain as (
-      select distinct on (f.trader) f.trader as referee, f.referrer
-      from referral f
-      where f.trader <> f.referrer and ${upTo(sql, sql`f.timestamp`, until)}
-      order by f.trader, f.block_number, f.log_index
     ), referred as (
-      select referee, referrer from referral_link
-      union all
-      select o.referee, o.referrer from onchain o where not exists (select 1 from referral_link k where k.referee = o.referee)
+      ${effectiveReferrer(sql, until)}
     ), referrals as (
       select f.referrer as address,
              least(count(*) filter (where t.first_trade), ${THRESHOLDS.referralCap}) as joined,
@@ -244,14 +250,6 @@ export interface ReferredRow {
   readonly total_count: string
 }
 
-/** The effective referrer of every referred user (see `REFERRAL_RULE`). */
-const effectiveReferrer = (sql: Sql) => sql`
-  select referee, referrer from referral_link
-  union all
-  select o.referee, o.referrer
-  from (select distinct on (trader) trader as referee, referrer from referral where trader <> referrer order by trader, block_number, log_index) o
-  where not exists (select 1 from referral_link k where k.referee = o.referee)`
-
 /**
  * Users `referrer` referred, at sign-in or on chain, newest first: when they joined (sign-in
  * time, else their first referred swap), the swaps and USDC volume of their indexed referrals
@@ -270,7 +268,7 @@ export const readReferred = (referrer: string, limit: number, offset: number) =>
       select coalesce(s.address, c.address) as address, s.address is not null as via_sign_in,
              coalesce(s.joined_at, c.first_at) as joined_at,
              coalesce(c.swaps, 0) as swaps, coalesce(c.volume, 0) as referred_volume,
-             exists (select 1 from (${effectiveReferrer(sql)}) e where e.referee = coalesce(s.address, c.address) and e.referrer = ${referrer}) as counts
+             exists (select 1 from (${effectiveReferrer(sql, null)}) e where e.referee = coalesce(s.address, c.address) and e.referrer = ${referrer}) as counts
       from signed s full join chain c on c.address = s.address`
     const rows = yield* sql<ReferredRow & { total_volume: string }>`
       select r.*, count(*) over () as total_count, sum(r.referred_volume) over () as total_volume from (${referred}) r
@@ -282,7 +280,7 @@ export const readReferred = (referrer: string, limit: number, offset: number) =>
         : yield* sql<{ users: string; volume: string | null }>`select count(*) as users, sum(r.referred_volume) as volume from (${referred}) r`
     const [by] = yield* sql<{ referrer: string; via_sign_in: boolean }>`
       select e.referrer, exists (select 1 from referral_link k where k.referee = ${referrer}) as via_sign_in
-      from (${effectiveReferrer(sql)}) e where e.referee = ${referrer}`
+      from (${effectiveReferrer(sql, null)}) e where e.referee = ${referrer}`
     return { rows, users: Number(totals?.users ?? 0), volume: BigInt(totals?.volume ?? "0"), referredBy: by }
   })
 
