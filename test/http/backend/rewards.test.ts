@@ -5,7 +5,8 @@
  * markets; the session endpoints need a session and never share a cached answer between users.
  */
 import { readFile } from "node:fs/promises"
-import { mnemonicToAccount } from "viem/accounts"
+import type { LocalAccount } from "viem"
+import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { POINT_RULES, rulesTable } from "../../../http/backend/point-rules.js"
 import { DEVNET_MNEMONIC } from "../../../src/devnet/anvil.js"
@@ -33,7 +34,7 @@ const cookieOf = (answer: { headers: Headers }) =>
   answer.headers.getSetCookie().find((c) => c.startsWith("predix_session="))?.slice("predix_session=".length).split(";")[0]
 
 /** Challenge, sign, verify (with `?ref=` when given): the verify answer, its cookie, and a replay of the same signature. */
-const signIn = async (who: ReturnType<typeof account>, ref?: string) => {
+const signIn = async (who: LocalAccount, ref?: string) => {
   const challenge = await h.get(`/api/auth/challenge?address=${who.address}`)
   expect(challenge.status).toBe(200)
   const signature = await who.signMessage({ message: challenge.body.data.message })
@@ -140,6 +141,25 @@ describe("referrals", () => {
     const page = (await h.get("/api/referral?limit=2&offset=1", as(referrer.cookie))).body.data
     expect(page.referred.map((r: any) => r.address)).toEqual(after.referred.slice(1, 3).map((r: any) => r.address))
     expect(page.referredUsers).toBe(after.referredUsers)
+  })
+})
+
+describe("referrals, concurrently", () => {
+  it("ten simultaneous sign-ins of one user with ten codes link it once", async () => {
+    const referrers = Array.from({ length: 10 }, () => privateKeyToAccount(generatePrivateKey()))
+    const codes = await Promise.all(referrers.map(async (r) => (await h.get("/api/referral", as((await signIn(r)).cookie))).body.data.code as string))
+    const referee = privateKeyToAccount(generatePrivateKey())
+    const signed = await Promise.all(
+      codes.map(async () => {
+        const challenge = await h.get(`/api/auth/challenge?address=${referee.address}`)
+        return { address: referee.address, signature: await referee.signMessage({ message: challenge.body.data.message }), nonce: challenge.body.data.nonce }
+      })
+    )
+    const answers = await Promise.all(signed.map((body, i) => h.call("POST", `/api/auth/verify?ref=${codes[i]}`, { body })))
+    expect(answers.map((a) => a.status)).toEqual(codes.map(() => 200))
+    const linked = await h.sql<{ referrer: string }>(`select referrer from referral_link where referee = $1`, [lower(referee)])
+    expect(linked.length).toBe(1)
+    expect(referrers.map(lower)).toContain(linked[0]!.referrer)
   })
 })
 
