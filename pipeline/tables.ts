@@ -19,6 +19,7 @@ import type { HolderRow, OutcomeTokenRow } from "./reduce/holders.js"
 import type { ApprovedOracleRow, FeedMarketRow, ManualOracleRow, ManualReportRow, OracleActionRow, OracleApprovalRow } from "./reduce/oracles.js"
 import type { BookLevelRow, FeeRow, MatchRow, OrderRow, TakerFillRow } from "./reduce/orders.js"
 import type { PositionHistoryRow } from "./reduce/positions.js"
+import type { ReferralRow } from "./reduce/referrals.js"
 import type { AppendedLogs, KeyedRows } from "./reduce/state.js"
 
 /** A value as Postgres takes it in a parameter array and as the undo image stores it in JSON. */
@@ -179,6 +180,9 @@ export const APPEND_TABLES: { readonly [K in keyof AppendedLogs]: TableDef } = {
   liquidityEvents: tableOf<LiquidityEventRow, "address">()("liquidity_event", APPEND_KEY, [
     ...LOCATED, ["poolId", text], ["marketId", big], ["owner", text], ["tickLower", int4], ["tickUpper", int4], ["salt", text],
     ["liquidityDelta", big]
+  ]),
+  referrals: tableOf<ReferralRow, "address">()("referral", APPEND_KEY, [
+    ...LOCATED, ["marketId", big], ["referrer", text], ["trader", text], ["usdcVolume", big]
   ])
 }
 

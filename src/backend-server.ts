@@ -27,7 +27,8 @@ export const BackendServerLive = Layer.unwrapEffect(
       auth,
       rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: config.trustProxy },
       faucet: Option.getOrUndefined(faucet),
-      comments: config.comments
+      comments: config.comments,
+      leaderboardMinResolved: config.leaderboardMinResolved
     })
     // Every API instance runs the notification consumer; passes take turns (notification-consumer.ts).
     return Layer.mergeAll(backend, NotificationConsumerLive(config.chainId), Layer.effectDiscard(listening("backend"))).pipe(

@@ -75,7 +75,8 @@ export const settings: ReadonlyArray<Setting> = [
   { name: "RATE_LIMIT_PUBLIC_PER_MINUTE", defaultText: "60", description: "Requests per minute per IP without a session (0 = unlimited)" },
   { name: "RATE_LIMIT_USER_PER_MINUTE", defaultText: "300", description: "Requests per minute per signed-in user (0 = unlimited)" },
   { name: "RATE_LIMIT_PER_DAY", defaultText: "10000", description: "Requests per day per IP (no session) or user (0 = unlimited)" },
-  { name: "RATE_LIMIT_AUTH_PER_MINUTE", defaultText: "5", description: "Requests per minute per IP to /api/auth/challenge and /api/auth/verify (0 = unlimited)" }
+  { name: "RATE_LIMIT_AUTH_PER_MINUTE", defaultText: "5", description: "Requests per minute per IP to /api/auth/challenge and /api/auth/verify (0 = unlimited)" },
+  { name: "LEADERBOARD_MIN_RESOLVED", defaultText: "5", description: "Resolved markets with a call a user needs before /api/leaderboard shows and ranks their accuracy" }
 ]
 
 export interface AppConfigShape {
@@ -111,6 +112,7 @@ export interface AppConfigShape {
     readonly perDay: number
     readonly authPerMinute: number
   }
+  readonly leaderboardMinResolved: number
 }
 
 // The Config combinators prefix the variable name to the path; the message says what is wrong.
@@ -267,7 +269,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     userPerMinute: rateLimit("RATE_LIMIT_USER_PER_MINUTE", 300),
     perDay: rateLimit("RATE_LIMIT_PER_DAY", 10_000),
     authPerMinute: rateLimit("RATE_LIMIT_AUTH_PER_MINUTE", 5)
-  })
+  }),
+  leaderboardMinResolved: boundedInteger("LEADERBOARD_MIN_RESOLVED", 1, 1_000_000, "a number of markets").pipe(Config.withDefault(5))
 })
 
 /** One line per problem: `VARIABLE: what is wrong`. */

@@ -1,5 +1,5 @@
 /**
- * Display metadata of markets and events (slug, category, featured, localized title, icon): not
+ * Display metadata of markets and events (slug, category, tags, featured, localized title, icon): not
  * on-chain, kept in `display_metadata` beside the index so the indexer API can show it and filter
  * on it. This module reads a metadata file (`fixtures/market-metadata.json` for the committed
  * fixture) and writes it.
@@ -31,7 +31,9 @@ export const DisplayEntry = Schema.Struct({
   category: Slug,
   featured: Schema.Boolean,
   title: LocalizedTitle,
-  icon: Schema.NullOr(Schema.String.pipe(Schema.maxLength(2048)))
+  icon: Schema.NullOr(Schema.String.pipe(Schema.maxLength(2048))),
+  /** Free tags beside the one category (GET /api/tags counts them); none when left out. */
+  tags: Schema.optionalWith(Schema.Array(Slug).pipe(Schema.maxItems(20)), { default: () => [] })
 })
 export type DisplayEntry = typeof DisplayEntry.Type
 
@@ -70,13 +72,13 @@ export const seedDisplayMetadata = (file: DisplayMetadataFile) =>
       Effect.forEach(
         entries,
         ([kind, e]) => sql`
-          insert into display_metadata (kind, id, slug, category, featured, title, icon)
-          values (${kind}, ${e.id}::numeric, ${e.slug}, ${e.category}, ${e.featured}, ${JSON.stringify(e.title)}::jsonb, ${e.icon})
+          insert into display_metadata (kind, id, slug, category, featured, title, icon, tags)
+          values (${kind}, ${e.id}::numeric, ${e.slug}, ${e.category}, ${e.featured}, ${JSON.stringify(e.title)}::jsonb, ${e.icon}, ${JSON.stringify(e.tags)}::jsonb)
           on conflict (kind, id) do update set
             slug = excluded.slug, category = excluded.category, featured = excluded.featured,
-            title = excluded.title, icon = excluded.icon, updated_at = now()
-          where (display_metadata.slug, display_metadata.category, display_metadata.featured, display_metadata.title, display_metadata.icon)
-            is distinct from (excluded.slug, excluded.category, excluded.featured, excluded.title, excluded.icon)`,
+            title = excluded.title, icon = excluded.icon, tags = excluded.tags, updated_at = now()
+          where (display_metadata.slug, display_metadata.category, display_metadata.featured, display_metadata.title, display_metadata.icon, display_metadata.tags)
+            is distinct from (excluded.slug, excluded.category, excluded.featured, excluded.title, excluded.icon, excluded.tags)`,
         { discard: true }
       )
     )

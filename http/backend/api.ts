@@ -20,6 +20,7 @@ import { EventsLive, MarketsLive } from "./markets-live.js"
 import { makeGuard } from "./guard.js"
 import { backendMiddleware } from "./middleware.js"
 import { PricingLive } from "./pricing-live.js"
+import { RewardsLive, RewardsSettingsLive } from "./rewards-live.js"
 import { RateLimitsLive, SPEC_RATE_LIMITS, type RateLimitOptions } from "./rate-limit.js"
 import { SessionsLive, type AuthOptions } from "./sessions.js"
 import { TradingLive } from "./trading-live.js"
@@ -41,7 +42,7 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive, CommentsLive, NotificationsLive]),
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive, CommentsLive, NotificationsLive, RewardsLive]),
   Layer.provide(SessionMiddlewareLive)
 )
 
@@ -63,6 +64,8 @@ export interface BackendOptions {
   readonly faucet?: FaucetOptions | undefined
   /** Comment cooldown, daily cap and edit window; default 30 s, 50 per UTC day, 15 min. */
   readonly comments?: Partial<CommentOptions>
+  /** Resolved markets with a call needed for leaderboard accuracy (default 5). */
+  readonly leaderboardMinResolved?: number | undefined
 }
 
 /** The backend served by whatever `HttpServer` is provided; needs `SqlClient`, `PgClient` and `BuildInfo` (`build-info.ts`). */
@@ -88,6 +91,7 @@ export const backendHttpLayer = (options: BackendOptions) =>
     Layer.provide(RateLimitsLive(options.rateLimits ?? SPEC_RATE_LIMITS)),
     Layer.provide(FaucetServiceLive(options.faucet)),
     Layer.provide(CommentSettingsLive(options.comments)),
+    Layer.provide(RewardsSettingsLive({ minResolved: options.leaderboardMinResolved })),
     Layer.provide(SessionsLive({ publicUrl: "http://localhost:3000", ...options.auth, chainId: options.chainId })),
     Layer.provide(FetchHttpClient.layer)
   )

@@ -7,6 +7,7 @@ import { BackendApi } from "./definition.js"
 import { NotFound } from "./errors.js"
 import { resolvedSession } from "./guard.js"
 import { parseAddress } from "./lookup.js"
+import { applyReferral, referrerForSignIn } from "./referrals.js"
 import { AuthSettings, roleRank, SESSION_COOKIE, SESSION_TTL_MS, Sessions, type Role, type SessionUser, type SessionsService } from "./sessions.js"
 import { meta } from "./system.js"
 
@@ -75,10 +76,13 @@ export const AuthLive = HttpApiBuilder.group(BackendApi, "auth", (handlers) =>
           }
         })
       )
-      .handle("verify", ({ payload }) =>
+      .handle("verify", ({ payload, urlParams }) =>
         Effect.gen(function* () {
           const address = yield* parseAddress(payload.address)
+          // Rewards: a referral code is checked before the challenge is used, and applied once signed in (referrals.ts).
+          const referrer = urlParams.ref === undefined ? undefined : yield* referrerForSignIn(urlParams.ref, address).pipe(Effect.catchTag("SqlError", databaseDown))
           const signIn = yield* orUnavailable(sessions.signIn({ address, signature: payload.signature, nonce: payload.nonce }))
+          if (referrer !== undefined) yield* applyReferral(address, referrer).pipe(Effect.catchTag("SqlError", databaseDown))
           yield* setCookie(signIn.token, seconds(SESSION_TTL_MS), settings.secureCookie)
           yield* Effect.logInfo("signed in").pipe(Effect.annotateLogs({ address, method: signIn.user.method }))
           return { data: sessionInfo(signIn.user), meta: yield* meta }

@@ -127,6 +127,17 @@ export const VerifyBody = Schema.Struct({
   nonce: Schema.optionalWith(Schema.String.annotations({ description: "the challenge's nonce; without it the address's latest challenges are tried" }), { exact: true })
 }).annotations({ identifier: "AuthVerifyBody", parseOptions: { onExcessProperty: "error" } })
 
+/** `?ref=<code>`: the referral code the user arrived with (rewards; `referrals.ts`). */
+export const VerifyQuery = strictQuery({
+  ref: Schema.optionalWith(
+    Schema.String.annotations({
+      description: "a referral code (GET /api/referral): the first code a user signs in with makes its owner their referrer; unknown codes and one's own are VALIDATION_FAILED, checked before the challenge is used",
+      jsonSchema: { type: "string", pattern: "^[a-z0-9]{8}$" }
+    }),
+    { exact: true }
+  )
+})
+
 export const Logout = Schema.Struct({
   revoked: Schema.Boolean.annotations({ description: "true when a live session was ended; false when there was none (logout is idempotent)" })
 }).annotations({ identifier: "LogoutResult" })
@@ -150,6 +161,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
   .add(
     HttpApiEndpoint.post("verify", "/api/auth/verify")
       .setPayload(VerifyBody)
+      .setUrlParams(VerifyQuery)
       .addSuccess(BackendItem(SessionInfo))
       .addError(InvalidAddress.wire)
       .addError(AuthInvalid.wire)

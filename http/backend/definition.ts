@@ -17,6 +17,7 @@ import { NotFound } from "./errors.js"
 import { NotificationsGroup } from "./notifications.js"
 import { SystemGroup } from "./system.js"
 import { PricingGroup } from "./pricing.js"
+import { RewardsGroup } from "./rewards.js"
 import { TradingGroup } from "./trading.js"
 
 type Json = Record<string, any>
@@ -54,7 +55,7 @@ const adjustOpenApi = (spec: Json): Json => {
   return documentRoles(spec)
 }
 
-const DESCRIPTION = `The view model apps build on: markets and events, pricing and quotes, trading and portfolios.
+const DESCRIPTION = `The view model apps build on: markets and events, pricing and quotes, trading and portfolios, rewards and social.
 
 Envelope: {data, meta: {timestamp, version: "v2", reqId}}; lists add meta.pagination {limit, offset, total} (limit default 20, max 100).
 Errors: {error, code, message, details?} with code from a closed set (MARKET_NOT_FOUND 404, MARKET_PAUSED 400, INDEXER_UNAVAILABLE 503,
@@ -76,6 +77,7 @@ export class BackendApi extends HttpApi.make("backend")
   .add(FaucetGroup)
   .add(CommentsGroup)
   .add(NotificationsGroup)
+  .add(RewardsGroup)
   .addError(IndexerUnavailable.wire)
   // Any /api request can be over a rate limit, and any state-changing one with the session
   // cookie from a disallowed origin is refused (guard.ts).

@@ -15,6 +15,7 @@ import { reduceEvent, tradeVolume, type Located, type ProtocolContracts } from "
 import { onChallengeDelay, onFeedChanged, onFeedRegistered, onOracleApproval, onReport, onReportAdmin } from "./oracles.js"
 import { onFeeCollected, onOrderCancelled, onOrderMatched, onOrderPlaced, onTakerFilled } from "./orders.js"
 import { recordMoves } from "./positions.js"
+import { onReferralRecorded } from "./referrals.js"
 import type { State } from "./state.js"
 
 export const reduceAll = (s: State, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
@@ -97,6 +98,8 @@ const dispatch = (s: State, event: DomainEvent, at: Located, protocol: ProtocolC
       return onSwap(s, event, at)
     case "ModifyLiquidity":
       return onModifyLiquidity(s, event, at)
+    case "Hook_ReferralRecorded":
+      return onReferralRecorded(s, event, at)
     default:
       return
   }

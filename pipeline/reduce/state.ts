@@ -19,6 +19,7 @@ import type {
 } from "./oracles.js"
 import type { BookLevelRow, FeeRow, MatchRow, OrderRow, PendingFill, TakerFillRow } from "./orders.js"
 import type { PositionHistoryRow, PositionRow } from "./positions.js"
+import type { ReferralRow } from "./referrals.js"
 import { emptyRows, type Rows } from "./rows.js"
 
 /** Mutable tables, each keyed as its module's `...Key` function says. */
@@ -52,6 +53,7 @@ export interface AppendedLogs {
   readonly feeChanges: Array<FeeChangeRow>
   readonly hookUpgrades: Array<HookUpgradeRow>
   readonly liquidityEvents: Array<LiquidityEventRow>
+  readonly referrals: Array<ReferralRow>
 }
 
 export interface State extends Working {
@@ -70,7 +72,7 @@ export const KEYED_NAMES = [
 
 export const LOG_NAMES = [
   "matches", "takerFills", "fees", "oracleApprovals", "oracleActions", "roleChanges", "pauseChanges",
-  "diamondCuts", "feeChanges", "hookUpgrades", "liquidityEvents"
+  "diamondCuts", "feeChanges", "hookUpgrades", "liquidityEvents", "referrals"
 ] as const satisfies ReadonlyArray<keyof AppendedLogs>
 
 /** Compile-time: the name lists above cover every keyed table and every log. */

@@ -77,7 +77,8 @@ const wide11 = [
   ev(11, 14, { _tag: "Hook_UpgradeProposed", implementation: A(0x1e), readyAt: 1_700_100_000n }),
   ev(11, 15, { _tag: "EventResolved", eventId: 1n, winningIndex: 0n, resolver: A(1) }),
   ev(11, 16, { _tag: "TakerFilled", marketId: 1n, taker: A(2), recipient: A(2), takerSide: 0, totalFilled: 4_000_000n, totalCost: 2_200_000n, matchCount: 1n }),
-  ev(11, 17, { _tag: "FeeCollected", marketId: 1n, amount: 9n })
+  ev(11, 17, { _tag: "FeeCollected", marketId: 1n, amount: 9n }),
+  ev(11, 18, { _tag: "Hook_ReferralRecorded", marketId: 1n, referrer: A(5), trader: A(2), usdcVolume: 10_000_000n })
 ]
 const wide12 = [
   ...block12,
@@ -89,7 +90,8 @@ const wide12 = [
   ev(12, 7, { _tag: "OracleRevoked", oracle: MANUAL }),
   ev(12, 8, { _tag: "GlobalUnpaused", account: A(1) }),
   ev(12, 9, { _tag: "Hook_Upgraded", implementation: A(0x1e) }),
-  ev(12, 10, { _tag: "Hook_PauseStatusChanged", paused: true })
+  ev(12, 10, { _tag: "Hook_PauseStatusChanged", paused: true }),
+  ev(12, 11, { _tag: "Hook_ReferralRecorded", marketId: 1n, referrer: A(5), trader: A(3), usdcVolume: 7_000_000n })
 ]
 const wide11b = [
   ...block11b,
@@ -97,7 +99,8 @@ const wide11b = [
   transfer(11, 2, NO, A(1), A(4), 100_000_000n),
   ev(11, 3, { _tag: "GlobalPaused", account: A(1) }),
   ev(11, 4, { _tag: "EventRefundModeEnabled", eventId: 1n, enabler: A(1) }),
-  lp(11, 5, -1_000n)
+  lp(11, 5, -1_000n),
+  ev(11, 6, { _tag: "Hook_ReferralRecorded", marketId: 1n, referrer: A(6), trader: A(4), usdcVolume: 3_000_000n })
 ]
 
 const cp = (block: number, fork = 0) => ({ chainId: 130, block, hash: H(block + fork * 1000), digest: H(block), head: 20 })
@@ -183,6 +186,10 @@ describe("sink", () => {
       expect(scratch["liquidity_position"]).toEqual([])
       expect(scratch["event_group"]).toEqual([expect.objectContaining({ state: "REFUND", market_ids: ["1", "2"] })])
       expect(scratch["pause_state"]).toEqual([expect.objectContaining({ scope: "global", paused: true })])
+      // The referrals of the reorged-out blocks are gone; the replacing branch's one is there once.
+      expect(scratch["referral"]).toEqual([
+        { block_number: "11", log_index: 6, tx_hash: H(1106), timestamp: "1700000011", market_id: "1", referrer: A(6), trader: A(4), usdc_volume: "3000000" }
+      ])
     })
   )
 

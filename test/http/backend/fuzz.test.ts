@@ -6,24 +6,23 @@
  * their parameters come from that document, so a later endpoint is fuzzed without touching this.
  */
 import fc from "fast-check"
-import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { mnemonicToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BACKEND_ERROR_CODES } from "../../../schema/errors.js"
+import { DEVNET_MNEMONIC } from "../../../src/devnet/anvil.js"
 import { conformance, startHarness, type Harness } from "./support/harness.js"
 
 let api: Harness
-/** A signed-in user's cookie, sent on some requests to the session paths below (comments, notifications). */
-let session = ""
+/** A session of a fixture trader: operations that need one are fuzzed with and without it, and
+ * so are the comment and notification paths (their POST and PATCH bodies too). */
+let session: string
 const SESSION_PATHS = /^\/api\/(notifications|markets\/\{idOrSlug\}\/comments)/
 beforeAll(async () => {
   api = await startHarness()
-  const account = privateKeyToAccount(generatePrivateKey())
-  const challenge = await api.call("GET", `/api/auth/challenge?address=${account.address}`)
-  const verify = await api.raw("/api/auth/verify", {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ address: account.address, signature: await account.signMessage({ message: challenge.body.data.message }) })
-  })
+  const account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 9 })
+  const challenge = await api.get(`/api/auth/challenge?address=${account.address}`)
+  const signature = await account.signMessage({ message: challenge.body.data.message })
+  const verify = await api.call("POST", "/api/auth/verify", { body: { address: account.address, signature } })
   session = verify.headers.getSetCookie().find((c) => c.startsWith("predix_session="))!.split(";")[0]!
 }, 120_000)
 afterAll(async () => {
@@ -50,7 +49,8 @@ const VALID: Record<string, ReadonlyArray<string>> = {
   parentId: ["1", "2", "999999999"],
   id: ["1", "2", "999999999", "9223372036854775808"],
   unread: ["true", "false"],
-  category: ["crypto", "sports"]
+  category: ["crypto", "sports"],
+  ref: ["zzzzzzzz", "abc"]
 }
 
 const hostile: fc.Arbitrary<string> = fc.oneof(
@@ -63,14 +63,15 @@ const hostile: fc.Arbitrary<string> = fc.oneof(
 )
 
 type Parameter = { readonly name: string; readonly in: "path" | "query"; readonly schema: { readonly enum?: ReadonlyArray<string> } }
-type Operation = { readonly method: string; readonly template: string; readonly parameters: ReadonlyArray<Parameter> }
+type Operation = { readonly method: string; readonly template: string; readonly parameters: ReadonlyArray<Parameter>; readonly secured: boolean }
 
 const operationsOf = (): Array<Operation> =>
   Object.entries(api.document.paths).flatMap(([template, item]) =>
-    Object.entries(item as Record<string, { parameters?: Array<Parameter> }>).map(([method, op]) => ({
+    Object.entries(item as Record<string, { parameters?: Array<Parameter>; security?: Array<unknown> }>).map(([method, op]) => ({
       method: method.toUpperCase(),
       template,
-      parameters: (op.parameters ?? []) as ReadonlyArray<Parameter>
+      parameters: (op.parameters ?? []) as ReadonlyArray<Parameter>,
+      secured: (op.security ?? []).length > 0
     }))
   )
 
@@ -112,9 +113,10 @@ const requestTo = (operation: Operation) => {
     .record({
       path: fc.tuple(...pathParams.map(valueFor)),
       query: fc.subarray(queryParams).chain((chosen) => fc.tuple(...chosen.map((p) => valueFor(p).map((v) => [p.name, v] as const)))),
-      signedIn: SESSION_PATHS.test(operation.template) ? fc.boolean() : fc.constant(false),
       extra: fc.option(fc.tuple(fc.oneof(fc.constantFrom(...queryParams.map((p) => p.name), "x", "limit"), fc.string({ maxLength: 8 })), hostile), { freq: 4 }),
-      body: operation.method === "POST" || operation.method === "PATCH" ? fc.oneof(body, fc.constantFrom("{not json", "", "[]", "null")) : fc.constant(undefined)
+      body: operation.method === "POST" || operation.method === "PATCH" ? fc.oneof(body, fc.constantFrom("{not json", "", "[]", "null")) : fc.constant(undefined),
+      // Not every secured POST: a signed-in logout would end the shared session.
+      signedIn: SESSION_PATHS.test(operation.template) || (operation.secured && operation.method === "GET") ? fc.boolean() : fc.constant(false)
     })
     .map(({ path, query, extra, body, signedIn }) => {
       let i = 0

@@ -1,0 +1,334 @@
+/**
+ * Reads of rewards and social: points (by `point-rules.ts`), the leaderboard and top traders,
+ * referrals and tags, all computed at read time from the indexed tables and the backend's own
+ * rows.
+ *
+ * Invariants:
+ * - nothing here is stored, so an answer is a function of the tables as they stand: after a
+ *   reorg it equals the answer of a database that indexed the final chain from scratch, and the
+ *   answer cache (keyed on the indexed head) never serves one across heads;
+ * - "now" is the chain's time (the latest indexed block's timestamp), never the wall clock;
+ * - every order ends in the address, so pages never overlap or skip; sort keys come from closed
+ *   sets (the only text spliced into SQL is one of the literals here), every value is bound.
+ */
+import { SqlClient, type Statement } from "@effect/sql"
+import { Effect } from "effect"
+import { headTime } from "../../indexer/queries/market-prices.js"
+import { calls } from "../../indexer/queries/user-stats.js"
+import { POINT_RULES, THRESHOLDS } from "../point-rules.js"
+
+type Sql = SqlClient.SqlClient
+
+/** Per address, what each rule counted and the points they make. */
+export interface PointsRow {
+  readonly address: string
+  readonly connected: boolean
+  readonly first_trade: boolean
+  readonly volume: string
+  readonly liquidity_days: string
+  readonly streaks: string
+  readonly longest_run: string
+  readonly referral_joined: string
+  readonly referral_active: string
+  readonly points: string
+}
+
+/** The USDC side of a router trade (the indexer's volume rule). */
+const TRADE_USDC = `case when t.trade_type in (0, 2) then t.amount_in else t.amount_out end`
+
+/** At or before `until` (unix seconds); everything when null. */
+const upTo = (sql: Sql, column: Statement.Fragment, until: number | null) =>
+  until === null ? sql`true` : sql`${column} <= ${until}`
+
+/**
+ * The referrer of every referred user (`REFERRAL_RULE`), counting on-chain referrals at or before
+ * `until`: the sign-in link, else the earliest Hook_ReferralRecorded naming the user as trader.
+ */
+const effectiveReferrer = (sql: Sql, until: number | null) => sql`
+  select referee, referrer from referral_link
+  union all
+  select o.referee, o.referrer
+  from (select distinct on (f.trader) f.trader as referee, f.referrer from referral f
+        where f.trader <> f.referrer and ${upTo(sql, sql`f.timestamp`, until)}
+        order by f.trader, f.block_number, f.log_index) o
+  where not exists (select 1 from referral_link k where k.referee = o.referee)`
+
+/**
+ * Points per address counting chain events at or before `until` (null: all indexed). The
+ * `connect` rule has no chain time: it counts only when `withConnect`.
+ */
+export const pointsQuery = (sql: Sql, until: number | null, withConnect: boolean) => {
+  const r = POINT_RULES
+  return sql`
+    with tv as (
+      select t.trader as address, t.timestamp, ${sql.literal(TRADE_USDC)} as usdc
+      from trade t join user_stats u on u.address = t.trader
+      where ${upTo(sql, sql`t.timestamp`, until)}
+    ), traded as (
+      select address, sum(usdc) as volume, bool_or(usdc >= ${THRESHOLDS.firstTradeUsdc.toString()}::numeric) as first_trade
+      from tv group by address
+    ), runs as (
+      select address, count(*) as len
+      from (select address, day, day - row_number() over (partition by address order by day) as run
+            from (select distinct address, timestamp / 86400 as day from tv) d) r
+      group by address, run
+    ), streaks as (
+      select address, sum(len / ${THRESHOLDS.streakDays}) as streaks, max(len) as longest_run from runs group by address
+    ), liquidity as (
+      select l.owner as address, count(distinct l.timestamp / 86400) as days
+      from liquidity_event l join user_stats u on u.address = l.owner
+      where l.liquidity_delta > 0 and ${upTo(sql, sql`l.timestamp`, until)}
+      group by l.owner
+    ), referred as (
+      ${effectiveReferrer(sql, until)}
+    ), referrals as (
+      select f.referrer as address,
+             least(count(*) filter (where t.first_trade), ${THRESHOLDS.referralCap}) as joined,
+             least(count(*) filter (where t.volume >= ${THRESHOLDS.referralActiveUsdc.toString()}::numeric), ${THRESHOLDS.referralCap}) as active
+      from referred f join traded t on t.address = f.referee
+      group by f.referrer
+    ), everyone as (
+      select address from traded
+      union select address from liquidity
+      union select address from referrals
+      union select address from app_user where ${withConnect}
+    )
+    select e.address,
+           (${withConnect} and exists (select 1 from app_user a where a.address = e.address)) as connected,
+           coalesce(t.first_trade, false) as first_trade,
+           coalesce(t.volume, 0) as volume,
+           coalesce(l.days, 0) as liquidity_days,
+           coalesce(s.streaks, 0) as streaks,
+           coalesce(s.longest_run, 0) as longest_run,
+           coalesce(f.joined, 0) as referral_joined,
+           coalesce(f.active, 0) as referral_active,
+           (case when ${withConnect} and exists (select 1 from app_user a where a.address = e.address) then ${r.connect.points} else 0 end
+             + case when coalesce(t.first_trade, false) then ${r.firstTrade.points} else 0 end
+             + ${r.volume.points} * div(coalesce(t.volume, 0), ${THRESHOLDS.volumeStepUsdc.toString()}::numeric)
+             + ${r.liquidity.points} * coalesce(l.days, 0)
+             + ${r.streak.points} * coalesce(s.streaks, 0)
+             + ${r.referralJoined.points} * coalesce(f.joined, 0)
+             + ${r.referralActive.points} * coalesce(f.active, 0))::bigint as points
+    from everyone e
+    left join traded t on t.address = e.address
+    left join liquidity l on l.address = e.address
+    left join streaks s on s.address = e.address
+    left join referrals f on f.address = e.address`
+}
+
+/** One address's points (all-time, connect included), and its share of everybody's. */
+export const readPoints = (address: string) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<PointsRow & { all_points: string; holders: string }>`
+      select p.*, sum(p.points) over () as all_points, count(*) filter (where p.points > 0) over () as holders
+      from (${pointsQuery(sql, null, true)}) p`
+    const mine = rows.find((r) => r.address === address)
+    return { row: mine, allPoints: BigInt(rows[0]?.all_points ?? "0") }
+  })
+
+export const LEADERBOARD_PERIODS = ["24h", "7d", "30d", "90d", "all"] as const
+export type Period = (typeof LEADERBOARD_PERIODS)[number]
+export const PERIOD_SECONDS: Record<Exclude<Period, "all">, number> = { "24h": 86_400, "7d": 7 * 86_400, "30d": 30 * 86_400, "90d": 90 * 86_400 }
+
+export const BOARD_SORTS = ["volume", "pnl", "accuracy", "points", "trades"] as const
+export type BoardSort = (typeof BOARD_SORTS)[number]
+
+const BOARD_ORDER: Record<BoardSort, string> = {
+  volume: "volume desc, address",
+  pnl: "pnl desc, address",
+  accuracy: "accuracy desc, calls desc, address",
+  points: "points desc, address",
+  trades: "trades desc, volume desc, address"
+}
+
+export interface BoardRow {
+  readonly address: string
+  readonly volume: string
+  readonly trades: string
+  readonly markets: string
+  readonly first_trade_at: string
+  readonly last_trade_at: string
+  readonly pnl: string
+  readonly calls: string
+  readonly correct: string
+  readonly accuracy: string | null
+  readonly points: string
+  readonly total_count: string
+}
+
+export interface BoardQuery {
+  /** Only trades after this time (unix seconds), markets resolved after it, points earned after it; null: all time. */
+  readonly since: number | null
+  readonly sort: BoardSort
+  /** Accuracy is shown (and the accuracy board lists) only from this many resolved markets with a call. */
+  readonly minResolved: number
+  readonly limit: number
+  readonly offset: number
+}
+
+/**
+ * The board: every address with a router trade (as trader) in the period, with its volume,
+ * trades, realized P&L change, accuracy over markets resolved in the period, and points earned in
+ * the period (all-time points with connect for `all`; else points at the end minus points at the
+ * start, chain events only). The accuracy board lists only addresses with `minResolved` calls.
+ */
+export const readBoard = (q: BoardQuery) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const since = q.since
+    const after = (column: Statement.Fragment) => (since === null ? sql`true` : sql`${column} > ${since}`)
+    // P&L at the start: each position's realized P&L at the end of the last minute before the period.
+    const startMinute = since === null ? null : Math.floor(since / 60) * 60
+    const pointsNow = pointsQuery(sql, null, since === null)
+    const earned =
+      since === null
+        ? sql`select address, points from (${pointsNow}) n`
+        : sql`select n.address, n.points - coalesce(s.points, 0) as points
+              from (${pointsNow}) n left join (${pointsQuery(sql, since, false)}) s on s.address = n.address`
+    const board = sql`
+      with stats as (
+        select t.trader as address, sum(${sql.literal(TRADE_USDC)}) as volume, count(*) as trades, count(distinct t.market_id) as markets,
+               min(t.timestamp) as first_trade_at, max(t.timestamp) as last_trade_at
+        from trade t join user_stats u on u.address = t.trader
+        where ${after(sql`t.timestamp`)}
+        group by t.trader
+      ), pnl as (
+        select p.user_address as address, sum(p.realized_pnl - coalesce(h.realized_pnl, 0)) as pnl
+        from position p
+        left join lateral (
+          select realized_pnl from position_history h
+          where ${startMinute === null ? sql`false` : sql`h.user_address = p.user_address and h.market_id = p.market_id and h.minute < ${startMinute}`}
+          order by h.minute desc limit 1
+        ) h on true
+        where p.user_address in (select address from stats)
+        group by p.user_address
+      ), accuracy as (
+        select c.address,
+               count(*) filter (where c.net_yes <> c.net_no) as calls,
+               count(*) filter (where c.net_yes <> c.net_no and (c.net_yes > c.net_no) = c.outcome) as correct
+        from (${calls(sql, after(sql`m.resolved_at`))}) c group by c.address
+      )
+      select s.address, s.volume, s.trades, s.markets, s.first_trade_at, s.last_trade_at,
+             coalesce(p.pnl, 0) as pnl, coalesce(a.calls, 0) as calls, coalesce(a.correct, 0) as correct,
+             case when coalesce(a.calls, 0) >= ${q.minResolved} and a.calls > 0 then (a.correct * 1000000) / a.calls end as accuracy,
+             coalesce(e.points, 0) as points
+      from stats s
+      left join pnl p on p.address = s.address
+      left join accuracy a on a.address = s.address
+      left join (${earned}) e on e.address = s.address`
+    const rows = yield* sql<BoardRow>`
+      select b.*, count(*) over () as total_count from (${board}) b
+      where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}
+      order by ${sql.literal(BOARD_ORDER[q.sort])} limit ${q.limit} offset ${q.offset}`
+    const total =
+      rows[0] !== undefined || q.offset === 0
+        ? Number(rows[0]?.total_count ?? 0)
+        : Number(
+            (yield* sql<{ count: string }>`
+              select count(*) as count from (${board}) b where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}`)[0]?.count ?? 0
+          )
+    return { rows, total }
+  })
+
+/** A code from 8 characters of [a-z0-9]. */
+export const REFERRAL_CODE = /^[a-z0-9]{8}$/
+
+/** The referrer whose code this is; undefined for an unknown code. */
+export const codeOwner = (code: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(sql<{ address: string }>`select address from referral_code where code = ${code}`, (rows) => rows[0]?.address)
+  )
+
+export interface ReferredRow {
+  readonly address: string
+  readonly via_sign_in: boolean
+  readonly joined_at: string | null
+  readonly swaps: string
+  readonly referred_volume: string
+  readonly counts: boolean
+  readonly total_count: string
+}
+
+/**
+ * Users `referrer` referred, at sign-in or on chain, newest first: when they joined (sign-in
+ * time, else their first referred swap), the swaps and USDC volume of their indexed referrals
+ * naming `referrer`, and whether they count for `referrer`'s points.
+ */
+export const readReferred = (referrer: string, limit: number, offset: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const referred = sql`
+      with chain as (
+        select trader as address, min(timestamp) as first_at, count(*) as swaps, sum(usdc_volume) as volume
+        from referral where referrer = ${referrer} and trader <> referrer group by trader
+      ), signed as (
+        select referee as address, extract(epoch from created_at)::bigint as joined_at from referral_link where referrer = ${referrer}
+      )
+      select coalesce(s.address, c.address) as address, s.address is not null as via_sign_in,
+             coalesce(s.joined_at, c.first_at) as joined_at,
+             coalesce(c.swaps, 0) as swaps, coalesce(c.volume, 0) as referred_volume,
+             exists (select 1 from (${effectiveReferrer(sql, null)}) e where e.referee = coalesce(s.address, c.address) and e.referrer = ${referrer}) as counts
+      from signed s full join chain c on c.address = s.address`
+    const rows = yield* sql<ReferredRow & { total_volume: string }>`
+      select r.*, count(*) over () as total_count, sum(r.referred_volume) over () as total_volume from (${referred}) r
+      order by r.joined_at desc nulls last, r.address limit ${limit} offset ${offset}`
+    // A page past the end has no row to carry the totals.
+    const [totals] =
+      rows[0] !== undefined || offset === 0
+        ? [{ users: rows[0]?.total_count ?? "0", volume: rows[0]?.total_volume ?? "0" }]
+        : yield* sql<{ users: string; volume: string | null }>`select count(*) as users, sum(r.referred_volume) as volume from (${referred}) r`
+    const [by] = yield* sql<{ referrer: string; via_sign_in: boolean }>`
+      select e.referrer, exists (select 1 from referral_link k where k.referee = ${referrer}) as via_sign_in
+      from (${effectiveReferrer(sql, null)}) e where e.referee = ${referrer}`
+    return { rows, users: Number(totals?.users ?? 0), volume: BigInt(totals?.volume ?? "0"), referredBy: by }
+  })
+
+export interface CategoryRow {
+  readonly category: string
+  readonly markets: string
+  readonly active_markets: string
+  readonly events: string
+}
+
+export interface TagRow {
+  readonly tag: string
+  readonly markets: string
+  readonly active_markets: string
+}
+
+/**
+ * Categories and tags of the indexed markets (display metadata of a market not indexed, e.g.
+ * reorged away, counts for nothing), with market counts; active = neither resolved nor refunding
+ * and not past its end at the chain's time. Events count under their category.
+ */
+export const readTags = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const now = yield* headTime
+  const active = sql`(not m.is_resolved and not m.refund_mode and m.end_time > ${now})`
+  const [categories, tags] = yield* Effect.all(
+    [
+      sql<CategoryRow>`
+        select d.category,
+               count(m.id) as markets,
+               count(m.id) filter (where ${active}) as active_markets,
+               count(e.id) as events
+        from display_metadata d
+        left join market m on d.kind = 'market' and m.id = d.id
+        left join event_group e on d.kind = 'event' and e.id = d.id
+        group by d.category
+        having count(m.id) + count(e.id) > 0
+        order by count(m.id) desc, d.category`,
+      sql<TagRow>`
+        select t.tag, count(*) as markets, count(*) filter (where ${active}) as active_markets
+        from display_metadata d
+        join market m on m.id = d.id
+        cross join lateral jsonb_array_elements_text(d.tags) t(tag)
+        where d.kind = 'market'
+        group by t.tag
+        order by count(*) desc, t.tag`
+    ],
+    { concurrency: 2 }
+  )
+  return { categories, tags }
+})
