@@ -12,10 +12,12 @@ import { meta } from "./system.js"
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
 
-const sessionInfo = (user: SessionUser) => ({
+export const sessionInfo = (user: SessionUser) => ({
   address: user.address,
   role: user.role,
   method: user.method,
+  owner: user.owner,
+  smartAccount: user.smartAccount,
   createdAt: seconds(user.createdAt),
   expiresAt: seconds(user.expiresAt)
 })
