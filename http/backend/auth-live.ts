@@ -22,10 +22,10 @@ export const sessionInfo = (user: SessionUser) => ({
   expiresAt: seconds(user.expiresAt)
 })
 
-const databaseDown = () => new IndexerUnavailable({ message: "the database is unavailable" })
+export const databaseDown = () => new IndexerUnavailable({ message: "the database is unavailable" })
 
 /** The cookie's session (looked up by the guard, or here). */
-const authenticate = (sessions: SessionsService) => (cookie: Redacted.Redacted) =>
+export const authenticate = (sessions: SessionsService) => (cookie: Redacted.Redacted) =>
   Effect.gen(function* () {
     const token = Redacted.value(cookie)
     if (token === "") {
@@ -53,7 +53,7 @@ export const SessionMiddlewareLive = Layer.mergeAll(
   Layer.effect(RequireAdmin, Effect.map(Sessions, (s) => RequireAdmin.of({ "session:admin": authorize(s, "admin") })))
 )
 
-const setCookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
+export const setCookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
   HttpApp.appendPreResponseHandler((_request, response) =>
     Effect.succeed(
       HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, value, { httpOnly: true, sameSite: "lax", path: "/", maxAge: `${maxAgeSeconds} seconds`, secure })
