@@ -26,7 +26,7 @@ create index passkey_challenge_expires on passkey_challenge (expires_at);
 -- ever grows: a login whose signature counter did not increase (when nonzero) is refused, and
 -- the new counter is written with a conditional UPDATE on the old one.
 create table passkey_credential (
-  id text primary key check (id ~ '^[A-Za-z0-9_-]{16,1364}$'),
+  id text primary key check (id ~ '^[A-Za-z0-9_-]+$' and length(id) between 16 and 1364),
   public_key bytea not null,
   owner text not null check (owner ~ '^0x[0-9a-f]{128}$'),
   smart_account text not null check (smart_account ~ '^0x[0-9a-f]{40}$'),

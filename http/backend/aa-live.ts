@@ -54,7 +54,11 @@ const notConfigured = () =>
 
 /** SqlError -> INDEXER_UNAVAILABLE; every other failure as it is. */
 const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.catchIf(effect, (e): e is E => (e as { _tag?: unknown })?._tag === "SqlError", databaseDown) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }> | IndexerUnavailable, R>
+  Effect.catchIf(
+    effect,
+    (e): e is E => (e as { _tag?: unknown })?._tag === "SqlError",
+    (e) => Effect.zipRight(Effect.logWarning("account abstraction: database error").pipe(Effect.annotateLogs({ error: String((e as { cause?: unknown }).cause ?? e) })), Effect.fail(databaseDown()))
+  ) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }> | IndexerUnavailable, R>
 
 const toUserOperation = (op: {
   readonly sender: string
