@@ -60,6 +60,16 @@ export const settings: ReadonlyArray<Setting> = [
   },
   { name: "FAUCET_ETH", defaultText: "0.0005", description: "ETH sent with each faucet claim, for gas (decimal, at most 18 places)" },
   {
+    name: "BUNDLER_URL",
+    defaultText: "(unset: the live devnet's own alto bundler, started and stopped with it)",
+    description: "ERC-4337 bundler JSON-RPC endpoint (EntryPoint v0.7) user operations are sent to"
+  },
+  {
+    name: "PAYMASTER_SIGNER_KEY",
+    defaultText: "(unset: the devnet paymaster's funded anvil signer key)",
+    description: "Private key (0x + 64 hex) that signs paymaster sponsorships; on the devnet the paymaster is set to it at start; never logged"
+  },
+  {
     name: "PUBLIC_URL",
     defaultText: "http://localhost:3000",
     description: "Origin apps sign in from: the SIWE domain and URI, always an allowed origin; session cookies are Secure unless it is http on localhost"
@@ -94,6 +104,8 @@ export interface AppConfigShape {
   readonly faucetPrivateKey: Option.Option<Redacted.Redacted<`0x${string}`>>
   /** FAUCET_ETH in wei. */
   readonly faucetEthWei: bigint
+  readonly bundlerUrl: Option.Option<string>
+  readonly paymasterSignerKey: Option.Option<Redacted.Redacted<`0x${string}`>>
   readonly publicUrl: string
   readonly corsOrigins: ReadonlyArray<string>
   readonly adminAddresses: ReadonlyArray<string>
@@ -243,6 +255,8 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   devnetActivity: oneOf("DEVNET_ACTIVITY", ["on", "off"] as const).pipe(Config.map((v) => v === "on"), Config.withDefault(true)),
   faucetPrivateKey: Config.option(privateKey("FAUCET_PRIVATE_KEY")),
   faucetEthWei: ether("FAUCET_ETH").pipe(Config.withDefault(5n * 10n ** 14n)),
+  bundlerUrl: Config.option(urlWithSchemes("BUNDLER_URL", ["http", "https"])),
+  paymasterSignerKey: Config.option(privateKey("PAYMASTER_SIGNER_KEY")),
   publicUrl: urlWithSchemes("PUBLIC_URL", ["http", "https"]).pipe(Config.withDefault("http://localhost:3000")),
   corsOrigins: commaList("CORS_ORIGINS", origin).pipe(Config.withDefault([])),
   adminAddresses: commaList("ADMIN_ADDRESSES", address).pipe(Config.withDefault([])),

@@ -46,7 +46,8 @@ export interface FaucetOptions {
 
 const ABI = parseAbi([
   "function dispense(address token, address to, uint256 tokenAmount) payable",
-  "function getAddress(address owner, uint256 salt) view returns (address)"
+  // owner: the 20-byte ECDSA owner encoding (abi.encodePacked(address)), schema/aa.ts
+  "function getAddress(bytes owner, uint256 salt) view returns (address)"
 ])
 
 const unavailable = (message: string) => new IndexerUnavailable({ message })

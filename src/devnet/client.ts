@@ -79,6 +79,12 @@ export class DevnetClient {
     return this.receipt(hash)
   }
 
+  /** Sends raw calldata (no ABI) as account `from`; throws if it reverts. */
+  async sendRaw(from: number, to: Address, data: Hex, value = 0n): Promise<TransactionReceipt> {
+    const hash = await this.wallet(from).sendTransaction({ to, data, value })
+    return this.receipt(hash)
+  }
+
   async read<T>(contract: string, address: Address, functionName: string, args: ReadonlyArray<unknown> = []): Promise<T> {
     return (await this.public.readContract({ address, abi: this.abi(contract), functionName, args: [...args] })) as T
   }

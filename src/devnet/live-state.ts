@@ -1,7 +1,8 @@
 /**
  * The live devnet's starting point, committed next to the fixture: the anvil state at the end of
  * the fixture scenario (so its blocks, hashes and logs are the fixture's), plus the contracts the
- * live chain adds (the faucet dispenser, the smart-account factory) and a funded faucet account.
+ * live chain adds (the faucet dispenser; account abstraction: the EntryPoint v0.7, the smart-account
+ * factory, the verifying paymaster, `aa-deploy.ts`) and a funded faucet account.
  * `npm start` loads it instead of replaying the scenario, which takes a compile and ~25 s.
  *
  * Regenerated with the fixture (`npm run fixture`), so the two always describe one chain.
@@ -13,17 +14,21 @@ import { maxUint256, type Abi, type Hex } from "viem"
 import type { Artifacts } from "./compile.js"
 import type { Address, DevnetClient } from "./client.js"
 import type { Devnet } from "./deploy.js"
+import { deployAccountAbstraction, type AaDeployment } from "./aa-deploy.js"
 
 /** The mnemonic account the default faucet signs with: funded, and used by nothing else. */
 export const FAUCET_ACCOUNT = 19
 /** Test USDC the faucet account holds at the start (6 decimals): 100,000 claims. */
 export const FAUCET_USDC_FUNDS = 1_000_000_000n * 1_000_000n
 
-/** What the live chain needs besides the anvil state: every address, and where the fixture ends. */
-export interface LiveManifest {
+/**
+ * What the live chain needs besides the anvil state: every address, and where the fixture ends.
+ * The account-abstraction fields (`entryPoint`, `smartAccountFactory`, `paymaster`,
+ * `paymasterAccount`, `bundlerAccounts`) are `AaDeployment`'s.
+ */
+export interface LiveManifest extends AaDeployment {
   readonly devnet: Devnet
   readonly faucetDispenser: Address
-  readonly smartAccountFactory: Address
   readonly faucetAccount: number
   /** The last block of the scenario (the fixture's head); later blocks are the live additions. */
   readonly scenarioHead: { readonly number: number; readonly hash: Hex }
@@ -33,7 +38,7 @@ export interface LiveManifest {
 }
 
 /** The contracts whose ABIs the manifest carries. */
-const LIVE_ABIS = ["MarketFacet", "MarketFactory", "Router", "Exchange", "TestUsdc", "FaucetDispenser", "SmartAccountFactory"] as const
+const LIVE_ABIS = ["MarketFacet", "MarketFactory", "Router", "Exchange", "TestUsdc", "FaucetDispenser", "SmartAccountFactory", "SmartAccount", "VerifyingPaymaster"] as const
 
 /** The manifest's ABIs as a `DevnetClient` wants them (calls only: no bytecode, nothing to deploy). */
 export const liveArtifacts = (manifest: LiveManifest): Artifacts =>
@@ -45,7 +50,7 @@ export const manifestPathOf = (statePath: string) => statePath.replace(/\.anvil-
 export const writeLiveState = async (client: DevnetClient, devnet: Devnet, statePath: string): Promise<LiveManifest> => {
   const head = await client.public.getBlock({ blockTag: "latest" })
   const dispenser = await client.deploy(FAUCET_ACCOUNT, "FaucetDispenser")
-  const factory = await client.deploy(FAUCET_ACCOUNT, "SmartAccountFactory")
+  const aa = await deployAccountAbstraction(client)
   // The admin owns TestUsdc and may mint; the faucet account approves the dispenser once.
   await client.send(0, "TestUsdc", devnet.addresses.testUsdc, "mint", [client.address(FAUCET_ACCOUNT), FAUCET_USDC_FUNDS])
   await client.send(FAUCET_ACCOUNT, "TestUsdc", devnet.addresses.testUsdc, "approve", [dispenser.address, maxUint256])
@@ -54,8 +59,8 @@ export const writeLiveState = async (client: DevnetClient, devnet: Devnet, state
   const manifest: LiveManifest = {
     devnet,
     faucetDispenser: dispenser.address,
-    smartAccountFactory: factory.address,
     faucetAccount: FAUCET_ACCOUNT,
+    ...aa,
     scenarioHead: { number: Number(head.number), hash: head.hash },
     stateHead: { number: Number(last.number), hash: last.hash },
     abis: Object.fromEntries(LIVE_ABIS.map((name) => [name, client.abi(name)]))

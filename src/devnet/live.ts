@@ -5,24 +5,23 @@
  * `DATA_DIR/devnet/` so that a restart continues the same chain.
  *
  * Invariants:
- * - anvil lives no longer than this process: it runs under `anvil-keeper.ts`, which stops it
+ * - anvil lives no longer than this process: it runs under `keeper.ts`, which stops it
  *   when our scope closes and when we die without closing it (SIGKILL); either way anvil is
  *   stopped with SIGTERM and dumps its state, so the next start continues where it stopped;
  * - a state file that does not hold the committed chain (the manifest's last block is missing or
  *   different) is set aside and the chain starts afresh from the committed state; the caller
  *   then finds the database ahead of, or off, the chain and resets it (`app.ts`).
  */
-import { spawn, type ChildProcess } from "node:child_process"
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 import { anvilBinary, AnvilError, DEVNET_ACCOUNTS, DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "./anvil.js"
+import { startKept } from "./kept.js"
 import { FIXTURE } from "./run.js"
 import { readManifest, unpackLiveState, type LiveManifest } from "./live-state.js"
 
 const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
 export const LIVE_STATE = Path.join(root, FIXTURE.liveState)
-const KEEPER = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "anvil-keeper.ts")
 
 export interface LiveDevnet {
   readonly url: string
@@ -46,49 +45,16 @@ const rpc = async (url: string, method: string, params: ReadonlyArray<unknown> =
   return body.result
 }
 
-const exited = (child: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve()
-    child.once("exit", () => resolve())
-  })
-
 /** Starts anvil under the keeper on `statePath`; resolves once it answers. */
-const keptAnvil = async (statePath: string, blockTime: number): Promise<{ url: string; stop: () => Promise<void> }> => {
+const keptAnvil = async (statePath: string, blockTime: number | undefined): Promise<{ url: string; stop: () => Promise<void> }> => {
   const args = [
     "--host", "127.0.0.1", "--port", "0", "--chain-id", String(DEVNET_CHAIN_ID), "--mnemonic", DEVNET_MNEMONIC,
-    "--accounts", String(DEVNET_ACCOUNTS), "--balance", "100000", "--state", statePath, "--block-time", String(blockTime)
+    "--accounts", String(DEVNET_ACCOUNTS), "--balance", "100000", "--state", statePath,
+    ...(blockTime === undefined ? [] : ["--block-time", String(blockTime)])
   ]
-  const keeper = spawn(process.execPath, [...process.execArgv, KEEPER, anvilBinary(), ...args], {
-    stdio: ["ignore", "ignore", "pipe", "ipc"],
-    // Its own process group: a terminal's Ctrl+C reaches only us, and we stop anvil last.
-    detached: true
-  })
-  let stderr = ""
-  keeper.stderr?.on("data", (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000)
-  })
-  const stop = async () => {
-    if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill("SIGTERM")
-    // anvil writes its state on SIGTERM; a large state takes a moment.
-    const done = await Promise.race([exited(keeper).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), 20_000))])
-    if (!done) {
-      keeper.kill("SIGKILL")
-      await exited(keeper)
-    }
-  }
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new AnvilError(`anvil did not listen within 30 s: ${stderr.trim()}`)), 30_000)
-    keeper.once("message", (message: { port: number }) => {
-      clearTimeout(timer)
-      resolve(message.port)
-    })
-    keeper.once("exit", (code) => {
-      clearTimeout(timer)
-      reject(new AnvilError(`anvil exited with code ${code}: ${stderr.trim()}`))
-    })
-  }).catch(async (error) => {
-    await stop()
-    throw error
+  // anvil writes its state on SIGTERM; a large state takes a moment.
+  const { port, stop } = await startKept({ name: "anvil", executable: anvilBinary(), args, listenTimeoutMs: 30_000, stopTimeoutMs: 20_000 }).catch((error: Error) => {
+    throw new AnvilError(error.message)
   })
   const url = `http://127.0.0.1:${port}`
   for (let attempt = 0; ; attempt++) {
@@ -114,15 +80,18 @@ const holds = async (url: string, block: { readonly number: number; readonly has
 export const startLiveDevnet = async (options: {
   readonly dataDir: string
   readonly blockTimeSeconds?: number
+  /** Mine each transaction at once instead of on a clock (tests). */
+  readonly automine?: boolean
   readonly log: (message: string, fields?: Record<string, unknown>) => void
 }): Promise<LiveDevnet> => {
   const dir = Path.join(options.dataDir, "devnet")
   const statePath = Path.join(dir, "anvil-state.json")
   const manifest = readManifest(LIVE_STATE)
   mkdirSync(dir, { recursive: true })
+  const blockTime = options.automine === true ? undefined : (options.blockTimeSeconds ?? 1)
   let fresh = !existsSync(statePath)
   if (fresh) unpackLiveState(LIVE_STATE, statePath)
-  let anvil = await keptAnvil(statePath, options.blockTimeSeconds ?? 1)
+  let anvil = await keptAnvil(statePath, blockTime)
   if (!(await holds(anvil.url, manifest.stateHead))) {
     await anvil.stop()
     const aside = `${statePath}.${Date.now()}.set-aside`
@@ -130,7 +99,7 @@ export const startLiveDevnet = async (options: {
     options.log("devnet state does not hold the committed chain; set aside, starting a fresh chain", { set_aside: aside })
     unpackLiveState(LIVE_STATE, statePath)
     fresh = true
-    anvil = await keptAnvil(statePath, options.blockTimeSeconds ?? 1)
+    anvil = await keptAnvil(statePath, blockTime)
   }
   const deploymentFile = Path.join(dir, "deployment.json")
   writeFileSync(deploymentFile, `${JSON.stringify(manifest.devnet.deployment, null, 2)}\n`)

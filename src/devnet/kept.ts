@@ -1,0 +1,70 @@
+/**
+ * The parent side of `keeper.ts`: starts a devnet server under its keeper, in its own process
+ * group (a terminal's Ctrl+C reaches only us, and we stop the child last), and resolves with the
+ * port the child listens on. `stop` asks the keeper to stop the child (SIGTERM) and waits; a
+ * child that does not exit within `stopTimeoutMs` is killed.
+ */
+import { spawn, type ChildProcess } from "node:child_process"
+import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const KEEPER = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "keeper.ts")
+
+export class KeptProcessError extends Error {
+  override readonly name = "KeptProcessError"
+}
+
+export interface Kept {
+  readonly port: number
+  readonly stop: () => Promise<void>
+}
+
+const exited = (child: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve()
+    child.once("exit", () => resolve())
+  })
+
+export const startKept = async (options: {
+  /** For messages: "anvil", "alto". */
+  readonly name: string
+  readonly executable: string
+  readonly args: ReadonlyArray<string>
+  readonly listenTimeoutMs: number
+  readonly stopTimeoutMs: number
+}): Promise<Kept> => {
+  const keeper = spawn(process.execPath, [...process.execArgv, KEEPER, options.executable, ...options.args], {
+    stdio: ["ignore", "ignore", "pipe", "ipc"],
+    detached: true
+  })
+  let stderr = ""
+  keeper.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000)
+  })
+  const stop = async () => {
+    if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill("SIGTERM")
+    const done = await Promise.race([exited(keeper).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), options.stopTimeoutMs))])
+    if (!done) {
+      keeper.kill("SIGKILL")
+      await exited(keeper)
+    }
+  }
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(
+      () => reject(new KeptProcessError(`${options.name} did not listen within ${options.listenTimeoutMs / 1000} s: ${stderr.trim()}`)),
+      options.listenTimeoutMs
+    )
+    keeper.once("message", (message: { port: number }) => {
+      clearTimeout(timer)
+      resolve(message.port)
+    })
+    keeper.once("exit", (code) => {
+      clearTimeout(timer)
+      reject(new KeptProcessError(`${options.name} exited with code ${code}: ${stderr.trim()}`))
+    })
+  }).catch(async (error) => {
+    await stop()
+    throw error
+  })
+  return { port, stop }
+}
