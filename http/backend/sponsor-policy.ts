@@ -13,6 +13,7 @@
  * The daily budget (4.) is charged afterwards, atomically, in the database (`sponsor.ts`).
  */
 import { decodeFunctionData, parseAbi, type Address, type Hex } from "viem"
+import { decodeAccountCalls, type AccountCall } from "../../schema/aa.js"
 import type { ErrorDetail } from "../../schema/errors.js"
 import type { ProtocolContracts, SponsorCaps } from "./aa-config.js"
 
@@ -30,13 +31,9 @@ export interface UserOperation {
   readonly maxPriorityFeePerGas: bigint
 }
 
-export const ACCOUNT_ABI = parseAbi([
-  "function execute(address target, uint256 value, bytes data)",
-  "struct Call { address target; uint256 value; bytes data; }",
-  "function executeBatch(Call[] calls)"
-])
-
 const FACTORY_ABI = parseAbi(["function createAccount(bytes owner, uint256 salt) returns (address)"])
+
+export { decodeAccountCalls }
 
 export const ROUTER_ABI = parseAbi([
   "function buyYes(uint256 marketId, uint256 amountIn, uint256 minOut, address recipient, uint256 maxFills, uint256 deadline)",
@@ -56,25 +53,7 @@ const EXCHANGE_ABI = parseAbi([
 ])
 const TOKEN_ABI = parseAbi(["function approve(address spender, uint256 amount) returns (bool)"])
 
-export interface Call {
-  readonly target: Address
-  readonly value: bigint
-  readonly data: Hex
-}
-
-/** The calls of an account's execute / executeBatch callData, or undefined for anything else. */
-export const decodeAccountCalls = (callData: Hex): ReadonlyArray<Call> | undefined => {
-  try {
-    const decoded = decodeFunctionData({ abi: ACCOUNT_ABI, data: callData })
-    if (decoded.functionName === "execute") {
-      const [target, value, data] = decoded.args
-      return [{ target, value, data }]
-    }
-    return decoded.args[0].map((call) => ({ target: call.target, value: call.value, data: call.data }))
-  } catch {
-    return undefined
-  }
-}
+export type Call = AccountCall
 
 /** Approve calls' targets that are not protocol contracts: the caller tells which are outcome tokens. */
 export const tokenCandidates = (calls: ReadonlyArray<Call>, protocol: ProtocolContracts): ReadonlyArray<string> => {

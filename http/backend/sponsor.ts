@@ -9,62 +9,18 @@
  * - the validity window starts at the chain's latest block time (what the EntryPoint compares
  *   with) and lasts `validitySeconds` <= 600; validUntil is never 0 (0 would mean forever);
  * - the signer key is held Redacted and never logged; the signed hash is protocol-facts section
- *   5's layout, signed as an EIP-191 message.
+ *   5's layout (`paymasterHash` of schema/aa.ts, tested equal to the contract's getHash), signed
+ *   as an EIP-191 message.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Redacted } from "effect"
-import { concat, createPublicClient, encodeAbiParameters, http, keccak256, numberToHex, pad, type Address, type Hex } from "viem"
+import { createPublicClient, http, type Address, type Hex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
+import { encodePaymasterAndData, encodePaymasterData, paymasterHash } from "../../schema/aa.js"
 import { Forbidden, IndexerUnavailable, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
 import { capsOf, type AaOptions } from "./aa-config.js"
 import { checkPolicy, decodeAccountCalls, maxCostWei, tokenCandidates, type UserOperation } from "./sponsor-policy.js"
 import type { SessionUser } from "./sessions.js"
-
-const u128 = (value: bigint) => pad(numberToHex(value), { size: 16 })
-
-/** The v0.7 initCode: factory ++ factoryData, or empty. */
-const initCodeOf = (op: UserOperation): Hex => (op.factory === undefined ? "0x" : concat([op.factory, op.factoryData ?? "0x"]))
-
-/** The hash the paymaster's signer signs (protocol-facts section 5; the contract's getHash). */
-export const paymasterHash = (
-  op: UserOperation,
-  paymaster: { readonly address: Address; readonly verificationGas: bigint; readonly postOpGas: bigint },
-  chainId: number,
-  validUntil: number,
-  validAfter: number
-): Hex =>
-  keccak256(
-    encodeAbiParameters(
-      [
-        { type: "address" },
-        { type: "uint256" },
-        { type: "bytes32" },
-        { type: "bytes32" },
-        { type: "bytes32" },
-        { type: "uint256" },
-        { type: "uint256" },
-        { type: "bytes32" },
-        { type: "uint256" },
-        { type: "address" },
-        { type: "uint48" },
-        { type: "uint48" }
-      ],
-      [
-        op.sender,
-        op.nonce,
-        keccak256(initCodeOf(op)),
-        keccak256(op.callData),
-        concat([u128(op.verificationGasLimit), u128(op.callGasLimit)]),
-        (paymaster.verificationGas << 128n) | paymaster.postOpGas,
-        op.preVerificationGas,
-        concat([u128(op.maxPriorityFeePerGas), u128(op.maxFeePerGas)]),
-        BigInt(chainId),
-        paymaster.address,
-        validUntil,
-        validAfter
-      ]
-    )
-  )
 
 export interface Sponsorship {
   readonly paymaster: Address
@@ -146,16 +102,27 @@ export const makeSponsor = (options: AaOptions) =>
             ]
           })
         }
+        const window = { validUntil, validAfter }
         const hash = paymasterHash(
-          op,
-          { address: options.paymaster, verificationGas: caps.paymasterVerificationGas, postOpGas: caps.paymasterPostOpGas },
+          {
+            ...op,
+            paymasterVerificationGasLimit: caps.paymasterVerificationGas,
+            paymasterPostOpGasLimit: caps.paymasterPostOpGas,
+            signature: "0x"
+          },
           options.chainId,
-          validUntil,
-          validAfter
+          options.paymaster,
+          window
         )
         const signature = yield* Effect.promise(() => signer.signMessage({ message: { raw: hash } }))
-        const paymasterData = concat([encodeAbiParameters([{ type: "uint48" }, { type: "uint48" }], [validUntil, validAfter]), signature])
-        const paymasterAndData = concat([options.paymaster, u128(caps.paymasterVerificationGas), u128(caps.paymasterPostOpGas), paymasterData])
+        const paymasterData = encodePaymasterData(window, signature)
+        const paymasterAndData = encodePaymasterAndData({
+          paymaster: options.paymaster,
+          verificationGasLimit: caps.paymasterVerificationGas,
+          postOpGasLimit: caps.paymasterPostOpGas,
+          window,
+          signature
+        })
         yield* Effect.logInfo("paymaster: sponsored").pipe(
           Effect.annotateLogs({ sender: user.smartAccount, nonce: op.nonce.toString(), max_cost_wei: cost.toString(), valid_until: validUntil })
         )
