@@ -19,7 +19,7 @@
  */
 import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, FiberRef, Option } from "effect"
-import { Forbidden, RateLimitExceeded } from "../../schema/errors.js"
+import { Forbidden, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
 import { clientIp } from "./client-ip.js"
 import { RateLimits } from "./rate-limit.js"
 import { AuthSettings, SESSION_COOKIE, Sessions, type SessionLookup } from "./sessions.js"
@@ -114,6 +114,11 @@ export const makeGuard = Effect.gen(function* () {
         })
       }
       const limit = BODY_LIMITS.get(path)
+      // A declared length over the limit is refused before anything is read (node then drains the
+      // rest, so the client sees this answer); an undeclared one is cut off at the limit.
+      if (limit !== undefined && Number(request.headers["content-length"] ?? 0) > limit) {
+        return yield* new ValidationFailed({ message: `request body over ${limit} bytes`, details: [{ path: "", message: `at most ${limit} bytes` }] })
+      }
       const bounded = limit === undefined ? app : Effect.provideService(app, HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(limit)))
       return yield* token === undefined || lookup === undefined ? bounded : Effect.locally(bounded, resolvedSession, Option.some({ token, lookup }))
     })

@@ -3,13 +3,11 @@
  * with a contract answering the factory's getAddress). The WebAuthn responses are real: a software
  * P-256 key signs them. Each refusal test names the check it covers; every one fails without it.
  */
-import { Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { encodeAbiParameters, getContractAddress, keccak256, pad, type Address, type Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import type { AaOptions } from "../../../http/backend/aa-config.js"
 import type { Anvil } from "../../../src/devnet/anvil.js"
-import { startAddressFactoryChain } from "./support/address-factory.js"
+import { aaOptionsFor, startAddressFactoryChain } from "./support/address-factory.js"
 import { sessionCookieOf, startBackends, type Backends, type Instance } from "./support/auth-harness.js"
 import { SoftwarePasskey, type Ceremony } from "./support/software-passkey.js"
 
@@ -23,23 +21,6 @@ let app: Instance
 
 /** What the factory answers for `owner` (salt 0). */
 const accountOf = (owner: Hex) => getContractAddress({ opcode: "CREATE2", from: factory, salt: pad("0x00", { size: 32 }), bytecodeHash: keccak256(owner) }).toLowerCase()
-
-export const aaOptionsFor = (rpcUrl: string, accountFactory: Address): AaOptions => ({
-  rpcUrl,
-  chainId: 130,
-  entryPoint: "0x0000000071727De22E5E9d8BAf0edAc6f37da032",
-  accountFactory,
-  paymaster: "0x00000000000000000000000000000000000000aa",
-  paymasterSignerKey: Redacted.make(generatePrivateKey()),
-  bundlerUrl: rpcUrl,
-  protocol: {
-    router: "0x00000000000000000000000000000000000000b1",
-    diamond: "0x00000000000000000000000000000000000000b2",
-    exchange: "0x00000000000000000000000000000000000000b3",
-    usdc: "0x00000000000000000000000000000000000000b4",
-    permit2: "0x000000000022d473030f116ddee9f6b43ac78ba3"
-  }
-})
 
 beforeAll(async () => {
   ;({ anvil, factory } = await startAddressFactoryChain())

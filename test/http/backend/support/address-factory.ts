@@ -5,8 +5,11 @@
  * it through the RPC exactly as it reads the devnet's factory. The end-to-end tests use the
  * devnet's real factory.
  */
+import { Redacted } from "effect"
 import { createRequire } from "node:module"
 import { type Address, type Hex } from "viem"
+import { generatePrivateKey } from "viem/accounts"
+import type { AaOptions } from "../../../../http/backend/aa-config.js"
 import { startAnvil, type Anvil } from "../../../../src/devnet/anvil.js"
 
 const SOURCE = `// SPDX-License-Identifier: MIT
@@ -46,3 +49,22 @@ export const startAddressFactoryChain = async (): Promise<{ anvil: Anvil; factor
   if (answer.error !== undefined) throw new Error(`anvil_setCode: ${JSON.stringify(answer.error)}`)
   return { anvil, factory: FACTORY_ADDRESS }
 }
+
+/** AA options for a backend on that chain: made-up protocol and paymaster addresses (nothing is sent). */
+export const aaOptionsFor = (rpcUrl: string, accountFactory: Address): AaOptions => ({
+  rpcUrl,
+  chainId: 130,
+  entryPoint: "0x0000000071727De22E5E9d8BAf0edAc6f37da032",
+  accountFactory,
+  paymaster: "0x00000000000000000000000000000000000000aa",
+  paymasterSignerKey: Redacted.make(generatePrivateKey()),
+  bundlerUrl: rpcUrl,
+  protocol: {
+    router: "0x00000000000000000000000000000000000000b1",
+    diamond: "0x00000000000000000000000000000000000000b2",
+    exchange: "0x00000000000000000000000000000000000000b3",
+    usdc: "0x00000000000000000000000000000000000000b4",
+    permit2: "0x000000000022d473030f116ddee9f6b43ac78ba3"
+  }
+})
+
