@@ -21,7 +21,7 @@ import type { Deployment } from "../schema/deployment.js"
 import { healing, makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { ReplayChain } from "./replay/chain.js"
-import { devnetFaucet, FaucetSetup, FIXTURE_SOURCE, fitDatabaseToDevnet, LIVE_DEVNET_ENV, LIVE_SOURCE, liveDevnet, simulateMarket } from "./live-chain.js"
+import { AaSetup, devnetAa, devnetFaucet, FaucetSetup, FIXTURE_SOURCE, fitDatabaseToDevnet, LIVE_DEVNET_ENV, LIVE_SOURCE, liveDevnet, simulateMarket } from "./live-chain.js"
 import { serveReplay } from "./replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
@@ -199,8 +199,9 @@ export const start = (role: StartRole = "all") =>
                   yield* fitDatabaseToDevnet(live)
                   const childEnv = { RPC_URL: live.url, DEPLOYMENT: live.deploymentFile, [LIVE_DEVNET_ENV]: "1" }
                   const faucet = yield* devnetFaucet(live)
+                  const aa = yield* devnetAa(live)
                   return yield* Effect.all(
-                    [serve.pipe(Effect.provideService(FaucetSetup, faucet)), runIndexerProcess(target.url, childEnv), simulateMarket(live)],
+                    [serve.pipe(Effect.provideService(FaucetSetup, faucet), Effect.provideService(AaSetup, aa)), runIndexerProcess(target.url, childEnv), simulateMarket(live)],
                     { concurrency: "unbounded", discard: true }
                   )
                 }).pipe(Effect.scoped)

@@ -10,13 +10,15 @@
  * devnet or its fixture (a real RPC_URL's) is refused rather than reset.
  */
 import { SqlClient } from "@effect/sql"
-import { Context, Data, Effect, Option, Redacted, Runtime } from "effect"
-import { bytesToHex, type Hex } from "viem"
-import { mnemonicToAccount } from "viem/accounts"
+import { Context, Data, Effect, Fiber, Option, Redacted, Runtime } from "effect"
+import { bytesToHex, type Address, type Hex } from "viem"
+import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
+import { verifyingPaymasterAbi } from "../schema/aa.js"
 import type { FaucetOptions } from "../http/backend/faucet-live.js"
 import { AppConfig, ConfigurationError } from "./config.js"
 import { runMigrations } from "./db/migrations.js"
 import { DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "./devnet/anvil.js"
+import { startBundler } from "./devnet/bundler.js"
 import { DevnetClient } from "./devnet/client.js"
 import { startLiveDevnet, type LiveDevnet } from "./devnet/live.js"
 import { liveArtifacts } from "./devnet/live-state.js"
@@ -120,10 +122,7 @@ export class FaucetSetup extends Context.Tag("predix/FaucetSetup")<FaucetSetup, 
  */
 export const devnetFaucet = (live: LiveDevnet) =>
   Effect.map(AppConfig, (config): FaucetOptions => {
-    const fallback = (): Redacted.Redacted<Hex> => {
-      const key = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: live.manifest.faucetAccount }).getHdKey().privateKey
-      return Redacted.make(bytesToHex(key!))
-    }
+    const fallback = (): Redacted.Redacted<Hex> => Redacted.make(mnemonicKey(live.manifest.faucetAccount))
     return {
       rpcUrl: live.url,
       chainId: DEVNET_CHAIN_ID,
@@ -134,3 +133,81 @@ export const devnetFaucet = (live: LiveDevnet) =>
       ethWei: config.faucetEthWei
     }
   })
+
+const mnemonicKey = (index: number): Hex => bytesToHex(mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: index }).getHdKey().privateKey!)
+
+/** What the account-abstraction endpoints need on the chain this process runs. */
+export interface AaOptions {
+  readonly rpcUrl: string
+  readonly chainId: number
+  readonly entryPoint: Address
+  readonly smartAccountFactory: Address
+  readonly paymaster: Address
+  /** The paymaster's `verifyingSigner` key (PAYMASTER_SIGNER_KEY, or the devnet's default); never logged. */
+  readonly paymasterSignerKey: Redacted.Redacted<Hex>
+  /** The bundler's JSON-RPC URL (BUNDLER_URL, or the devnet's alto once it listens: this waits for it). */
+  readonly bundlerUrl: Effect.Effect<string, DevnetFailed>
+}
+
+export class AaSetup extends Context.Tag("predix/AaSetup")<AaSetup, AaOptions>() {}
+
+/**
+ * Account abstraction on the live devnet: the committed state's EntryPoint, factory and
+ * paymaster; the paymaster's signer set to PAYMASTER_SIGNER_KEY when one is configured (the
+ * devnet's paymaster owner does it); and, unless BUNDLER_URL points elsewhere, the devnet's own
+ * alto bundler, started in the background for the scope (it takes seconds to load, and nothing
+ * else waits for it) and stopped with it, before anvil.
+ */
+export const devnetAa = (live: LiveDevnet) =>
+  Effect.gen(function* () {
+    const config = yield* AppConfig
+    const manifest = live.manifest
+    const signerKey = Option.getOrElse(config.paymasterSignerKey, () => Redacted.make(mnemonicKey(manifest.paymasterAccount)))
+    if (Option.isSome(config.paymasterSignerKey)) yield* useSigner(live, privateKeyToAccount(Redacted.value(signerKey)).address)
+    const bundlerUrl: Effect.Effect<string, DevnetFailed> = Option.isSome(config.bundlerUrl)
+      ? Effect.succeed(config.bundlerUrl.value)
+      : yield* Effect.acquireRelease(
+          Effect.tryPromise({
+            try: () =>
+              startBundler({
+                rpcUrl: live.url,
+                entryPoint: manifest.entryPoint,
+                executorKey: mnemonicKey(manifest.bundlerAccounts.executor),
+                utilityKey: mnemonicKey(manifest.bundlerAccounts.utility)
+              }),
+            catch: (cause) => new DevnetFailed({ message: `bundler: ${(cause as Error).message ?? String(cause)}` })
+          }),
+          (bundler) => Effect.promise(() => bundler.stop())
+        ).pipe(
+          Effect.tap((bundler) => Effect.logInfo("devnet: alto bundler").pipe(Effect.annotateLogs({ bundler_url: bundler.url, entry_point: manifest.entryPoint }))),
+          Effect.tapError((error) => Effect.logError(error.message)),
+          Effect.map((bundler) => bundler.url),
+          Effect.forkScoped,
+          Effect.map((fiber) => Fiber.join(fiber))
+        )
+    if (Option.isSome(config.bundlerUrl)) yield* Effect.logInfo("bundler: BUNDLER_URL").pipe(Effect.annotateLogs({ bundler_url: config.bundlerUrl.value }))
+    return {
+      rpcUrl: live.url,
+      chainId: DEVNET_CHAIN_ID,
+      entryPoint: manifest.entryPoint,
+      smartAccountFactory: manifest.smartAccountFactory,
+      paymaster: manifest.paymaster,
+      paymasterSignerKey: signerKey,
+      bundlerUrl
+    } satisfies AaOptions
+  })
+
+/** Makes `signer` the devnet paymaster's verifying signer (its owner, a mnemonic account, sends setSigner) unless it is already. */
+const useSigner = (live: LiveDevnet, signer: Address) =>
+  Effect.tryPromise({
+    try: async () => {
+      const client = new DevnetClient(live.url, liveArtifacts(live.manifest))
+      const current = await client.public.readContract({ address: live.manifest.paymaster, abi: verifyingPaymasterAbi, functionName: "verifyingSigner" })
+      if (current.toLowerCase() === signer.toLowerCase()) return false
+      await client.send(live.manifest.paymasterAccount, "VerifyingPaymaster", live.manifest.paymaster, "setSigner", [signer])
+      return true
+    },
+    catch: (cause) => new DevnetFailed({ message: `paymaster signer: ${(cause as Error).message ?? String(cause)}` })
+  }).pipe(
+    Effect.tap((changed) => (changed ? Effect.logInfo("devnet: paymaster signer set to PAYMASTER_SIGNER_KEY's address").pipe(Effect.annotateLogs({ signer: signer.toLowerCase() })) : Effect.void))
+  )

@@ -62,7 +62,7 @@ export const startBundler = async (options: {
     "--refilling-wallets", "false",
     "--utility-wallet-monitor", "false",
     "--json", "--log-level", "info",
-    "--public-client-log-level", "warn", "--wallet-client-log-level", "warn", "--rpc-log-level", "warn"
+    "--public-client-log-level", "warn", "--wallet-client-log-level", "warn"
   ]
   // alto loads slowly (~5 s on a quiet machine) and deploys its simulation contracts on a fresh chain.
   const { port, stop } = await startKept({ name: "alto", executable: process.execPath, args: [altoCli(), ...args], listenTimeoutMs: 120_000, stopTimeoutMs: 10_000 })

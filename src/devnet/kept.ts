@@ -9,6 +9,9 @@ import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
 
 const KEEPER = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "keeper.ts")
+const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
+/** The keeper is TypeScript: node runs it through tsx, as `npm start` runs us (a test runner may not). */
+const nodeArgs = () => (process.execArgv.some((arg) => arg.includes("tsx")) ? process.execArgv : [...process.execArgv, "--import", "tsx"])
 
 export class KeptProcessError extends Error {
   override readonly name = "KeptProcessError"
@@ -33,7 +36,9 @@ export const startKept = async (options: {
   readonly listenTimeoutMs: number
   readonly stopTimeoutMs: number
 }): Promise<Kept> => {
-  const keeper = spawn(process.execPath, [...process.execArgv, KEEPER, options.executable, ...options.args], {
+  const keeper = spawn(process.execPath, [...nodeArgs(), KEEPER, options.executable, ...options.args], {
+    // tsx resolves from the project root.
+    cwd: ROOT,
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     detached: true
   })
