@@ -3,7 +3,7 @@
  * the bundler, the paymaster's signer and policy caps, and the WebAuthn relying party. Without
  * it the /api/aa endpoints answer INDEXER_UNAVAILABLE 503 naming what is missing.
  */
-import type { Redacted } from "effect"
+import type { Effect, Redacted } from "effect"
 import type { Address, Hex } from "viem"
 
 /** The protocol's contracts a sponsored operation may call (from the deployment). */
@@ -62,8 +62,8 @@ export interface AaOptions {
   readonly paymaster: Address
   /** PAYMASTER_SIGNER_KEY: never logged. */
   readonly paymasterSignerKey: Redacted.Redacted<Hex>
-  /** BUNDLER_URL: the ERC-4337 bundler /api/aa/bundler forwards to. */
-  readonly bundlerUrl: string
+  /** BUNDLER_URL: the ERC-4337 bundler /api/aa/bundler forwards to (or an effect that waits until it listens). */
+  readonly bundlerUrl: string | Effect.Effect<string, { readonly message: string }>
   readonly protocol: ProtocolContracts
   /** Default: `DEFAULT_SPONSOR_CAPS`. */
   readonly caps?: Partial<SponsorCaps>

@@ -39,11 +39,18 @@ const idOf = (value: unknown): Id => (typeof value === "string" || typeof value 
 
 export type SessionCheck = Effect.Effect<SessionUser, AuthRequired | AuthInvalid | IndexerUnavailable>
 
-export const makeBundlerProxy = (bundlerUrl: string) => {
+export const makeBundlerProxy = (bundler: string | Effect.Effect<string, { readonly message: string }>) => {
+  const bundlerUrl =
+    typeof bundler === "string"
+      ? Effect.succeed(bundler)
+      : bundler.pipe(
+          Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => ({ message: "still starting" }) }),
+          Effect.mapError((e) => new IndexerUnavailable({ message: `the bundler is not available: ${e.message}` }))
+        )
   const post = (call: { jsonrpc: "2.0"; id: Id; method: string; params: ReadonlyArray<unknown> }) =>
-    Effect.tryPromise({
+    Effect.flatMap(bundlerUrl, (url) => Effect.tryPromise({
       try: async () => {
-        const response = await fetch(bundlerUrl, {
+        const response = await fetch(url, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify(call),
@@ -53,7 +60,7 @@ export const makeBundlerProxy = (bundlerUrl: string) => {
         return JSON.parse(text) as unknown
       },
       catch: (error) => new IndexerUnavailable({ message: `the bundler did not answer: ${(error as Error).message ?? String(error)}` })
-    })
+    }))
 
   /** Answers one JSON-RPC request; `session` is asked only for sends. */
   const forward = (body: unknown, session: SessionCheck) =>
