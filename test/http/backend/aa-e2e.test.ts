@@ -7,6 +7,7 @@
  * the backend's portfolio of the smart account. Then the refusals, on the same stack.
  * One live devnet for the whole file.
  */
+import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -28,6 +29,7 @@ import { DevnetClient } from "../../../src/devnet/client.js"
 import { LIVE_STATE } from "../../../src/devnet/live.js"
 import { liveArtifacts, readManifest, type LiveManifest } from "../../../src/devnet/live-state.js"
 import { ecdsaSigner, softwarePasskey, userOperationToJson, type AccountSigner, type SoftwarePasskey } from "../../support/aa.js"
+import { scratchDatabaseUrl } from "../../support/postgres.js"
 import { freePort, runCli, type Running } from "../../support/process.js"
 
 const ORIGIN = "http://localhost:3000"
@@ -43,6 +45,7 @@ const ROUTER_ABI = parseAbi([
 const DUMMY_ECDSA = `0x${"ff".repeat(32)}${"7f".repeat(32)}1c` as Hex
 
 let dataDir: string
+const scope = Effect.runSync(Scope.make())
 let app: Running
 let backend: string
 let indexer: string
@@ -67,12 +70,14 @@ beforeAll(async () => {
   dataDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-aa-e2e-"))
   await fs.chmod(dataDir, 0o755)
   const ports = { INDEXER_PORT: String(await freePort()), BACKEND_PORT: String(await freePort()) }
-  app = runCli(["start"], { DATA_DIR: dataDir, PG_PORT: "0", LOG_LEVEL: "info", DEVNET_ACTIVITY: "off", ...ports })
-  const line = await app.waitFor(/message="devnet: live local chain"/, 120_000)
+  // The machine's Postgres (a scratch database), not an embedded one: quicker to start.
+  const databaseUrl = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
+  app = runCli(["start"], { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: "info", DEVNET_ACTIVITY: "off", ...ports })
+  const line = await app.waitFor(/message="devnet: live local chain"/, 300_000)
   const rpcUrl = /rpc_url=(\S+)/.exec(line)![1]!
-  await app.waitFor(/message=listening server=backend/, 120_000)
+  await app.waitFor(/message=listening server=backend/, 300_000)
   // The client's gas oracle: the bundler's own price (through the proxy only the issue's methods go).
-  alto = /bundler_url=(\S+)/.exec(await app.waitFor(/message="devnet: alto bundler"/, 120_000))![1]!
+  alto = /bundler_url=(\S+)/.exec(await app.waitFor(/message="devnet: alto bundler"/, 300_000))![1]!
   backend = `http://127.0.0.1:${ports.BACKEND_PORT}`
   indexer = `http://127.0.0.1:${ports.INDEXER_PORT}`
   chain = createPublicClient({ transport: http(rpcUrl) }) as PublicClient
@@ -84,15 +89,16 @@ beforeAll(async () => {
   await devnet.send(ADMIN, "MarketFactory", d.marketFactory, "launch", ["AA end-to-end market", end, d.manualOracle, 3_000n * USDC])
   marketId = await chain.readContract({ address: d.diamond, abi: MARKET_ABI, functionName: "marketCount" })
   yesToken = (await chain.readContract({ address: d.diamond, abi: MARKET_ABI, functionName: "marketTokens", args: [marketId] }))[0].toLowerCase() as Address
-}, 300_000)
+}, 600_000)
 
 afterAll(async () => {
   if (app !== undefined) {
     app.child.kill("SIGTERM")
     await app.exited
   }
+  await Effect.runPromise(Scope.close(scope, Exit.void))
   await fs.rm(dataDir, { recursive: true, force: true })
-})
+}, 120_000)
 
 interface Answer {
   readonly status: number
