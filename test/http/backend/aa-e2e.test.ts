@@ -274,13 +274,20 @@ const tradeEndToEnd = async (signer: AccountSigner, session: { cookie: string; a
 
   // The indexer's and the backend's portfolios of the smart account show the position.
   const holds = (body: unknown) => JSON.stringify(body).includes(yes.toString())
+  let seen: unknown
   await eventually("the indexer's portfolio shows the YES position", async () => {
     const body = await (await fetch(`${indexer}/api/portfolio/${session.account}`)).json()
+    seen = body
     return holds(body) ? body : undefined
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}: ${JSON.stringify(seen).slice(0, 1500)} (YES ${yes}, market ${marketId})`)
   })
   await eventually("the backend's portfolio shows the YES position", async () => {
     const answer = await call("GET", `/api/trading/${session.account}/portfolio`)
+    seen = answer.body
     return answer.status === 200 && holds(answer.body) ? answer.body : undefined
+  }).catch((error: Error) => {
+    throw new Error(`${error.message}: ${JSON.stringify(seen).slice(0, 1500)}`)
   })
   return { op, yes }
 }
@@ -335,8 +342,11 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
     expect(costly.status).toBe(429)
     expect(costly.body.message).toMatch(/daily sponsorship budget/)
     // A tampered sponsorship: the bundler refuses it, and so does the EntryPoint on chain.
+    // One byte of the paymaster's signature changed, the operation signed again by its owner
+    // (paymasterAndData is part of the userOpHash): only the sponsorship is wrong.
     const sig = signed.paymasterData!
-    const tampered = { ...signed, paymasterData: `${sig.slice(0, -4)}${sig.slice(-4, -2) === "00" ? "01" : "00"}${sig.slice(-2)}` as Hex }
+    const altered = { ...signed, paymasterData: `${sig.slice(0, -4)}${sig.slice(-4, -2) === "00" ? "01" : "00"}${sig.slice(-2)}` as Hex }
+    const tampered = { ...altered, signature: await owner.signUserOperationHash(userOperationHash(altered, 130, manifest.entryPoint)) }
     const refused = await rpc("eth_sendUserOperation", [userOperationToJson(tampered), manifest.entryPoint], ecdsaSession.cookie)
     expect(JSON.stringify(refused.body)).toMatch(/AA34/)
     expect(await entryPointVerdict(tampered)).toMatch(/AA34 signature error/)
