@@ -7,13 +7,39 @@ import { httpServerWithRealtime } from "../http/ws/server.js"
 import { SessionsRealtime } from "../http/ws/sessions.js"
 import { BuildInfoLive } from "./build-info.js"
 import { AppConfig } from "./config.js"
-import { FaucetSetup } from "./live-chain.js"
+import type { AaOptions } from "../http/backend/aa-config.js"
+import { LIVE_STATE } from "./devnet/live.js"
+import { readManifest } from "./devnet/live-state.js"
+import { AaSetup, FaucetSetup } from "./live-chain.js"
 
 export const BackendServerLive = Layer.unwrapEffect(
   Effect.gen(function* () {
     const config = yield* AppConfig
     const { url } = yield* IndexerEndpoint
     const faucet = yield* Effect.serviceOption(FaucetSetup)
+    const aaSetup = yield* Effect.serviceOption(AaSetup)
+    // AaSetup exists on the live devnet only, whose protocol contracts are the committed manifest's.
+    const aa: AaOptions | undefined = Option.match(aaSetup, {
+      onNone: () => undefined,
+      onSome: (setup) => {
+        const addresses = readManifest(LIVE_STATE).devnet.addresses
+        return {
+          rpcUrl: setup.rpcUrl,
+          chainId: setup.chainId,
+          entryPoint: setup.entryPoint,
+          accountFactory: setup.smartAccountFactory,
+          paymaster: setup.paymaster,
+          paymasterSignerKey: setup.paymasterSignerKey,
+          bundlerUrl: setup.bundlerUrl,
+          protocol: { router: addresses.router, diamond: addresses.diamond, exchange: addresses.exchange, usdc: addresses.testUsdc, permit2: addresses.permit2 },
+          caps: config.aaCaps,
+          webauthn: {
+            ...Option.match(config.webauthnRpId, { onNone: () => ({}), onSome: (rpId) => ({ rpId }) }),
+            ...Option.match(config.webauthnOrigins, { onNone: () => ({}), onSome: (origins) => ({ origins }) })
+          }
+        }
+      }
+    })
     const auth = {
       publicUrl: config.publicUrl,
       chainId: config.chainId,
@@ -28,7 +54,8 @@ export const BackendServerLive = Layer.unwrapEffect(
       rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: config.trustProxy },
       faucet: Option.getOrUndefined(faucet),
       comments: config.comments,
-      leaderboardMinResolved: config.leaderboardMinResolved
+      leaderboardMinResolved: config.leaderboardMinResolved,
+      aa
     })
     // Every API instance runs the notification consumer; passes take turns (notification-consumer.ts).
     return Layer.mergeAll(backend, NotificationConsumerLive(config.chainId), Layer.effectDiscard(listening("backend"))).pipe(

@@ -69,6 +69,14 @@ export const settings: ReadonlyArray<Setting> = [
     defaultText: "(unset: the devnet paymaster's funded anvil signer key)",
     description: "Private key (0x + 64 hex) that signs paymaster sponsorships; on the devnet the paymaster is set to it at start; never logged"
   },
+  { name: "AA_DAILY_BUDGET", defaultText: "0.05", description: "ETH of gas the paymaster sponsors per smart account per UTC day (operations' maximum cost; decimal)" },
+  { name: "AA_MAX_CALL_GAS", defaultText: "2000000", description: "Sponsorship cap on a user operation's callGasLimit" },
+  { name: "AA_MAX_VERIFICATION_GAS", defaultText: "2000000", description: "Sponsorship cap on a user operation's verificationGasLimit" },
+  { name: "AA_MAX_PRE_VERIFICATION_GAS", defaultText: "500000", description: "Sponsorship cap on a user operation's preVerificationGas" },
+  { name: "AA_MAX_FEE_PER_GAS", defaultText: "100000000000", description: "Sponsorship cap on a user operation's maxFeePerGas, wei" },
+  { name: "AA_SPONSOR_VALIDITY", defaultText: "600", description: "Seconds a sponsorship is valid (validUntil - validAfter, chain time), 1..600" },
+  { name: "WEBAUTHN_RP_ID", defaultText: "(unset: PUBLIC_URL's host name)", description: "WebAuthn relying-party id passkeys are registered and asserted for" },
+  { name: "WEBAUTHN_ORIGINS", defaultText: "(unset: PUBLIC_URL's origin)", description: "Comma-separated origins passkey ceremonies may come from" },
   {
     name: "PUBLIC_URL",
     defaultText: "http://localhost:3000",
@@ -107,6 +115,16 @@ export interface AppConfigShape {
   readonly faucetEthWei: bigint
   readonly bundlerUrl: Option.Option<string>
   readonly paymasterSignerKey: Option.Option<Redacted.Redacted<`0x${string}`>>
+  readonly aaCaps: {
+    readonly dailyBudgetWei: bigint
+    readonly maxCallGas: bigint
+    readonly maxVerificationGas: bigint
+    readonly maxPreVerificationGas: bigint
+    readonly maxFeePerGas: bigint
+    readonly validitySeconds: number
+  }
+  readonly webauthnRpId: Option.Option<string>
+  readonly webauthnOrigins: Option.Option<ReadonlyArray<string>>
   readonly publicUrl: string
   readonly corsOrigins: ReadonlyArray<string>
   readonly adminAddresses: ReadonlyArray<string>
@@ -247,6 +265,9 @@ const address = (item: string): Either.Either<string, string> =>
 
 const rateLimit = (name: string, fallback: number) => boundedInteger(name, 0, 1_000_000_000, "a request count").pipe(Config.withDefault(fallback))
 
+const gasCap = (name: string, fallback: number) =>
+  boundedInteger(name, 1, Number.MAX_SAFE_INTEGER, "a positive integer").pipe(Config.withDefault(fallback), Config.map(BigInt))
+
 /** The whole configuration as one `Config`; every failure names its variable. */
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   databaseUrl: Config.option(urlWithSchemes("DATABASE_URL", ["postgres", "postgresql"]).pipe(Config.map(Redacted.make))),
@@ -265,6 +286,16 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   faucetEthWei: ether("FAUCET_ETH").pipe(Config.withDefault(5n * 10n ** 14n)),
   bundlerUrl: Config.option(urlWithSchemes("BUNDLER_URL", ["http", "https"])),
   paymasterSignerKey: Config.option(privateKey("PAYMASTER_SIGNER_KEY")),
+  aaCaps: Config.all({
+    dailyBudgetWei: ether("AA_DAILY_BUDGET").pipe(Config.withDefault(5n * 10n ** 16n)),
+    maxCallGas: gasCap("AA_MAX_CALL_GAS", 2_000_000),
+    maxVerificationGas: gasCap("AA_MAX_VERIFICATION_GAS", 2_000_000),
+    maxPreVerificationGas: gasCap("AA_MAX_PRE_VERIFICATION_GAS", 500_000),
+    maxFeePerGas: gasCap("AA_MAX_FEE_PER_GAS", 100_000_000_000),
+    validitySeconds: boundedInteger("AA_SPONSOR_VALIDITY", 1, 600, "seconds, 1..600").pipe(Config.withDefault(600))
+  }),
+  webauthnRpId: Config.option(nonEmpty("WEBAUTHN_RP_ID")),
+  webauthnOrigins: Config.option(commaList("WEBAUTHN_ORIGINS", origin)),
   publicUrl: urlWithSchemes("PUBLIC_URL", ["http", "https"]).pipe(Config.withDefault("http://localhost:3000")),
   corsOrigins: commaList("CORS_ORIGINS", origin).pipe(Config.withDefault([])),
   adminAddresses: commaList("ADMIN_ADDRESSES", address).pipe(Config.withDefault([])),

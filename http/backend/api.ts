@@ -12,6 +12,8 @@ import { FetchHttpClient, HttpApiBuilder, HttpRouter } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { FreshnessLive } from "../indexer/freshness.js"
 import { IndexerEndpoint } from "../indexer/api.js"
+import { AaLive, AaServiceLive } from "./aa-live.js"
+import type { AaOptions } from "./aa-config.js"
 import { AdminLive, AuthLive, SessionMiddlewareLive } from "./auth-live.js"
 import { IndexerBreakerLive } from "./breaker.js"
 import { BackendCacheLive } from "./cache.js"
@@ -42,7 +44,7 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive, CommentsLive, NotificationsLive, RewardsLive]),
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive, CommentsLive, NotificationsLive, RewardsLive, AaLive]),
   Layer.provide(SessionMiddlewareLive)
 )
 
@@ -66,6 +68,8 @@ export interface BackendOptions {
   readonly comments?: Partial<CommentOptions>
   /** Resolved markets with a call needed for leaderboard accuracy (default 5). */
   readonly leaderboardMinResolved?: number | undefined
+  /** Account abstraction (passkey / ECDSA smart accounts, bundler proxy, paymaster); without it /api/aa answers 503. */
+  readonly aa?: AaOptions | undefined
 }
 
 /** The backend served by whatever `HttpServer` is provided; needs `SqlClient`, `PgClient` and `BuildInfo` (`build-info.ts`). */
@@ -92,6 +96,7 @@ export const backendHttpLayer = (options: BackendOptions) =>
     Layer.provide(FaucetServiceLive(options.faucet)),
     Layer.provide(CommentSettingsLive(options.comments)),
     Layer.provide(RewardsSettingsLive({ minResolved: options.leaderboardMinResolved })),
+    Layer.provide(AaServiceLive(options.aa)),
     Layer.provide(SessionsLive({ publicUrl: "http://localhost:3000", ...options.auth, chainId: options.chainId })),
     Layer.provide(FetchHttpClient.layer)
   )

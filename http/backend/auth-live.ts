@@ -13,18 +13,20 @@ import { meta } from "./system.js"
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
 
-const sessionInfo = (user: SessionUser) => ({
+export const sessionInfo = (user: SessionUser) => ({
   address: user.address,
   role: user.role,
   method: user.method,
+  owner: user.owner,
+  smartAccount: user.smartAccount,
   createdAt: seconds(user.createdAt),
   expiresAt: seconds(user.expiresAt)
 })
 
-const databaseDown = () => new IndexerUnavailable({ message: "the database is unavailable" })
+export const databaseDown = () => new IndexerUnavailable({ message: "the database is unavailable" })
 
 /** The cookie's session (looked up by the guard, or here). */
-const authenticate = (sessions: SessionsService) => (cookie: Redacted.Redacted) =>
+export const authenticate = (sessions: SessionsService) => (cookie: Redacted.Redacted) =>
   Effect.gen(function* () {
     const token = Redacted.value(cookie)
     if (token === "") {
@@ -52,7 +54,7 @@ export const SessionMiddlewareLive = Layer.mergeAll(
   Layer.effect(RequireAdmin, Effect.map(Sessions, (s) => RequireAdmin.of({ "session:admin": authorize(s, "admin") })))
 )
 
-const setCookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
+export const setCookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
   HttpApp.appendPreResponseHandler((_request, response) =>
     Effect.succeed(
       HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, value, { httpOnly: true, sameSite: "lax", path: "/", maxAge: `${maxAgeSeconds} seconds`, secure })

@@ -95,9 +95,15 @@ export const Challenge = Schema.Struct({
 export const RoleSchema = Schema.Literal(...ROLES).annotations({ identifier: "Role", description: "user < moderator < admin" })
 
 export const SessionInfo = Schema.Struct({
-  address: Schema.String.annotations({ description: "the signed-in address, lowercase" }),
+  address: Schema.String.annotations({ description: "the signed-in address, lowercase: the SIWE signer, or the smart account of a passkey or ECDSA sign-in" }),
   role: RoleSchema,
-  method: Schema.String.annotations({ description: "how the session was created: siwe" }),
+  method: Schema.String.annotations({ description: "how the session was created: siwe, passkey (POST /api/aa/auth/passkey/login) or ecdsa (POST /api/aa/auth/ecdsa/verify)" }),
+  owner: Schema.NullOr(Schema.String).annotations({
+    description: "the smart account's owner, lowercase hex: the EOA (ecdsa) or abi.encode(x, y) of the passkey's P-256 key (passkey); null for siwe"
+  }),
+  smartAccount: Schema.NullOr(Schema.String).annotations({
+    description: "the session's ERC-4337 smart account (factory getAddress(owner, 0), counterfactual; equals address); null for siwe"
+  }),
   createdAt: unixSeconds("session start, unix seconds"),
   expiresAt: unixSeconds("session end, unix seconds (7 days after sign-in)")
 }).annotations({ identifier: "SessionInfo" })

@@ -9,6 +9,7 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Forbidden, IndexerUnavailable, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
+import { AaGroup } from "./aa.js"
 import { AdminGroup, AuthGroup, documentRoles } from "./auth.js"
 import { CommentsGroup } from "./comments.js"
 import { FaucetGroup } from "./faucet.js"
@@ -63,6 +64,7 @@ INVALID_ADDRESS 400, INVALID_MARKET_ID 400, AUTH_REQUIRED 401, AUTH_INVALID 401,
 RATE_LIMIT_EXCEEDED 429, INSUFFICIENT_BALANCE 400, SLIPPAGE_EXCEEDED 400); an unknown route is 404 with code NOT_FOUND.
 Caching: X-Cache HIT|MISS and X-Cache-Tier hot (2 s) | warm (60 s); an answer is never served after the indexed head it was computed at changes.
 Sessions: SIWE sign-in (GET /api/auth/challenge, POST /api/auth/verify) sets the predix_session cookie; operations with a security requirement need it (and the role it lists).
+Account abstraction: passkey (/api/aa/auth/passkey/...) and ECDSA (/api/aa/auth/ecdsa/...) sign-in set the same cookie for an ERC-4337 smart account; /api/aa/bundler proxies the bundler; /api/aa/paymaster/sponsor signs paymasterAndData for protocol actions.
 Rate limits: 60/min per IP without a session, 300/min per user, 10,000/day, 5/min per IP on the sign-in endpoints (configurable); every /api answer carries X-RateLimit-Limit, -Remaining, -Reset; a refusal is RATE_LIMIT_EXCEEDED with Retry-After.
 Amounts are Money {decimal, raw, decimals, unit}; prices decimal strings; times unix seconds; addresses lowercase; market ids 0x + 64 hex.`
 
@@ -78,6 +80,7 @@ export class BackendApi extends HttpApi.make("backend")
   .add(CommentsGroup)
   .add(NotificationsGroup)
   .add(RewardsGroup)
+  .add(AaGroup)
   .addError(IndexerUnavailable.wire)
   // Any /api request can be over a rate limit, and any state-changing one with the session
   // cookie from a disallowed origin is refused (guard.ts).

@@ -92,9 +92,13 @@ export const makeFaucet = (options: FaucetOptions) =>
         return status
       })
 
-    const claim = (owner: Address) =>
+    /**
+     * A claim of `owner` (the session's address). `smartAccount`: the session's own smart account
+     * (a passkey or ECDSA session, whose address it is); else the factory's account of the owner.
+     */
+    const claim = (owner: Address, smartAccount?: Address) =>
       Effect.gen(function* () {
-        const address = yield* accountOf(owner).pipe(Effect.mapError((e) => unavailable(`faucet: ${e.message}`)))
+        const address = smartAccount ?? (yield* accountOf(owner).pipe(Effect.mapError((e) => unavailable(`faucet: ${e.message}`))))
         const taken = yield* sql`INSERT INTO faucet_claim (address, owner, usdc_raw, eth_raw, status)
           VALUES (${address}, ${owner}, ${FAUCET_USDC.toString()}, ${options.ethWei.toString()}, 'claimed')
           ON CONFLICT (address) DO NOTHING RETURNING address`.pipe(Effect.mapError(databaseDown))
@@ -177,7 +181,7 @@ export const FaucetLive = HttpApiBuilder.group(BackendApi, "faucet", (handlers) 
         Effect.gen(function* () {
           if (Option.isNone(faucet)) return yield* unavailable("the faucet is not configured: set FAUCET_PRIVATE_KEY (the default devnet configures it)")
           const user = yield* CurrentUser
-          return { data: yield* faucet.value.claim(user.address as Address), meta: yield* meta }
+          return { data: yield* faucet.value.claim(user.address as Address, (user.smartAccount ?? undefined) as Address | undefined), meta: yield* meta }
         })
       )
       .handle("status", ({ urlParams }) =>

@@ -12,21 +12,36 @@
  * 4. Rate limits (`rate-limit.ts`): per user with a valid session, else per client IP
  *    (`client-ip.ts`). Every /api answer carries X-RateLimit-Limit, -Remaining and -Reset; a
  *    refused one is RATE_LIMIT_EXCEEDED 429 with Retry-After.
+ * 5. Body size: the AA proxy and sponsor paths read at most BODY_LIMITS bytes.
  *
  * The system endpoints (/health, /ready, /version) are outside /api and pass untouched: load
  * balancers probe them often, and a refused probe would take a healthy instance out.
  */
-import { HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { FileSystem, HttpApp, HttpIncomingMessage, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, FiberRef, Option } from "effect"
-import { Forbidden, RateLimitExceeded } from "../../schema/errors.js"
+import { Forbidden, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
 import { clientIp } from "./client-ip.js"
 import { RateLimits } from "./rate-limit.js"
 import { AuthSettings, SESSION_COOKIE, Sessions, type SessionLookup } from "./sessions.js"
 
 const STATE_CHANGING = new Set(["POST", "PUT", "PATCH", "DELETE"])
 /** Sign-in and sign-out change the browser's session even without a cookie. */
-const SESSION_PATHS = new Set(["/api/auth/verify", "/api/auth/logout"])
-const AUTH_LIMITED = new Set(["/api/auth/challenge", "/api/auth/verify"])
+const SESSION_PATHS = new Set(["/api/auth/verify", "/api/auth/logout", "/api/aa/auth/passkey/login", "/api/aa/auth/ecdsa/verify"])
+const AUTH_LIMITED = new Set([
+  "/api/auth/challenge",
+  "/api/auth/verify",
+  "/api/aa/auth/passkey/register/challenge",
+  "/api/aa/auth/passkey/register/verify",
+  "/api/aa/auth/passkey/login/challenge",
+  "/api/aa/auth/passkey/login",
+  "/api/aa/auth/ecdsa/challenge",
+  "/api/aa/auth/ecdsa/verify"
+])
+/** Bodies larger than this (bytes) are refused before they are read: VALIDATION_FAILED. */
+export const BODY_LIMITS: ReadonlyMap<string, number> = new Map([
+  ["/api/aa/bundler", 64 * 1024],
+  ["/api/aa/paymaster/sponsor", 64 * 1024]
+])
 
 const EXPOSED = "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Cache, X-Cache-Tier"
 
@@ -98,6 +113,13 @@ export const makeGuard = Effect.gen(function* () {
           details: [{ path: "", message: `retry after ${decision.headers["retry-after"]} seconds` }]
         })
       }
-      return yield* token === undefined || lookup === undefined ? app : Effect.locally(app, resolvedSession, Option.some({ token, lookup }))
+      const limit = BODY_LIMITS.get(path)
+      // A declared length over the limit is refused before anything is read (node then drains the
+      // rest, so the client sees this answer); an undeclared one is cut off at the limit.
+      if (limit !== undefined && Number(request.headers["content-length"] ?? 0) > limit) {
+        return yield* new ValidationFailed({ message: `request body over ${limit} bytes`, details: [{ path: "", message: `at most ${limit} bytes` }] })
+      }
+      const bounded = limit === undefined ? app : Effect.provideService(app, HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(limit)))
+      return yield* token === undefined || lookup === undefined ? bounded : Effect.locally(bounded, resolvedSession, Option.some({ token, lookup }))
     })
 })

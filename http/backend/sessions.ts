@@ -60,9 +60,15 @@ export interface AuthOptions {
 
 /** The signed-in user of a request, as the session middleware provides it. */
 export interface SessionUser {
+  /** The signed-in address: the SIWE signer, or the smart account of a passkey or ECDSA sign-in. */
   readonly address: string
   readonly role: Role
+  /** siwe, passkey or ecdsa. */
   readonly method: string
+  /** The smart account's owner encoding (passkey: abi.encode(x, y); ecdsa: the EOA); null for SIWE. */
+  readonly owner: string | null
+  /** The session's smart account (equal to `address`); null for SIWE. */
+  readonly smartAccount: string | null
   readonly createdAt: number
   readonly expiresAt: number
 }
@@ -102,6 +108,8 @@ interface SessionRow {
   readonly address: string
   readonly role: Role
   readonly method: string
+  readonly owner: string | null
+  readonly smart_account: string | null
   readonly created_ms: number
   readonly expires_ms: number
   readonly revoked: boolean
@@ -129,6 +137,8 @@ export const makeSessions = (options: AuthOptions) =>
       address: row.address,
       role: row.role,
       method: row.method,
+      owner: row.owner,
+      smartAccount: row.smart_account,
       createdAt: Number(row.created_ms),
       expiresAt: Number(row.expires_ms)
     })
@@ -172,7 +182,11 @@ export const makeSessions = (options: AuthOptions) =>
      * is unspent; then consumes the nonce and creates the session in one statement. The signature
      * is checked before the nonce is spent, so a forged signature cannot burn a user's challenge.
      */
-    const signIn = (input: { readonly address: string; readonly signature: string; readonly nonce?: string | undefined }) =>
+    const signIn = (
+      input: { readonly address: string; readonly signature: string; readonly nonce?: string | undefined },
+      /** An ECDSA smart-account sign-in: the session is the owner's (`input.address`) smart account's. */
+      asAccount?: { readonly smartAccount: string }
+    ) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const problem = signatureProblem(input.signature)
@@ -198,22 +212,46 @@ export const makeSessions = (options: AuthOptions) =>
         if (signed.consumed) return yield* invalid("nonce already used: a signed challenge signs in once")
         const token = randomBytes(32).toString("base64url")
         const expiresAt = now + SESSION_TTL_MS
-        yield* ensureUser(input.address)
+        const sessionAddress = asAccount?.smartAccount ?? input.address
+        const method = asAccount === undefined ? "siwe" : "ecdsa"
+        const owner = asAccount === undefined ? null : input.address
+        yield* ensureUser(sessionAddress)
         const created = yield* sql<SessionRow>`
           with consumed as (
             update auth_nonce set consumed_at = ${new Date(now)}
             where nonce = ${signed.nonce} and address = ${input.address} and consumed_at is null and expires_at > ${new Date(now)}
-            returning nonce, address
+            returning nonce
           ), session as (
-            insert into auth_session (token_hash, address, method, nonce, created_at, expires_at)
-            select decode(${hashToken(token)}, 'hex'), address, 'siwe', nonce, ${new Date(now)}, ${new Date(expiresAt)} from consumed
-            returning address, method
+            insert into auth_session (token_hash, address, method, nonce, owner, smart_account, created_at, expires_at)
+            select decode(${hashToken(token)}, 'hex'), ${sessionAddress}, ${method}, nonce, ${owner}, ${asAccount?.smartAccount ?? null}, ${new Date(now)}, ${new Date(expiresAt)} from consumed
+            returning address, method, owner, smart_account
           )
-          select s.address, u.role, s.method, ${now}::float8 as created_ms, ${expiresAt}::float8 as expires_ms, false as revoked
+          select s.address, u.role, s.method, s.owner, s.smart_account, ${now}::float8 as created_ms, ${expiresAt}::float8 as expires_ms, false as revoked
           from session s join app_user u using (address)`
         const row = created[0]
         if (row === undefined) return yield* invalid("nonce already used: a signed challenge signs in once")
         return { token, user: userSession(row) } satisfies SignIn
+      })
+
+    /**
+     * Opens a session of `smartAccount` (a passkey sign-in; the caller has consumed its challenge
+     * in the same transaction). The token goes into the cookie and nowhere else.
+     */
+    const openAccountSession = (input: { readonly method: "passkey"; readonly owner: string; readonly smartAccount: string }) =>
+      Effect.gen(function* () {
+        const now = yield* Clock.currentTimeMillis
+        const token = randomBytes(32).toString("base64url")
+        const expiresAt = now + SESSION_TTL_MS
+        yield* ensureUser(input.smartAccount)
+        const created = yield* sql<SessionRow>`
+          with session as (
+            insert into auth_session (token_hash, address, method, owner, smart_account, created_at, expires_at)
+            values (decode(${hashToken(token)}, 'hex'), ${input.smartAccount}, ${input.method}, ${input.owner}, ${input.smartAccount}, ${new Date(now)}, ${new Date(expiresAt)})
+            returning address, method, owner, smart_account
+          )
+          select s.address, u.role, s.method, s.owner, s.smart_account, ${now}::float8 as created_ms, ${expiresAt}::float8 as expires_ms, false as revoked
+          from session s join app_user u using (address)`
+        return { token, user: userSession(created[0]!) } satisfies SignIn
       })
 
     /** The session of a cookie value: valid, or why not. */
@@ -222,7 +260,7 @@ export const makeSessions = (options: AuthOptions) =>
         if (!SANE_TOKEN.test(token)) return { _tag: "Invalid", reason: "session cookie malformed" } as SessionLookup
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql<SessionRow>`
-          select s.address, u.role, s.method,
+          select s.address, u.role, s.method, s.owner, s.smart_account,
                  extract(epoch from s.created_at)::float8 * 1000 as created_ms,
                  extract(epoch from s.expires_at)::float8 * 1000 as expires_ms,
                  s.revoked_at is not null as revoked
@@ -282,7 +320,7 @@ export const makeSessions = (options: AuthOptions) =>
       yield* sql`delete from auth_session where expires_at < ${new Date(now - KEEP_MS)}`
     })
 
-    return { site, issueChallenge, signIn, lookup, revoke, settings, updateSettings, user, setRole, sweep } as const
+    return { site, issueChallenge, signIn, openAccountSession, lookup, revoke, settings, updateSettings, user, setRole, sweep } as const
   })
 
 export type SessionsService = Effect.Effect.Success<ReturnType<typeof makeSessions>>

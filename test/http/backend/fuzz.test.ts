@@ -9,16 +9,21 @@ import fc from "fast-check"
 import { mnemonicToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BACKEND_ERROR_CODES } from "../../../schema/errors.js"
-import { DEVNET_MNEMONIC } from "../../../src/devnet/anvil.js"
+import { DEVNET_MNEMONIC, type Anvil } from "../../../src/devnet/anvil.js"
+import { aaOptionsFor, startAddressFactoryChain } from "./support/address-factory.js"
 import { conformance, startHarness, type Harness } from "./support/harness.js"
 
 let api: Harness
+let anvil: Anvil
 /** A session of a fixture trader: operations that need one are fuzzed with and without it, and
  * so are the comment and notification paths (their POST and PATCH bodies too). */
 let session: string
 const SESSION_PATHS = /^\/api\/(notifications|markets\/\{idOrSlug\}\/comments)/
 beforeAll(async () => {
-  api = await startHarness()
+  // The AA endpoints configured: a chain with the factory's getAddress, anvil as the JSON-RPC upstream of the bundler proxy.
+  const chain = await startAddressFactoryChain()
+  anvil = chain.anvil
+  api = await startHarness({ aa: aaOptionsFor(anvil.url, chain.factory) })
   const account = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: 9 })
   const challenge = await api.get(`/api/auth/challenge?address=${account.address}`)
   const signature = await account.signMessage({ message: challenge.body.data.message })
@@ -27,6 +32,7 @@ beforeAll(async () => {
 }, 120_000)
 afterAll(async () => {
   await api?.close()
+  await anvil?.stop()
 })
 
 const USER = "0xa0ee7a142d267c1f36714e4a8f75612f20a79720"
@@ -103,6 +109,14 @@ const body: fc.Arbitrary<unknown> = fc.oneof(
     parentId: fc.option(fc.oneof(fc.constantFrom("1", "2", "0", "-1"), hostile, fc.integer()), { nil: undefined }),
     status: fc.option(fc.oneof(fc.constantFrom("deleted", "hidden", "visible"), hostile), { nil: undefined })
   }, { requiredKeys: [] }),
+  fc.record({
+    jsonrpc: fc.oneof(fc.constant("2.0"), hostile),
+    id: fc.oneof(fc.integer(), hostile, fc.constant(null)),
+    method: fc.oneof(fc.constantFrom("eth_chainId", "eth_supportedEntryPoints", "eth_getUserOperationByHash", "eth_sendUserOperation", "eth_estimateUserOperationGas", "eth_sendRawTransaction", "debug_bundler_clearState"), hostile),
+    params: fc.oneof(fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }), fc.jsonValue({ maxDepth: 1 }))
+  }, { requiredKeys: [] }),
+  fc.record({ response: fc.record({ id: hostile, rawId: hostile, type: fc.oneof(fc.constant("public-key"), hostile), response: fc.record({ clientDataJSON: hostile, attestationObject: hostile, authenticatorData: hostile, signature: hostile }, { requiredKeys: [] }) }, { requiredKeys: [] }) }),
+  fc.constant({}),
   fc.jsonValue({ maxDepth: 3 })
 )
 
