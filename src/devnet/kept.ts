@@ -2,7 +2,7 @@
  * The parent side of `keeper.ts`: starts a devnet server under its keeper, in its own process
  * group (a terminal's Ctrl+C reaches only us, and we stop the child last), and resolves with the
  * port the child listens on. `stop` asks the keeper to stop the child (SIGTERM) and waits; a
- * child that does not exit within `stopTimeoutMs` is killed.
+ * child that does not exit within `stopTimeoutMs` is killed with its keeper (their process group).
  */
 import { spawn, type ChildProcess } from "node:child_process"
 import * as Path from "node:path"
@@ -50,7 +50,12 @@ export const startKept = async (options: {
     if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill("SIGTERM")
     const done = await Promise.race([exited(keeper).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), options.stopTimeoutMs))])
     if (!done) {
-      keeper.kill("SIGKILL")
+      // The keeper leads its own process group, the child in it: kill both, never orphan the child.
+      try {
+        if (keeper.pid !== undefined) process.kill(-keeper.pid, "SIGKILL")
+      } catch {
+        keeper.kill("SIGKILL")
+      }
       await exited(keeper)
     }
   }

@@ -6,10 +6,12 @@
  * operations are refused by the bundler and by the EntryPoint itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BaseError, ContractFunctionRevertedError, encodeFunctionData, erc20Abi, maxUint256, parseAbi, type Address, type Hex } from "viem"
+import { BaseError, ContractFunctionRevertedError, encodeAbiParameters, encodeFunctionData, erc20Abi, maxUint256, parseAbi, type Address, type Hex } from "viem"
 import { generatePrivateKey } from "viem/accounts"
 import {
   decodeAccountCalls,
+  decodeWebAuthnSignature,
+  P256_N,
   decodeOwner,
   encodeOwner,
   entryPointAbi,
@@ -139,6 +141,11 @@ describe("account abstraction on the devnet (EntryPoint v0.7, alto)", () => {
     const owner = await client.public.readContract({ address: account, abi: smartAccountAbi, functionName: "owner" })
     expect(decodeOwner(owner)).toEqual(ecdsa.owner)
     expect(await client.accountAddress(ecdsa.owner)).toBe(account)
+    // Only the EntryPoint executes: anyone else calling execute is refused.
+    const direct = client.public.simulateContract({
+      address: account, abi: smartAccountAbi, functionName: "execute", args: [aa.manifest.devnet.addresses.testUsdc, 0n, "0x"], account: aa.client.address(ADMIN)
+    })
+    await expect(direct).rejects.toThrow(/OnlyEntryPoint/)
     expect(decodeAccountCalls(op.callData)).toEqual(approveAndBuyYes(account, 25n * USDC).map((c) => ({ ...c, target: c.target.toLowerCase(), data: c.data.toLowerCase() })))
   }, 120_000)
 
@@ -156,9 +163,16 @@ describe("account abstraction on the devnet (EntryPoint v0.7, alto)", () => {
     expect(await isValid(softwarePasskey().assert(hash).encoded)).toBe("0xffffffff") // another key
     expect(await isValid(passkey.assert(hash, { userPresent: false }).encoded)).toBe("0xffffffff") // user-present flag cleared
     expect(await isValid("0x1234")).toBe("0xffffffff") // not an encoding: a failed check, not a revert
+    // The same signature's high-s twin (n - s) is refused: one signature, one encoding.
+    const low = decodeWebAuthnSignature(passkey.assert(hash).encoded)!
+    const highS = encodeAbiParameters(
+      [{ type: "bytes" }, { type: "string" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }],
+      [low.authenticatorData, low.clientDataJSON, BigInt(low.challengeIndex), BigInt(low.typeIndex), low.r, P256_N - low.s]
+    )
+    expect(await isValid(highS)).toBe("0xffffffff")
   }, 120_000)
 
-  it("refuses a tampered user-operation signature, a tampered paymaster signature, an operation changed after sponsoring and an expired sponsorship: the bundler, and the EntryPoint on chain", async () => {
+  it("refuses a tampered user-operation signature, a tampered paymaster signature, an operation changed after sponsoring, an expired sponsorship and a paused paymaster: the bundler, and the EntryPoint on chain", async () => {
     // The ECDSA account is deployed now; a well-formed operation is the control.
     const { op: good } = await sponsoredBuy(ecdsa, 5n * USDC)
     expect(await entryPointVerdict(good)).toBe("accepted")
@@ -181,6 +195,13 @@ describe("account abstraction on the devnet (EntryPoint v0.7, alto)", () => {
     const { op: expired } = await sponsoredBuy(ecdsa, 5n * USDC, { validUntil: now - 60, validAfter: now - 600 })
     expect(await entryPointVerdict(expired)).toBe("AA32 paymaster expired or not due")
     expect((await bundlerRefusal(expired)).message).toMatch(/AA32|expire/i)
+
+    // A paused paymaster refuses (reverts) in validation.
+    const pm = aa.manifest.paymasterAccount
+    await aa.client.send(pm, "VerifyingPaymaster", aa.chain.paymaster, "pause")
+    expect(await entryPointVerdict(good)).toBe("AA33 reverted")
+    expect((await bundlerRefusal(good)).message).toMatch(/AA33|PaymasterPaused|reverted/i)
+    await aa.client.send(pm, "VerifyingPaymaster", aa.chain.paymaster, "unpause")
 
     // Nothing of the refused operations landed: the control still goes through, with the nonce they would have used.
     await accepts(await client.accountAddress(ecdsa.owner), good)

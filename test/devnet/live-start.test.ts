@@ -21,6 +21,12 @@ afterAll(async () => {
 
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d" as const
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)"])
+const FACTORY = parseAbi(["function getAddress(bytes owner, uint256 salt) view returns (address)"])
+
+const rpcResult = async (url: string, method: string): Promise<unknown> => {
+  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }) })
+  return ((await response.json()) as { result?: unknown }).result
+}
 
 const eventually = async (what: string, condition: () => Promise<boolean>, timeoutMs = 60_000) => {
   const deadline = Date.now() + timeoutMs
@@ -60,6 +66,9 @@ describe("predix start on the live devnet (the default)", () => {
     const rpcUrl = /rpc_url=(\S+)/.exec(line)![1]!
     const deployment = JSON.parse(await fs.readFile(Path.join(dataDir, "devnet", "deployment.json"), "utf8")) as { testUsdc: Address }
     await app.waitFor(/message=listening server=backend/)
+    // The devnet's bundler starts with it (in the background) and serves the EntryPoint v0.7.
+    const bundlerUrl = /bundler_url=(\S+)/.exec(await app.waitFor(/message="devnet: alto bundler"/, 120_000))![1]!
+    expect(((await rpcResult(bundlerUrl, "eth_supportedEntryPoints")) as Array<string>).map((a) => a.toLowerCase())).toEqual(["0x0000000071727de22e5e9d8baf0edac6f37da032"])
     const indexer = `http://127.0.0.1:${ports.INDEXER_PORT}`
     const backend = `http://127.0.0.1:${ports.BACKEND_PORT}`
 
@@ -88,6 +97,10 @@ describe("predix start on the live devnet (the default)", () => {
     expect(result.eth).toEqual({ decimal: "0.000500000000000000", raw: "500000000000000", decimals: 18, unit: "ETH" })
 
     const chain = createPublicClient({ transport: http(rpcUrl) })
+    // The destination is the owner's counterfactual account (ECDSA owner bytes, salt 0) of the manifest's factory.
+    const manifest = JSON.parse(await fs.readFile("fixtures/devnet.live.json", "utf8")) as { smartAccountFactory: Address }
+    const counterfactual = await chain.readContract({ address: manifest.smartAccountFactory, abi: FACTORY, functionName: "getAddress", args: [owner as Address, 0n] })
+    expect(result.address).toBe(counterfactual.toLowerCase())
     const receipt = await chain.getTransactionReceipt({ hash: result.txHash })
     expect(receipt.status).toBe("success")
     // Balances equal the answer: exactly one transfer reached the account.
@@ -105,12 +118,13 @@ describe("predix start on the live devnet (the default)", () => {
       expect(status.data).toMatchObject({ claimed: true, claimedAddress: result.address, txHash: result.txHash, confirmed: true, nextClaimAt: 253402300799 })
     }
 
-    // SIGKILL: anvil (under its keeper) and the indexer go with the service; the next start continues the chain.
+    // SIGKILL: anvil and alto (under their keepers) and the indexer go with the service; the next start continues the chain.
     const head = Number(await chain.getBlockNumber())
     const indexerPid = Number(/"indexer process started" pid=(\d+)/.exec(app.output())?.[1])
     app.child.kill("SIGKILL")
     await eventually("anvil stopped with the killed service", async () => !(await chain.getBlockNumber().then(() => true, () => false)), 30_000)
     await eventually("the indexer child gone", async () => !isAlive(indexerPid), 30_000)
+    await eventually("alto stopped with the killed service", async () => (await rpcResult(bundlerUrl, "eth_chainId").then(() => false, () => true)), 30_000)
 
     const second = runCli(["start"], { ...env, DEVNET_ACTIVITY: "off" })
     await second.waitFor(/message="devnet: continuing the chain of the previous run"/, 120_000)

@@ -289,14 +289,17 @@ export class AaClient {
 
   /**
    * An unsigned operation of `signer`'s account making `calls`: factory data when the account
-   * is not deployed yet, the EntryPoint's nonce, the bundler's gas price, gas limits from the
+   * is not deployed yet, the EntryPoint's nonce, fees from the chain, gas limits from the
    * bundler's estimate (with a paymaster stand-in when `sponsored`), the signature left empty.
    */
   async prepare(signer: AccountSigner, calls: ReadonlyArray<AccountCall>, options: { readonly sponsored?: boolean } = {}): Promise<UserOperationV07> {
     const sender = await this.accountAddress(signer.owner)
     const deployed = await this.isDeployed(sender)
     const nonce = await this.public.readContract({ address: this.chain.entryPoint, abi: entryPointAbi, functionName: "getNonce", args: [sender, 0n] })
-    const prices = await this.bundler<{ fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }>("pimlico_getUserOperationGasPrice", [])
+    // Fees from the chain (not pimlico_getUserOperationGasPrice, which a method allow-list may refuse): twice the base fee plus the tip.
+    const block = await this.public.getBlock()
+    const maxPriorityFeePerGas = await this.public.estimateMaxPriorityFeePerGas()
+    const maxFeePerGas = 2n * (block.baseFeePerGas ?? 0n) + maxPriorityFeePerGas
     const draft: UserOperationV07 = {
       sender,
       nonce,
@@ -305,8 +308,8 @@ export class AaClient {
       callGasLimit: 0n,
       verificationGasLimit: 0n,
       preVerificationGas: 0n,
-      maxFeePerGas: BigInt(prices.fast.maxFeePerGas),
-      maxPriorityFeePerGas: BigInt(prices.fast.maxPriorityFeePerGas),
+      maxFeePerGas,
+      maxPriorityFeePerGas,
       signature: signer.owner.kind === "ecdsa" ? DUMMY_ECDSA_SIGNATURE : await dummyWebAuthnSignature(),
       ...(options.sponsored === true
         ? {
