@@ -58,7 +58,9 @@ const keptAnvil = async (statePath: string, blockTime: number): Promise<{ url: s
     "--host", "127.0.0.1", "--port", "0", "--chain-id", String(DEVNET_CHAIN_ID), "--mnemonic", DEVNET_MNEMONIC,
     "--accounts", String(DEVNET_ACCOUNTS), "--balance", "100000", "--state", statePath, "--block-time", String(blockTime)
   ]
-  const keeper = spawn(process.execPath, [...process.execArgv, KEEPER, anvilBinary(), ...args], {
+  // The keeper is TypeScript: run it with this process's loader (tsx), or tsx when it has none (a test runner's worker).
+  const loader = process.execArgv.some((arg) => arg.includes("tsx")) ? process.execArgv : [...process.execArgv, "--import", "tsx"]
+  const keeper = spawn(process.execPath, [...loader, KEEPER, anvilBinary(), ...args], {
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     // Its own process group: a terminal's Ctrl+C reaches only us, and we stop anvil last.
     detached: true
