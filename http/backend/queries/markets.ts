@@ -63,6 +63,24 @@ const IN_EVENT = `m.id in (select jsonb_array_elements_text(e.market_ids)::numer
 /** USDC volume of a trade row `t`: what a buyer paid, or what a seller got. */
 const TRADE_USDC = `case when t.trade_type in (0, 2) then t.amount_in else t.amount_out end`
 
+/**
+ * Recent activity of market `m` since `$since` (a bound parameter's SQL): router trades (the
+ * `trade` rows, their CLOB legs included) and the CLOB trades that did not go through the router
+ * (crossing limit orders, direct market fills): order matches whose transaction holds no router
+ * trade of the market, one trade per taker order and transaction, its USDC the matched shares at
+ * the maker's price.
+ */
+const recentActivity = (since: string) => `cross join lateral (
+    select coalesce(sum(x.volume), 0) as volume, count(*) as trades from (
+      select ${TRADE_USDC} as volume from trade t where t.market_id = m.id and t.timestamp > ${since}
+      union all
+      select sum(div(o.amount * o.price, 1000000)) as volume from order_match o
+      where o.market_id = m.id and o.timestamp > ${since}
+        and not exists (select 1 from trade rt where rt.tx_hash = o.tx_hash and rt.market_id = o.market_id)
+      group by o.tx_hash, o.taker_order_id
+    ) x
+  ) r`
+
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 export interface MarketWithRecent {
@@ -120,10 +138,7 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
     // The 24 h window is read only when it orders the list (one index range per market).
     const recent =
       filter.sortBy === "trending"
-        ? sql`cross join lateral (
-            select coalesce(sum(${sql.literal(TRADE_USDC)}), 0) as volume, count(*) as trades
-            from trade t where t.market_id = m.id and t.timestamp > ${since}
-          ) r`
+        ? sql.literal(recentActivity(`${since}::bigint`))
         : sql.literal("cross join (select 0 as volume, 0 as trades) r")
     // One statement (one snapshot), three cheap parts: the page's ids in order over the narrow rows
     // (an index walk that stops at the page), the total as a plain count, and the full records
@@ -152,7 +167,8 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
 
 /**
  * The hot list: featured live markets first, then live markets by score, where
- * score = USDC volume of the last 24 h (chain time) + 10 USDC per trade in that window, so a
+ * score = USDC volume of the last 24 h (chain time) + 10 USDC per trade in that window (router and
+ * CLOB trades, `recentActivity`), so a
  * busy small market can outrank one large trade. Ties go to the larger total volume, then the id.
  */
 export const HOT_TRADE_WEIGHT = 10_000_000n
@@ -163,11 +179,7 @@ export const listHotRows = (limit: number, now: ChainNow) =>
     const since = now.time - RECENT_WINDOW_SECONDS
     const rows = yield* sql<MarketRow & { recent_volume: string; recent_trades: string }>`
       select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades
-      from ${sql.literal(MARKET_FROM)}
-      cross join lateral (
-        select coalesce(sum(${sql.literal(TRADE_USDC)}), 0) as volume, count(*) as trades
-        from trade t where t.market_id = m.id and t.timestamp > ${since}
-      ) r
+      from ${sql.literal(MARKET_FROM)} ${sql.literal(recentActivity(`${since}::bigint`))}
       where not m.is_resolved and not m.refund_mode and m.end_time > ${now.time} and not ${sql.literal(IN_EVENT)}
       order by coalesce(d.featured, false) desc, r.volume + r.trades * ${HOT_TRADE_WEIGHT.toString()}::numeric desc, m.volume desc, m.id asc
       limit ${limit}`
