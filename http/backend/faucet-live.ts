@@ -150,7 +150,6 @@ export const makeFaucet = (options: FaucetOptions) =>
       Effect.gen(function* () {
         const owner = ownerAddress.toLowerCase() as Address
         const address = yield* accountOf(owner).pipe(Effect.mapError((e) => chainDown(e.message)))
-        yield* requireUsdc
         const taken = yield* sql`INSERT INTO faucet_claim (address, owner, usdc_raw, eth_raw, status)
           VALUES (${address}, ${owner}, ${FAUCET_USDC.toString()}, ${options.ethWei.toString()}, 'claimed')
           ON CONFLICT (address) DO NOTHING RETURNING address`.pipe(Effect.mapError(databaseDown))
@@ -164,6 +163,8 @@ export const makeFaucet = (options: FaucetOptions) =>
             ]
           })
         }
+        // Checked once the claim is ours (the losers of a race need no chain call); a dry faucet releases it.
+        yield* requireUsdc.pipe(Effect.tapError(() => release(address).pipe(Effect.ignore)))
         const data = encodeFunctionData({ abi: ABI, functionName: "dispense", args: [options.testUsdc, address, FAUCET_USDC] })
         const signed = yield* signer
           .sign({ to: options.dispenser, data, value: options.ethWei }, (signed) =>
