@@ -25,7 +25,9 @@ export const BackendServerLive = Layer.unwrapEffect(
       indexerUrl: url,
       auth,
       rateLimits: { ...config.rateLimits, redisUrl: Option.getOrUndefined(config.redisUrl), trustProxy: config.trustProxy },
-      faucet: Option.getOrUndefined(faucet)
+      faucet: Option.getOrUndefined(faucet),
+      // RPC_URL, else the live devnet's (the faucet's chain).
+      chainRpcUrl: Option.getOrUndefined(config.rpcUrl) ?? Option.getOrUndefined(faucet)?.rpcUrl
     })
     return Layer.merge(backend, Layer.effectDiscard(listening("backend"))).pipe(
       Layer.provide(httpServerWithRealtime({ port: config.backendPort, host: config.host }, { chainId: config.chainId })),
