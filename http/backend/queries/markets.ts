@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import { keccak256, stringToHex } from "viem"
 import type { Market } from "../../indexer/markets.js"
 import { read } from "../../indexer/queries/db.js"
+import { Freshness } from "../../indexer/freshness.js"
 import { headTime } from "../../indexer/queries/market-prices.js"
 import { MARKET_COLUMNS, MARKET_FROM, toMarket, type MarketRow } from "../../indexer/queries/markets.js"
 
@@ -35,6 +36,25 @@ export const readChainNow = Effect.zipWith(
   (time, rows): ChainNow => ({ time, paused: rows[0]?.paused === true }),
   { concurrent: true }
 )
+
+/**
+ * `readChainNow` once per indexed head and database: both of its parts (the head block's time,
+ * the pause flags) change only with an indexed block, and every market answer needs them. The
+ * memo is keyed on the head as last heard of (`Freshness`); a value read after a newer block
+ * committed but before its NOTIFY arrived is newer than its key, never older.
+ */
+const nowByDatabase = new WeakMap<object, { readonly key: string; readonly value: ChainNow }>()
+
+export const chainNowAtHead = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const head = yield* Effect.flatMap(Freshness, (f) => f.current)
+  const key = head === null ? undefined : `${head.block}:${head.hash}`
+  const held = nowByDatabase.get(sql)
+  if (key !== undefined && held?.key === key) return held.value
+  const value = yield* read(readChainNow)
+  if (key !== undefined) nowByDatabase.set(sql, { key, value })
+  return value
+})
 
 export const LIST_STATUSES = ["active", "paused", "closed", "resolved", "refunding"] as const
 export type ListStatus = (typeof LIST_STATUSES)[number]
