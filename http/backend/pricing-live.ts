@@ -33,7 +33,7 @@ import { ChainReader } from "./chain-reader.js"
 import { toBackendCandle } from "./convert.js"
 import { BackendApi } from "./definition.js"
 import { findMarket, fromIndexer, parseAddress } from "./lookup.js"
-import { chainNowAtHead, type ChainNow } from "./queries/markets.js"
+import { chainNowAtHead, readChainNow, type ChainNow } from "./queries/markets.js"
 import { readQuoteState, readViewState, type QuoteState, type SideSummary } from "./queries/pricing.js"
 import { marketStatusAt } from "./records.js"
 import { item, list } from "./respond.js"
@@ -86,6 +86,8 @@ const pricingView = (market: Market, now: ChainNow) =>
   })
 
 const chainNow = chainNowAtHead
+/** The quote reads the head's time and pauses afresh: its fee must be the head's to the raw unit, even before the head's NOTIFY arrives. */
+const chainNowExact = read(readChainNow)
 
 /** MARKET_PAUSED unless the router would take a trade on `market` now. */
 const requireTradable = (market: Market, now: ChainNow) => {
@@ -155,7 +157,7 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
       item(Quote, "hot")(() =>
         Effect.gen(function* () {
           const market = yield* findMarket(path.idOrSlug)
-          const now = yield* chainNow
+          const now = yield* chainNowExact
           yield* requireTradable(market, now)
           const side = TradeType.toCode(payload.tradeType)
           const amountIn = parseUnits6(payload.amountIn)

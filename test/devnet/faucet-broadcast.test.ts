@@ -6,7 +6,7 @@
  * a nonce gap that stalls later claims, nor pay twice. A faucet key without funds is "dry":
  * INSUFFICIENT_BALANCE, with the claim released.
  */
-import { Effect, Exit, Logger, LogLevel, ManagedRuntime, Redacted, Scope } from "effect"
+import { Effect, Exit, Fiber, Logger, LogLevel, ManagedRuntime, Redacted, Scope } from "effect"
 import * as fs from "node:fs/promises"
 import * as http from "node:http"
 import * as os from "node:os"
@@ -114,6 +114,51 @@ const claimWith = (privateKey: Hex, who: Address) =>
     )
   )
 const rowsOf = async (address: string) => (await Effect.runPromise(query<{ status: string }>(dbUrl, "select status from faucet_claim where address = $1", [address]))).rows
+
+const anvilRpc = async (method: string, params: ReadonlyArray<unknown> = []) => {
+  const answer = (await (await fetch(live.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()) as { error?: { message: string } }
+  if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`)
+}
+
+describe("a claim cut off between broadcast and receipt", () => {
+  it("is left signed, and the next start's recovery confirms it from the recorded transaction: one transfer", async () => {
+    const key = faucetKey()
+    const signer = privateKeyToAccount(key).address
+    const before = await nonceOf(signer)
+    const who = owner()
+    const recorded = async () =>
+      (await Effect.runPromise(query<{ address: string; status: string; tx_hash: Hex | null }>(dbUrl, "select address, status, tx_hash from faucet_claim where owner = $1", [who]))).rows[0]
+    let hash: Hex | undefined
+    // No block is mined until the claim's process is gone: its receipt never comes to it.
+    await anvilRpc("evm_setIntervalMining", [0])
+    try {
+      const claiming = runtime.runFork(Effect.flatMap(makeFaucet(optionsWith(key)), (faucet) => faucet.claim(who)).pipe(quiet))
+      for (let i = 0; hash === undefined; i++) {
+        if (i > 300) throw new Error("the claim was never broadcast")
+        await new Promise((r) => setTimeout(r, 100))
+        const row = await recorded()
+        if (row?.tx_hash != null && (await chain().getTransaction({ hash: row.tx_hash }).then(() => true, () => false))) hash = row.tx_hash
+      }
+      // The process ends here (its fiber is dropped as a kill drops it); the block is mined after.
+      await Effect.runPromise(Fiber.interrupt(claiming))
+      await anvilRpc("evm_mine")
+    } finally {
+      await anvilRpc("evm_setIntervalMining", [1])
+    }
+    expect((await chain().getTransactionReceipt({ hash })).status).toBe("success")
+    expect((await recorded())?.status).toBe("signed")
+
+    // The next start.
+    await runtime.runPromise(Effect.flatMap(makeFaucet(optionsWith(key)), (faucet) => faucet.recover).pipe(quiet))
+    const row = (await recorded())!
+    expect(row).toMatchObject({ status: "confirmed", tx_hash: hash })
+    expect(await usdcOf(row.address as Address)).toBe(FAUCET_USDC)
+    expect(await nonceOf(signer)).toBe(before + 1)
+    const again = await claimWith(key, who)
+    expect(again.ok).toBe(false)
+    if (!again.ok) expect(again.error._tag).toBe("RATE_LIMIT_EXCEEDED")
+  }, 120_000)
+})
 
 describe("faucet broadcasts that fail", () => {
   it("a broadcast the node never got: its nonce is taken by a no-op and the claim released; later claims are not stalled, and the released one pays once", async () => {
