@@ -56,6 +56,25 @@ export const chainNowAtHead = Effect.gen(function* () {
   return value
 })
 
+/**
+ * The totals of market lists by filter, for the indexed head (and database) they were counted
+ * at: a total changes only with an indexed block, and counting is most of a list's cost on a
+ * large index (a scan of every market). Undefined before the first head is heard of.
+ */
+const totalsByDatabase = new WeakMap<object, { readonly key: string; readonly totals: Map<string, number> }>()
+
+const totalsAtHead = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const head = yield* Effect.flatMap(Freshness, (f) => f.current)
+  if (head === null) return undefined
+  const key = `${head.block}:${head.hash}`
+  const held = totalsByDatabase.get(sql)
+  if (held?.key === key) return held.totals
+  const totals = new Map<string, number>()
+  totalsByDatabase.set(sql, { key, totals })
+  return totals
+})
+
 export const LIST_STATUSES = ["active", "paused", "closed", "resolved", "refunding"] as const
 export type ListStatus = (typeof LIST_STATUSES)[number]
 export const SORTS = ["newest", "volume", "ending_soon", "featured", "trending"] as const
@@ -164,6 +183,9 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
     // (an index walk that stops at the page), the total as a plain count, and the full records
     // (with their event lookup) for the page alone. The outer query names the page `r` so the
     // same ORDER BY applies to it.
+    const totals = yield* totalsAtHead
+    const totalKey = JSON.stringify({ ...filter, limit: undefined, offset: undefined, eventId: filter.eventId?.toString() })
+    const known = totals?.get(totalKey)
     const rows = yield* sql<MarketRow & { total_count: string; recent_volume: string; recent_trades: string }>`
       with page as (
         select m.id, r.volume, r.trades from ${sql.literal(MARKET_FROM)} ${recent}
@@ -171,7 +193,7 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
         order by ${sql.literal(order)} limit ${filter.limit} offset ${filter.offset}
       )
       select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades,
-             (select count(*) from ${sql.literal(MARKET_FROM)} where ${where}) as total_count
+             ${known === undefined ? sql`(select count(*) from ${sql.literal(MARKET_FROM)} where ${where})` : sql`${known}::bigint`} as total_count
       from page r join market m on m.id = r.id left join display_metadata d on d.kind = 'market' and d.id = m.id
       order by ${sql.literal(order)}`
     let total = Number(rows[0]?.total_count ?? 0)
@@ -179,6 +201,7 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
       const counted = yield* sql<{ count: string }>`select count(*) as count from ${sql.literal(MARKET_FROM)} where ${where}`
       total = Number(counted[0]?.count ?? 0)
     }
+    totals?.set(totalKey, total)
     return {
       rows: rows.map((row): MarketWithRecent => ({ market: toMarket(row), recentVolume: BigInt(row.recent_volume), recentTrades: Number(row.recent_trades) })),
       total
