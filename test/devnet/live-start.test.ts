@@ -152,8 +152,9 @@ describe("predix start on the live devnet (the default)", () => {
     expect((await claim(backend, cookie)).body["code"]).toBe("RATE_LIMIT_EXCEEDED")
 
     // The cut-off claim is finished at start from its recorded transaction: confirmed, paid once.
-    await second.waitFor(/message="faucet: recovered a claim"/, 60_000)
-    const recovered = (await (await fetch(`${backend}/api/faucet/status?address=${owner2}`)).json()) as { data: { claimedAddress: Address; txHash: string; confirmed: boolean } }
+    const statusOf2 = async () => (await (await fetch(`${backend}/api/faucet/status?address=${owner2}`)).json()) as { data: { claimedAddress: Address; txHash: string; confirmed: boolean } }
+    await eventually("the cut-off claim confirmed by the restart", async () => (await statusOf2()).data.confirmed, 60_000)
+    const recovered = await statusOf2()
     expect(recovered.data).toMatchObject({ claimed: true, txHash: pending, confirmed: true })
     expect(await chain2.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [recovered.data.claimedAddress] })).toBe(10_000_000_000n)
     expect(await chain2.getBalance({ address: recovered.data.claimedAddress })).toBe(500_000_000_000_000n)
