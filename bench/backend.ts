@@ -13,13 +13,17 @@
  * bench` generates into .data/bench) instead of the fixture. The detail, pricing and quote targets
  * are the busiest live market with a pool, whatever the chain.
  *
- * Usage: npm run bench:backend [-- --duration 10 --connections 10 --only cached|uncached --recording <file>]
+ * Before the latency runs, each configuration prints what a request costs: the backend process's
+ * CPU time per request and the database transactions per request, over a fixed number of
+ * requests (comparable between runs on a busy machine, where latencies are not).
+ *
+ * Usage: npm run bench:backend [-- --duration 10 --connections 10 --only cached|uncached --recording <file> --keep-db <name>]
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import autocannon from "autocannon"
 import { Context, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
-import { fork } from "node:child_process"
+import { fork, type ChildProcess } from "node:child_process"
 import { createServer } from "node:http"
 import * as os from "node:os"
 import { fileURLToPath } from "node:url"
@@ -40,18 +44,26 @@ function option(name: string, fallback: number): number {
   return value !== undefined && Number.isFinite(value) && value > 0 ? value : fallback
 }
 
-async function scratchDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * The bench database: a scratch one dropped at the end, or with `--keep-db <name>` one kept
+ * between runs (`fresh` false when it already exists: indexed by an earlier run, not again).
+ */
+async function scratchDatabase(keep: string | undefined): Promise<{ url: string; fresh: boolean; drop: () => Promise<void> }> {
   const server = process.env["DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
-  const name = `predix_bench_backend_${process.pid}`
+  if (keep !== undefined && !/^[a-z_][a-z0-9_]*$/.test(keep)) throw new Error(`--keep-db: ${keep} is not a plain database name`)
+  const name = keep ?? `predix_bench_backend_${process.pid}`
   const admin = new pg.Client({ connectionString: server })
   await admin.connect()
-  await admin.query(`create database ${name}`)
+  const exists = (await admin.query("select 1 from pg_database where datname = $1", [name])).rowCount === 1
+  if (!exists) await admin.query(`create database ${name}`)
   await admin.end()
   const url = new URL(server)
   url.pathname = `/${name}`
   return {
     url: url.toString(),
+    fresh: !exists,
     drop: async () => {
+      if (keep !== undefined) return
       const c = new pg.Client({ connectionString: server })
       await c.connect()
       await c.query(`drop database if exists ${name} with (force)`)
@@ -78,6 +90,16 @@ const targets = (id: string): ReadonlyArray<Target> => [
  * The busiest market that still trades and has a pool with liquidity. A chain that ends paused
  * (the synthetic one can) is unpaused in this scratch copy, so the quote is measured at all.
  */
+async function indexedHead(url: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    return Number((await client.query<{ n: string }>("select block_number as n from indexer_checkpoint limit 1")).rows[0]?.n ?? 0)
+  } finally {
+    await client.end()
+  }
+}
+
 async function busiestLiveMarket(url: string): Promise<string> {
   const client = new pg.Client({ connectionString: url })
   await client.connect()
@@ -99,6 +121,47 @@ async function busiestLiveMarket(url: string): Promise<string> {
 const request = (base: string, t: Target) =>
   t.body === undefined ? { url: `${base}${t.path}` } : { url: `${base}${t.path}`, method: "POST", body: t.body, headers: { "content-type": "application/json" } }
 
+/** The backend process's CPU time so far (user + system, microseconds), asked over IPC. */
+const serverCpu = (server: ChildProcess) =>
+  new Promise<number>((resolve) => {
+    server.once("message", (message) => resolve((message as { cpu: number }).cpu))
+    server.send("cpu")
+  })
+
+/** Statements the database has run (commits of the bench database: each plain statement is one). */
+async function statements(dbUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: dbUrl })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ n: string }>("select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()")
+    return Number(rows[0]!.n)
+  } finally {
+    await client.end()
+  }
+}
+
+const COST_REQUESTS = 2_000
+
+/**
+ * What one request costs, the figure that does not depend on how busy the machine is: the backend
+ * process's CPU time per request (process.cpuUsage over a fixed number of requests) and the
+ * database transactions per request (pg_stat_database, which lags by up to its flush interval:
+ * read after a pause).
+ */
+async function costPerRequest(server: ChildProcess, base: string, dbUrl: string, targets: ReadonlyArray<Target>) {
+  console.log(`cost per request (${COST_REQUESTS} requests, 10 connections): backend CPU and database transactions`)
+  for (const t of targets) {
+    await autocannon({ ...request(base, t), connections: 10, amount: 200 } as unknown as Parameters<typeof autocannon>[0])
+    await new Promise((r) => setTimeout(r, 1_000))
+    const [cpu0, tx0] = [await serverCpu(server), await statements(dbUrl)]
+    await autocannon({ ...request(base, t), connections: 10, amount: COST_REQUESTS } as unknown as Parameters<typeof autocannon>[0])
+    const cpu1 = await serverCpu(server)
+    await new Promise((r) => setTimeout(r, 1_500))
+    const tx1 = await statements(dbUrl)
+    console.log(`  ${t.name.padEnd(15)} ${((cpu1 - cpu0) / 1000 / COST_REQUESTS).toFixed(3)} ms CPU/request, ${((tx1 - tx0 - 2) / COST_REQUESTS).toFixed(2)} db transactions/request`)
+  }
+}
+
 async function suite(label: string, dbUrl: string, cacheEntries: number, o: { duration: number; connections: number; rate: number; market: string }) {
   const TARGETS = targets(o.market)
   const server = fork(fileURLToPath(import.meta.url), ["--serve", dbUrl, String(cacheEntries)], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] })
@@ -112,6 +175,7 @@ async function suite(label: string, dbUrl: string, cacheEntries: number, o: { du
       if (response.status !== 200) throw new Error(`${t.path} answered ${response.status}: ${await response.text()}`)
     }
     console.log(`\n== ${label} (backend in its own process at ${base})`)
+    await costPerRequest(server, base, dbUrl, TARGETS)
     console.log(`throughput: ${o.connections} connections, ${o.duration} s per endpoint after a 2 s warm-up`)
     console.log("endpoint        req/s     p50        p90        p99        max        non-2xx/errors")
     for (const t of TARGETS) {
@@ -142,10 +206,11 @@ async function main() {
   const only = onlyAt < 0 ? undefined : process.argv[onlyAt + 1]
   const recordingAt = process.argv.indexOf("--recording")
   const recording = recordingAt < 0 ? FIXTURE_RECORDING : (process.argv[recordingAt + 1] ?? FIXTURE_RECORDING)
-  const db = await scratchDatabase()
+  const keepAt = process.argv.indexOf("--keep-db")
+  const db = await scratchDatabase(keepAt < 0 ? undefined : process.argv[keepAt + 1])
   try {
     const started = performance.now()
-    const head = await indexRecording(db.url, recording)
+    const head = db.fresh ? await indexRecording(db.url, recording) : await indexedHead(db.url)
     const market = await busiestLiveMarket(db.url)
     console.log(`${recording === FIXTURE_RECORDING ? "fixture" : recording} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
     if (only !== "uncached") await suite("as served: tiered cache", db.url, 10_000, { duration, connections, rate, market })
@@ -170,6 +235,11 @@ if (process.argv[2] === "--serve") {
     Layer.provide([database, BuildInfoLive])
   )
   process.send?.({ url: tcp(await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet))) })
+  process.on("message", (message) => {
+    if (message !== "cpu") return
+    const usage = process.cpuUsage()
+    process.send?.({ cpu: usage.user + usage.system })
+  })
   process.on("disconnect", () => void Effect.runPromise(Scope.close(scope, Exit.void)).finally(() => process.exit(0)))
 } else {
   await main()

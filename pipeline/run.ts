@@ -100,6 +100,13 @@ const describe = (error: unknown): string => {
   return text.replace(/\s+/g, " ")
 }
 
+/**
+ * "following the tip" is logged when the indexer first reaches the tip, after a reorg moved the
+ * tip back, and then once per this many blocks (about a minute on the live devnet's block a
+ * second): a line per block would be a line a second for as long as the chain runs.
+ */
+export const TIP_LOG_EVERY = 60
+
 export const makeIndexer = (options: IndexerOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
@@ -117,6 +124,9 @@ export const makeIndexer = (options: IndexerOptions) =>
     const protocol = protocolContracts(options.deployment, book)
     const unknown = new Set<string>()
     let unknownCount = 0
+    /** The tip the last "following the tip" line named (see TIP_LOG_EVERY). */
+    let lastTipLogged: number | undefined
+    let reorgsLogged = 0
     /** Committed rows kept across batches; trusted only after a commit (see row-cache.ts). */
     const cache = new RowCache(options.cacheLimit)
     const batchEvents = options.batchEvents ?? COALESCE_EVENTS
@@ -516,10 +526,21 @@ export const makeIndexer = (options: IndexerOptions) =>
         const before = window.tip.number
         window = yield* followTo(window, latest)
         yield* sql`update indexer_checkpoint set head_block = ${latest.number} where chain_id = ${options.chainId}`
-        if (window.tip.number !== before) {
+        const tip = window.tip.number
+        const due = lastTipLogged === undefined || tip < lastTipLogged || tip - lastTipLogged >= TIP_LOG_EVERY || stats.reorgs !== reorgsLogged
+        if (tip !== before && due) {
           yield* Effect.logInfo("following the tip").pipe(
-            Effect.annotateLogs({ block: window.tip.number, finalized: window.finalized.number, head: latest.number, unfinalized: window.headers.length })
+            Effect.annotateLogs({
+              block: tip,
+              finalized: window.finalized.number,
+              head: latest.number,
+              unfinalized: window.headers.length,
+              ...(lastTipLogged === undefined ? {} : { blocks_since_last: tip - lastTipLogged }),
+              reorgs: stats.reorgs
+            })
           )
+          lastTipLogged = tip
+          reorgsLogged = stats.reorgs
         }
         return window
       })

@@ -55,7 +55,9 @@ export const BackendServerLive = Layer.unwrapEffect(
       faucet: Option.getOrUndefined(faucet),
       comments: config.comments,
       leaderboardMinResolved: config.leaderboardMinResolved,
-      aa
+      aa,
+      // RPC_URL, else the live devnet's (the faucet's chain).
+      chainRpcUrl: Option.getOrUndefined(config.rpcUrl) ?? Option.getOrUndefined(faucet)?.rpcUrl
     })
     // Every API instance runs the notification consumer; passes take turns (notification-consumer.ts).
     return Layer.mergeAll(backend, NotificationConsumerLive(config.chainId), Layer.effectDiscard(listening("backend"))).pipe(

@@ -26,6 +26,7 @@ import { RewardsLive, RewardsSettingsLive } from "./rewards-live.js"
 import { RateLimitsLive, SPEC_RATE_LIMITS, type RateLimitOptions } from "./rate-limit.js"
 import { SessionsLive, type AuthOptions } from "./sessions.js"
 import { TradingLive } from "./trading-live.js"
+import { ChainReaderLive } from "./chain-reader.js"
 import { FaucetLive, FaucetServiceLive, type FaucetOptions } from "./faucet-live.js"
 import { systemHandlers } from "./system.js"
 import { CommentSettingsLive, CommentsLive, type CommentOptions } from "./comments-live.js"
@@ -62,6 +63,8 @@ export interface BackendOptions {
   readonly auth?: Omit<AuthOptions, "chainId">
   /** Rate limits and their store; default the spec's limits, counted in-process. */
   readonly rateLimits?: RateLimitOptions
+  /** The chain's JSON-RPC endpoint for what the index does not hold (USDC balances of quote addresses); without it a buy quote with `address` is VALIDATION_FAILED on that field. */
+  readonly chainRpcUrl?: string | undefined
   /** The faucet's chain and key; without it POST /api/faucet answers 503 (not configured). */
   readonly faucet?: FaucetOptions | undefined
   /** Comment cooldown, daily cap and edit window; default 30 s, 50 per UTC day, 15 min. */
@@ -97,6 +100,7 @@ export const backendHttpLayer = (options: BackendOptions) =>
     Layer.provide(CommentSettingsLive(options.comments)),
     Layer.provide(RewardsSettingsLive({ minResolved: options.leaderboardMinResolved })),
     Layer.provide(AaServiceLive(options.aa)),
+    Layer.provide(ChainReaderLive(options.chainRpcUrl === undefined ? undefined : { rpcUrl: options.chainRpcUrl, chainId: options.chainId })),
     Layer.provide(SessionsLive({ publicUrl: "http://localhost:3000", ...options.auth, chainId: options.chainId })),
     Layer.provide(FetchHttpClient.layer)
   )

@@ -18,12 +18,13 @@ import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Option, type Redacted } from "effect"
 import { encodeFunctionData, parseAbi, type Address, type Hex } from "viem"
-import { IndexerUnavailable, RateLimitExceeded } from "../../schema/errors.js"
+import type { SqlError } from "@effect/sql/SqlError"
+import { IndexerUnavailable, InsufficientBalance, RateLimitExceeded } from "../../schema/errors.js"
 import { formatUnits } from "../../schema/primitives.js"
 import { CurrentUser } from "./auth.js"
 import { BackendApi } from "./definition.js"
 import { NEVER_AGAIN } from "./faucet.js"
-import { makeSigner, type Signer } from "./faucet-signer.js"
+import { makeSigner, type GapOutcome, type ReceiptStatus, type Signed, type Signer, type SignerError } from "./faucet-signer.js"
 import { parseAddress } from "./lookup.js"
 import { meta } from "./system.js"
 
@@ -47,7 +48,8 @@ export interface FaucetOptions {
 const ABI = parseAbi([
   "function dispense(address token, address to, uint256 tokenAmount) payable",
   // owner: the 20-byte ECDSA owner encoding (abi.encodePacked(address)), schema/aa.ts
-  "function getAddress(bytes owner, uint256 salt) view returns (address)"
+  "function getAddress(bytes owner, uint256 salt) view returns (address)",
+  "function balanceOf(address) view returns (uint256)"
 ])
 
 const unavailable = (message: string) => new IndexerUnavailable({ message })
@@ -55,9 +57,31 @@ const databaseDown = () => unavailable("the database is unavailable")
 const seconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1000)
 const money = (raw: bigint, decimals: number, unit: "USDC" | "ETH") => ({ decimal: formatUnits(raw, decimals), raw: raw.toString(), decimals, unit })
 
+/**
+ * The closed code set has no "faucet" code: a faucet that is not configured or cannot reach its
+ * chain is a backend dependency that is down (INDEXER_UNAVAILABLE, 503, the set's one 503); a
+ * faucet whose own wallet is too low to pay is INSUFFICIENT_BALANCE (400, "wallet balance too
+ * low": the faucet's wallet, as the message says). Every message says what happened to the claim.
+ */
+export const NOT_CONFIGURED = "the faucet is not configured on this server: it has no FAUCET_PRIVATE_KEY (the default live devnet configures one)"
+const chainDown = (what: string) => unavailable(`the faucet cannot reach its chain (${what}); nothing was sent, try again later`)
+const dry = (what: string) =>
+  new InsufficientBalance({ message: `the faucet has run dry: ${what}; nothing was sent and the claim was released, try again once the faucet is refilled` })
+
+/** A claim that could not be signed (nothing was broadcast; the claim is released by the caller). */
+const signingFailed = (e: SignerError | SqlError) =>
+  e._tag === "SqlError"
+    ? databaseDown()
+    : e.kind === "dry"
+      ? dry(e.message)
+      : e.kind === "refused"
+        ? unavailable(`the faucet's transfer would revert (${e.message}); nothing was sent and the claim was released`)
+        : chainDown(e.message)
+
 interface ClaimRow {
   readonly address: string
   readonly owner: string
+  readonly nonce: string | null
   readonly txHash: string | null
   readonly rawTx: string | null
   readonly status: string
@@ -76,11 +100,22 @@ export const makeFaucet = (options: FaucetOptions) =>
         .read("deriving the smart account", (c) => c.readContract({ address: options.accountFactory, abi: ABI, functionName: "getAddress", args: [owner, 0n] }))
         .pipe(Effect.map((a) => a.toLowerCase() as Address))
 
+    /** The faucet's key must hold a claim's USDC (its ETH is checked when signing, with the gas). */
+    const requireUsdc = signer
+      .read("reading the faucet's USDC", (c) => c.readContract({ address: options.testUsdc, abi: ABI, functionName: "balanceOf", args: [signer.address] }))
+      .pipe(
+        Effect.mapError((e) => chainDown(e.message)),
+        Effect.filterOrFail(
+          (held) => held >= FAUCET_USDC,
+          (held) => dry(`its key ${signer.address} holds ${formatUnits(held, 6)} test USDC, less than a claim's ${formatUnits(FAUCET_USDC, 6)}`)
+        )
+      )
+
     const release = (address: string) => sql`DELETE FROM faucet_claim WHERE address = ${address}`
     const confirm = (address: string) => sql`UPDATE faucet_claim SET status = 'confirmed', confirmed_at = now() WHERE address = ${address}`
 
     const claimOf = (address: string) =>
-      sql<ClaimRow>`SELECT address, owner, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
+      sql<ClaimRow>`SELECT address, owner, nonce::text AS nonce, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
         FROM faucet_claim WHERE address = ${address}`.pipe(Effect.map((rows) => rows[0]))
 
     /** Waits for `hash`; a success confirms the claim, a revert releases it. */
@@ -93,12 +128,33 @@ export const makeFaucet = (options: FaucetOptions) =>
       })
 
     /**
+     * Broadcasts a recorded transaction. When the broadcast fails its nonce is settled
+     * (`fillGap`): "sent" (the node has it after all) or "cancelled" (a no-op took the nonce:
+     * the claim is released, as nothing can pay it any more).
+     */
+    const broadcastRecorded = (address: string, signed: Pick<Signed, "nonce" | "rawTx" | "hash" | "maxFeePerGas" | "maxPriorityFeePerGas">) =>
+      signer.broadcast(signed.rawTx).pipe(
+        Effect.as("sent" as GapOutcome),
+        Effect.catchAll((failed) =>
+          Effect.gen(function* () {
+            yield* Effect.logWarning("faucet: broadcast failed; settling its nonce").pipe(
+              Effect.annotateLogs({ address, tx_hash: signed.hash, nonce: signed.nonce, error: failed.message })
+            )
+            const outcome = yield* signer.fillGap(signed, timeout)
+            if (outcome === "cancelled") yield* release(address)
+            return outcome
+          })
+        )
+      )
+
+    /**
      * A claim of `owner` (the session's address). `smartAccount`: the session's own smart account
      * (a passkey or ECDSA session, whose address it is); else the factory's account of the owner.
      */
-    const claim = (owner: Address, smartAccount?: Address) =>
+    const claim = (ownerAddress: Address, smartAccount?: Address) =>
       Effect.gen(function* () {
-        const address = smartAccount ?? (yield* accountOf(owner).pipe(Effect.mapError((e) => unavailable(`faucet: ${e.message}`))))
+        const owner = ownerAddress.toLowerCase() as Address
+        const address = (smartAccount?.toLowerCase() as Address | undefined) ?? (yield* accountOf(owner).pipe(Effect.mapError((e) => chainDown(e.message))))
         const taken = yield* sql`INSERT INTO faucet_claim (address, owner, usdc_raw, eth_raw, status)
           VALUES (${address}, ${owner}, ${FAUCET_USDC.toString()}, ${options.ethWei.toString()}, 'claimed')
           ON CONFLICT (address) DO NOTHING RETURNING address`.pipe(Effect.mapError(databaseDown))
@@ -112,42 +168,63 @@ export const makeFaucet = (options: FaucetOptions) =>
             ]
           })
         }
+        // Checked once the claim is ours (the losers of a race need no chain call); a dry faucet releases it.
+        yield* requireUsdc.pipe(Effect.tapError(() => release(address).pipe(Effect.ignore)))
         const data = encodeFunctionData({ abi: ABI, functionName: "dispense", args: [options.testUsdc, address, FAUCET_USDC] })
-        const sent = yield* signer
-          .send({ to: options.dispenser, data, value: options.ethWei }, (signed) =>
+        const signed = yield* signer
+          .sign({ to: options.dispenser, data, value: options.ethWei }, (signed) =>
             sql`UPDATE faucet_claim SET signer = ${signer.address}, nonce = ${signed.nonce}, raw_tx = ${signed.rawTx}, tx_hash = ${signed.hash}, status = 'signed'
               WHERE address = ${address}`.pipe(Effect.asVoid)
           )
           .pipe(
-            Effect.tap((signed) => Effect.logInfo("faucet: broadcast").pipe(Effect.annotateLogs({ address, tx_hash: signed.hash, nonce: signed.nonce }))),
+            // Nothing was broadcast: the claim goes back.
             Effect.tapError(() => release(address).pipe(Effect.ignore)),
-            Effect.mapError((e) => (e._tag === "SignerError" ? unavailable(`faucet cannot pay (claim released): ${e.message}`) : databaseDown()))
+            Effect.mapError(signingFailed)
           )
-        const status = yield* settle(address, sent.hash).pipe(Effect.mapError((e) => unavailable(`faucet: ${"message" in e ? e.message : String(e)}`)))
-        if (status === "reverted") return yield* unavailable(`faucet transfer ${sent.hash} reverted (claim released)`)
-        if (status === "pending") return yield* unavailable(`faucet transfer ${sent.hash} sent but not yet mined; see GET /api/faucet/status`)
-        yield* Effect.logInfo("faucet: paid").pipe(Effect.annotateLogs({ address, tx_hash: sent.hash }))
+        const sent = yield* broadcastRecorded(address, signed).pipe(
+          Effect.mapError((e) =>
+            e._tag === "SqlError"
+              ? databaseDown()
+              : unavailable(`the faucet's transfer ${signed.hash} could not be broadcast and its nonce is not settled yet (${e.message}); the claim stays open and is finished when the faucet restarts: see GET /api/faucet/status`)
+          )
+        )
+        if (sent === "cancelled") return yield* chainDown(`broadcasting the transfer failed and it was withdrawn; the claim was released`)
+        yield* Effect.logInfo("faucet: broadcast").pipe(Effect.annotateLogs({ address, tx_hash: signed.hash, nonce: signed.nonce }))
+        const status = yield* settle(address, signed.hash).pipe(Effect.mapError((e) => (e._tag === "SqlError" ? databaseDown() : chainDown(e.message))))
+        if (status === "reverted") return yield* unavailable(`the faucet's transfer ${signed.hash} reverted; the claim was released`)
+        if (status === "pending") return yield* unavailable(`the faucet's transfer ${signed.hash} was sent but is not mined yet; see GET /api/faucet/status`)
+        yield* Effect.logInfo("faucet: paid").pipe(Effect.annotateLogs({ address, tx_hash: signed.hash }))
         return {
           address,
-          txHash: sent.hash,
+          txHash: signed.hash,
           eth: money(options.ethWei, 18, "ETH"),
           usdc: money(FAUCET_USDC, 6, "USDC"),
           nextClaimAt: NEVER_AGAIN
         }
       })
 
-    /** At start: every signed, unconfirmed claim is re-broadcast as recorded and settled. */
+    /**
+     * At start: every signed, unconfirmed claim is re-broadcast as recorded and settled. One whose
+     * nonce the chain has consumed with another transaction (a no-op replacement) can never be
+     * paid by its own: it is released.
+     */
     const recover = Effect.gen(function* () {
-      const open = yield* sql<ClaimRow>`SELECT address, owner, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
+      const open = yield* sql<ClaimRow>`SELECT address, owner, nonce::text AS nonce, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
         FROM faucet_claim WHERE status <> 'confirmed'`
       for (const row of open) {
-        if (row.rawTx === null || row.txHash === null) {
+        if (row.rawTx === null || row.txHash === null || row.nonce === null) {
           // Claimed, never signed (killed before the signing transaction committed): nothing was sent.
           yield* release(row.address)
           continue
         }
-        yield* signer.broadcast(row.rawTx as Hex).pipe(Effect.ignore)
-        const status = yield* settle(row.address, row.txHash as Hex)
+        const hash = row.txHash as Hex
+        // The replacement fees are bumped from today's base fee: the recorded fees are not kept.
+        const sent = yield* broadcastRecorded(row.address, { nonce: Number(row.nonce), rawTx: row.rawTx as Hex, hash, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n })
+        let status: ReceiptStatus | "released" = sent === "cancelled" ? "released" : yield* settle(row.address, hash)
+        if (status === "pending" && (yield* signer.nonceUsed(Number(row.nonce))) && (yield* signer.receipt(hash, 1)) === "pending") {
+          yield* release(row.address)
+          status = "released"
+        }
         yield* Effect.logInfo("faucet: recovered a claim").pipe(Effect.annotateLogs({ address: row.address, tx_hash: row.txHash, status }))
       }
     })
@@ -179,7 +256,7 @@ export const FaucetLive = HttpApiBuilder.group(BackendApi, "faucet", (handlers) 
     return handlers
       .handle("claim", () =>
         Effect.gen(function* () {
-          if (Option.isNone(faucet)) return yield* unavailable("the faucet is not configured: set FAUCET_PRIVATE_KEY (the default devnet configures it)")
+          if (Option.isNone(faucet)) return yield* unavailable(NOT_CONFIGURED)
           const user = yield* CurrentUser
           return { data: yield* faucet.value.claim(user.address as Address, (user.smartAccount ?? undefined) as Address | undefined), meta: yield* meta }
         })

@@ -6,7 +6,7 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { BackendItem } from "../../schema/envelopes.js"
-import { IndexerUnavailable, InvalidAddress, RateLimitExceeded } from "../../schema/errors.js"
+import { IndexerUnavailable, InsufficientBalance, InvalidAddress, RateLimitExceeded } from "../../schema/errors.js"
 import { Money } from "../../schema/primitives.js"
 import { strictQuery } from "../indexer/params.js"
 import { RequireUser } from "./auth.js"
@@ -48,11 +48,12 @@ export class FaucetGroup extends HttpApiGroup.make("faucet")
       .setPayload(FaucetBody)
       .addSuccess(BackendItem(FaucetClaim))
       .addError(RateLimitExceeded.wire)
+      .addError(InsufficientBalance.wire)
       .addError(IndexerUnavailable.wire)
       .middleware(RequireUser)
       .annotate(
         OpenApi.Summary,
-        "Sends 10,000 test USDC and a little ETH (FAUCET_ETH) to the session user's smart account, once per address ever; waits for the receipt. A second claim: RATE_LIMIT_EXCEEDED with claimedAt and txHash in details. Faucet not configured or dry: 503"
+        "Sends 10,000 test USDC and a little ETH (FAUCET_ETH) to the session user's smart account, once per address ever; waits for the receipt. A second claim: RATE_LIMIT_EXCEEDED with claimedAt and txHash in details. The faucet's own wallet too low to pay (dry): INSUFFICIENT_BALANCE, the claim released. Faucet not configured (no FAUCET_PRIVATE_KEY) or its chain unreachable: INDEXER_UNAVAILABLE (503), the message says which"
       )
   )
   .add(

@@ -17,7 +17,7 @@ import { BackendApi } from "./definition.js"
 import type { Locale } from "./locale.js"
 import { findMarket, fromIndexer, marketNotFound, parseIdOrSlug } from "./lookup.js"
 import { MarketOutcome } from "./markets.js"
-import { listHotRows, listMarketRows, readChainNow, readEventMembers, type ChainNow } from "./queries/markets.js"
+import { chainNowAtHead, listHotRows, listMarketRows, readEventMembers, type ChainNow } from "./queries/markets.js"
 import { toBackendEvent, toBackendEventDetail, toBackendMarket } from "./records.js"
 import { item, list } from "./respond.js"
 
@@ -30,7 +30,7 @@ const withMembers = (markets: ReadonlyArray<Market>, now: ChainNow, locale: Loca
     markets.map((m) => toBackendMarket(m, now, locale, m.eventId === null ? undefined : byEvent.get(m.eventId.toString())))
   )
 
-const chainNow = read(readChainNow)
+const chainNow = chainNowAtHead
 
 
 const findEvent = (input: string) =>

@@ -106,7 +106,7 @@ export class MarketsGroup extends HttpApiGroup.make("markets")
     HttpApiEndpoint.get("hot", "/api/markets/hot")
       .setUrlParams(HotQuery)
       .addSuccess(BackendList(BackendMarket))
-      .annotate(OpenApi.Summary, "Curated: featured live markets first, then by score = 24 h USDC volume + 10 USDC per trade in 24 h")
+      .annotate(OpenApi.Summary, "Curated: featured live markets first, then by score = 24 h USDC volume + 10 USDC per trade in 24 h, router and CLOB trades (order matches outside router trades) alike")
   )
   .add(
     HttpApiEndpoint.get("get", "/api/markets/:idOrSlug")

@@ -5,7 +5,8 @@
  * says which), never a zero quote.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
+import type { Address } from "viem"
 import { MarketCandles, PricingView, Quote } from "../../schema/backend-pricing.js"
 import { InsufficientBalance, MarketPaused, ValidationFailed } from "../../schema/errors.js"
 import { TradeType } from "../../schema/enums.js"
@@ -28,10 +29,11 @@ import { read } from "../indexer/queries/db.js"
 import { listCandles } from "../indexer/queries/market-prices.js"
 import { positionsSource } from "../indexer/queries/positions.js"
 import { SqlClient } from "@effect/sql"
+import { ChainReader } from "./chain-reader.js"
 import { toBackendCandle } from "./convert.js"
 import { BackendApi } from "./definition.js"
 import { findMarket, fromIndexer, parseAddress } from "./lookup.js"
-import { readChainNow, type ChainNow } from "./queries/markets.js"
+import { chainNowAtHead, readChainNow, type ChainNow } from "./queries/markets.js"
 import { readQuoteState, readViewState, type QuoteState, type SideSummary } from "./queries/pricing.js"
 import { marketStatusAt } from "./records.js"
 import { item, list } from "./respond.js"
@@ -83,7 +85,9 @@ const pricingView = (market: Market, now: ChainNow) =>
     }
   })
 
-const chainNow = read(readChainNow)
+const chainNow = chainNowAtHead
+/** The quote reads the head's time and pauses afresh: its fee must be the head's to the raw unit, even before the head's NOTIFY arrives. */
+const chainNowExact = read(readChainNow)
 
 /** MARKET_PAUSED unless the router would take a trade on `market` now. */
 const requireTradable = (market: Market, now: ChainNow) => {
@@ -108,6 +112,21 @@ const heldOutcome = (marketId: bigint, address: string, outcome: "YES" | "NO") =
     const [row] = yield* sql<{ yes_balance: string; no_balance: string }>`select yes_balance, no_balance from ${source} s`
     return BigInt((outcome === "YES" ? row?.yes_balance : row?.no_balance) ?? 0)
   }).pipe(read)
+
+/**
+ * USDC held by `address` at the quoted block, read from the chain (USDC transfers are not
+ * indexed). Only the balance: the router pulls with transferFrom, but a smart account approves
+ * in the same batch as the trade, so a missing allowance now says nothing about the trade.
+ */
+const usdcHeld = (address: string, at: { readonly number: number | null }) =>
+  Effect.gen(function* () {
+    const reader = yield* ChainReader
+    if (Option.isNone(reader)) {
+      const message = "the USDC balance of a buy is read from the chain, and this server has no chain RPC endpoint (RPC_URL); quote without address"
+      return yield* new ValidationFailed({ message, details: [{ path: "address", message }] })
+    }
+    return yield* reader.value.usdcBalance(address as Address, at.number)
+  })
 
 /** The router's amounts, or why it would revert: a paused hook is MARKET_PAUSED, the rest VALIDATION_FAILED on amountIn. */
 const routerQuote = (market: Market, state: QuoteState, side: number, amountIn: bigint, maxFills: number, now: ChainNow): Effect.Effect<RouterQuote, MarketPaused | ValidationFailed> =>
@@ -138,7 +157,7 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
       item(Quote, "hot")(() =>
         Effect.gen(function* () {
           const market = yield* findMarket(path.idOrSlug)
-          const now = yield* chainNow
+          const now = yield* chainNowExact
           yield* requireTradable(market, now)
           const side = TradeType.toCode(payload.tradeType)
           const amountIn = parseUnits6(payload.amountIn)
@@ -146,6 +165,12 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
           const outcome = side === BUY_YES || side === SELL_YES ? "YES" : "NO"
           if (payload.address !== undefined) {
             const address = yield* parseAddress(payload.address)
+            if (buy) {
+              const held = yield* usdcHeld(address, yield* indexedAt)
+              if (held < amountIn) {
+                return yield* Effect.fail(new InsufficientBalance({ message: `${address} holds ${money(held, 6, "USDC").decimal} USDC, less than ${payload.amountIn}` }))
+              }
+            }
             if (!buy) {
               const held = yield* heldOutcome(market.id, address, outcome)
               if (held < amountIn) {

@@ -11,7 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Either, Layer, Runtime, Schema } from "effect"
-import { createServer, type IncomingMessage, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { ListenOptions } from "node:net"
 import type { Duplex } from "node:stream"
 import { WebSocketServer, type WebSocket } from "ws"
@@ -240,8 +240,14 @@ export const httpServerWithRealtime = (listen: ListenOptions, options: RealtimeO
     Layer.scopedContext(
       Effect.gen(function* () {
         let node: Server | undefined
+        // The server listens as soon as this layer is built, before the app is served (the rest of
+        // the layers are still building: a restart takes seconds). A request arriving in between
+        // would find no "request" listener and hang forever; it is held and handed to the app
+        // once `serve` installs it.
+        const early: Array<[IncomingMessage, ServerResponse]> = []
+        const hold = (request: IncomingMessage, response: ServerResponse) => void early.push([request, response])
         // The Node server's lifecycle (listen, close) is NodeHttpServer's; only `serve` differs.
-        const inner = yield* NodeHttpServer.make(() => (node = createServer()), listen)
+        const inner = yield* NodeHttpServer.make(() => (node = createServer(hold)), listen)
         const realtime = yield* serveRealtime(node!, options)
         const server = HttpServer.make({
           address: inner.address,
@@ -249,7 +255,9 @@ export const httpServerWithRealtime = (listen: ListenOptions, options: RealtimeO
             Effect.gen(function* () {
               const handler = yield* (middleware === undefined ? NodeHttpServer.makeHandler(app) : NodeHttpServer.makeHandler(app, middleware))
               yield* Effect.addFinalizer(() => Effect.sync(() => node?.off("request", handler)))
+              node?.off("request", hold)
               node?.on("request", handler)
+              for (const [request, response] of early.splice(0)) handler(request, response)
             })
         })
         return Context.make(HttpServer.HttpServer, server).pipe(Context.add(Realtime, realtime))

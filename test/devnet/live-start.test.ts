@@ -20,6 +20,7 @@ afterAll(async () => {
 })
 
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d" as const
+const KEY2 = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a" as const
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)"])
 const FACTORY = parseAbi(["function getAddress(bytes owner, uint256 salt) view returns (address)"])
 
@@ -34,6 +35,11 @@ const eventually = async (what: string, condition: () => Promise<boolean>, timeo
     if (Date.now() > deadline) throw new Error(`never happened: ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
+}
+
+const anvilRpc = async (url: string, method: string, params: ReadonlyArray<unknown> = []) => {
+  const answer = (await (await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()) as { error?: { message: string } }
+  if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`)
 }
 
 /** SIWE sign-in with `key` against the backend at `base`; the session cookie. */
@@ -58,7 +64,7 @@ const claim = (base: string, cookie: string | undefined, body = "{}") =>
   }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }))
 
 describe("predix start on the live devnet (the default)", () => {
-  it("runs anvil with the fixture's history, indexes it live, pays each smart account once (100 concurrent claims: one transfer), and continues the same chain after a SIGKILL", async () => {
+  it("runs anvil with the fixture's history, indexes it live, pays each smart account once (100 concurrent claims: one transfer), continues the same chain after a SIGKILL, and finishes a claim killed between broadcast and receipt with exactly one transfer", async () => {
     const ports = { INDEXER_PORT: String(await freePort()), BACKEND_PORT: String(await freePort()) }
     const env = { DATA_DIR: dataDir, PG_PORT: "0", LOG_LEVEL: "info", ...ports }
     const app = runCli(["start"], env)
@@ -89,6 +95,7 @@ describe("predix start on the live devnet (the default)", () => {
     expect(before.data).toMatchObject({ claimed: false, nextClaimAt: 0 })
 
     const answers = await Promise.all(Array.from({ length: 100 }, () => claim(backend, cookie)))
+    expect(answers.filter((a) => a.status !== 200 && a.status !== 429).map((a) => a.body)).toEqual([])
     const paid = answers.filter((a) => a.status === 200)
     expect(paid).toHaveLength(1)
     expect(answers.filter((a) => a.status === 429 && a.body["code"] === "RATE_LIMIT_EXCEEDED")).toHaveLength(99)
@@ -118,10 +125,30 @@ describe("predix start on the live devnet (the default)", () => {
       expect(status.data).toMatchObject({ claimed: true, claimedAddress: result.address, txHash: result.txHash, confirmed: true, nextClaimAt: 253402300799 })
     }
 
+    // A claim cut off between broadcast and receipt: the transfer is signed, recorded, broadcast
+    // and mined, but the process is frozen (SIGSTOP) before it can see the receipt, then SIGKILLed.
+    // anvil, under its keeper, stops with the service and keeps the mined block.
+    const signer = /message="faucet: ready" .*signer=(0x[0-9a-f]{40})/.exec(app.output())![1]! as Address
+    const signerNonce = await chain.getTransactionCount({ address: signer })
+    const cookie2 = await signIn(backend, KEY2)
+    const owner2 = privateKeyToAccount(KEY2).address.toLowerCase()
+    await anvilRpc(rpcUrl, "evm_setIntervalMining", [0])
+    const cutOff = claim(backend, cookie2).catch(() => undefined)
+    let pending: `0x${string}` | undefined
+    await eventually("the cut-off claim's transfer broadcast", async () => {
+      const status = (await (await fetch(`${backend}/api/faucet/status?address=${owner2}`)).json()) as { data: { txHash: `0x${string}` | null } }
+      pending = status.data.txHash ?? undefined
+      return pending !== undefined && (await chain.getTransaction({ hash: pending }).then(() => true))
+    })
+    app.child.kill("SIGSTOP")
+    await anvilRpc(rpcUrl, "evm_mine")
+    expect((await chain.getTransactionReceipt({ hash: pending! })).status).toBe("success")
+
     // SIGKILL: anvil and alto (under their keepers) and the indexer go with the service; the next start continues the chain.
     const head = Number(await chain.getBlockNumber())
     const indexerPid = Number(/"indexer process started" pid=(\d+)/.exec(app.output())?.[1])
     app.child.kill("SIGKILL")
+    await cutOff
     await eventually("anvil stopped with the killed service", async () => !(await chain.getBlockNumber().then(() => true, () => false)), 30_000)
     await eventually("the indexer child gone", async () => !isAlive(indexerPid), 30_000)
     await eventually("alto stopped with the killed service", async () => (await rpcResult(bundlerUrl, "eth_chainId").then(() => false, () => true)), 30_000)
@@ -133,7 +160,22 @@ describe("predix start on the live devnet (the default)", () => {
     const line2 = /message="devnet: live local chain".*rpc_url=(\S+)/.exec(second.output())!
     const chain2 = createPublicClient({ transport: http(line2[1]!) })
     expect(Number(await chain2.getBlockNumber())).toBeGreaterThanOrEqual(head)
+    expect((await chain2.getTransactionReceipt({ hash: result.txHash })).status).toBe("success")
     expect(await chain2.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [result.address] })).toBe(10_000_000_000n)
+    // Requests right after the restart are answered (they once hung: the server listened before it served).
+    expect((await claim(backend, cookie)).body["code"]).toBe("RATE_LIMIT_EXCEEDED")
+
+    // The cut-off claim is finished at start from its recorded transaction: confirmed, paid once.
+    const statusOf2 = async () => (await (await fetch(`${backend}/api/faucet/status?address=${owner2}`)).json()) as { data: { claimedAddress: Address; txHash: string; confirmed: boolean } }
+    await eventually("the cut-off claim confirmed by the restart", async () => (await statusOf2()).data.confirmed, 60_000)
+    const recovered = await statusOf2()
+    expect(recovered.data).toMatchObject({ claimed: true, txHash: pending, confirmed: true })
+    expect(await chain2.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [recovered.data.claimedAddress] })).toBe(10_000_000_000n)
+    expect(await chain2.getBalance({ address: recovered.data.claimedAddress })).toBe(500_000_000_000_000n)
+    expect(await chain2.getTransactionCount({ address: signer })).toBe(signerNonce + 1)
+    const again2 = await claim(backend, cookie2)
+    expect(again2.status).toBe(429)
+    expect(again2.body["details"]).toContainEqual({ path: "txHash", message: pending })
     second.child.kill("SIGTERM")
     expect(await second.exited).toBe(0)
   }, 300_000)

@@ -7,6 +7,7 @@
  * never a zero quote), and paused or ended markets are MARKET_PAUSED.
  */
 import { HttpServer } from "@effect/platform"
+import { SqlClient } from "@effect/sql"
 import { NodeHttpServer } from "@effect/platform-node"
 import { Context, Effect, Exit, Layer, Logger, LogLevel, ManagedRuntime, Redacted, Scope } from "effect"
 import { createServer } from "node:http"
@@ -67,7 +68,7 @@ beforeAll(async () => {
     return `http://127.0.0.1:${address.port}`
   }
   const indexerUrl = tcpUrl(await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1", cacheBytes: 0 }).pipe(Layer.provide(database)), scope).pipe(quiet)))
-  const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries: 0, rateLimits: { publicPerMinute: 0, userPerMinute: 0, perDay: 0, authPerMinute: 0 } }).pipe(
+  const backend = backendHttpLayer({ chainId: 130, indexerUrl, chainRpcUrl: anvil.url, cacheEntries: 0, rateLimits: { publicPerMinute: 0, userPerMinute: 0, perDay: 0, authPerMinute: 0 } }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
     Layer.provide([database, BuildInfoLive])
   )
@@ -222,6 +223,26 @@ describe("quote vs router", () => {
     expect(venues.amm + venues.both).toBeGreaterThan(10)
     console.log(`quote vs router: ${matched} trades matched to the raw unit (${venues.clob} CLOB only, ${venues.amm} AMM only, ${venues.both} both); ${refused} refused by both`)
   }, 600_000)
+
+  it("a buy quote with address reads the wallet's USDC on chain at the quoted block: INSUFFICIENT_BALANCE when it cannot pay", async () => {
+    const a = devnet.addresses
+    const id = 1n
+    const rich = client.address(USERS[0]!).toLowerCase()
+    const poor = client.address(9).toLowerCase() as Address
+    // What `start` records of the deployment: the backend asks its diamond for the collateral token.
+    await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`insert into indexed_deployment (chain_id, diamond, deploy_block, source) values (130, ${a.diamond.toLowerCase()}, 0, 'test') on conflict do nothing`))
+    expect((await quote(id, { tradeType: "BUY_YES", amountIn: "10", address: rich })).status).toBe(200)
+    const refused = await quote(id, { tradeType: "BUY_YES", amountIn: "10", address: poor })
+    expect(refused.status).toBe(400)
+    expect(refused.body.code).toBe("INSUFFICIENT_BALANCE")
+    expect(refused.body.message).toMatch(/holds 0\.000000 USDC, less than 10/)
+    // Minted after the indexed head: the quote is at the indexed block, where the wallet still holds nothing.
+    await send(ADMIN, "TestUsdc", a.testUsdc, "mint", [poor, 10n * USDC])
+    expect((await quote(id, { tradeType: "BUY_NO", amountIn: "10", address: poor })).body.code).toBe("INSUFFICIENT_BALANCE")
+    await index()
+    expect((await quote(id, { tradeType: "BUY_NO", amountIn: "10", address: poor })).status).toBe(200)
+    expect((await quote(id, { tradeType: "BUY_NO", amountIn: "10.000001", address: poor })).body.code).toBe("INSUFFICIENT_BALANCE")
+  }, 60_000)
 
   it("a paused market module and an ended market are MARKET_PAUSED, as the router refuses them", async () => {
     const a = devnet.addresses

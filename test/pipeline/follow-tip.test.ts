@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Logger, LogLevel, Redacted, type Scope, Stream } from "effect"
-import { INDEXED_CHANNEL, makeIndexer } from "../../pipeline/run.js"
+import { INDEXED_CHANNEL, makeIndexer, TIP_LOG_EVERY } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../../src/app.js"
 import { pgClientLayer } from "../../src/db/database.js"
@@ -43,6 +43,16 @@ describe("following the tip", () => {
       const rpc = makeRpc({ url: server.url })
       const deployment = live.meta.deployment
 
+      // The "following the tip" lines while following head by head: not one per step.
+      const tipLines: Array<string> = []
+      const captured = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message }) => {
+          const text = Array.isArray(message) ? message.join(" ") : String(message)
+          if (text === "following the tip") tipLines.push(text)
+        })
+      )
+      let blocksFollowed = 0
       const followed = yield* withDb(
         Effect.gen(function* () {
           let indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
@@ -50,9 +60,10 @@ describe("following the tip", () => {
           let reorgs = 0
           let steps = 0
           // Play the heads a few at a time; step after each play, as a poll would.
+          const from = window.tip.number
           while (live.remaining > 0) {
             live.advance(1 + (steps % 3))
-            window = yield* indexer.step(window)
+            window = yield* indexer.step(window).pipe(Effect.provide(captured), Logger.withMinimumLogLevel(LogLevel.Info))
             steps++
             if (steps === 150) {
               // A restart: a new indexer that knows only what the database holds.
@@ -62,10 +73,14 @@ describe("following the tip", () => {
             }
           }
           reorgs += indexer.stats().reorgs
+          blocksFollowed = window.tip.number - from
           return { tables: yield* dump, reorgs, window }
         })
       )
       expect(followed.reorgs).toBe(2)
+      // The first step, one line per TIP_LOG_EVERY blocks, the two reorgs and the restart's first step.
+      expect(tipLines.length).toBeGreaterThan(0)
+      expect(tipLines.length).toBeLessThanOrEqual(Math.ceil(blocksFollowed / TIP_LOG_EVERY) + 4)
       expect(followed.window.tip.number).toBe(live.headNumber)
 
       const notified: Array<{ block: number; hash: string; reverted: boolean }> = []
@@ -95,5 +110,5 @@ describe("following the tip", () => {
       expect(held[0]).toBe(live.finalizedNumber + 1)
       expect(held.at(-1)).toBe(live.headNumber)
     }).pipe(Effect.scoped)
-  , 120_000)
+  , 300_000)
 })

@@ -13,6 +13,7 @@ import { Effect } from "effect"
 import { keccak256, stringToHex } from "viem"
 import type { Market } from "../../indexer/markets.js"
 import { read } from "../../indexer/queries/db.js"
+import { Freshness } from "../../indexer/freshness.js"
 import { headTime } from "../../indexer/queries/market-prices.js"
 import { MARKET_COLUMNS, MARKET_FROM, toMarket, type MarketRow } from "../../indexer/queries/markets.js"
 
@@ -35,6 +36,44 @@ export const readChainNow = Effect.zipWith(
   (time, rows): ChainNow => ({ time, paused: rows[0]?.paused === true }),
   { concurrent: true }
 )
+
+/**
+ * `readChainNow` once per indexed head and database: both of its parts (the head block's time,
+ * the pause flags) change only with an indexed block, and every market answer needs them. The
+ * memo is keyed on the head as last heard of (`Freshness`); a value read after a newer block
+ * committed but before its NOTIFY arrived is newer than its key, never older.
+ */
+const nowByDatabase = new WeakMap<object, { readonly key: string; readonly value: ChainNow }>()
+
+export const chainNowAtHead = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const head = yield* Effect.flatMap(Freshness, (f) => f.current)
+  const key = head === null ? undefined : `${head.block}:${head.hash}`
+  const held = nowByDatabase.get(sql)
+  if (key !== undefined && held?.key === key) return held.value
+  const value = yield* read(readChainNow)
+  if (key !== undefined) nowByDatabase.set(sql, { key, value })
+  return value
+})
+
+/**
+ * The totals of market lists by filter, for the indexed head (and database) they were counted
+ * at: a total changes only with an indexed block, and counting is most of a list's cost on a
+ * large index (a scan of every market). Undefined before the first head is heard of.
+ */
+const totalsByDatabase = new WeakMap<object, { readonly key: string; readonly totals: Map<string, number> }>()
+
+const totalsAtHead = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  const head = yield* Effect.flatMap(Freshness, (f) => f.current)
+  if (head === null) return undefined
+  const key = `${head.block}:${head.hash}`
+  const held = totalsByDatabase.get(sql)
+  if (held?.key === key) return held.totals
+  const totals = new Map<string, number>()
+  totalsByDatabase.set(sql, { key, totals })
+  return totals
+})
 
 export const LIST_STATUSES = ["active", "paused", "closed", "resolved", "refunding"] as const
 export type ListStatus = (typeof LIST_STATUSES)[number]
@@ -62,6 +101,24 @@ const IN_EVENT = `m.id in (select jsonb_array_elements_text(e.market_ids)::numer
 
 /** USDC volume of a trade row `t`: what a buyer paid, or what a seller got. */
 const TRADE_USDC = `case when t.trade_type in (0, 2) then t.amount_in else t.amount_out end`
+
+/**
+ * Recent activity of market `m` since `$since` (a bound parameter's SQL): router trades (the
+ * `trade` rows, their CLOB legs included) and the CLOB trades that did not go through the router
+ * (crossing limit orders, direct market fills): order matches whose transaction holds no router
+ * trade of the market, one trade per taker order and transaction, its USDC the matched shares at
+ * the maker's price.
+ */
+const recentActivity = (since: string) => `cross join lateral (
+    select coalesce(sum(x.volume), 0) as volume, count(*) as trades from (
+      select ${TRADE_USDC} as volume from trade t where t.market_id = m.id and t.timestamp > ${since}
+      union all
+      select sum(div(o.amount * o.price, 1000000)) as volume from order_match o
+      where o.market_id = m.id and o.timestamp > ${since}
+        and not exists (select 1 from trade rt where rt.tx_hash = o.tx_hash and rt.market_id = o.market_id)
+      group by o.tx_hash, o.taker_order_id
+    ) x
+  ) r`
 
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
@@ -120,15 +177,15 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
     // The 24 h window is read only when it orders the list (one index range per market).
     const recent =
       filter.sortBy === "trending"
-        ? sql`cross join lateral (
-            select coalesce(sum(${sql.literal(TRADE_USDC)}), 0) as volume, count(*) as trades
-            from trade t where t.market_id = m.id and t.timestamp > ${since}
-          ) r`
+        ? sql.literal(recentActivity(`${since}::bigint`))
         : sql.literal("cross join (select 0 as volume, 0 as trades) r")
     // One statement (one snapshot), three cheap parts: the page's ids in order over the narrow rows
     // (an index walk that stops at the page), the total as a plain count, and the full records
     // (with their event lookup) for the page alone. The outer query names the page `r` so the
     // same ORDER BY applies to it.
+    const totals = yield* totalsAtHead
+    const totalKey = JSON.stringify({ ...filter, limit: undefined, offset: undefined, eventId: filter.eventId?.toString() })
+    const known = totals?.get(totalKey)
     const rows = yield* sql<MarketRow & { total_count: string; recent_volume: string; recent_trades: string }>`
       with page as (
         select m.id, r.volume, r.trades from ${sql.literal(MARKET_FROM)} ${recent}
@@ -136,7 +193,7 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
         order by ${sql.literal(order)} limit ${filter.limit} offset ${filter.offset}
       )
       select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades,
-             (select count(*) from ${sql.literal(MARKET_FROM)} where ${where}) as total_count
+             ${known === undefined ? sql`(select count(*) from ${sql.literal(MARKET_FROM)} where ${where})` : sql`${known}::bigint`} as total_count
       from page r join market m on m.id = r.id left join display_metadata d on d.kind = 'market' and d.id = m.id
       order by ${sql.literal(order)}`
     let total = Number(rows[0]?.total_count ?? 0)
@@ -144,6 +201,7 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
       const counted = yield* sql<{ count: string }>`select count(*) as count from ${sql.literal(MARKET_FROM)} where ${where}`
       total = Number(counted[0]?.count ?? 0)
     }
+    totals?.set(totalKey, total)
     return {
       rows: rows.map((row): MarketWithRecent => ({ market: toMarket(row), recentVolume: BigInt(row.recent_volume), recentTrades: Number(row.recent_trades) })),
       total
@@ -152,7 +210,8 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
 
 /**
  * The hot list: featured live markets first, then live markets by score, where
- * score = USDC volume of the last 24 h (chain time) + 10 USDC per trade in that window, so a
+ * score = USDC volume of the last 24 h (chain time) + 10 USDC per trade in that window (router and
+ * CLOB trades, `recentActivity`), so a
  * busy small market can outrank one large trade. Ties go to the larger total volume, then the id.
  */
 export const HOT_TRADE_WEIGHT = 10_000_000n
@@ -163,11 +222,7 @@ export const listHotRows = (limit: number, now: ChainNow) =>
     const since = now.time - RECENT_WINDOW_SECONDS
     const rows = yield* sql<MarketRow & { recent_volume: string; recent_trades: string }>`
       select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades
-      from ${sql.literal(MARKET_FROM)}
-      cross join lateral (
-        select coalesce(sum(${sql.literal(TRADE_USDC)}), 0) as volume, count(*) as trades
-        from trade t where t.market_id = m.id and t.timestamp > ${since}
-      ) r
+      from ${sql.literal(MARKET_FROM)} ${sql.literal(recentActivity(`${since}::bigint`))}
       where not m.is_resolved and not m.refund_mode and m.end_time > ${now.time} and not ${sql.literal(IN_EVENT)}
       order by coalesce(d.featured, false) desc, r.volume + r.trades * ${HOT_TRADE_WEIGHT.toString()}::numeric desc, m.volume desc, m.id asc
       limit ${limit}`

@@ -127,6 +127,24 @@ describe("one market", () => {
     expect(hot.every((m: any) => m.status === "active")).toBe(true)
   })
 
+  it("hot and trending count CLOB trades that did not go through the router", async () => {
+    const before = (await h.get("/api/markets/hot?limit=50")).body.data as Array<any>
+    const last = before.filter((m) => !m.featured).at(-1)
+    expect(last).toBeDefined()
+    // A crossing limit order on the lowest-scored live market, inside the 24 h window: one order
+    // match (500,000 USDC at 0.50) in a transaction with no router trade.
+    await h.sql(
+      `insert into order_match (block_number, log_index, tx_hash, timestamp, market_id, maker_order_id, taker_order_id, match_type, amount, price)
+       values (2000000000, 0, '0x${"ab".repeat(32)}', greatest((select max(timestamp) from trade), (select max(timestamp) from order_match)), $1,
+               '0x${"01".repeat(32)}', '0x${"02".repeat(32)}', 0, 1000000000000, 500000)`,
+      [last.id]
+    )
+    const after = (await h.get("/api/markets/hot?limit=49")).body.data as Array<any>
+    expect(after.filter((m) => !m.featured)[0].id).toBe(last.id)
+    const trending = (await h.get("/api/markets?sortBy=trending&limit=3")).body.data as Array<any>
+    expect(trending[0].id).toBe(last.id)
+  })
+
   it("outcomes: yes/no of a market, or a member of its event by slug", async () => {
     const yes = await h.get("/api/markets/1/outcomes/yes")
     expect(yes.body.data).toMatchObject({ outcome: "YES", market: { id: "1" } })

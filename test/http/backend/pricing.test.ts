@@ -100,6 +100,13 @@ describe("quote", () => {
     expect(answer.body.code).toBe("INSUFFICIENT_BALANCE")
     expect((await quote(live, { tradeType: "SELL_YES", amountIn: "5", address: "0x42" })).body.code).toBe("INVALID_ADDRESS")
   })
+
+  it("a buy with address needs the chain's USDC balance: without a chain RPC endpoint, VALIDATION_FAILED on address, never a guess", async () => {
+    const answer = await quote(live, { tradeType: "BUY_YES", amountIn: "5", address: `0x${"0".repeat(38)}42` })
+    expect(answer.status).toBe(400)
+    expect(answer.body.code).toBe("VALIDATION_FAILED")
+    expect(answer.body.details).toEqual([{ path: "address", message: expect.stringMatching(/no chain RPC endpoint/) }])
+  })
 })
 
 describe("batches", () => {
