@@ -74,7 +74,7 @@ const block10 = [
   ev(10, 3, at(0, 10), trade(A(2), 0, 20n * USDC, 30n * USDC)),
   lp(10, 4, at(0, 20), A(2), 1_000n)
 ]
-const block11 = [ev(11, 0, at(1, 10), trade(A(2), 0, 7n * USDC, 9n * USDC)), lp(11, 1, at(1, 20), A(2), 500n), lp(11, 2, at(1, 30), A(3), -500n)]
+const block11 = [ev(11, 0, at(1, 10), trade(A(2), 0, 7n * USDC, 9n * USDC)), lp(11, 1, at(1, 20), A(2), 500n), lp(11, 2, at(1, 30), A(2), -200n)]
 const block12 = [ev(12, 0, at(2, 10), trade(A(3), 3, 4n * USDC, 5n * USDC)), ev(12, 1, at(2, 20), trade(A(2), 1, 1n * USDC, 2n * USDC))]
 const block11b = [ev(11, 0, at(0, 500), trade(A(2), 2, 3n * USDC, 4n * USDC)), lp(11, 1, at(1, 5), A(4), 7n)]
 
