@@ -16,6 +16,7 @@ import type { Located } from "./reduce/markets.js"
 import { approvedOracleKey, feedMarketKey, manualOracleKey, reportKey } from "./reduce/oracles.js"
 import { levelKey, orderKey, ZERO_ORDER_ID } from "./reduce/orders.js"
 import { rowKey, type KeyPart } from "./reduce/rows.js"
+import { dayOf, traderDayKey, traderMarketKey, traderTotalKey } from "./reduce/trader-activity.js"
 import { KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
 
 /** Per keyed table: in-memory key -> the key column values, in the table's key order. */
@@ -33,6 +34,10 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
   const candles = (marketId: bigint, timestamp: number) => {
     for (const [id, tf, bucket] of candleKeysAt(marketId, timestamp)) add(keys, "candles", candleKey(id, tf, bucket), [id, tf, bucket])
   }
+  const trader = (address: string, timestamp: number) => {
+    add(keys, "traderTotals", traderTotalKey(address), [address])
+    add(keys, "traderDays", traderDayKey(address, dayOf(timestamp)), [address, dayOf(timestamp)])
+  }
   for (const { event: e, at } of events) {
     switch (e._tag) {
       case "MarketCreated":
@@ -49,6 +54,10 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
         add(keys, "outcomeTokens", rowKey(e.token), [e.token])
         break
       case "Trade":
+        candles(e.marketId, at.timestamp)
+        trader(e.trader, at.timestamp)
+        for (const address of [e.trader, e.recipient]) add(keys, "traderMarkets", traderMarketKey(address, e.marketId), [address, e.marketId])
+        break
       case "Hook_MarketTraded":
         candles(e.marketId, at.timestamp)
         break
@@ -108,6 +117,7 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
         break
       case "ModifyLiquidity":
         add(keys, "pools", poolKey(e.id), [e.id])
+        if (e.liquidityDelta > 0n) trader(e.sender, at.timestamp)
         add(keys, "lpPositions", lpKey(e.id, e.sender, e.tickLower, e.tickUpper, e.salt), [e.id, e.sender, e.tickLower, e.tickUpper, e.salt])
         break
     }

@@ -21,6 +21,7 @@ import type { BookLevelRow, FeeRow, MatchRow, OrderRow, TakerFillRow } from "./r
 import type { PositionHistoryRow } from "./reduce/positions.js"
 import type { ReferralRow } from "./reduce/referrals.js"
 import type { AppendedLogs, KeyedRows } from "./reduce/state.js"
+import type { TraderActivityRow, TraderMarketRow } from "./reduce/trader-activity.js"
 
 /** A value as Postgres takes it in a parameter array and as the undo image stores it in JSON. */
 export type DbValue = string | number | boolean | null | ReadonlyArray<unknown> | { readonly [k: string]: unknown }
@@ -95,6 +96,13 @@ const { big, int8, count, int4, int2, text, bool, json, bigList } = codecs
 const LOCATED = [["block", int8, "block_number"], ["logIndex", int4], ["txHash", text], ["timestamp", int8]] as const
 const APPEND_KEY = ["block", "logIndex"] as const
 
+/** trader_total and trader_day hold the same totals (reduce/trader-activity.ts), keyed by address, or address and day. */
+const TRADER_ACTIVITY = [
+  ["address", text], ["day", int8], ["volume", big], ["trades", count], ["firstTrade", bool], ["firstTradeAt", int8], ["lastTradeAt", int8],
+  ["dayFirstTradeAt", int8], ["lastTradeDay", int8], ["run", int4], ["longestRun", int4], ["streaks", int4], ["liquidityDays", int4],
+  ["lastLiquidityDay", int8]
+] as const
+
 export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
   outcomeTokens: tableOf<OutcomeTokenRow>()("outcome_token", ["address"], [
     ["address", text], ["marketId", big], ["side", text], ["supply", big], ["holders", count]
@@ -146,6 +154,11 @@ export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
   positionHistory: tableOf<PositionHistoryRow>()("position_history", ["user", "marketId", "minute"], [
     ["user", text, "user_address"], ["marketId", big], ["minute", int8], ["yesBalance", big], ["noBalance", big], ["yesCost", big],
     ["noCost", big], ["realizedPnl", big]
+  ]),
+  traderTotals: tableOf<TraderActivityRow>()("trader_total", ["address"], TRADER_ACTIVITY),
+  traderDays: tableOf<TraderActivityRow>()("trader_day", ["address", "day"], TRADER_ACTIVITY),
+  traderMarkets: tableOf<TraderMarketRow>()("trader_market", ["address", "marketId"], [
+    ["address", text], ["marketId", big], ["lastTradedAt", int8], ["netYes", big], ["netNo", big]
   ])
 }
 

@@ -3,7 +3,8 @@
  *
  * Order within one event: the first slice (markets.ts) runs first, so candles see exactly the
  * price snapshots it appended for this event. Last, every position the event moved is copied
- * into its history row (positions.ts, `recordMoves`).
+ * into its history row (positions.ts, `recordMoves`), and the trade and liquidity rows it appended
+ * feed the trader totals (trader-activity.ts).
  */
 import type { DomainEvent } from "../../schema/domain-events.js"
 import { onDiamondCut, onFeeChange, onHookUpgrade, onPause, onRoleChange } from "./admin.js"
@@ -17,9 +18,15 @@ import { onFeeCollected, onOrderCancelled, onOrderMatched, onOrderPlaced, onTake
 import { recordMoves } from "./positions.js"
 import { onReferralRecorded } from "./referrals.js"
 import type { State } from "./state.js"
+import { onLiquidityAdded, onTraderTrade, tradeRowVolume } from "./trader-activity.js"
 
 export const reduceAll = (s: State, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
+  const trades = s.appended.trades.length
+  const liquidity = s.logs.liquidityEvents.length
   dispatch(s, event, at, protocol)
+  // The trader totals count exactly the trade and liquidity rows this event appended.
+  for (let i = trades; i < s.appended.trades.length; i++) onTraderTrade(s, s.appended.trades[i]!, tradeRowVolume(s.appended.trades[i]!))
+  for (let i = liquidity; i < s.logs.liquidityEvents.length; i++) onLiquidityAdded(s, s.logs.liquidityEvents[i]!)
   if (s.moved.size > 0) recordMoves(s.moved, s.rows.positionHistory, at.timestamp)
 }
 

@@ -21,6 +21,7 @@ import type { BookLevelRow, FeeRow, MatchRow, OrderRow, PendingFill, TakerFillRo
 import type { PositionHistoryRow, PositionRow } from "./positions.js"
 import type { ReferralRow } from "./referrals.js"
 import { emptyRows, type Rows } from "./rows.js"
+import type { TraderActivityRow, TraderMarketRow } from "./trader-activity.js"
 
 /** Mutable tables, each keyed as its module's `...Key` function says. */
 export interface KeyedRows {
@@ -38,6 +39,9 @@ export interface KeyedRows {
   readonly lpPositions: Rows<LiquidityPositionRow>
   readonly candles: Rows<CandleRow>
   readonly positionHistory: Rows<PositionHistoryRow>
+  readonly traderTotals: Rows<TraderActivityRow>
+  readonly traderDays: Rows<TraderActivityRow>
+  readonly traderMarkets: Rows<TraderMarketRow>
 }
 
 /** Append-only tables: rows of this batch, in chain order. */
@@ -67,7 +71,7 @@ export interface State extends Working {
 
 export const KEYED_NAMES = [
   "outcomeTokens", "holders", "orders", "bookLevels", "eventGroups", "approvedOracles", "manualOracles",
-  "reports", "feedMarkets", "pauseStates", "pools", "lpPositions", "candles", "positionHistory"
+  "reports", "feedMarkets", "pauseStates", "pools", "lpPositions", "candles", "positionHistory", "traderTotals", "traderDays", "traderMarkets"
 ] as const satisfies ReadonlyArray<keyof KeyedRows>
 
 export const LOG_NAMES = [

@@ -1,7 +1,9 @@
 /**
- * Reads of rewards and social: points (by `point-rules.ts`), the leaderboard and top traders,
- * referrals and tags, all computed at read time from the indexed tables and the backend's own
- * rows.
+ * Reads of rewards and social: points (by `schema/point-rules.ts`), the leaderboard and top traders,
+ * referrals and tags, all computed at read time from the indexed tables (points and the boards
+ * from the per-trader totals `trader_total` / `trader_day` / `trader_market` the pipeline keeps,
+ * pipeline/reduce/trader-activity.ts: one row per trader instead of every trade) and the
+ * backend's own rows.
  *
  * Invariants:
  * - nothing here is stored, so an answer is a function of the tables as they stand: after a
@@ -14,8 +16,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { headTime } from "../../indexer/queries/market-prices.js"
-import { calls } from "../../indexer/queries/user-stats.js"
-import { POINT_RULES, THRESHOLDS } from "../point-rules.js"
+import { POINT_RULES, THRESHOLDS } from "../../../schema/point-rules.js"
 
 type Sql = SqlClient.SqlClient
 
@@ -36,6 +37,62 @@ export interface PointsRow {
 /** The USDC side of a router trade (the indexer's volume rule). */
 const TRADE_USDC = `case when t.trade_type in (0, 2) then t.amount_in else t.amount_out end`
 
+const DAY = 86_400
+
+/**
+ * Per address, the trader totals (pipeline/reduce/trader-activity.ts) counting chain events at
+ * or before `until` (null: all indexed): `trader_total` as it stands, else the last `trader_day`
+ * row before `until`'s day (one probe, only for addresses active since that day) plus that day's
+ * own trade and liquidity rows up to the second. Columns as trader_total's.
+ */
+const totalsAt = (sql: Sql, until: number | null) => {
+  if (until === null) {
+    return sql`select address, volume, trades, first_trade, first_trade_at, last_trade_at, run, longest_run, streaks, liquidity_days from trader_total`
+  }
+  const day = Math.floor(until / DAY)
+  return sql`
+    with base as (
+      select b.* from trader_total t
+      cross join lateral (
+        select t.* where t.day < ${day}
+        union all
+        (select d.* from trader_day d where t.day >= ${day} and d.address = t.address and d.day < ${day} order by d.day desc limit 1)
+      ) b
+    ), partial_trades as (
+      select t.trader as address, sum(${sql.literal(TRADE_USDC)}) as volume, count(*) as trades,
+             max(${sql.literal(TRADE_USDC)}) as largest, min(t.timestamp) as first_at, max(t.timestamp) as last_at
+      from trade t where t.timestamp >= ${day * DAY} and t.timestamp <= ${until}
+      group by t.trader
+    ), partial_liquidity as (
+      select distinct l.owner as address from liquidity_event l
+      where l.liquidity_delta > 0 and l.timestamp >= ${day * DAY} and l.timestamp <= ${until}
+    ), joined as (
+      select coalesce(b.address, p.address, l.address) as address, b.volume as base_volume, b.trades as base_trades,
+             b.first_trade as base_first_trade, b.first_trade_at as base_first_at, b.last_trade_at as base_last_at,
+             b.run as base_run, b.longest_run as base_longest, b.streaks as base_streaks, b.liquidity_days as base_liquidity,
+             b.last_trade_day, p.volume as p_volume, p.trades as p_trades, p.largest, p.first_at, p.last_at,
+             l.address is not null as p_liquidity
+      from base b
+      full join partial_trades p on p.address = b.address
+      full join partial_liquidity l on l.address = coalesce(b.address, p.address)
+    ), continued as (
+      select j.*, case when j.p_trades is null then coalesce(j.base_run, 0)
+                       when j.last_trade_day = ${day - 1} then j.base_run + 1 else 1 end as run_now
+      from joined j
+    )
+    select address,
+           coalesce(base_volume, 0) + coalesce(p_volume, 0) as volume,
+           coalesce(base_trades, 0) + coalesce(p_trades, 0) as trades,
+           coalesce(base_first_trade, false) or coalesce(largest >= ${THRESHOLDS.firstTradeUsdc.toString()}::numeric, false) as first_trade,
+           coalesce(base_first_at, first_at) as first_trade_at,
+           coalesce(last_at, base_last_at) as last_trade_at,
+           run_now as run,
+           greatest(coalesce(base_longest, 0), run_now) as longest_run,
+           coalesce(base_streaks, 0) + case when p_trades is not null and run_now % ${THRESHOLDS.streakDays} = 0 then 1 else 0 end as streaks,
+           coalesce(base_liquidity, 0) + case when p_liquidity then 1 else 0 end as liquidity_days
+    from continued`
+}
+
 /** At or before `until` (unix seconds); everything when null. */
 const upTo = (sql: Sql, column: Statement.Fragment, until: number | null) =>
   until === null ? sql`true` : sql`${column} <= ${until}`
@@ -54,31 +111,19 @@ const effectiveReferrer = (sql: Sql, until: number | null) => sql`
   where not exists (select 1 from referral_link k where k.referee = o.referee)`
 
 /**
- * Points per address counting chain events at or before `until` (null: all indexed). The
- * `connect` rule has no chain time: it counts only when `withConnect`.
+ * Points per address counting chain events at or before `until` (null: all indexed), from the
+ * trader totals of users (addresses with a `user_stats` row). The `connect` rule has no chain
+ * time: it counts only when `withConnect`.
  */
 export const pointsQuery = (sql: Sql, until: number | null, withConnect: boolean) => {
   const r = POINT_RULES
   return sql`
-    with tv as (
-      select t.trader as address, t.timestamp, ${sql.literal(TRADE_USDC)} as usdc
-      from trade t join user_stats u on u.address = t.trader
-      where ${upTo(sql, sql`t.timestamp`, until)}
+    with totals as (
+      select a.* from (${totalsAt(sql, until)}) a join user_stats u on u.address = a.address
     ), traded as (
-      select address, sum(usdc) as volume, bool_or(usdc >= ${THRESHOLDS.firstTradeUsdc.toString()}::numeric) as first_trade
-      from tv group by address
-    ), runs as (
-      select address, count(*) as len
-      from (select address, day, day - row_number() over (partition by address order by day) as run
-            from (select distinct address, timestamp / 86400 as day from tv) d) r
-      group by address, run
-    ), streaks as (
-      select address, sum(len / ${THRESHOLDS.streakDays}) as streaks, max(len) as longest_run from runs group by address
+      select address, volume, first_trade, streaks, longest_run from totals where trades > 0
     ), liquidity as (
-      select l.owner as address, count(distinct l.timestamp / 86400) as days
-      from liquidity_event l join user_stats u on u.address = l.owner
-      where l.liquidity_delta > 0 and ${upTo(sql, sql`l.timestamp`, until)}
-      group by l.owner
+      select address, liquidity_days as days from totals where liquidity_days > 0
     ), referred as (
       ${effectiveReferrer(sql, until)}
     ), referrals as (
@@ -98,34 +143,41 @@ export const pointsQuery = (sql: Sql, until: number | null, withConnect: boolean
            coalesce(t.first_trade, false) as first_trade,
            coalesce(t.volume, 0) as volume,
            coalesce(l.days, 0) as liquidity_days,
-           coalesce(s.streaks, 0) as streaks,
-           coalesce(s.longest_run, 0) as longest_run,
+           coalesce(t.streaks, 0) as streaks,
+           coalesce(t.longest_run, 0) as longest_run,
            coalesce(f.joined, 0) as referral_joined,
            coalesce(f.active, 0) as referral_active,
            (case when ${withConnect} and exists (select 1 from app_user a where a.address = e.address) then ${r.connect.points} else 0 end
              + case when coalesce(t.first_trade, false) then ${r.firstTrade.points} else 0 end
              + ${r.volume.points} * div(coalesce(t.volume, 0), ${THRESHOLDS.volumeStepUsdc.toString()}::numeric)
              + ${r.liquidity.points} * coalesce(l.days, 0)
-             + ${r.streak.points} * coalesce(s.streaks, 0)
+             + ${r.streak.points} * coalesce(t.streaks, 0)
              + ${r.referralJoined.points} * coalesce(f.joined, 0)
              + ${r.referralActive.points} * coalesce(f.active, 0))::bigint as points
     from everyone e
     left join traded t on t.address = e.address
     left join liquidity l on l.address = e.address
-    left join streaks s on s.address = e.address
     left join referrals f on f.address = e.address`
 }
 
+/**
+ * Runs a read with JIT compilation off. The planner's row estimates for these CTE chains are
+ * far above the JIT threshold while the work is a few thousand rows: on the large database
+ * (bench/rewards.ts) compiling took 1.3 s of a 1.5 s points query.
+ */
+const withoutJit = <A, E, R>(read: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(Effect.zipRight(sql`set local jit = off`, read)))
+
 /** One address's points (all-time, connect included), and its share of everybody's. */
 export const readPoints = (address: string) =>
-  Effect.gen(function* () {
+  withoutJit(Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql<PointsRow & { all_points: string; holders: string }>`
       select p.*, sum(p.points) over () as all_points, count(*) filter (where p.points > 0) over () as holders
       from (${pointsQuery(sql, null, true)}) p`
     const mine = rows.find((r) => r.address === address)
     return { row: mine, allPoints: BigInt(rows[0]?.all_points ?? "0") }
-  })
+  }))
 
 export const LEADERBOARD_PERIODS = ["24h", "7d", "30d", "90d", "all"] as const
 export type Period = (typeof LEADERBOARD_PERIODS)[number]
@@ -174,7 +226,7 @@ export interface BoardQuery {
  * start, chain events only). The accuracy board lists only addresses with `minResolved` calls.
  */
 export const readBoard = (q: BoardQuery) =>
-  Effect.gen(function* () {
+  withoutJit(Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const since = q.since
     const after = (column: Statement.Fragment) => (since === null ? sql`true` : sql`${column} > ${since}`)
@@ -186,13 +238,30 @@ export const readBoard = (q: BoardQuery) =>
         ? sql`select address, points from (${pointsNow}) n`
         : sql`select n.address, n.points - coalesce(s.points, 0) as points
               from (${pointsNow}) n left join (${pointsQuery(sql, since, false)}) s on s.address = n.address`
+    const day = since === null ? 0 : Math.floor(since / DAY)
+    // Volume and trades in the period: the totals now minus the totals at its start.
+    const stats =
+      since === null
+        ? sql`
+          select n.address, n.volume, n.trades, n.first_trade_at, n.last_trade_at
+          from trader_total n join user_stats u on u.address = n.address where n.trades > 0`
+        : sql`
+          select n.address, n.volume - coalesce(s.volume, 0) as volume, n.trades - coalesce(s.trades, 0) as trades,
+                 coalesce(f.first_at, (select d.day_first_trade_at from trader_day d
+                                       where d.address = n.address and d.day > ${day} and d.day_first_trade_at is not null
+                                       order by d.day limit 1)) as first_trade_at,
+                 n.last_trade_at
+          from trader_total n join user_stats u on u.address = n.address
+          left join (${totalsAt(sql, since)}) s on s.address = n.address
+          left join (select t.trader, min(t.timestamp) as first_at from trade t
+                     where t.timestamp > ${since} and t.timestamp < ${(day + 1) * DAY} group by t.trader) f on f.trader = n.address
+          where n.trades > coalesce(s.trades, 0)`
     const board = sql`
       with stats as (
-        select t.trader as address, sum(${sql.literal(TRADE_USDC)}) as volume, count(*) as trades, count(distinct t.market_id) as markets,
-               min(t.timestamp) as first_trade_at, max(t.timestamp) as last_trade_at
-        from trade t join user_stats u on u.address = t.trader
-        where ${after(sql`t.timestamp`)}
-        group by t.trader
+        select s.*, coalesce(k.markets, 0) as markets from (${stats}) s
+        left join (select address, count(*) as markets from trader_market
+                   where ${since === null ? sql`last_traded_at is not null` : sql`last_traded_at > ${since}`} group by address) k
+          on k.address = s.address
       ), pnl as (
         select p.user_address as address, sum(p.realized_pnl - coalesce(h.realized_pnl, 0)) as pnl
         from position p
@@ -206,8 +275,10 @@ export const readBoard = (q: BoardQuery) =>
       ), accuracy as (
         select c.address,
                count(*) filter (where c.net_yes <> c.net_no) as calls,
-               count(*) filter (where c.net_yes <> c.net_no and (c.net_yes > c.net_no) = c.outcome) as correct
-        from (${calls(sql, after(sql`m.resolved_at`))}) c group by c.address
+               count(*) filter (where c.net_yes <> c.net_no and (c.net_yes > c.net_no) = m.outcome) as correct
+        from trader_market c join market m on m.id = c.market_id
+        where m.is_resolved and m.outcome is not null and ${after(sql`m.resolved_at`)}
+        group by c.address
       )
       select s.address, s.volume, s.trades, s.markets, s.first_trade_at, s.last_trade_at,
              coalesce(p.pnl, 0) as pnl, coalesce(a.calls, 0) as calls, coalesce(a.correct, 0) as correct,
@@ -229,7 +300,7 @@ export const readBoard = (q: BoardQuery) =>
               select count(*) as count from (${board}) b where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}`)[0]?.count ?? 0
           )
     return { rows, total }
-  })
+  }))
 
 /** A code from 8 characters of [a-z0-9]. */
 export const REFERRAL_CODE = /^[a-z0-9]{8}$/

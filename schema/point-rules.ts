@@ -5,9 +5,10 @@
  *
  * Invariants:
  * - points are a pure function of the indexed tables (router trades, liquidity events, on-chain
- *   referrals) and the backend's own rows (users who signed in, sign-in referrals). Nothing is
- *   stored: the same chain gives the same points, and an event a reorg removes takes its points
- *   with it;
+ *   referrals, and the per-trader totals the pipeline derives from them: pipeline/reduce/
+ *   trader-activity.ts) and the backend's own rows (users who signed in, sign-in referrals).
+ *   Points themselves are not stored: the same chain gives the same points, and an event a reorg
+ *   removes takes its points with it (the totals are reverted like every keyed table);
  * - "trade" means a router `Trade` with the user as trader, its USDC side as volume (the indexer's
  *   volume rule); protocol contracts earn nothing (they have no user_stats row);
  * - days are UTC days of the block timestamp.
