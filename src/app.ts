@@ -25,7 +25,7 @@ import { AaSetup, devnetAa, devnetFaucet, FaucetSetup, FIXTURE_SOURCE, fitDataba
 import { serveReplay } from "./replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { PROJECT_ROOT } from "./project-root.js"
 
 /** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
 export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
@@ -74,7 +74,7 @@ const checkDeployment = Effect.flatMap(AppConfig, (config) =>
 )
 
 /** The recording `npm start` indexes when no RPC_URL is set (regenerate with `npm run fixture`). */
-export const FIXTURE_RECORDING = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../fixtures/devnet.ndjson.gz")
+export const FIXTURE_RECORDING = Path.join(PROJECT_ROOT, "fixtures/devnet.ndjson.gz")
 
 /**
  * Claims the database for `deployment`, or refuses when it already holds another deployment's

@@ -6,11 +6,11 @@ import { Effect, Layer } from "effect"
 import { execFile } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
 
-const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
+const ROOT = PROJECT_ROOT
 
 import { BuildInfo } from "../http/backend/build-info.js"
+import { PROJECT_ROOT } from "./project-root.js"
 
 export { BuildInfo, type BuildInfoShape } from "../http/backend/build-info.js"
 

@@ -12,10 +12,10 @@ import { SqlClient } from "@effect/sql"
 import { Data, Effect, ParseResult, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { PROJECT_ROOT } from "./project-root.js"
 
 /** The metadata of the committed fixture's 28 markets and 2 events. */
-export const FIXTURE_METADATA = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../fixtures/market-metadata.json")
+export const FIXTURE_METADATA = Path.join(PROJECT_ROOT, "fixtures/market-metadata.json")
 
 const Slug = Schema.String.pipe(
   Schema.pattern(/^[a-z0-9]+(-[a-z0-9]+)*$/, { message: () => "expected lowercase letters and digits in hyphen-separated words" }),

@@ -65,11 +65,14 @@ class BackfillThread {
   dead = false
 
   constructor() {
-    // A plain module registers tsx in the worker, then loads the TypeScript entry: a worker does
-    // not inherit the loader hooks of the thread that starts it.
-    this.worker = new Worker(new URL("./backfill-thread-boot.mjs", import.meta.url), {
-      workerData: { entry: new URL("./backfill-thread-worker.ts", import.meta.url).href }
-    })
+    // Compiled (`bin/build.mjs` bundles the worker's entry beside ours), the worker loads it
+    // directly. From the sources, a plain module registers tsx in the worker, then loads the
+    // TypeScript entry: a worker does not inherit the loader hooks of the thread that starts it.
+    this.worker = import.meta.url.endsWith(".ts")
+      ? new Worker(new URL("./backfill-thread-boot.mjs", import.meta.url), {
+          workerData: { entry: new URL("./backfill-thread-worker.ts", import.meta.url).href }
+        })
+      : new Worker(new URL("./backfill-thread-worker.mjs", import.meta.url))
     this.worker.unref()
     this.worker.on("message", (message: FromThread) => this.jobs.get(message.job)?.(message))
     this.worker.on("error", (error) => this.die(`the backfill thread failed: ${error.stack ?? error.message}`))

@@ -12,10 +12,10 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
+import { PROJECT_ROOT } from "../project-root.js"
 
 /** The folder of this project's migrations. */
-export const MIGRATIONS_DIR = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../../migrations")
+export const MIGRATIONS_DIR = Path.join(PROJECT_ROOT, "migrations")
 
 export class MigrationFailed extends Data.TaggedError("MigrationFailed")<{
   readonly migration: string

@@ -7,10 +7,10 @@
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
-import { dirname, join, resolve } from "node:path"
-import { fileURLToPath } from "node:url"
+import { join } from "node:path"
 import type { Abi, Hex } from "viem"
 import { eventsSource } from "./events-sol.js"
+import { PROJECT_ROOT } from "../project-root.js"
 
 export interface Artifact {
   readonly abi: Abi
@@ -18,7 +18,7 @@ export interface Artifact {
 }
 export type Artifacts = Readonly<Record<string, Artifact>>
 
-const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
+const root = PROJECT_ROOT
 export const CONTRACTS_DIR = join(root, "devnet/contracts")
 const CACHE_DIR = join(root, "node_modules/.cache/predix-devnet")
 

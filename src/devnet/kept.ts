@@ -7,11 +7,12 @@
 import { spawn, type ChildProcess } from "node:child_process"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
+import { PROJECT_ROOT, RUNS_COMPILED } from "../project-root.js"
 
-const KEEPER = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "keeper.ts")
-const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
-/** The keeper is TypeScript: node runs it through tsx, as `npm start` runs us (a test runner may not). */
-const nodeArgs = () => (process.execArgv.some((arg) => arg.includes("tsx")) ? process.execArgv : [...process.execArgv, "--import", "tsx"])
+/** Compiled, the keeper is `.build/keeper.mjs` beside us; from the sources it is TypeScript, run through tsx. */
+const KEEPER = Path.join(Path.dirname(fileURLToPath(import.meta.url)), RUNS_COMPILED ? "keeper.mjs" : "keeper.ts")
+const nodeArgs = () =>
+  RUNS_COMPILED || process.execArgv.some((arg) => arg.includes("tsx")) ? process.execArgv : [...process.execArgv, "--import", "tsx"]
 
 export class KeptProcessError extends Error {
   override readonly name = "KeptProcessError"
@@ -37,8 +38,8 @@ export const startKept = async (options: {
   readonly stopTimeoutMs: number
 }): Promise<Kept> => {
   const keeper = spawn(process.execPath, [...nodeArgs(), KEEPER, options.executable, ...options.args], {
-    // tsx resolves from the project root.
-    cwd: ROOT,
+    // The keeper resolves its modules (tsx, from the sources) from the project root.
+    cwd: PROJECT_ROOT,
     stdio: ["ignore", "ignore", "pipe", "ipc"],
     detached: true
   })

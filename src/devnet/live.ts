@@ -14,13 +14,13 @@
  */
 import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs"
 import * as Path from "node:path"
-import { fileURLToPath } from "node:url"
 import { anvilBinary, AnvilError, DEVNET_ACCOUNTS, DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "./anvil.js"
 import { startKept } from "./kept.js"
 import { FIXTURE } from "./run.js"
 import { readManifest, unpackLiveState, type LiveManifest } from "./live-state.js"
+import { PROJECT_ROOT } from "../project-root.js"
 
-const root = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "../..")
+const root = PROJECT_ROOT
 export const LIVE_STATE = Path.join(root, FIXTURE.liveState)
 
 export interface LiveDevnet {

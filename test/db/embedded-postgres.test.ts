@@ -11,7 +11,7 @@ import * as Path from "node:path"
 import pg from "pg"
 import { embeddedPostgres } from "../../src/db/embedded-postgres.js"
 import { tempDir } from "../support/postgres.js"
-import { ROOT } from "../support/process.js"
+import { MAIN, ROOT } from "../support/process.js"
 
 const exists = (path: string) => fs.access(path).then(() => true, () => false)
 
@@ -42,7 +42,7 @@ describe("embedded Postgres creation", () => {
       // `predix migrate` creates the cluster; its whole process group (initdb included) is killed
       // as soon as initdb has written PG_VERSION.
       const { DATABASE_URL: _external, ...env } = process.env
-      const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", "migrate"], {
+      const child = spawn(process.execPath, [MAIN, "migrate"], {
         cwd: ROOT,
         env: { ...env, DATA_DIR: dataDir, PG_PORT: "0" },
         detached: true,

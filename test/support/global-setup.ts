@@ -1,10 +1,13 @@
 /**
  * Once per test run: names the template database the indexed fixture is built into (by the first
  * test file that needs it, see fixture-db.ts) and drops it when the run ends. Each run indexes
- * the fixture afresh with the code under test; nothing is kept between runs.
+ * the fixture afresh with the code under test; nothing is kept between runs. Also compiles the
+ * service (`bin/build.mjs`) that the tests' child processes run.
  */
+import { execFileSync } from "node:child_process"
 import type { TestProject } from "vitest/node"
 import pg from "pg"
+import { ROOT } from "./process.js"
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -15,6 +18,8 @@ declare module "vitest" {
 const EXTERNAL_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
 export default function setup(project: TestProject) {
+  // The processes the tests start run the compiled service, as `npm start` does (support/process.ts).
+  execFileSync(process.execPath, ["bin/build.mjs"], { cwd: ROOT, stdio: "inherit" })
   const template = `predix_fixture_${process.pid}_${Date.now().toString(36)}`
   project.provide("fixtureTemplate", template)
   return async () => {

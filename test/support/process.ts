@@ -1,6 +1,6 @@
 /**
- * Runs this project's command line as a real child process, the way `npm start` does, and
- * watches its log lines.
+ * Runs this project's command line as a real child process, compiled, the way `npm start` does,
+ * and watches its log lines.
  */
 import { spawn, type ChildProcess } from "node:child_process"
 import * as net from "node:net"
@@ -17,8 +17,11 @@ export interface Running {
   readonly exited: Promise<number | null>
 }
 
+/** The compiled service, as `npm start` runs it; the test run's global setup builds it. */
+export const MAIN = ".build/main.mjs"
+
 export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>): Running => {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+  const child = spawn(process.execPath, [MAIN, ...args], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"]

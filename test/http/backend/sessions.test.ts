@@ -368,7 +368,7 @@ describe("cross-site requests", () => {
 describe("npm run login", () => {
   it("signs in with a key and prints a cookie that works", async () => {
     const key = generatePrivateKey()
-    const { stdout } = await run(process.execPath, ["--import", "tsx", "src/login.ts", "--key", key, "--url", app.url, "--quiet"])
+    const { stdout } = await run(process.execPath, [".build/login.mjs", "--key", key, "--url", app.url, "--quiet"])
     const cookie = stdout.trim()
     expect(cookie).toMatch(/^predix_session=[A-Za-z0-9_-]{43}$/)
     expect(stdout).not.toContain(key.slice(2))
