@@ -12,7 +12,6 @@
  */
 import { HttpApiBuilder, HttpApiScalar, HttpRouter, HttpServer } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
-import { AppConfig } from "../../src/config.js"
 import { IndexerApi } from "./definition.js"
 import { FreshnessLive } from "./freshness.js"
 import { AdminLive } from "./handlers/admin.js"
@@ -105,13 +104,4 @@ export const listening = (server: string) =>
   HttpServer.addressFormattedWith((url) =>
     Effect.logInfo("listening").pipe(Effect.annotateLogs({ server, url }), Effect.as(url))
   )
-
-/** The indexer API served on HOST:INDEXER_PORT (OpenAPI document at /api/openapi.json, docs at /api/docs). */
-export const IndexerServerLive = Layer.unwrapEffect(
-  Effect.map(AppConfig, (config) =>
-    Layer.effect(IndexerEndpoint, Effect.map(listening("indexer"), (url) => ({ url }))).pipe(
-      Layer.provide(indexerServerLayer(config.chainId, { port: config.indexerPort, host: config.host }))
-    )
-  )
-)
 
