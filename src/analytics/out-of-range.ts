@@ -7,7 +7,6 @@
  * text carrying the column, the value and the reason as JSON. `valueOutOfRangeOf` turns that
  * error back into the typed `ValueOutOfRange`.
  */
-import type { TablePlan } from "./catalog.js"
 import { ValueOutOfRange } from "./errors.js"
 
 const MARK = "predix-value-out-of-range "
@@ -21,8 +20,14 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
 export const refuse = (column: string, valueText: string, why: string, type: string) =>
   `(${literal(MARK)} || json_build_object('column', ${literal(column)}, 'value', ${valueText}, 'why', ${why})::text)::numeric::text::${type}`
 
+/** What `valueOutOfRangeOf` needs of a table's plan (catalog.ts's `TablePlan` is one). */
+export interface PlannedTable {
+  readonly name: string
+  readonly columns: ReadonlyArray<{ readonly name: string; readonly duckType: string }>
+}
+
 /** The `ValueOutOfRange` a failed COPY of `plan` reports, or undefined for any other error. */
-export const valueOutOfRangeOf = (plan: TablePlan, error: unknown): ValueOutOfRange | undefined => {
+export const valueOutOfRangeOf = (plan: PlannedTable, error: unknown): ValueOutOfRange | undefined => {
   const message = String((error as Error)?.message ?? "")
   const at = message.indexOf(MARK)
   if (at < 0) return undefined
