@@ -18,9 +18,11 @@ declare module "vitest" {
 const EXTERNAL_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
 
 export default function setup(project: TestProject) {
+  // Each project of vitest.config.ts runs this setup; they share one template (and one build).
+  const first = process.env["PREDIX_FIXTURE_TEMPLATE"] === undefined
+  const template = (process.env["PREDIX_FIXTURE_TEMPLATE"] ??= `predix_fixture_${process.pid}_${Date.now().toString(36)}`)
   // The processes the tests start run the compiled service, as `npm start` does (support/process.ts).
-  execFileSync(process.execPath, ["bin/build.mjs"], { cwd: ROOT, stdio: "inherit" })
-  const template = `predix_fixture_${process.pid}_${Date.now().toString(36)}`
+  if (first) execFileSync(process.execPath, ["bin/build.mjs"], { cwd: ROOT, stdio: "inherit" })
   project.provide("fixtureTemplate", template)
   return async () => {
     const client = new pg.Client({ connectionString: EXTERNAL_URL, connectionTimeoutMillis: 5_000 })
