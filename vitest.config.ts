@@ -16,8 +16,11 @@ export default defineConfig({
   test: {
     // Names the run's template database of the indexed fixture (test/support/fixture-db.ts).
     globalSetup: ["test/support/global-setup.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // Hang guards, not measurements: generous, because CI shares two cores between three files
+    // (and a session's machine between several engineers); a 60 s limit failed a healthy
+    // test/pipeline/run.test.ts at a load average of 12.
+    testTimeout: 180_000,
+    hookTimeout: 180_000,
     // Two pools side by side, each file on its own (its own process, or its own worker thread):
     // the chain files one at a time in a worker thread, the rest two at a time in child
     // processes. (Vitest runs different pools at once, and the size of a pool is set for the run,
