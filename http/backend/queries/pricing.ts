@@ -1,6 +1,7 @@
 /**
  * What a quote or a pricing view needs of one market: its pool, its live orders in queue order
- * and the pause flags, read in one transaction so they belong to the same indexed block.
+ * and the hook's and exchange's pause flags, read in one transaction so they belong to the same
+ * indexed block.
  *
  * Queue order: the exchange fills a price level first-in first-out. Orders are listed by the
  * block they were placed in; orders placed in the same block at the same price are ordered by id
@@ -16,6 +17,18 @@ export interface QuoteState {
   readonly pool: PoolState | undefined
   readonly book: ReadonlyArray<BookOrder>
   readonly hookPaused: boolean
+  /** The exchange is paused: the router's CLOB leg fails and it trades on the AMM alone. */
+  readonly exchangePaused: boolean
+}
+
+/** The hook's and the exchange's pause flags at the indexed head (pause_state rows, absent = never paused). */
+const VENUE_PAUSES = `select coalesce(bool_or(paused) filter (where scope = 'hook'), false) as hook,
+  coalesce(bool_or(paused) filter (where scope = 'exchange'), false) as exchange
+  from pause_state where scope in ('hook', 'exchange')`
+
+interface VenuePauses {
+  readonly hook: boolean
+  readonly exchange: boolean
 }
 
 const POOL_OF = `select initialized, sqrt_price_x96, liquidity, yes_is_currency0 from amm_pool where market_id = $1::numeric
@@ -45,25 +58,29 @@ export interface SideSummary {
   readonly levels: number
 }
 
-/** The pool and the book's per-side summary (from the aggregated levels): what a pricing view shows. */
+/**
+ * The pool, the book's per-side summary (from the aggregated levels) and whether the exchange is
+ * paused (the book stands but fills nothing): what a pricing view shows.
+ */
 export const readViewState = (marketId: bigint) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const id = marketId.toString()
-    const [pools, sides] = yield* Effect.all(
+    const [pools, sides, pauses] = yield* Effect.all(
       [
         sql.unsafe<PoolRow>(POOL_OF, [id]),
         sql<{ side: number; best: string; shares: string; levels: string }>`
           select side, case when side in (0, 2) then max(price) else min(price) end as best, sum(amount) as shares, count(*) as levels
-          from order_book_level where market_id = ${id}::numeric group by side`
+          from order_book_level where market_id = ${id}::numeric group by side`,
+        sql.unsafe<VenuePauses>(VENUE_PAUSES)
       ],
-      { concurrency: 2 }
+      { concurrency: 3 }
     )
     const summary: Array<SideSummary> = [0, 1, 2, 3].map((side) => {
       const row = sides.find((r) => r.side === side)
       return row === undefined ? { best: null, shares: 0n, levels: 0 } : { best: BigInt(row.best), shares: BigInt(row.shares), levels: Number(row.levels) }
     })
-    return { pool: toPool(pools[0]), sides: summary }
+    return { pool: toPool(pools[0]), sides: summary, exchangePaused: pauses[0]?.exchange === true }
   }).pipe(read)
 
 export const readQuoteState = (marketId: bigint) =>
@@ -77,11 +94,12 @@ export const readQuoteState = (marketId: bigint) =>
           select id, side, price, amount - filled as remaining from exchange_order
           where market_id = ${id}::numeric and status in ('OPEN', 'PARTIALLY_FILLED') and amount > filled
           order by placed_block, id`
-        const hook = yield* sql<{ paused: boolean }>`select exists (select 1 from pause_state where scope = 'hook' and paused) as paused`
+        const pauses = yield* sql.unsafe<VenuePauses>(VENUE_PAUSES)
         return {
           pool: toPool(pools[0]),
           book: orders.map((o) => ({ id: o.id, side: o.side, price: BigInt(o.price), remaining: BigInt(o.remaining) })),
-          hookPaused: hook[0]?.paused === true
+          hookPaused: pauses[0]?.hook === true,
+          exchangePaused: pauses[0]?.exchange === true
         } satisfies QuoteState
       })
     )
