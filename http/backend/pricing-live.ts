@@ -68,7 +68,7 @@ const pricingView = (market: Market, now: ChainNow) =>
     return {
       marketId: marketIdToHex(market.id),
       tradable: marketStatusAt(market, now) === "active",
-      clobPaused: state.exchangePaused,
+      clobPaused: now.exchangePaused,
       bestBidYes: yesBids.best,
       bestAskYes: yesAsks.best,
       bestBidNo: noBids.best,

@@ -297,9 +297,17 @@ describe("quote vs router", () => {
       return sellAt(bidNo, askYes)
     }
     const setPaused = async (paused: boolean) => {
-      await send(ADMIN, "Exchange", a.exchange, "setPaused", [paused])
+      const receipt = await send(ADMIN, "Exchange", a.exchange, "setPaused", [paused])
       await index()
-      for (const m of [deep, thin, empty]) expect((await get(`${backendUrl}/api/markets/${m.id}/pricing/view`)).data.clobPaused).toBe(paused)
+      for (const m of [deep, thin, empty]) {
+        // The view's pause flags are the head's as the backend last heard of it (the indexer's NOTIFY): wait for that head.
+        let view = (await get(`${backendUrl}/api/markets/${m.id}/pricing/view`)).data
+        while (view.indexedAt.number < Number(receipt.blockNumber)) {
+          await new Promise((resolve) => setTimeout(resolve, 20))
+          view = (await get(`${backendUrl}/api/markets/${m.id}/pricing/view`)).data
+        }
+        expect(view.clobPaused).toBe(paused)
+      }
     }
     // Orders near each pool's price, so the book has something to fill on every side.
     for (const m of [deep, thin, empty]) await placeOrders(m, 12)

@@ -58,29 +58,25 @@ export interface SideSummary {
   readonly levels: number
 }
 
-/**
- * The pool, the book's per-side summary (from the aggregated levels) and whether the exchange is
- * paused (the book stands but fills nothing): what a pricing view shows.
- */
+/** The pool and the book's per-side summary (from the aggregated levels): what a pricing view shows. */
 export const readViewState = (marketId: bigint) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const id = marketId.toString()
-    const [pools, sides, pauses] = yield* Effect.all(
+    const [pools, sides] = yield* Effect.all(
       [
         sql.unsafe<PoolRow>(POOL_OF, [id]),
         sql<{ side: number; best: string; shares: string; levels: string }>`
           select side, case when side in (0, 2) then max(price) else min(price) end as best, sum(amount) as shares, count(*) as levels
-          from order_book_level where market_id = ${id}::numeric group by side`,
-        sql.unsafe<VenuePauses>(VENUE_PAUSES)
+          from order_book_level where market_id = ${id}::numeric group by side`
       ],
-      { concurrency: 3 }
+      { concurrency: 2 }
     )
     const summary: Array<SideSummary> = [0, 1, 2, 3].map((side) => {
       const row = sides.find((r) => r.side === side)
       return row === undefined ? { best: null, shares: 0n, levels: 0 } : { best: BigInt(row.best), shares: BigInt(row.shares), levels: Number(row.levels) }
     })
-    return { pool: toPool(pools[0]), sides: summary, exchangePaused: pauses[0]?.exchange === true }
+    return { pool: toPool(pools[0]), sides: summary }
   }).pipe(read)
 
 export const readQuoteState = (marketId: bigint) =>
