@@ -104,6 +104,10 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
       case "Hook_PauseStatusChanged":
         add(keys, "pauseStates", pauseKey("hook"), ["hook"])
         break
+      case "ExchangePaused":
+      case "ExchangeUnpaused":
+        add(keys, "pauseStates", pauseKey("exchange"), ["exchange"])
+        break
       case "ModulePaused":
       case "ModuleUnpaused":
         add(keys, "pauseStates", pauseKey(e.moduleId), [e.moduleId])

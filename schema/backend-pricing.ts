@@ -31,6 +31,9 @@ export const DepthSummary = Schema.Struct({
 export const PricingView = Schema.Struct({
   marketId: MarketIdHex,
   tradable: Schema.Boolean,
+  clobPaused: Schema.Boolean.annotations({
+    description: "the exchange is paused: its orders stand (best prices and depth below) but nothing fills against them, and the router trades on the AMM alone"
+  }),
   bestBidYes: Schema.NullOr(Price),
   bestAskYes: Schema.NullOr(Price),
   bestBidNo: Schema.NullOr(Price),

@@ -88,12 +88,11 @@ interface Row {
 type Mapping = Pick<Row, "rename" | "complete"> & { readonly domain?: DomainTag }
 
 /** A row whose domain tag is the on-chain name unless `mapping.domain` says otherwise. */
-const row = (
-  contract: ContractKind,
-  variant: Variant,
-  abi: AbiEvent & { readonly name: DomainTag },
-  { domain, ...mapping }: Mapping = {}
-): Row => ({ contract, variant, abi, domain: domain ?? abi.name, ...mapping })
+function row(contract: ContractKind, variant: Variant, abi: AbiEvent & { readonly name: DomainTag }, mapping?: Mapping): Row
+function row(contract: ContractKind, variant: Variant, abi: AbiEvent, mapping: Mapping & { readonly domain: DomainTag }): Row
+function row(contract: ContractKind, variant: Variant, abi: AbiEvent, { domain, ...mapping }: Mapping = {}): Row {
+  return { contract, variant, abi, domain: domain ?? (abi.name as DomainTag), ...mapping }
+}
 
 const noBuilder: Mapping = { complete: () => ({ builder: null }) }
 
@@ -113,6 +112,8 @@ const ROWS: ReadonlyArray<Row> = [
   row("exchange", "spec", s.exchange.OrderCancelled),
   row("exchange", "spec", s.exchange.TakerFilled),
   row("exchange", "spec", s.exchange.FeeCollected),
+  row("exchange", "deployed", d.exchange.Paused, { domain: "ExchangePaused" }),
+  row("exchange", "deployed", d.exchange.Unpaused, { domain: "ExchangeUnpaused" }),
 
   row("marketFacet", "spec", s.marketFacet.MarketCreated),
   row("marketFacet", "spec", s.marketFacet.PositionSplit),

@@ -10,7 +10,8 @@
  *   noPrice = 1e6 - yesPrice, since yesPrice is clamped to [0, 1e6] on-chain).
  *
  * Tags are the on-chain event names, except the price-feed oracle's MarketResolved, which is
- * `PriceFeedMarketResolved` so it cannot be confused with the diamond's MarketResolved.
+ * `PriceFeedMarketResolved` so it cannot be confused with the diamond's MarketResolved, and the
+ * exchange's Paused/Unpaused, which are `ExchangePaused`/`ExchangeUnpaused` (the names say whose).
  */
 import { Schema } from "effect"
 
@@ -108,6 +109,13 @@ export const TakerFilled = Schema.TaggedStruct("TakerFilled", {
 export const FeeCollected = Schema.TaggedStruct("FeeCollected", {
   marketId: UintBig,
   amount: UintBig
+})
+/** The exchange's Paused(address indexed account) / Unpaused: the book neither takes nor fills orders. */
+export const ExchangePaused = Schema.TaggedStruct("ExchangePaused", {
+  account: EvmAddress
+})
+export const ExchangeUnpaused = Schema.TaggedStruct("ExchangeUnpaused", {
+  account: EvmAddress
 })
 
 // Market facet
@@ -395,6 +403,8 @@ export const DomainEvent = Schema.Union(
   OrderCancelled,
   TakerFilled,
   FeeCollected,
+  ExchangePaused,
+  ExchangeUnpaused,
   MarketCreated,
   PositionSplit,
   PositionMerged,

@@ -29,7 +29,7 @@ const divUp = (a: bigint, b: bigint) => (a + b - 1n) / b
 /** Why the chain would not do it: each is a revert (or the router's own refusal) on-chain. */
 export class QuoteRevert extends Error {
   constructor(
-    readonly reason: "PoolNotInitialized" | "NoLiquidity" | "OutputTooLarge" | "ExactInUnfilled" | "ZeroAmount" | "Underflow" | "HookPaused",
+    readonly reason: "PoolNotInitialized" | "NoLiquidity" | "OutputTooLarge" | "ExactInUnfilled" | "ZeroAmount" | "Underflow" | "HookPaused" | "ExchangePaused",
     message: string
   ) {
     super(message)
@@ -196,8 +196,11 @@ export interface MarketForQuote {
   readonly pool: PoolState | undefined
   readonly endTime: bigint
   readonly book: ReadonlyArray<BookOrder>
-  /** The exchange would refuse the CLOB leg (paused): the router goes 100% AMM. */
-  readonly clobDisabled?: boolean
+  /**
+   * The exchange is paused: its fillMarketOrder reverts, the router catches it (ClobSkipped) and
+   * sends the whole input to the AMM, so a trade the AMM cannot take reverts.
+   */
+  readonly exchangePaused?: boolean
   /** The hook is paused: every swap reverts, so any AMM leg makes the trade revert. */
   readonly hookPaused?: boolean
 }
@@ -272,7 +275,7 @@ export const quoteTrade = (market: MarketForQuote, side: number, amountIn: bigin
   const fee = dynamicFee(market.endTime, now)
   const limitPrice = clobLimit(side, market.pool, fee)
   let clob: ClobResult = { filled: 0n, cost: 0n, fills: [] }
-  if (market.clobDisabled !== true) {
+  if (market.exchangePaused !== true) {
     try {
       clob = matchMarketOrder(market.book, side, limitPrice, amountIn, capped)
     } catch (error) {
@@ -281,13 +284,23 @@ export const quoteTrade = (market: MarketForQuote, side: number, amountIn: bigin
   }
   const rest = amountIn - clob.cost
   if (rest >= MIN_TRADE_AMOUNT && market.hookPaused === true) throw new QuoteRevert("HookPaused", "the AMM hook is paused and the book cannot fill the whole trade")
-  const amm = rest >= MIN_TRADE_AMOUNT ? ammLeg(side, market.pool, fee, rest) : { out: 0n, spent: 0n }
+  const amm = rest >= MIN_TRADE_AMOUNT ? ammLegOf(market, side, fee, rest) : { out: 0n, spent: 0n }
   const ammFilled = amm.out
   const amountOut = clob.filled + ammFilled
   if (amountOut === 0n) throw new QuoteRevert("ExactInUnfilled", "nothing would fill: the book has no order within the AMM's price and the pool cannot take the rest")
   const pool = market.pool
   const spotPrice = pool === undefined || !pool.initialized || pool.liquidity === 0n ? 0n : spotOf(side, pool, fee)
   return { amountOut, clobFilled: clob.filled, clobSpent: clob.cost, ammFilled, ammSpent: amm.spent, limitPrice, fee, fills: clob.fills, spotPrice }
+}
+
+/** The AMM leg; while the exchange is paused the AMM is all there is, so its revert is the pause's. */
+const ammLegOf = (market: MarketForQuote, side: number, fee: bigint, amount: bigint) => {
+  try {
+    return ammLeg(side, market.pool, fee, amount)
+  } catch (error) {
+    if (market.exchangePaused !== true || !(error instanceof QuoteRevert)) throw error
+    throw new QuoteRevert("ExchangePaused", `the exchange is paused (the router skips the book) and the AMM cannot take the trade: ${error.message}`)
+  }
 }
 
 /** The fee-adjusted marginal price of the output token, in input per output (1e6 scale). */

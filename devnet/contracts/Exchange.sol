@@ -109,9 +109,13 @@ contract Exchange is IExchange {
         usdc.approve(address(diamond_), type(uint256).max); // MINT: the diamond pulls the split's USDC
     }
 
+    /// Emits the deployed exchange's Paused/Unpaused(address indexed account) on every call
+    /// (OpenZeppelin Pausable's events, account indexed as protocol-facts section 7 has them).
     function setPaused(bool paused_) external {
         if (msg.sender != admin) revert NotAdmin(msg.sender);
         paused = paused_;
+        if (paused_) emit Deployed_exchange.Paused(msg.sender);
+        else emit Deployed_exchange.Unpaused(msg.sender);
     }
 
     // ---------------------------------------------------------------- limit orders

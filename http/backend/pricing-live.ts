@@ -68,6 +68,7 @@ const pricingView = (market: Market, now: ChainNow) =>
     return {
       marketId: marketIdToHex(market.id),
       tradable: marketStatusAt(market, now) === "active",
+      clobPaused: now.exchangePaused,
       bestBidYes: yesBids.best,
       bestAskYes: yesAsks.best,
       bestBidNo: noBids.best,
@@ -128,15 +129,19 @@ const usdcHeld = (address: string, at: { readonly number: number | null }) =>
     return yield* reader.value.usdcBalance(address as Address, at.number)
   })
 
-/** The router's amounts, or why it would revert: a paused hook is MARKET_PAUSED, the rest VALIDATION_FAILED on amountIn. */
+/**
+ * The router's amounts, or why it would revert: a paused hook, or a paused exchange with an AMM
+ * that cannot take the trade, is MARKET_PAUSED; the rest VALIDATION_FAILED on amountIn. A paused
+ * exchange alone is no error: the router trades on the AMM, and so does the quote.
+ */
 const routerQuote = (market: Market, state: QuoteState, side: number, amountIn: bigint, maxFills: number, now: ChainNow): Effect.Effect<RouterQuote, MarketPaused | ValidationFailed> =>
   Effect.try({
-    try: () => quoteTrade({ pool: state.pool, endTime: BigInt(market.endTime), book: state.book, hookPaused: state.hookPaused }, side, amountIn, maxFills, BigInt(now.time)),
+    try: () => quoteTrade({ pool: state.pool, endTime: BigInt(market.endTime), book: state.book, hookPaused: state.hookPaused, exchangePaused: state.exchangePaused }, side, amountIn, maxFills, BigInt(now.time)),
     catch: (error) => error
   }).pipe(
     Effect.catchAll((error): Effect.Effect<never, MarketPaused | ValidationFailed> => {
       if (!(error instanceof QuoteRevert)) return Effect.die(error)
-      if (error.reason === "HookPaused") return Effect.fail(new MarketPaused({ message: `market ${market.id}: ${error.message}` }))
+      if (error.reason === "HookPaused" || error.reason === "ExchangePaused") return Effect.fail(new MarketPaused({ message: `market ${market.id}: ${error.message}` }))
       return Effect.fail(amountProblem(`the router would revert (${error.reason}): ${error.message}`))
     })
   )

@@ -16,7 +16,7 @@ export const RoleChange = Schema.Struct({
   action: Schema.Literal("GRANTED", "REVOKED")
 }).annotations({ identifier: "RoleChange", title: "Role change", description: "a RoleGranted or RoleRevoked of the diamond" })
 
-export const PAUSE_SCOPES = ["GLOBAL", "MODULE", "HOOK"] as const
+export const PAUSE_SCOPES = ["GLOBAL", "MODULE", "HOOK", "EXCHANGE"] as const
 
 export const PauseChange = Schema.Struct({
   ...chainPositionFields,
@@ -24,7 +24,7 @@ export const PauseChange = Schema.Struct({
   moduleId: Schema.NullOr(Bytes32).annotations({ description: "the module of a MODULE pause" }),
   paused: Schema.Boolean,
   account: Schema.NullOr(Address)
-}).annotations({ identifier: "PauseChange", title: "Pause change", description: "a pause or unpause (diamond globally, a diamond module, or the hook)" })
+}).annotations({ identifier: "PauseChange", title: "Pause change", description: "a pause or unpause (diamond globally, a diamond module, the hook, or the exchange)" })
 
 export const DiamondCut = Schema.Struct({
   ...chainPositionFields,

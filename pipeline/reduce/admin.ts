@@ -4,9 +4,10 @@
  * Invariants:
  * - every admin event appends exactly one history row and history rows never change;
  * - a pause-state row holds the latest pause or unpause of its scope: "global" (diamond
- *   GlobalPaused/GlobalUnpaused), "hook" (Hook_PauseStatusChanged) or a module id (diamond
- *   ModulePaused/ModuleUnpaused). Markets read it through the `market_pause` view (migration
- *   0003) rather than carrying a copy, so one pause is one row write, not one per market.
+ *   GlobalPaused/GlobalUnpaused), "hook" (Hook_PauseStatusChanged), "exchange" (the exchange's
+ *   Paused/Unpaused) or a module id (diamond ModulePaused/ModuleUnpaused). Markets read it
+ *   through the `market_pause` view (migration 0004) rather than carrying a copy, so one pause is
+ *   one row write, not one per market; the backend's quote reads "hook" and "exchange".
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
 import type { Located } from "./markets.js"
@@ -20,7 +21,7 @@ export interface RoleChangeRow extends Located {
   readonly action: "GRANTED" | "REVOKED"
 }
 
-export type PauseScope = "GLOBAL" | "MODULE" | "HOOK"
+export type PauseScope = "GLOBAL" | "MODULE" | "HOOK" | "EXCHANGE"
 
 export interface PauseChangeRow extends Located {
   readonly scope: PauseScope
@@ -30,7 +31,7 @@ export interface PauseChangeRow extends Located {
 }
 
 export interface PauseStateRow {
-  /** "global", "hook" or the module id. */
+  /** "global", "hook", "exchange" or the module id. */
   readonly scope: string
   paused: boolean
   account: string | null
@@ -74,14 +75,27 @@ type Pause =
   | DomainEventOf<"ModulePaused">
   | DomainEventOf<"ModuleUnpaused">
   | DomainEventOf<"Hook_PauseStatusChanged">
+  | DomainEventOf<"ExchangePaused">
+  | DomainEventOf<"ExchangeUnpaused">
+
+const pauseOf = (e: Pause): [PauseScope, string | null, boolean, string | null] => {
+  switch (e._tag) {
+    case "GlobalPaused":
+    case "GlobalUnpaused":
+      return ["GLOBAL", null, e._tag === "GlobalPaused", e.account]
+    case "ModulePaused":
+    case "ModuleUnpaused":
+      return ["MODULE", e.moduleId, e._tag === "ModulePaused", e.account]
+    case "ExchangePaused":
+    case "ExchangeUnpaused":
+      return ["EXCHANGE", null, e._tag === "ExchangePaused", e.account]
+    case "Hook_PauseStatusChanged":
+      return ["HOOK", null, e.paused, null]
+  }
+}
 
 export const onPause = (s: State, e: Pause, at: Located): void => {
-  const [scope, moduleId, paused, account]: [PauseScope, string | null, boolean, string | null] =
-    e._tag === "GlobalPaused" || e._tag === "GlobalUnpaused"
-      ? ["GLOBAL", null, e._tag === "GlobalPaused", e.account]
-      : e._tag === "ModulePaused" || e._tag === "ModuleUnpaused"
-        ? ["MODULE", e.moduleId, e._tag === "ModulePaused", e.account]
-        : ["HOOK", null, e.paused, null]
+  const [scope, moduleId, paused, account] = pauseOf(e)
   s.logs.pauseChanges.push({ ...at, scope, moduleId, paused, account })
   const key = moduleId ?? scope.toLowerCase()
   putRow(s.rows.pauseStates, pauseKey(key), { scope: key, paused, account, updatedAt: at.timestamp, updatedBlock: at.block }, "pause_state")

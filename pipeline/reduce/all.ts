@@ -85,6 +85,8 @@ const dispatch = (s: State, event: DomainEvent, at: Located, protocol: ProtocolC
     case "ModulePaused":
     case "ModuleUnpaused":
     case "Hook_PauseStatusChanged":
+    case "ExchangePaused":
+    case "ExchangeUnpaused":
       return onPause(s, event, at)
     case "DiamondCut":
       return onDiamondCut(s, event, at)

@@ -127,4 +127,17 @@ describe("admin history and pause state", () => {
       ["PROPOSED", A(0x1e), 1_700_200_000n], ["CANCELLED", A(0x1e), null], ["EXECUTED", A(0x1f), null]
     ])
   })
+
+  it("the exchange's pause: scope EXCHANGE in the history, the latest of pause and unpause under 'exchange'", () => {
+    const s = fold([
+      { _tag: "ExchangePaused", account: admin },
+      { _tag: "Hook_PauseStatusChanged", paused: true },
+      { _tag: "ExchangeUnpaused", account: admin },
+      { _tag: "ExchangePaused", account: A(7) }
+    ])
+    expect(s.logs.pauseChanges.map((r) => [r.scope, r.moduleId, r.paused, r.account, r.block])).toEqual([
+      ["EXCHANGE", null, true, admin, 101], ["HOOK", null, true, null, 102], ["EXCHANGE", null, false, admin, 103], ["EXCHANGE", null, true, A(7), 104]
+    ])
+    expect(rows(s.rows.pauseStates).map((r) => [r.scope, r.paused, r.account, r.updatedBlock])).toEqual([["exchange", true, A(7), 104], ["hook", true, null, 102]])
+  })
 })

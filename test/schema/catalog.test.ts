@@ -319,12 +319,14 @@ describe("catalog shape", () => {
   })
 
   it("each deployed variant maps to the same domain event as its spec form", () => {
+    // Deployed-only events named after their contract in the domain (the on-chain name says too little).
+    const renamed: Readonly<Record<string, string>> = { "exchange.Paused": "ExchangePaused", "exchange.Unpaused": "ExchangeUnpaused" }
     for (const e of CATALOG.filter((e) => e.variant === "deployed")) {
       const spec = entriesOf(e.contract, e.name, "spec")
       if (spec.length > 0) {
         for (const s of spec) expect(e.domain, e.signature).toBe(s.domain)
       } else {
-        expect(e.domain, e.signature).toBe(e.name)
+        expect(e.domain, e.signature).toBe(renamed[`${e.contract}.${e.name}`] ?? e.name)
       }
     }
     const variants: Array<[ContractKind, string, number]> = [
@@ -489,6 +491,17 @@ describe("round trip: encode, route, decode with viem, map to the domain", () =>
     const expected = { _tag: "ModulePaused", moduleId: moduleId.toLowerCase(), account: A.trader.toLowerCase() }
     expect(spec.domain).toEqual(expected)
     expect(deployed.domain).toEqual(expected)
+  })
+
+  it("the exchange's Paused/Unpaused: account indexed, ExchangePaused/ExchangeUnpaused in the domain", () => {
+    const paused = roundTrip("exchange", encodeLog(only("exchange", "Paused", "deployed"), { account: A.trader }))
+    const unpaused = roundTrip("exchange", encodeLog(only("exchange", "Unpaused", "deployed"), { account: A.trader }))
+    expect(paused.entry.signature).toBe("Paused(address)")
+    expect(paused.entry.topic0).toBe("0x62e78cea01bee320cd4e420270b5ea74000d11b0c9f74754ebdbfc544b05a258")
+    expect(unpaused.entry.topic0).toBe("0x5db9ee0a495bf2e6ff9c91a7834c1ba4fdd244a5e8aa4e537bd38aeae4b073aa")
+    expect(paused.entry.indexedCount).toBe(1)
+    expect(paused.domain).toEqual({ _tag: "ExchangePaused", account: A.trader.toLowerCase() })
+    expect(unpaused.domain).toEqual({ _tag: "ExchangeUnpaused", account: A.trader.toLowerCase() })
   })
 
   it("Swap: negative int128 amounts and a negative tick survive exactly", () => {

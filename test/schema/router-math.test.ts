@@ -93,4 +93,27 @@ describe("router", () => {
     const book = [order("a", SELL_YES, 300_000n, 100_000_000n)]
     expect(quoteTrade({ pool, endTime: 10n ** 9n, book, hookPaused: true }, BUY_YES, 3_000_000n, 0, 0n).ammFilled).toBe(0n)
   })
+
+  it("a paused exchange: the book is skipped and the whole input goes to the AMM; without a pool that is a revert of the pause", () => {
+    const book = [order("a", SELL_YES, 300_000n, 100_000_000n), order("b", BUY_NO, 700_000n, 100_000_000n)]
+    const open = quoteTrade({ pool, endTime: 10n ** 9n, book }, BUY_YES, 3_000_000n, 0, 0n)
+    expect(open.clobFilled).toBeGreaterThan(0n)
+    const paused = quoteTrade({ pool, endTime: 10n ** 9n, book, exchangePaused: true }, BUY_YES, 3_000_000n, 0, 0n)
+    expect(paused).toMatchObject({ clobFilled: 0n, clobSpent: 0n, fills: [], ammSpent: 3_000_000n })
+    expect(paused.ammFilled).toBe(swapQuote(pool, 5_000n, false, true, 3_000_000n).amountOut)
+    // The limit the router passes is computed all the same (it is an argument of the call that reverts).
+    expect(paused.limitPrice).toBe(open.limitPrice)
+    const revert = (run: () => unknown) => {
+      try {
+        run()
+      } catch (error) {
+        return error instanceof QuoteRevert ? error.reason : error
+      }
+      return "no revert"
+    }
+    expect(revert(() => quoteTrade({ pool: undefined, endTime: 10n ** 9n, book, exchangePaused: true }, SELL_YES, 3_000_000n, 0, 0n))).toBe("ExchangePaused")
+    expect(revert(() => quoteTrade({ pool: { ...pool, liquidity: 0n }, endTime: 10n ** 9n, book, exchangePaused: true }, BUY_NO, 3_000_000n, 0, 0n))).toBe("ExchangePaused")
+    // Both venues paused: the hook's pause is the reason.
+    expect(revert(() => quoteTrade({ pool, endTime: 10n ** 9n, book, exchangePaused: true, hookPaused: true }, BUY_YES, 3_000_000n, 0, 0n))).toBe("HookPaused")
+  })
 })

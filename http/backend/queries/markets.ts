@@ -26,14 +26,18 @@ export interface ChainNow {
   readonly time: number
   /** Trading is paused globally or for the market module. */
   readonly paused: boolean
+  /** The exchange is paused: its book fills nothing and the router trades on the AMM alone. */
+  readonly exchangePaused: boolean
 }
 
 export const readChainNow = Effect.zipWith(
   headTime,
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ paused: boolean }>`select exists (select 1 from pause_state where paused and scope in ('global', ${MARKET_MODULE_ID})) as paused`
+    sql<{ paused: boolean; exchange_paused: boolean }>`
+      select exists (select 1 from pause_state where paused and scope in ('global', ${MARKET_MODULE_ID})) as paused,
+        exists (select 1 from pause_state where paused and scope = 'exchange') as exchange_paused`
   ),
-  (time, rows): ChainNow => ({ time, paused: rows[0]?.paused === true }),
+  (time, rows): ChainNow => ({ time, paused: rows[0]?.paused === true, exchangePaused: rows[0]?.exchange_paused === true }),
   { concurrent: true }
 )
 

@@ -1,6 +1,7 @@
 /**
  * What a quote or a pricing view needs of one market: its pool, its live orders in queue order
- * and the pause flags, read in one transaction so they belong to the same indexed block.
+ * and the hook's and exchange's pause flags, read in one transaction so they belong to the same
+ * indexed block.
  *
  * Queue order: the exchange fills a price level first-in first-out. Orders are listed by the
  * block they were placed in; orders placed in the same block at the same price are ordered by id
@@ -16,6 +17,18 @@ export interface QuoteState {
   readonly pool: PoolState | undefined
   readonly book: ReadonlyArray<BookOrder>
   readonly hookPaused: boolean
+  /** The exchange is paused: the router's CLOB leg fails and it trades on the AMM alone. */
+  readonly exchangePaused: boolean
+}
+
+/** The hook's and the exchange's pause flags at the indexed head (pause_state rows, absent = never paused). */
+const VENUE_PAUSES = `select coalesce(bool_or(paused) filter (where scope = 'hook'), false) as hook,
+  coalesce(bool_or(paused) filter (where scope = 'exchange'), false) as exchange
+  from pause_state where scope in ('hook', 'exchange')`
+
+interface VenuePauses {
+  readonly hook: boolean
+  readonly exchange: boolean
 }
 
 const POOL_OF = `select initialized, sqrt_price_x96, liquidity, yes_is_currency0 from amm_pool where market_id = $1::numeric
@@ -77,11 +90,12 @@ export const readQuoteState = (marketId: bigint) =>
           select id, side, price, amount - filled as remaining from exchange_order
           where market_id = ${id}::numeric and status in ('OPEN', 'PARTIALLY_FILLED') and amount > filled
           order by placed_block, id`
-        const hook = yield* sql<{ paused: boolean }>`select exists (select 1 from pause_state where scope = 'hook' and paused) as paused`
+        const pauses = yield* sql.unsafe<VenuePauses>(VENUE_PAUSES)
         return {
           pool: toPool(pools[0]),
           book: orders.map((o) => ({ id: o.id, side: o.side, price: BigInt(o.price), remaining: BigInt(o.remaining) })),
-          hookPaused: hook[0]?.paused === true
+          hookPaused: pauses[0]?.hook === true,
+          exchangePaused: pauses[0]?.exchange === true
         } satisfies QuoteState
       })
     )

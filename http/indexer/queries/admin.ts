@@ -58,7 +58,7 @@ export const listPauses = (query: PauseQuery) =>
     "scope, module_id, paused, account",
     (sql) => sql.and(query.scope === undefined ? [] : [sql`scope = ${query.scope}`]),
     query,
-    (row: ChainPositionRow & { scope: "GLOBAL" | "MODULE" | "HOOK"; module_id: string | null; paused: boolean; account: string | null }) => ({
+    (row: ChainPositionRow & { scope: "GLOBAL" | "MODULE" | "HOOK" | "EXCHANGE"; module_id: string | null; paused: boolean; account: string | null }) => ({
       ...chainPosition(row),
       scope: row.scope,
       moduleId: row.module_id as Bytes32 | null,

@@ -33,6 +33,8 @@ describe("pricing view", () => {
     expect(Number(view.amm.buyYes)).toBeGreaterThanOrEqual(Number(view.amm.yesPrice))
     expect(Number(view.amm.sellYes)).toBeLessThanOrEqual(Number(view.amm.yesPrice))
     expect(view.tradable).toBe(true)
+    // The fixture pauses the exchange once and unpauses it: the book fills again at the head.
+    expect(view.clobPaused).toBe(false)
     expect(view.indexedAt.number).toBeGreaterThan(0)
   })
 })

@@ -135,6 +135,12 @@ describe("GET /api/admin/...", () => {
     const pauses = await api.get("/api/admin/pauses?scope=MODULE")
     expect(pauses.body.data.map((p: any) => p.paused)).toEqual([false, true])
     expect(pauses.body.data[0].moduleId).toBe("0xebe5e1b4e81c19df2eae56464f20c171ff4cc84e0e7a45fb50315f3ef189da73")
+    // The scenario pauses the exchange around one router trade (which then goes to the AMM alone).
+    const exchange = await api.get("/api/admin/pauses?scope=EXCHANGE")
+    expect(exchange.body.data.map((p: any) => [p.paused, p.moduleId, p.account])).toEqual([
+      [false, null, "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"],
+      [true, null, "0xf39fd6e51aad88f6f4ce6ab8827279cfffb92266"]
+    ])
     const fees = await api.get("/api/admin/fee-changes?kind=MARKET_REDEMPTION_FEE")
     expect(fees.body.data.map((f: any) => [f.marketId, f.newValue, f.overridden])).toEqual([
       ["4", "0", false],
