@@ -12,6 +12,7 @@ import { maxUint256 } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
 import { backendHttpLayer } from "../../../http/backend/api.js"
+import { indexerServerLayer } from "../../../http/indexer/api.js"
 import { httpServerWithRealtime, Realtime, type RealtimeStats } from "../../../http/ws/server.js"
 import { RealtimeSessions } from "../../../http/ws/sessions.js"
 import { makeIndexer } from "../../../pipeline/run.js"
@@ -83,7 +84,12 @@ beforeAll(async () => {
       closeGraceMs: 60_000,
       checkEveryMs: 60_000
   })
-  const backend = backendHttpLayer({ chainId: 130, indexerUrl: "http://127.0.0.1:9", cacheEntries: 0 }).pipe(
+  // A real indexer API on the same database: the backend's circuit breaker probes it, and a
+  // dead URL here opened the breaker (503s) whenever reads were sparser than the probes.
+  const indexerServer = await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet))
+  const indexerAddress = Context.get(indexerServer, HttpServer.HttpServer).address
+  const indexerUrl = `http://127.0.0.1:${indexerAddress._tag === "TcpAddress" ? indexerAddress.port : 0}`
+  const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries: 0 }).pipe(
     Layer.provideMerge(realtime),
     Layer.provide([database, BuildInfoLive, TestSessions])
   )
