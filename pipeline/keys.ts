@@ -19,6 +19,13 @@ import { rowKey, type KeyPart } from "./reduce/rows.js"
 import { dayOf, traderDayKey, traderMarketKey, traderTotalKey } from "./reduce/trader-activity.js"
 import { KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
 
+/** Keys of the first slice's rows (`Working`), each as its Map there keys it. */
+export interface Keys {
+  readonly markets: ReadonlySet<bigint>
+  readonly positions: ReadonlySet<string>
+  readonly users: ReadonlySet<string>
+}
+
 /** Per keyed table: in-memory key -> the key column values, in the table's key order. */
 export type RowKeys = { readonly [K in keyof KeyedRows]: Map<string, ReadonlyArray<KeyPart>> }
 

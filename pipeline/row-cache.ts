@@ -23,7 +23,7 @@
  *   no later event reads or writes them (a complete cache stays complete for every key a later
  *   batch can ask for).
  */
-import type { Keys } from "./sink.js"
+import type { Keys } from "./keys.js"
 import { emptyProtocol, type MarketRow, type PositionRow, type ProtocolRow, type UserRow } from "./reduce/markets.js"
 import { emptyLogs, KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
 
