@@ -11,16 +11,23 @@
 --   decimal strings, bigint columns as JSON numbers, booleans and nulls as themselves).
 
 -- In each image the camelCase keys become snake_case column names (a null image stays null).
-update undo_log set row_key = '{"id":' || to_json(row_key)::text || '}', image = (select jsonb_object_agg(lower(regexp_replace(key, '([A-Z])', '_\1', 'g')), value) from jsonb_each(image))
+update undo_log
+   set row_key = '{"id":' || to_json(row_key)::text || '}',
+       image = (select jsonb_object_agg(lower(regexp_replace(key, '([A-Z])', '_\1', 'g')), value) from jsonb_each(image))
  where table_name = 'market' and row_key not like '{%';
 
 update undo_log
    set row_key = '{"user_address":' || to_json(split_part(row_key, ':', 1))::text || ',"market_id":' || to_json(split_part(row_key, ':', 2))::text || '}',
-       image = ((select jsonb_object_agg(lower(regexp_replace(key, '([A-Z])', '_\1', 'g')), value) from jsonb_each(image)) - 'user') || jsonb_build_object('user_address', image->'user')
+       image = ((select jsonb_object_agg(lower(regexp_replace(key, '([A-Z])', '_\1', 'g')), value) from jsonb_each(image)) - 'user')
+               || jsonb_build_object('user_address', image->'user')
  where table_name = 'position' and row_key not like '{%';
 
-update undo_log set row_key = '{"address":' || to_json(row_key)::text || '}', image = (select jsonb_object_agg(lower(regexp_replace(key, '([A-Z])', '_\1', 'g')), value) from jsonb_each(image))
+update undo_log
+   set row_key = '{"address":' || to_json(row_key)::text || '}',
+       image = (select jsonb_object_agg(lower(regexp_replace(key, '([A-Z])', '_\1', 'g')), value) from jsonb_each(image))
  where table_name = 'user_stats' and row_key not like '{%';
 
-update undo_log set row_key = '{"id":1}', image = (select jsonb_object_agg(lower(regexp_replace(key, '([A-Z])', '_\1', 'g')), value) from jsonb_each(image)) || '{"id": 1}'::jsonb
+update undo_log
+   set row_key = '{"id":1}',
+       image = (select jsonb_object_agg(lower(regexp_replace(key, '([A-Z])', '_\1', 'g')), value) from jsonb_each(image)) || '{"id": 1}'::jsonb
  where table_name = 'protocol_stats' and row_key not like '{%';

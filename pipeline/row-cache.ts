@@ -24,7 +24,8 @@
  *   batch can ask for).
  */
 import type { Keys } from "./keys.js"
-import { emptyProtocol, type MarketRow, type PositionRow, type ProtocolRow, type UserRow } from "./reduce/markets.js"
+import { emptyProtocol } from "./reduce/markets.js"
+import type { MarketRow, PositionRow, ProtocolRow, UserRow } from "./reduce/model.js"
 import { emptyLogs, KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
 
 /**

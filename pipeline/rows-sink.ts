@@ -103,7 +103,12 @@ export const sameRow = (def: TableDef, a: AnyRow, b: AnyRow) => {
  * absent) with an upsert, or a delete when the row is gone, and returns their undo entries (none
  * unless `withUndo`). The key type is the caller's: both maps key rows the same way.
  */
-export const writeKeyed = <K>(def: TableDef, before: ReadonlyMap<K, AnyRow | null>, after: ReadonlyMap<K, AnyRow | null>, withUndo: boolean) =>
+export const writeKeyed = <K>(
+  def: TableDef,
+  before: ReadonlyMap<K, AnyRow | null>,
+  after: ReadonlyMap<K, AnyRow | null>,
+  withUndo: boolean
+) =>
   Effect.gen(function* () {
     const inserts: Array<ReadonlyArray<DbValue>> = []
     const upserts: Array<ReadonlyArray<DbValue>> = []

@@ -15,7 +15,9 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect } from "effect"
-import { emptyProtocol, positionKey, type ProtocolRow, type Working } from "./reduce/markets.js"
+import { emptyProtocol } from "./reduce/markets.js"
+import { positionKey } from "./reduce/positions.js"
+import type { ProtocolRow, Working } from "./reduce/model.js"
 import type { KeyedRows, State } from "./reduce/state.js"
 import { emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/state.js"
 import type { Keys, RowKeys } from "./keys.js"
@@ -101,7 +103,8 @@ export const loadWorkingInto = (w: Working, keys: Keys, cache: RowCache | undefi
     for (const name of WORKING_NAMES) {
       const table = WORKING[name] as WorkingTable<unknown>
       const into = w[name] as unknown as Map<unknown, AnyRow>
-      const misses = missesOf(keys[name] as ReadonlySet<unknown>, cache?.[name] as ReadonlyMap<unknown, AnyRow | null> | undefined, (key, row) => row !== null && into.set(key, row), complete)
+      const cached = cache?.[name] as ReadonlyMap<unknown, AnyRow | null> | undefined
+      const misses = missesOf(keys[name] as ReadonlySet<unknown>, cached, (key, row) => row !== null && into.set(key, row), complete)
       if (misses.length > 0) for (const row of yield* selectKeyed(table.def, misses.map(table.parts))) into.set(table.keyOf(row), row)
     }
     if (!protocol) return w
@@ -203,9 +206,13 @@ const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlo
     const sql = yield* SqlClient.SqlClient
     const withUndo = undoBlock !== undefined
     const images: Array<UndoEntry> = []
-    for (const name of WORKING_NAMES) images.push(...(yield* writeKeyed(WORKING[name].def, anyRows(before[name]), anyRows(after[name]), withUndo)))
+    for (const name of WORKING_NAMES) {
+      images.push(...(yield* writeKeyed(WORKING[name].def, anyRows(before[name]), anyRows(after[name]), withUndo)))
+    }
     images.push(...(yield* writeProtocol(before.protocol, after.protocol, withUndo)))
-    for (const name of KEYED_NAMES) images.push(...(yield* writeKeyed(KEYED_TABLES[name], anyRows(before.rows[name].map), anyRows(after.rows[name].map), withUndo)))
+    for (const name of KEYED_NAMES) {
+      images.push(...(yield* writeKeyed(KEYED_TABLES[name], anyRows(before.rows[name].map), anyRows(after.rows[name].map), withUndo)))
+    }
     yield* appendAll(after)
     if (withUndo) {
       yield* sql.unsafe(

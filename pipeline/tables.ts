@@ -12,18 +12,45 @@
  * - every append-only table has (block_number, log_index) as its primary key, which is how a
  *   reorg deletes its rows above the common ancestor.
  */
-import type { DiamondCutRow, FeeChangeRow, HookUpgradeRow, PauseChangeRow, PauseStateRow, RoleChangeRow } from "./reduce/admin.js"
-import type { LiquidityEventRow, LiquidityPositionRow, PoolRow } from "./reduce/amm.js"
-import type { CandleRow } from "./reduce/candles.js"
-import type { EventGroupRow } from "./reduce/event-groups.js"
-import type { HolderRow, OutcomeTokenRow } from "./reduce/holders.js"
-import type { MarketRow, PositionRow, PriceSnapshotRow, ProtocolRow, TradeRow, UserRow } from "./reduce/markets.js"
-import type { ApprovedOracleRow, FeedMarketRow, ManualOracleRow, ManualReportRow, OracleActionRow, OracleApprovalRow } from "./reduce/oracles.js"
-import type { BookLevelRow, FeeRow, MatchRow, OrderRow, TakerFillRow } from "./reduce/orders.js"
-import type { PositionHistoryRow } from "./reduce/positions.js"
-import type { ReferralRow } from "./reduce/referrals.js"
+import type {
+  BookLevelRow,
+  CandleRow,
+  FeeRow,
+  HolderRow,
+  LiquidityEventRow,
+  LiquidityPositionRow,
+  MarketRow,
+  MatchRow,
+  OrderRow,
+  OutcomeTokenRow,
+  PoolRow,
+  PositionHistoryRow,
+  PositionRow,
+  PriceSnapshotRow,
+  ProtocolRow,
+  ReferralRow,
+  TakerFillRow,
+  TradeRow,
+  TraderActivityRow,
+  TraderMarketRow,
+  UserRow
+} from "./reduce/model.js"
+import type {
+  ApprovedOracleRow,
+  DiamondCutRow,
+  EventGroupRow,
+  FeeChangeRow,
+  FeedMarketRow,
+  HookUpgradeRow,
+  ManualOracleRow,
+  ManualReportRow,
+  OracleActionRow,
+  OracleApprovalRow,
+  PauseChangeRow,
+  PauseStateRow,
+  RoleChangeRow
+} from "./reduce/model-governance.js"
 import type { AppendedLogs, KeyedRows } from "./reduce/state.js"
-import type { TraderActivityRow, TraderMarketRow } from "./reduce/trader-activity.js"
 
 /** A value as Postgres takes it in a parameter array and as the undo image stores it in JSON. */
 export type DbValue = string | number | boolean | null | ReadonlyArray<unknown> | { readonly [k: string]: unknown }
