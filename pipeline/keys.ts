@@ -26,6 +26,8 @@ export interface Keys {
   readonly users: ReadonlySet<string>
 }
 
+export const WORKING_NAMES = ["markets", "positions", "users"] as const satisfies ReadonlyArray<keyof Keys>
+
 /** Per keyed table: in-memory key -> the key column values, in the table's key order. */
 export type RowKeys = { readonly [K in keyof KeyedRows]: Map<string, ReadonlyArray<KeyPart>> }
 

@@ -20,7 +20,7 @@ import { positionKey } from "./reduce/positions.js"
 import type { ProtocolRow, Working } from "./reduce/model.js"
 import type { KeyedRows, State } from "./reduce/state.js"
 import { emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/state.js"
-import type { Keys, RowKeys } from "./keys.js"
+import { WORKING_NAMES, type Keys, type RowKeys } from "./keys.js"
 import type { KeyPart } from "./reduce/rows.js"
 import type { RowCache, Touched } from "./row-cache.js"
 import {
@@ -68,7 +68,6 @@ const WORKING: { readonly [N in WorkingName]: WorkingTable<Keys[N] extends Reado
   },
   users: { def: WORKING_TABLES.users, parts: (address) => [address], keyOf: (row) => row["address"] as string }
 }
-const WORKING_NAMES = ["markets", "positions", "users"] as const satisfies ReadonlyArray<WorkingName>
 
 /** A first-slice Map as the generic code sees it (rows are plain objects of their fields). */
 const anyRows = (map: object) => map as ReadonlyMap<unknown, AnyRow | null>
@@ -103,7 +102,7 @@ export const loadWorkingInto = (w: Working, keys: Keys, cache: RowCache | undefi
     for (const name of WORKING_NAMES) {
       const table = WORKING[name] as WorkingTable<unknown>
       const into = w[name] as unknown as Map<unknown, AnyRow>
-      const cached = cache?.[name] as ReadonlyMap<unknown, AnyRow | null> | undefined
+      const cached = cache?.tables[name] as ReadonlyMap<unknown, AnyRow | null> | undefined
       const misses = missesOf(keys[name] as ReadonlySet<unknown>, cached, (key, row) => row !== null && into.set(key, row), complete)
       if (misses.length > 0) for (const row of yield* selectKeyed(table.def, misses.map(table.parts))) into.set(table.keyOf(row), row)
     }
@@ -128,7 +127,7 @@ export const loadKeyedInto = (rows: KeyedRows, keys: RowKeys, cache?: RowCache) 
     KEYED_NAMES,
     (name) => {
       const into = rows[name].map as Map<string, unknown>
-      const cached = cache?.keyed[name]
+      const cached = cache?.tables[name]
       const misses = new Map<string, ReadonlyArray<KeyPart>>()
       for (const [key, parts] of keys[name]) {
         if (cached?.has(key) === true) into.set(key, cached.get(key))
@@ -245,7 +244,7 @@ export const planInPlace = (state: State, touched: Touched, checkpoint: Checkpoi
   const steps: ReadonlyArray<Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient>> = [
     ...WORKING_NAMES.map((name) => writeTouchedKeyed(WORKING[name].def, anyRows(touched[name]), anyRows(state[name]))),
     writeKeyedRows(protocol, { inserts: [], upserts: [encodeRow(protocol, storedProtocol(state.protocol))], deletes: [] }),
-    ...KEYED_NAMES.map((name) => writeTouchedKeyed(KEYED_TABLES[name], touched.keyed[name], state.rows[name].map)),
+    ...KEYED_NAMES.map((name) => writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map)),
     appendAll(state),
     writeCheckpoint(checkpoint)
   ]
