@@ -12,7 +12,7 @@ import { type Duration, Option, Schedule, Sink, Stream } from "effect"
 import type { DomainEvent } from "../schema/domain-events.js"
 import type { AddressBook } from "./decode.js"
 import { decodeLog } from "./decode.js"
-import type { Located } from "./reduce/markets.js"
+import type { Located } from "./reduce/model.js"
 import type { Batch } from "./source/backfill.js"
 
 export interface LocatedEvent {

@@ -17,7 +17,7 @@ import { CATALOG, COMPONENT_KINDS, type CatalogEntry, type ContractKind } from "
 import { COMPONENTS } from "../schema/components.js"
 import type { Deployment } from "../schema/deployment.js"
 import type { DomainEvent } from "../schema/domain-events.js"
-import type { ProtocolContracts } from "./reduce/markets.js"
+import type { ProtocolContracts } from "./reduce/model.js"
 
 /** What decoding reads of a log; the emitting address has already chosen the kinds. */
 export interface LogBody {

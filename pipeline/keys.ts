@@ -12,12 +12,21 @@ import { lpKey, poolKey } from "./reduce/amm.js"
 import { candleKey, candleKeysAt } from "./reduce/candles.js"
 import { eventGroupKey } from "./reduce/event-groups.js"
 import { holderKey, ZERO_ADDRESS } from "./reduce/holders.js"
-import type { Located } from "./reduce/markets.js"
+import type { Located } from "./reduce/model.js"
 import { approvedOracleKey, feedMarketKey, manualOracleKey, reportKey } from "./reduce/oracles.js"
 import { levelKey, orderKey, ZERO_ORDER_ID } from "./reduce/orders.js"
 import { rowKey, type KeyPart } from "./reduce/rows.js"
 import { dayOf, traderDayKey, traderMarketKey, traderTotalKey } from "./reduce/trader-activity.js"
 import { KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
+
+/** Keys of the first slice's rows (`Working`), each as its Map there keys it. */
+export interface Keys {
+  readonly markets: ReadonlySet<bigint>
+  readonly positions: ReadonlySet<string>
+  readonly users: ReadonlySet<string>
+}
+
+export const WORKING_NAMES = ["markets", "positions", "users"] as const satisfies ReadonlyArray<keyof Keys>
 
 /** Per keyed table: in-memory key -> the key column values, in the table's key order. */
 export type RowKeys = { readonly [K in keyof KeyedRows]: Map<string, ReadonlyArray<KeyPart>> }

@@ -23,9 +23,15 @@
  *   no later event reads or writes them (a complete cache stays complete for every key a later
  *   batch can ask for).
  */
-import type { Keys } from "./sink.js"
-import { emptyProtocol, type MarketRow, type PositionRow, type ProtocolRow, type UserRow } from "./reduce/markets.js"
+import { WORKING_NAMES, type Keys } from "./keys.js"
+import { emptyProtocol } from "./reduce/markets.js"
+import type { MarketRow, PositionRow, ProtocolRow, UserRow } from "./reduce/model.js"
 import { emptyLogs, KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
+
+/** Every table of keyed rows: the first slice's (`Working`'s Maps) and the rest (`KeyedRows`). */
+export type TableName = keyof Keys | keyof KeyedRows
+
+const TABLE_NAMES: ReadonlyArray<TableName> = [...WORKING_NAMES, ...KEYED_NAMES]
 
 /**
  * A Map that, while `touched` is set, records for every key used (read, tested, written or
@@ -69,14 +75,7 @@ const MAP_SET = Map.prototype.set
 const MAP_DELETE = Map.prototype.delete
 
 /** What an in-place fold touched, per table: key -> the row before the batch (undefined: absent). */
-export interface Touched {
-  readonly markets: ReadonlyMap<bigint, MarketRow | null | undefined>
-  readonly positions: ReadonlyMap<string, PositionRow | null | undefined>
-  readonly users: ReadonlyMap<string, UserRow | null | undefined>
-  readonly keyed: Record<KeyedName, ReadonlyMap<string, unknown>>
-}
-
-type KeyedName = keyof KeyedRows
+export type Touched = { readonly [N in TableName]: ReadonlyMap<unknown, unknown> }
 
 interface Staged {
   readonly keys: Keys
@@ -85,11 +84,11 @@ interface Staged {
 }
 
 export class RowCache {
-  readonly markets = new TrackedMap<bigint, MarketRow | null>()
-  readonly positions = new TrackedMap<string, PositionRow | null>()
-  readonly users = new TrackedMap<string, UserRow | null>()
+  /** Per table: key (as the batch's state keys it) -> row, or null for known absent. */
+  readonly tables = Object.fromEntries(TABLE_NAMES.map((n) => [n, new TrackedMap<unknown, unknown>()])) as {
+    readonly [N in TableName]: TrackedMap<unknown, unknown>
+  }
   protocol: ProtocolRow | undefined = undefined
-  readonly keyed = Object.fromEntries(KEYED_NAMES.map((n) => [n, new TrackedMap<string, unknown>()])) as Record<KeyedName, TrackedMap<string, unknown>>
   /** The checkpoint block the entries belong to; undefined while nothing is held. */
   validAt: number | undefined = undefined
   /** Every row of the mutable tables is held: a key not held is absent. */
@@ -105,8 +104,8 @@ export class RowCache {
   }
 
   get size(): number {
-    let n = this.markets.size + this.positions.size + this.users.size
-    for (const name of KEYED_NAMES) n += this.keyed[name].size
+    let n = 0
+    for (const name of TABLE_NAMES) n += this.tables[name].size
     return n
   }
 
@@ -115,17 +114,11 @@ export class RowCache {
     return this.size === 0 && this.protocol === undefined && !this.complete ? undefined : this.validAt
   }
 
-  /** Every map of rows, the keyed tables' included. */
-  private get maps(): ReadonlyArray<TrackedMap<unknown, unknown>> {
-    return [this.markets, this.positions, this.users, ...KEYED_NAMES.map((n) => this.keyed[n])] as ReadonlyArray<TrackedMap<unknown, unknown>>
-  }
-
   clear(): void {
-    for (const map of this.maps) map.touched = undefined
-    this.markets.clear()
-    this.positions.clear()
-    this.users.clear()
-    for (const name of KEYED_NAMES) this.keyed[name].clear()
+    for (const name of TABLE_NAMES) {
+      this.tables[name].touched = undefined
+      this.tables[name].clear()
+    }
     this.protocol = undefined
     this.validAt = undefined
     this.staged = undefined
@@ -141,14 +134,15 @@ export class RowCache {
   foldInPlace(): State {
     if (!this.complete) throw new Error("an in-place fold needs a complete cache")
     this.protocol ??= emptyProtocol()
-    for (const map of this.maps) map.touched = new Map()
+    for (const name of TABLE_NAMES) this.tables[name].touched = new Map()
+    // A complete cache holds no "absent" marks, so the first slice's Maps hold rows only.
     return {
-      markets: this.markets as Map<bigint, MarketRow>,
-      positions: this.positions as Map<string, PositionRow>,
-      users: this.users as Map<string, UserRow>,
+      markets: this.tables.markets as unknown as Map<bigint, MarketRow>,
+      positions: this.tables.positions as unknown as Map<string, PositionRow>,
+      users: this.tables.users as unknown as Map<string, UserRow>,
       protocol: this.protocol,
       appended: { trades: [], priceSnapshots: [] },
-      rows: Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: false, map: this.keyed[n] }])) as unknown as KeyedRows,
+      rows: Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: false, map: this.tables[n] }])) as unknown as KeyedRows,
       logs: emptyLogs(),
       pendingFills: new Map(),
       moved: new Set()
@@ -157,17 +151,12 @@ export class RowCache {
 
   /** Ends the tracking of an in-place fold: what it touched. */
   takeTouched(): Touched {
-    const take = <K, V>(map: TrackedMap<K, V>) => {
-      const touched = map.touched ?? new Map<K, V | undefined>()
-      map.touched = undefined
-      return touched
+    const touched = {} as Record<TableName, ReadonlyMap<unknown, unknown>>
+    for (const name of TABLE_NAMES) {
+      touched[name] = this.tables[name].touched ?? new Map()
+      this.tables[name].touched = undefined
     }
-    return {
-      markets: take(this.markets),
-      positions: take(this.positions),
-      users: take(this.users),
-      keyed: Object.fromEntries(KEYED_NAMES.map((n) => [n, take(this.keyed[n])])) as unknown as Record<KeyedName, ReadonlyMap<string, unknown>>
-    }
+    return touched
   }
 
   /**
@@ -177,13 +166,10 @@ export class RowCache {
    */
   inPlaceCommitted(touched: Touched, block: number): void {
     // A complete cache holds no "absent" marks (a dropped row is null until here).
-    const prune = <K, V>(map: TrackedMap<K, V>, keys: ReadonlyMap<K, unknown>) => {
-      for (const key of keys.keys()) if (MAP_GET.call(map, key) === null) MAP_DELETE.call(map, key)
+    for (const name of TABLE_NAMES) {
+      const map = this.tables[name]
+      for (const key of touched[name].keys()) if (MAP_GET.call(map, key) === null) MAP_DELETE.call(map, key)
     }
-    prune(this.markets, touched.markets)
-    prune(this.positions, touched.positions)
-    prune(this.users, touched.users)
-    for (const name of KEYED_NAMES) prune(this.keyed[name], touched.keyed[name])
     this.retireHistory()
     this.validAt = block
   }
@@ -193,7 +179,7 @@ export class RowCache {
    * Untracked, like `inPlaceCommitted`: the next fold only touches rows of that minute or later.
    */
   private retireHistory(): void {
-    const map = this.keyed.positionHistory
+    const map = this.tables.positionHistory as TrackedMap<string, unknown>
     const minuteOf = (key: string) => Number(key.slice(key.lastIndexOf("|") + 1))
     let latest = -Infinity
     for (const key of map.keys()) latest = Math.max(latest, minuteOf(key))
@@ -217,21 +203,20 @@ export class RowCache {
     if (staged === undefined) return
     const { keys, state } = staged
     // A complete cache holds no "absent" marks: not holding a key already says so.
-    const put = <K, V>(into: Map<K, V | null>, key: K, row: V | null | undefined) => {
+    const put = (into: Map<unknown, unknown>, key: unknown, row: unknown) => {
       if (row !== null && row !== undefined) into.set(key, row)
       else if (this.complete) into.delete(key)
       else into.set(key, null)
     }
-    for (const id of keys.markets) put(this.markets, id, state.markets.get(id))
-    for (const [id, row] of state.markets) put(this.markets, id, row)
-    for (const key of keys.positions) put(this.positions, key, state.positions.get(key))
-    for (const [key, row] of state.positions) put(this.positions, key, row)
-    for (const address of keys.users) put(this.users, address, state.users.get(address))
-    for (const [address, row] of state.users) put(this.users, address, row)
+    // The first slice's Maps do not hold the keys loaded absent: `keys` names them.
+    for (const name of WORKING_NAMES) {
+      const rows = state[name] as ReadonlyMap<unknown, unknown>
+      for (const key of keys[name]) put(this.tables[name], key, rows.get(key))
+      for (const [key, row] of rows) put(this.tables[name], key, row)
+    }
     this.protocol = state.protocol
     for (const name of KEYED_NAMES) {
-      const into = this.keyed[name]
-      for (const [key, row] of state.rows[name].map as Map<string, unknown>) put(into, key, row)
+      for (const [key, row] of state.rows[name].map as Map<string, unknown>) put(this.tables[name], key, row)
     }
     this.retireHistory()
     this.validAt = staged.block

@@ -18,8 +18,6 @@ import { copyIn } from "./copy-in.js"
 import type { DbValue, TableDef } from "./tables.js"
 
 export type AnyRow = Readonly<Record<string, unknown>>
-/** Any keyed row set, as the generic code sees it. */
-export type AnyRows = Rows<AnyRow>
 
 const param = (def: TableDef, value: DbValue, column: number): unknown => {
   const codec = def.columns[column]!.codec
@@ -46,30 +44,36 @@ const unnestOf = (def: TableDef, cols: ReadonlyArray<number>, rows: ReadonlyArra
   params: cols.map((c) => rows.map((r) => param(def, r[c]!, c)))
 })
 
-/** Loads the rows of `keys` (in-memory key -> key parts); absent keys come back as null. */
-export const loadKeyed = (def: TableDef, keys: ReadonlyMap<string, ReadonlyArray<KeyPart>>, strict: boolean) =>
+/** The stored rows of `keys` (each its key fields' values, in key order); absent keys are left out. */
+export const selectKeyed = (def: TableDef, keys: Iterable<ReadonlyArray<KeyPart>>) =>
   Effect.gen(function* () {
-    const rows: Rows<AnyRow> = { strict, map: new Map() }
-    if (keys.size === 0) return rows
-    const sql = yield* SqlClient.SqlClient
     const kcols = keyColumns(def)
     const kidx = kcols.map((k) => def.columns.indexOf(k))
-    const encoded = [...keys.values()].map((parts) => {
+    const encoded: Array<Array<DbValue>> = []
+    for (const parts of keys) {
       const values: Array<DbValue> = def.columns.map(() => null)
       parts.forEach((p, i) => (values[kidx[i]!] = kcols[i]!.codec.encode(p)))
-      return values
-    })
+      encoded.push(values)
+    }
+    if (encoded.length === 0) return []
+    const sql = yield* SqlClient.SqlClient
     const u = unnestOf(def, kidx, encoded)
     const names = kcols.map((c) => c.name)
     const found = yield* sql.unsafe<Record<string, unknown>>(
       `select t.* from ${def.sql} t join ${u.sql} as k(${names.join(", ")}) on ${names.map((n) => `t.${n} = k.${n}`).join(" and ")}`,
       u.params
     )
+    return found.map((db) => decodeRow(def, db))
+  })
+
+/** Loads the rows of `keys` (in-memory key -> key parts); absent keys come back as null. */
+export const loadKeyed = (def: TableDef, keys: ReadonlyMap<string, ReadonlyArray<KeyPart>>, strict: boolean) =>
+  Effect.gen(function* () {
+    const rows: Rows<AnyRow> = { strict, map: new Map() }
+    if (keys.size === 0) return rows
+    const found = yield* selectKeyed(def, keys.values())
     for (const key of keys.keys()) rows.map.set(key, null)
-    for (const db of found) {
-      const row = decodeRow(def, db)
-      rows.map.set(keyOfRow(def, row), row)
-    }
+    for (const row of found) rows.map.set(keyOfRow(def, row), row)
     return rows
   })
 
@@ -83,7 +87,7 @@ export interface UndoEntry {
  * Two rows equal as stored: scalar fields by value (bigints included), JSON fields by their
  * encoded text. Compared on the rows themselves, so an unchanged row costs no encoding.
  */
-const sameRow = (def: TableDef, a: AnyRow, b: AnyRow) => {
+export const sameRow = (def: TableDef, a: AnyRow, b: AnyRow) => {
   for (const c of def.columns) {
     const x = a[c.field] ?? null
     const y = b[c.field] ?? null
@@ -95,17 +99,23 @@ const sameRow = (def: TableDef, a: AnyRow, b: AnyRow) => {
 }
 
 /**
- * Writes the keyed rows that changed between `before` and `after` (upsert, or delete when the
- * row is gone) and returns their undo entries (none unless `withUndo`).
+ * Writes the keyed rows that changed between `before` and `after` (key -> row; null or not held:
+ * absent) with an upsert, or a delete when the row is gone, and returns their undo entries (none
+ * unless `withUndo`). The key type is the caller's: both maps key rows the same way.
  */
-export const writeKeyed = (def: TableDef, before: AnyRows, after: AnyRows, withUndo: boolean) =>
+export const writeKeyed = <K>(
+  def: TableDef,
+  before: ReadonlyMap<K, AnyRow | null>,
+  after: ReadonlyMap<K, AnyRow | null>,
+  withUndo: boolean
+) =>
   Effect.gen(function* () {
     const inserts: Array<ReadonlyArray<DbValue>> = []
     const upserts: Array<ReadonlyArray<DbValue>> = []
     const deletes: Array<ReadonlyArray<DbValue>> = []
     const undo: Array<UndoEntry> = []
-    for (const [key, row] of after.map) {
-      const old = before.map.get(key) ?? null
+    for (const [key, row] of after) {
+      const old = before.get(key) ?? null
       if (old === null ? row === null : row !== null && sameRow(def, old, row)) continue
       // The old row's values only where they are used: its undo image, or the key of a delete.
       const oldValues = old === null || (!withUndo && row !== null) ? null : encodeRow(def, old)
@@ -128,7 +138,7 @@ export interface KeyedWrites {
 }
 
 /** One statement per kind: deletes by key, COPY for new rows, one unnest upsert for the rest. */
-const writeKeyedRows = (def: TableDef, { inserts, upserts, deletes }: KeyedWrites) =>
+export const writeKeyedRows = (def: TableDef, { inserts, upserts, deletes }: KeyedWrites) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const all = def.columns.map((_, i) => i)
@@ -160,7 +170,7 @@ const writeKeyedRows = (def: TableDef, { inserts, upserts, deletes }: KeyedWrite
  * place, so there is no copy to compare with), absent before -> COPY, present -> upsert; rows
  * gone are deleted by the key columns of the row they were (key fields never change).
  */
-export const writeTouchedKeyed = (def: TableDef, touched: ReadonlyMap<string, unknown>, now: ReadonlyMap<string, unknown>) => {
+export const writeTouchedKeyed = <K>(def: TableDef, touched: ReadonlyMap<K, unknown>, now: ReadonlyMap<K, unknown>) => {
   const inserts: Array<ReadonlyArray<DbValue>> = []
   const upserts: Array<ReadonlyArray<DbValue>> = []
   const deletes: Array<ReadonlyArray<DbValue>> = []
@@ -191,12 +201,12 @@ export const revertKeyed = (def: TableDef, ancestor: number) =>
                       where block_number > $1 and table_name = '${def.sql}' order by row_key, block_number) f`
     const keyNames = keyColumns(def).map((c) => c.name)
     yield* sql.unsafe(
-      `delete from ${def.sql} t using (select (jsonb_populate_record(null::${def.sql}, f.row_key::jsonb)).* from ${firsts}) k
+      `delete from ${def.sql} t using (select (jsonb_populate_record(null::"${def.sql}", f.row_key::jsonb)).* from ${firsts}) k
        where ${keyNames.map((n) => `t.${n} = k.${n}`).join(" and ")}`,
       [ancestor]
     )
     yield* sql.unsafe(
-      `insert into ${def.sql} select (jsonb_populate_record(null::${def.sql}, f.image)).* from ${firsts} where f.image is not null`,
+      `insert into ${def.sql} select (jsonb_populate_record(null::"${def.sql}", f.image)).* from ${firsts} where f.image is not null`,
       [ancestor]
     )
   })

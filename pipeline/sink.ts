@@ -9,35 +9,35 @@
  *   before the batch (null when it did not exist); `revertTo` restores them;
  * - every write is set-based (`unnest` of column arrays), never a row at a time.
  *
- * The first slice's tables (market, position, user_stats, protocol_stats, trade, price_snapshot)
- * have their own statements here; every later table goes through the descriptors of `tables.ts`
- * and the generic code of `rows-sink.ts`, in the same transaction and the same undo log.
+ * Every table goes through its descriptor (`tables.ts`) and the generic code of `rows-sink.ts`:
+ * one write path, one undo format and one revert. The first slice's tables differ only in where
+ * their rows live in memory (`Working`'s Maps, absent rows not held; see `WORKING` below).
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect } from "effect"
-import {
-  emptyProtocol,
-  positionKey,
-  type MarketRow,
-  type PositionRow,
-  type ProtocolRow,
-  type UserRow,
-  type Working
-} from "./reduce/markets.js"
+import { emptyProtocol } from "./reduce/markets.js"
+import { positionKey } from "./reduce/positions.js"
+import type { ProtocolRow, Working } from "./reduce/model.js"
 import type { KeyedRows, State } from "./reduce/state.js"
 import { emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/state.js"
-import type { RowKeys } from "./keys.js"
+import { WORKING_NAMES, type Keys, type RowKeys } from "./keys.js"
 import type { KeyPart } from "./reduce/rows.js"
 import type { RowCache, Touched } from "./row-cache.js"
-import { copyIn } from "./copy-in.js"
-import { appendRows as appendTableRows, loadKeyed, revertAppended, revertKeyed, writeKeyed, writeTouchedKeyed, type AnyRows, type UndoEntry } from "./rows-sink.js"
-import { APPEND_TABLES, KEYED_TABLES, type DbValue } from "./tables.js"
-
-export interface Keys {
-  readonly markets: ReadonlySet<bigint>
-  readonly positions: ReadonlySet<string>
-  readonly users: ReadonlySet<string>
-}
+import {
+  appendRows,
+  encodeRow,
+  loadKeyed,
+  revertAppended,
+  revertKeyed,
+  sameRow,
+  selectKeyed,
+  writeKeyed,
+  writeKeyedRows,
+  writeTouchedKeyed,
+  type AnyRow,
+  type UndoEntry
+} from "./rows-sink.js"
+import { APPEND_ONLY_TABLES, APPEND_TABLES, KEYED_TABLES, MUTABLE_TABLES, WORKING_LOGS, WORKING_TABLES, type TableDef } from "./tables.js"
 
 export interface Checkpoint {
   readonly chainId: number
@@ -47,23 +47,33 @@ export interface Checkpoint {
   readonly head: number | null
 }
 
-const s = (v: bigint | number) => v.toString()
-const int = (v: string | number | null): number | null => (v === null ? null : Number(v))
-
-interface MarketDb {
-  id: string; question: string; end_time: string; oracle: string; creator: string; yes_token: string; no_token: string
-  created_at: string; created_block: string; created_tx: string; total_collateral: string; volume: string; trade_count: string
-  is_resolved: boolean; outcome: boolean | null; resolution_type: MarketRow["resolutionType"]; resolved_at: string | null
-  refund_mode: boolean; yes_price: string; last_trade_at: string | null
+/** A first-slice table as `Working` holds it: a Map from the reducers' key to the row. */
+interface WorkingTable<K> {
+  readonly def: TableDef
+  /** The key fields' values of an in-memory key, in key order. */
+  readonly parts: (key: K) => ReadonlyArray<KeyPart>
+  readonly keyOf: (row: AnyRow) => K
 }
 
-const marketFromDb = (r: MarketDb): MarketRow => ({
-  id: BigInt(r.id), question: r.question, endTime: BigInt(r.end_time), oracle: r.oracle, creator: r.creator,
-  yesToken: r.yes_token, noToken: r.no_token, createdAt: Number(r.created_at), createdBlock: Number(r.created_block),
-  createdTx: r.created_tx, totalCollateral: BigInt(r.total_collateral), volume: BigInt(r.volume), tradeCount: BigInt(r.trade_count),
-  isResolved: r.is_resolved, outcome: r.outcome, resolutionType: r.resolution_type, resolvedAt: int(r.resolved_at),
-  refundMode: r.refund_mode, yesPrice: BigInt(r.yes_price), lastTradeAt: int(r.last_trade_at)
-})
+type WorkingName = keyof Keys
+
+/** The first slice's keyed tables, by their name in `Working`, `Keys` and the row cache. */
+const WORKING: { readonly [N in WorkingName]: WorkingTable<Keys[N] extends ReadonlySet<infer K> ? K : never> } = {
+  markets: { def: WORKING_TABLES.markets, parts: (id) => [id], keyOf: (row) => row["id"] as bigint },
+  positions: {
+    def: WORKING_TABLES.positions,
+    // positionKey is `${user}:${marketId}`.
+    parts: (key) => key.split(":") as [string, string],
+    keyOf: (row) => positionKey(row["user"] as string, row["marketId"] as bigint)
+  },
+  users: { def: WORKING_TABLES.users, parts: (address) => [address], keyOf: (row) => row["address"] as string }
+}
+
+/** A first-slice Map as the generic code sees it (rows are plain objects of their fields). */
+const anyRows = (map: object) => map as ReadonlyMap<unknown, AnyRow | null>
+
+/** The protocol totals as stored: the one row of protocol_stats. */
+const storedProtocol = (p: ProtocolRow): AnyRow => ({ id: 1, ...p })
 
 /** Splits `keys` into the entries `cached` holds (handed to `hit`) and the keys it does not. */
 const missesOf = <K, V>(keys: Iterable<K>, cached: ReadonlyMap<K, V> | undefined, hit: (key: K, value: V) => void, complete: boolean): Array<K> => {
@@ -88,41 +98,21 @@ export const loadWorking = (keys: Keys, cache?: RowCache) =>
  */
 export const loadWorkingInto = (w: Working, keys: Keys, cache: RowCache | undefined, protocol: boolean) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const marketMisses = missesOf(keys.markets, cache?.markets, (id, row) => row !== null && w.markets.set(id, row), cache?.complete === true)
-    const positionMisses = missesOf(keys.positions, cache?.positions, (key, row) => row !== null && w.positions.set(key, row), cache?.complete === true)
-    const userMisses = missesOf(keys.users, cache?.users, (address, row) => row !== null && w.users.set(address, row), cache?.complete === true)
-    if (marketMisses.length > 0) {
-      const markets = yield* sql.unsafe<MarketDb>(`select * from market where id = any($1::numeric[])`, [marketMisses.map(s)])
-      for (const r of markets) w.markets.set(BigInt(r.id), marketFromDb(r))
-    }
-    if (positionMisses.length > 0) {
-      const positions = yield* sql.unsafe<{ user_address: string; market_id: string; yes_balance: string; no_balance: string; yes_cost: string; no_cost: string; realized_pnl: string }>(
-        `select p.* from position p join unnest($1::text[], $2::numeric[]) as k(u, m) on p.user_address = k.u and p.market_id = k.m`,
-        [positionMisses.map((k) => k.split(":")[0]!), positionMisses.map((k) => k.split(":")[1]!)]
-      )
-      for (const r of positions) {
-        w.positions.set(positionKey(r.user_address, BigInt(r.market_id)), {
-          user: r.user_address, marketId: BigInt(r.market_id), yesBalance: BigInt(r.yes_balance), noBalance: BigInt(r.no_balance),
-          yesCost: BigInt(r.yes_cost), noCost: BigInt(r.no_cost), realizedPnl: BigInt(r.realized_pnl)
-        } satisfies PositionRow)
-      }
-    }
-    if (userMisses.length > 0) {
-      const users = yield* sql.unsafe<{ address: string; volume: string; trade_count: string; realized_pnl: string; traded: boolean }>(
-        `select * from user_stats where address = any($1::text[])`,
-        [userMisses]
-      )
-      for (const r of users) {
-        w.users.set(r.address, { address: r.address, volume: BigInt(r.volume), tradeCount: BigInt(r.trade_count), realizedPnl: BigInt(r.realized_pnl), traded: r.traded } satisfies UserRow)
-      }
+    const complete = cache?.complete === true
+    for (const name of WORKING_NAMES) {
+      const table = WORKING[name] as WorkingTable<unknown>
+      const into = w[name] as unknown as Map<unknown, AnyRow>
+      const cached = cache?.tables[name] as ReadonlyMap<unknown, AnyRow | null> | undefined
+      const misses = missesOf(keys[name] as ReadonlySet<unknown>, cached, (key, row) => row !== null && into.set(key, row), complete)
+      if (misses.length > 0) for (const row of yield* selectKeyed(table.def, misses.map(table.parts))) into.set(table.keyOf(row), row)
     }
     if (!protocol) return w
     if (cache?.protocol !== undefined) w.protocol = cache.protocol
-    else if (cache?.complete !== true) {
-      const protocol = yield* sql.unsafe<{ total_markets: string; total_volume: string; total_trades: string; total_users: string }>(`select * from protocol_stats where id = 1`)
-      if (protocol[0] !== undefined) {
-        w.protocol = { totalMarkets: BigInt(protocol[0].total_markets), totalVolume: BigInt(protocol[0].total_volume), totalTrades: BigInt(protocol[0].total_trades), totalUsers: BigInt(protocol[0].total_users) }
+    else if (!complete) {
+      const [row] = yield* selectKeyed(WORKING_TABLES.protocol, [[1]])
+      if (row !== undefined) {
+        const { id: _, ...totals } = row
+        w.protocol = totals as unknown as ProtocolRow
       }
     }
     return w
@@ -137,7 +127,7 @@ export const loadKeyedInto = (rows: KeyedRows, keys: RowKeys, cache?: RowCache) 
     KEYED_NAMES,
     (name) => {
       const into = rows[name].map as Map<string, unknown>
-      const cached = cache?.keyed[name]
+      const cached = cache?.tables[name]
       const misses = new Map<string, ReadonlyArray<KeyPart>>()
       for (const [key, parts] of keys[name]) {
         if (cached?.has(key) === true) into.set(key, cached.get(key))
@@ -163,139 +153,24 @@ export const loadState = (keys: Keys, rowKeys: RowKeys, cache?: RowCache) =>
     return state
   })
 
-/** JSON image of a row for the undo log (bigints as strings). */
-const image = (row: object | undefined) =>
-  row === undefined ? null : JSON.stringify(row, (_, v) => (typeof v === "bigint" ? v.toString() : v))
-
-/** Images of every row of `before` under the keys `after` holds, for undo. */
-export const undoImages = (before: Working, after: Working) => {
-  const rows: Array<{ table: string; key: string; image: string | null }> = []
-  for (const id of after.markets.keys()) rows.push({ table: "market", key: id.toString(), image: image(before.markets.get(id)) })
-  for (const key of after.positions.keys()) rows.push({ table: "position", key, image: image(before.positions.get(key)) })
-  for (const key of after.users.keys()) rows.push({ table: "user_stats", key, image: image(before.users.get(key)) })
-  rows.push({ table: "protocol_stats", key: "1", image: image(before.protocol) })
-  return rows
-}
-
-/** A first-slice table: its columns (SQL types, key) and a row's values in column order. */
-interface SliceTable<R> {
-  readonly name: string
-  readonly columns: ReadonlyArray<readonly [name: string, type: string]>
-  readonly key: ReadonlyArray<string>
-  readonly values: (row: R) => ReadonlyArray<DbValue>
-}
-
-const opt = (v: bigint | number | null) => (v === null ? null : s(v))
-
-const MARKET: SliceTable<MarketRow> = {
-  name: "market",
-  columns: [
-    ["id", "numeric"], ["question", "text"], ["end_time", "numeric"], ["oracle", "text"], ["creator", "text"], ["yes_token", "text"], ["no_token", "text"],
-    ["created_at", "bigint"], ["created_block", "bigint"], ["created_tx", "text"], ["total_collateral", "numeric"], ["volume", "numeric"], ["trade_count", "bigint"],
-    ["is_resolved", "boolean"], ["outcome", "boolean"], ["resolution_type", "text"], ["resolved_at", "bigint"], ["refund_mode", "boolean"], ["yes_price", "numeric"],
-    ["last_trade_at", "bigint"]
-  ],
-  key: ["id"],
-  values: (r) => [
-    s(r.id), r.question, s(r.endTime), r.oracle, r.creator, r.yesToken, r.noToken, s(r.createdAt), s(r.createdBlock), r.createdTx, s(r.totalCollateral), s(r.volume),
-    s(r.tradeCount), r.isResolved, r.outcome, r.resolutionType, opt(r.resolvedAt), r.refundMode, s(r.yesPrice), opt(r.lastTradeAt)
-  ]
-}
-
-const POSITION: SliceTable<PositionRow> = {
-  name: "position",
-  columns: [["user_address", "text"], ["market_id", "numeric"], ["yes_balance", "numeric"], ["no_balance", "numeric"], ["yes_cost", "numeric"], ["no_cost", "numeric"], ["realized_pnl", "numeric"]],
-  key: ["user_address", "market_id"],
-  values: (r) => [r.user, s(r.marketId), s(r.yesBalance), s(r.noBalance), s(r.yesCost), s(r.noCost), s(r.realizedPnl)]
-}
-
-const USER: SliceTable<UserRow> = {
-  name: "user_stats",
-  columns: [["address", "text"], ["volume", "numeric"], ["trade_count", "bigint"], ["realized_pnl", "numeric"], ["traded", "boolean"]],
-  key: ["address"],
-  values: (r) => [r.address, s(r.volume), s(r.tradeCount), s(r.realizedPnl), r.traded]
-}
-
-/** Rows of a first-slice table equal: every field is a scalar (bigints compared by value). */
-const sameFields = <R extends object>(a: R, b: R) => {
-  for (const k in a) if (a[k] !== b[k]) return false
-  // A field only the new row has set (absent and undefined are the same).
-  for (const k in b) if (!(k in a) && b[k] !== undefined) return false
-  return true
-}
-
 /**
- * Writes the rows of `after` that differ from `before`: rows `before` lacks (absent from the
- * database) with COPY, changed ones with one upsert; unchanged rows are not written.
+ * The protocol row: written by every batch (so it exists once anything was indexed), imaged for
+ * undo when it changed.
  */
-const writeChanged = <K, R extends object>(table: SliceTable<R>, before: ReadonlyMap<K, R>, after: ReadonlyMap<K, R>) => {
-  const inserts: Array<ReadonlyArray<DbValue>> = []
-  const updates: Array<ReadonlyArray<DbValue>> = []
-  for (const [key, row] of after) {
-    const old = before.get(key)
-    if (old === undefined) inserts.push(table.values(row))
-    else if (!sameFields(old, row)) updates.push(table.values(row))
-  }
-  return writeSliceRows(table, inserts, updates)
+const writeProtocol = (before: ProtocolRow, after: ProtocolRow, withUndo: boolean) => {
+  const def = WORKING_TABLES.protocol
+  const [was, now] = [storedProtocol(before), storedProtocol(after)]
+  return sameRow(def, was, now)
+    ? Effect.as(writeKeyedRows(def, { inserts: [], upserts: [encodeRow(def, now)], deletes: [] }), [])
+    : writeKeyed(def, new Map([[1, was]]), new Map([[1, now]]), withUndo)
 }
 
-/**
- * Writes the rows an in-place fold touched (key -> row before the batch, `now`: after it), each
- * still present: absent before -> COPY, present -> upsert. (First-slice rows are never deleted.)
- */
-const writeTouched = <K, R>(table: SliceTable<R>, touched: ReadonlyMap<K, R | null | undefined>, now: ReadonlyMap<K, R | null>) => {
-  const inserts: Array<ReadonlyArray<DbValue>> = []
-  const updates: Array<ReadonlyArray<DbValue>> = []
-  for (const [key, old] of touched) {
-    const row = now.get(key)
-    if (row === undefined || row === null) continue
-    if (old === undefined || old === null) inserts.push(table.values(row))
-    else updates.push(table.values(row))
-  }
-  return writeSliceRows(table, inserts, updates)
-}
-
-/** New rows with COPY, changed ones with one unnest upsert. */
-const writeSliceRows = <R>(table: SliceTable<R>, inserts: ReadonlyArray<ReadonlyArray<DbValue>>, updates: ReadonlyArray<ReadonlyArray<DbValue>>) =>
+/** The first slice's appended rows and every reducer's logs. */
+const appendAll = (state: State) =>
   Effect.gen(function* () {
-    const names = table.columns.map(([name]) => name)
-    yield* copyIn(table.name, names, inserts)
-    if (updates.length === 0) return
-    const sql = yield* SqlClient.SqlClient
-    const rest = names.filter((n) => !table.key.includes(n))
-    yield* sql.unsafe(
-      `insert into ${table.name} (${names.join(", ")}) select * from unnest(${table.columns.map(([, type], i) => `$${i + 1}::${type}[]`).join(", ")})
-       on conflict (${table.key.join(", ")}) do update set ${rest.map((n) => `${n} = excluded.${n}`).join(", ")}`,
-      names.map((_, i) => updates.map((u) => u[i]))
-    )
-  })
-
-/** The protocol row's values, in column order. */
-const protocolValues = (p: ProtocolRow) => [s(p.totalMarkets), s(p.totalVolume), s(p.totalTrades), s(p.totalUsers)] as const
-
-const writeProtocol = (p: ProtocolRow) => writeProtocolValues(protocolValues(p))
-
-const writeProtocolValues = (values: readonly [string, string, string, string]) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.unsafe(
-      `insert into protocol_stats values (1, $1, $2, $3, $4)
-       on conflict (id) do update set total_markets = excluded.total_markets, total_volume = excluded.total_volume, total_trades = excluded.total_trades, total_users = excluded.total_users`,
-      [...values]
-    )
-  )
-
-const appendRows = (w: Working) =>
-  Effect.gen(function* () {
-    yield* copyIn(
-      "trade",
-      ["block_number", "log_index", "tx_hash", "timestamp", "market_id", "trader", "recipient", "trade_type", "amount_in", "amount_out", "clob_filled", "amm_filled"],
-      w.appended.trades.map((r) => [r.block, r.logIndex, r.txHash, r.timestamp, s(r.marketId), r.trader, r.recipient, r.tradeType, s(r.amountIn), s(r.amountOut), s(r.clobFilled), s(r.ammFilled)])
-    )
-    yield* copyIn(
-      "price_snapshot",
-      ["block_number", "log_index", "timestamp", "market_id", "yes_price", "source", "open_interest"],
-      w.appended.priceSnapshots.map((r) => [r.block, r.logIndex, r.timestamp, s(r.marketId), s(r.yesPrice), r.source, s(r.openInterest)])
-    )
+    yield* appendRows(WORKING_LOGS.trades, state.appended.trades as unknown as ReadonlyArray<AnyRow>)
+    yield* appendRows(WORKING_LOGS.priceSnapshots, state.appended.priceSnapshots as unknown as ReadonlyArray<AnyRow>)
+    for (const name of LOG_NAMES) yield* appendRows(APPEND_TABLES[name], state.logs[name] as unknown as ReadonlyArray<AnyRow>)
   })
 
 /**
@@ -328,18 +203,17 @@ export const lockCheckpointAt = (chainId: number, block: number) =>
 const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    yield* writeChanged(MARKET, before.markets, after.markets)
-    yield* writeChanged(POSITION, before.positions, after.positions)
-    yield* writeChanged(USER, before.users, after.users)
-    yield* writeProtocol(after.protocol)
-    yield* appendRows(after)
-    const keyedUndo: Array<UndoEntry> = []
-    for (const name of KEYED_NAMES) {
-      keyedUndo.push(...(yield* writeKeyed(KEYED_TABLES[name], before.rows[name] as unknown as AnyRows, after.rows[name] as unknown as AnyRows, undoBlock !== undefined)))
+    const withUndo = undoBlock !== undefined
+    const images: Array<UndoEntry> = []
+    for (const name of WORKING_NAMES) {
+      images.push(...(yield* writeKeyed(WORKING[name].def, anyRows(before[name]), anyRows(after[name]), withUndo)))
     }
-    for (const name of LOG_NAMES) yield* appendTableRows(APPEND_TABLES[name], after.logs[name] as unknown as ReadonlyArray<Record<string, unknown>>)
-    if (undoBlock !== undefined) {
-      const images = [...undoImages(before, after), ...keyedUndo]
+    images.push(...(yield* writeProtocol(before.protocol, after.protocol, withUndo)))
+    for (const name of KEYED_NAMES) {
+      images.push(...(yield* writeKeyed(KEYED_TABLES[name], anyRows(before.rows[name].map), anyRows(after.rows[name].map), withUndo)))
+    }
+    yield* appendAll(after)
+    if (withUndo) {
       yield* sql.unsafe(
         `insert into undo_log select $1, * from unnest($2::text[], $3::text[], $4::jsonb[]) on conflict do nothing`,
         [undoBlock, images.map((i) => i.table), images.map((i) => i.key), images.map((i) => i.image)]
@@ -365,25 +239,22 @@ const writeCheckpoint = (checkpoint: Checkpoint) =>
  * cache's own objects, which the next batch's fold changes while these statements run.
  */
 export const planInPlace = (state: State, touched: Touched, checkpoint: Checkpoint) => {
+  const protocol = WORKING_TABLES.protocol
   // Appended rows and logs are the batch's own, never changed after they are appended.
   const steps: ReadonlyArray<Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient>> = [
-    writeTouched(MARKET, touched.markets, state.markets),
-    writeTouched(POSITION, touched.positions, state.positions),
-    writeTouched(USER, touched.users, state.users),
-    writeProtocolValues(protocolValues(state.protocol)),
-    appendRows(state),
-    ...KEYED_NAMES.map((name) => writeTouchedKeyed(KEYED_TABLES[name], touched.keyed[name], state.rows[name].map as ReadonlyMap<string, unknown>)),
-    ...LOG_NAMES.map((name) => appendTableRows(APPEND_TABLES[name], state.logs[name] as unknown as ReadonlyArray<Record<string, unknown>>)),
+    ...WORKING_NAMES.map((name) => writeTouchedKeyed(WORKING[name].def, anyRows(touched[name]), anyRows(state[name]))),
+    writeKeyedRows(protocol, { inserts: [], upserts: [encodeRow(protocol, storedProtocol(state.protocol))], deletes: [] }),
+    ...KEYED_NAMES.map((name) => writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map)),
+    appendAll(state),
     writeCheckpoint(checkpoint)
   ]
   return Effect.forEach(steps, (step) => step, { discard: true })
 }
 
 /** True when every table the reducers keep rows of is empty (nothing indexed into this database yet). */
-export const mutableTablesEmpty = Effect.flatMap(SqlClient.SqlClient, (sql) => {
-  const tables = ["market", "position", "user_stats", "protocol_stats", ...KEYED_NAMES.map((n) => KEYED_TABLES[n].sql)]
-  return sql.unsafe<{ empty: boolean }>(`select ${tables.map((t) => `not exists (select 1 from ${t})`).join(" and ")} as empty`)
-}).pipe(Effect.map((rows) => rows[0]?.empty === true))
+export const mutableTablesEmpty = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.unsafe<{ empty: boolean }>(`select ${MUTABLE_TABLES.map((t) => `not exists (select 1 from ${t.sql})`).join(" and ")} as empty`)
+).pipe(Effect.map((rows) => rows[0]?.empty === true))
 
 /** Drops undo rows at or below the finalized block: they can never be needed again. */
 export const pruneUndo = (finalized: number) =>
@@ -403,40 +274,8 @@ export const revertTo = (ancestor: { readonly chainId: number; readonly block: n
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(
       Effect.gen(function* () {
-        const firsts = `(select distinct on (table_name, row_key) table_name, row_key, image from undo_log
-                          where block_number > $1 order by table_name, row_key, block_number) f`
-        yield* sql.unsafe(`delete from market where id::text in (select row_key from ${firsts} where table_name = 'market')`, [ancestor.block])
-        yield* sql.unsafe(
-          `insert into market select (i->>'id')::numeric, i->>'question', (i->>'endTime')::numeric, i->>'oracle', i->>'creator', i->>'yesToken', i->>'noToken',
-             (i->>'createdAt')::bigint, (i->>'createdBlock')::bigint, i->>'createdTx', (i->>'totalCollateral')::numeric, (i->>'volume')::numeric,
-             (i->>'tradeCount')::bigint, (i->>'isResolved')::boolean, (i->>'outcome')::boolean, i->>'resolutionType', (i->>'resolvedAt')::bigint,
-             (i->>'refundMode')::boolean, (i->>'yesPrice')::numeric, (i->>'lastTradeAt')::bigint
-           from (select image as i from ${firsts} where table_name = 'market' and image is not null) r`,
-          [ancestor.block]
-        )
-        yield* sql.unsafe(`delete from position where user_address || ':' || market_id::text in (select row_key from ${firsts} where table_name = 'position')`, [ancestor.block])
-        yield* sql.unsafe(
-          `insert into position select i->>'user', (i->>'marketId')::numeric, (i->>'yesBalance')::numeric, (i->>'noBalance')::numeric,
-             (i->>'yesCost')::numeric, (i->>'noCost')::numeric, (i->>'realizedPnl')::numeric
-           from (select image as i from ${firsts} where table_name = 'position' and image is not null) r`,
-          [ancestor.block]
-        )
-        yield* sql.unsafe(`delete from user_stats where address in (select row_key from ${firsts} where table_name = 'user_stats')`, [ancestor.block])
-        yield* sql.unsafe(
-          `insert into user_stats select i->>'address', (i->>'volume')::numeric, (i->>'tradeCount')::bigint, (i->>'realizedPnl')::numeric, (i->>'traded')::boolean
-           from (select image as i from ${firsts} where table_name = 'user_stats' and image is not null) r`,
-          [ancestor.block]
-        )
-        yield* sql.unsafe(`delete from protocol_stats where exists (select 1 from ${firsts} where table_name = 'protocol_stats')`, [ancestor.block])
-        yield* sql.unsafe(
-          `insert into protocol_stats select 1, (i->>'totalMarkets')::numeric, (i->>'totalVolume')::numeric, (i->>'totalTrades')::numeric, (i->>'totalUsers')::numeric
-           from (select image as i from ${firsts} where table_name = 'protocol_stats' and image is not null) r`,
-          [ancestor.block]
-        )
-        yield* sql.unsafe(`delete from trade where block_number > $1`, [ancestor.block])
-        yield* sql.unsafe(`delete from price_snapshot where block_number > $1`, [ancestor.block])
-        for (const name of KEYED_NAMES) yield* revertKeyed(KEYED_TABLES[name], ancestor.block)
-        for (const name of LOG_NAMES) yield* revertAppended(APPEND_TABLES[name], ancestor.block)
+        for (const def of MUTABLE_TABLES) yield* revertKeyed(def, ancestor.block)
+        for (const def of APPEND_ONLY_TABLES) yield* revertAppended(def, ancestor.block)
         yield* sql.unsafe(`delete from undo_log where block_number > $1`, [ancestor.block])
         yield* sql.unsafe(`update indexer_checkpoint set block_number = $2, block_hash = $3, digest = $4, updated_at = now() where chain_id = $1`, [
           ancestor.chainId,

@@ -1,7 +1,8 @@
 /**
- * How the rows of every reducer beyond the first slice map to Postgres: one descriptor per table
- * naming its columns, their SQL types and how a field is encoded. The generic sink code
- * (`rows-sink.ts`) loads, writes, images and restores any table from its descriptor alone.
+ * How the rows of every reducer map to Postgres: one descriptor per table naming its columns,
+ * their SQL types and how a field is encoded. The generic sink code (`rows-sink.ts`) loads,
+ * writes, images and restores any table from its descriptor alone, and the analytics export
+ * reads the undo log through the same descriptors.
  *
  * Invariants:
  * - uint256/int256 fields are `bigint` in rows and NUMERIC(78,0) in Postgres, encoded as decimal
@@ -11,17 +12,45 @@
  * - every append-only table has (block_number, log_index) as its primary key, which is how a
  *   reorg deletes its rows above the common ancestor.
  */
-import type { DiamondCutRow, FeeChangeRow, HookUpgradeRow, PauseChangeRow, PauseStateRow, RoleChangeRow } from "./reduce/admin.js"
-import type { LiquidityEventRow, LiquidityPositionRow, PoolRow } from "./reduce/amm.js"
-import type { CandleRow } from "./reduce/candles.js"
-import type { EventGroupRow } from "./reduce/event-groups.js"
-import type { HolderRow, OutcomeTokenRow } from "./reduce/holders.js"
-import type { ApprovedOracleRow, FeedMarketRow, ManualOracleRow, ManualReportRow, OracleActionRow, OracleApprovalRow } from "./reduce/oracles.js"
-import type { BookLevelRow, FeeRow, MatchRow, OrderRow, TakerFillRow } from "./reduce/orders.js"
-import type { PositionHistoryRow } from "./reduce/positions.js"
-import type { ReferralRow } from "./reduce/referrals.js"
+import type {
+  BookLevelRow,
+  CandleRow,
+  FeeRow,
+  HolderRow,
+  LiquidityEventRow,
+  LiquidityPositionRow,
+  MarketRow,
+  MatchRow,
+  OrderRow,
+  OutcomeTokenRow,
+  PoolRow,
+  PositionHistoryRow,
+  PositionRow,
+  PriceSnapshotRow,
+  ProtocolRow,
+  ReferralRow,
+  TakerFillRow,
+  TradeRow,
+  TraderActivityRow,
+  TraderMarketRow,
+  UserRow
+} from "./reduce/model.js"
+import type {
+  ApprovedOracleRow,
+  DiamondCutRow,
+  EventGroupRow,
+  FeeChangeRow,
+  FeedMarketRow,
+  HookUpgradeRow,
+  ManualOracleRow,
+  ManualReportRow,
+  OracleActionRow,
+  OracleApprovalRow,
+  PauseChangeRow,
+  PauseStateRow,
+  RoleChangeRow
+} from "./reduce/model-governance.js"
 import type { AppendedLogs, KeyedRows } from "./reduce/state.js"
-import type { TraderActivityRow, TraderMarketRow } from "./reduce/trader-activity.js"
 
 /** A value as Postgres takes it in a parameter array and as the undo image stores it in JSON. */
 export type DbValue = string | number | boolean | null | ReadonlyArray<unknown> | { readonly [k: string]: unknown }
@@ -102,6 +131,45 @@ const TRADER_ACTIVITY = [
   ["dayFirstTradeAt", int8], ["lastTradeDay", int8], ["run", int4], ["longestRun", int4], ["streaks", int4], ["liquidityDays", int4],
   ["lastLiquidityDay", int8]
 ] as const
+
+/** The protocol totals as stored: one row, id 1. */
+export type ProtocolStatsRow = ProtocolRow & { readonly id: 1 }
+
+/**
+ * The first slice's mutable tables, whose rows the reducers hold in the plain Maps of `Working`
+ * (absent rows not held) rather than in `KeyedRows`; stored, imaged and restored like the rest.
+ */
+export const WORKING_TABLES = {
+  markets: tableOf<MarketRow>()("market", ["id"], [
+    ["id", big], ["question", text], ["endTime", big], ["oracle", text], ["creator", text], ["yesToken", text], ["noToken", text],
+    ["createdAt", int8], ["createdBlock", int8], ["createdTx", text], ["totalCollateral", big], ["volume", big], ["tradeCount", count],
+    ["isResolved", bool], ["outcome", bool], ["resolutionType", text], ["resolvedAt", int8], ["refundMode", bool], ["yesPrice", big],
+    ["lastTradeAt", int8]
+  ]),
+  positions: tableOf<PositionRow>()("position", ["user", "marketId"], [
+    ["user", text, "user_address"], ["marketId", big], ["yesBalance", big], ["noBalance", big], ["yesCost", big], ["noCost", big],
+    ["realizedPnl", big]
+  ]),
+  users: tableOf<UserRow>()("user_stats", ["address"], [
+    ["address", text], ["volume", big], ["tradeCount", count], ["realizedPnl", big], ["traded", bool]
+  ]),
+  protocol: tableOf<ProtocolStatsRow>()("protocol_stats", ["id"], [
+    ["id", int2], ["totalMarkets", big], ["totalVolume", big], ["totalTrades", big], ["totalUsers", big]
+  ])
+} as const
+
+/** The first slice's append-only tables (`Working.appended`). */
+export const WORKING_LOGS = {
+  trades: tableOf<TradeRow, "address">()("trade", APPEND_KEY, [
+    ...LOCATED, ["marketId", big], ["trader", text], ["recipient", text], ["tradeType", int2], ["amountIn", big], ["amountOut", big],
+    ["clobFilled", big], ["ammFilled", big]
+  ]),
+  // A snapshot's transaction is its trade's: not stored again.
+  priceSnapshots: tableOf<PriceSnapshotRow, "address" | "txHash">()("price_snapshot", APPEND_KEY, [
+    ["block", int8, "block_number"], ["logIndex", int4], ["timestamp", int8], ["marketId", big], ["yesPrice", big], ["source", text],
+    ["openInterest", big]
+  ])
+} as const
 
 export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
   outcomeTokens: tableOf<OutcomeTokenRow>()("outcome_token", ["address"], [
@@ -199,9 +267,11 @@ export const APPEND_TABLES: { readonly [K in keyof AppendedLogs]: TableDef } = {
   ])
 }
 
-/** Every table the sink writes: the first slice's (sink.ts) and those above. */
-export const SINK_TABLES: ReadonlyArray<string> = [
-  "market", "position", "user_stats", "protocol_stats", "trade", "price_snapshot",
-  ...Object.values(KEYED_TABLES).map((t) => t.sql),
-  ...Object.values(APPEND_TABLES).map((t) => t.sql)
-]
+/** Every table whose rows change in place: restored from the undo log on a reorg. */
+export const MUTABLE_TABLES: ReadonlyArray<TableDef> = [...Object.values(WORKING_TABLES), ...Object.values(KEYED_TABLES)]
+
+/** Every append-only table: rows above the common ancestor deleted on a reorg. */
+export const APPEND_ONLY_TABLES: ReadonlyArray<TableDef> = [...Object.values(WORKING_LOGS), ...Object.values(APPEND_TABLES)]
+
+/** Every table the sink writes. */
+export const SINK_TABLES: ReadonlyArray<string> = [...MUTABLE_TABLES, ...APPEND_ONLY_TABLES].map((t) => t.sql)

@@ -10,58 +10,10 @@
  *   one row write, not one per market; the backend's quote reads "hook" and "exchange".
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
-import type { Located } from "./markets.js"
+import type { Located } from "./model.js"
 import { putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
-
-export interface RoleChangeRow extends Located {
-  readonly role: string
-  readonly account: string
-  readonly sender: string
-  readonly action: "GRANTED" | "REVOKED"
-}
-
-export type PauseScope = "GLOBAL" | "MODULE" | "HOOK" | "EXCHANGE"
-
-export interface PauseChangeRow extends Located {
-  readonly scope: PauseScope
-  readonly moduleId: string | null
-  readonly paused: boolean
-  readonly account: string | null
-}
-
-export interface PauseStateRow {
-  /** "global", "hook", "exchange" or the module id. */
-  readonly scope: string
-  paused: boolean
-  account: string | null
-  updatedAt: number
-  updatedBlock: number
-}
-
-export interface DiamondCutRow extends Located {
-  /** [{ facetAddress, action, functionSelectors }] as JSON. */
-  readonly cuts: ReadonlyArray<{ readonly facetAddress: string; readonly action: number; readonly functionSelectors: ReadonlyArray<string> }>
-  readonly init: string
-  readonly data: string
-}
-
-export type FeeKind = "DEFAULT_REDEMPTION_FEE" | "MARKET_CREATION_FEE" | "FEE_RECIPIENT" | "MARKET_REDEMPTION_FEE"
-
-export interface FeeChangeRow extends Located {
-  readonly kind: FeeKind
-  readonly marketId: bigint | null
-  /** Previous and new value as text: basis points, a raw USDC amount or an address. Null when the event does not say. */
-  readonly previousValue: string | null
-  readonly newValue: string
-  readonly overridden: boolean | null
-}
-
-export interface HookUpgradeRow extends Located {
-  readonly action: "PROPOSED" | "EXECUTED" | "CANCELLED"
-  readonly implementation: string
-  readonly readyAt: bigint | null
-}
+import type { FeeChangeRow, PauseScope } from "./model-governance.js"
 
 export const pauseKey = (scope: string) => rowKey(scope)
 

@@ -14,49 +14,9 @@
  */
 import { yesPriceFromSqrt } from "../../schema/amm-price.js"
 import type { DomainEventOf } from "../../schema/domain-events.js"
-import type { Located } from "./markets.js"
+import type { Located, PoolRow } from "./model.js"
 import { dropRow, getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
-
-export interface PoolRow {
-  readonly poolId: string
-  readonly marketId: bigint
-  readonly yesToken: string
-  readonly quoteToken: string
-  readonly yesIsCurrency0: boolean
-  readonly registeredAt: number
-  readonly registeredBlock: number
-  initialized: boolean
-  sqrtPriceX96: bigint | null
-  liquidity: bigint
-  tick: number | null
-  fee: number | null
-  tickSpacing: number | null
-  updatedAt: number
-  updatedBlock: number
-}
-
-export interface LiquidityPositionRow {
-  readonly poolId: string
-  readonly owner: string
-  readonly tickLower: number
-  readonly tickUpper: number
-  readonly salt: string
-  readonly marketId: bigint
-  liquidity: bigint
-  updatedAt: number
-}
-
-export interface LiquidityEventRow extends Located {
-  readonly poolId: string
-  readonly marketId: bigint
-  readonly owner: string
-  readonly tickLower: number
-  readonly tickUpper: number
-  readonly salt: string
-  /** Signed: positive adds liquidity, negative removes it. */
-  readonly liquidityDelta: bigint
-}
 
 export const poolKey = (poolId: string) => rowKey(poolId)
 export const lpKey = (poolId: string, owner: string, tickLower: number, tickUpper: number, salt: string) =>

@@ -16,7 +16,7 @@
  * Buckets start at multiples of the timeframe in unix seconds, except weeks, which start on
  * Monday 00:00 UTC (unix time 0 was a Thursday: weeks are offset by 4 days).
  */
-import type { Located, PriceSnapshotRow } from "./markets.js"
+import type { CandleRow, Located, PriceSnapshotRow, Timeframe } from "./model.js"
 import { getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
 
@@ -28,26 +28,13 @@ export const TIMEFRAMES = [
   ["4h", 14_400],
   ["1d", 86_400],
   ["1w", 604_800]
-] as const
-export type Timeframe = (typeof TIMEFRAMES)[number][0]
+] as const satisfies ReadonlyArray<readonly [Timeframe, number]>
 
 const WEEK_OFFSET = 4 * 86_400
 
 export const bucketStart = (seconds: number, timestamp: number): number => {
   const offset = seconds === 604_800 ? WEEK_OFFSET : 0
   return Math.floor((timestamp - offset) / seconds) * seconds + offset
-}
-
-export interface CandleRow {
-  readonly marketId: bigint
-  readonly timeframe: Timeframe
-  readonly bucket: number
-  open: bigint | null
-  high: bigint | null
-  low: bigint | null
-  close: bigint | null
-  volume: bigint
-  tradeCount: bigint
 }
 
 export const candleKey = (marketId: bigint, timeframe: Timeframe, bucket: number) => rowKey(marketId, timeframe, bucket)

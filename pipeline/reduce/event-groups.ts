@@ -9,27 +9,10 @@
  *   not, and then it stays null.
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
-import type { Located } from "./markets.js"
+import type { Located } from "./model.js"
 import { getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
-
-export type EventGroupState = "CREATED" | "RESOLVED" | "REFUND"
-
-export interface EventGroupRow {
-  readonly id: bigint
-  readonly name: string
-  readonly creator: string
-  readonly endTime: bigint
-  readonly marketIds: ReadonlyArray<bigint>
-  readonly oracle: string | null
-  winningIndex: bigint | null
-  state: EventGroupState
-  resolver: string | null
-  closedAt: number | null
-  readonly createdAt: number
-  readonly createdBlock: number
-  readonly createdTx: string
-}
+import type { EventGroupRow } from "./model-governance.js"
 
 export const eventGroupKey = (id: bigint) => rowKey(id)
 

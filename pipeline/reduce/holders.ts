@@ -19,28 +19,10 @@
  * redemptions and refunds.
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
-import type { Located, ProtocolContracts } from "./markets.js"
+import type { Located, OutcomeTokenRow, ProtocolContracts } from "./model.js"
 import { acquire, dispose } from "./positions.js"
 import { dropRow, getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
-
-export type TokenSide = "YES" | "NO"
-
-export interface OutcomeTokenRow {
-  readonly address: string
-  readonly marketId: bigint
-  readonly side: TokenSide
-  supply: bigint
-  holders: bigint
-}
-
-export interface HolderRow {
-  readonly token: string
-  readonly holder: string
-  readonly marketId: bigint
-  readonly side: TokenSide
-  balance: bigint
-}
 
 export const ZERO_ADDRESS = `0x${"0".repeat(40)}`
 

@@ -21,84 +21,8 @@
  * this module; `all.ts` dispatches every event, running this module's `reduceEvent` first.
  */
 import type { DomainEvent, DomainEventOf } from "../../schema/domain-events.js"
-import { acquire, dispose, markTraded, splitCost, userRow, type PositionRow, type ProtocolContracts, type UserRow } from "./positions.js"
-
-export { positionKey, type PositionRow, type ProtocolContracts, type UserRow } from "./positions.js"
-
-/** Where an event sits on the chain; every derived row carries it. */
-export interface Located {
-  readonly block: number
-  readonly timestamp: number
-  readonly txHash: string
-  readonly logIndex: number
-  /** The emitting contract, lowercase (an outcome token's Transfer names its token only here). */
-  readonly address: string
-}
-
-export type ResolutionType = "NONE" | "ORACLE" | "EMERGENCY" | "REFUND"
-
-export interface MarketRow {
-  readonly id: bigint
-  readonly question: string
-  readonly endTime: bigint
-  readonly oracle: string
-  readonly creator: string
-  readonly yesToken: string
-  readonly noToken: string
-  readonly createdAt: number
-  readonly createdBlock: number
-  readonly createdTx: string
-  totalCollateral: bigint
-  volume: bigint
-  tradeCount: bigint
-  isResolved: boolean
-  outcome: boolean | null
-  resolutionType: ResolutionType
-  resolvedAt: number | null
-  refundMode: boolean
-  /**
-   * Latest YES price, 1e6-scaled, within 0..1e6: the last snapshot (hook or router) while the
-   * market trades; 1e6 or 0 by outcome once resolved; before any trade, the pool's initial
-   * price once it is initialized, and 0.5 before that (a pool must open within 0.475..0.525).
-   */
-  yesPrice: bigint
-  lastTradeAt: number | null
-}
-
-export interface ProtocolRow {
-  totalMarkets: bigint
-  totalVolume: bigint
-  totalTrades: bigint
-  totalUsers: bigint
-}
-
-export interface TradeRow extends Located {
-  readonly marketId: bigint
-  readonly trader: string
-  readonly recipient: string
-  readonly tradeType: number
-  readonly amountIn: bigint
-  readonly amountOut: bigint
-  readonly clobFilled: bigint
-  readonly ammFilled: bigint
-}
-
-export interface PriceSnapshotRow extends Located {
-  readonly marketId: bigint
-  readonly yesPrice: bigint
-  readonly source: "router" | "hook_amm"
-  /** The market's collateral at that moment: the open interest of the price series. */
-  readonly openInterest: bigint
-}
-
-/** Rows a batch has read or changed, by key; `undefined` means "known not to exist". */
-export interface Working {
-  readonly markets: Map<bigint, MarketRow>
-  readonly positions: Map<string, PositionRow>
-  readonly users: Map<string, UserRow>
-  protocol: ProtocolRow
-  readonly appended: { readonly trades: Array<TradeRow>; readonly priceSnapshots: Array<PriceSnapshotRow> }
-}
+import { acquire, dispose, markTraded, splitCost, userRow } from "./positions.js"
+import type { Located, MarketRow, ProtocolContracts, ProtocolRow, Working } from "./model.js"
 
 const PRICE_UNIT = 1_000_000n
 

@@ -14,77 +14,10 @@
  * - a price-feed market row is REGISTERED, then RESOLVED (price and outcome set) or UNREGISTERED.
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
-import type { Located } from "./markets.js"
+import type { Located } from "./model.js"
 import { getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
-
-export interface ApprovedOracleRow {
-  readonly oracle: string
-  approved: boolean
-  updatedAt: number
-  updatedBlock: number
-}
-
-export interface OracleApprovalRow extends Located {
-  readonly oracle: string
-  readonly approved: boolean
-}
-
-export interface ManualOracleRow {
-  readonly address: string
-  challengeDelay: bigint
-}
-
-export type ReportSubject = "market" | "event"
-export type ReportState = "REPORTED" | "REVOKED" | "REOPENED"
-
-export interface ManualReportRow {
-  readonly oracle: string
-  readonly subject: ReportSubject
-  readonly subjectId: bigint
-  state: ReportState
-  outcome: boolean | null
-  winningIndex: bigint | null
-  reporter: string | null
-  reportedAt: number | null
-  finalizesAt: bigint | null
-  /** Admin of the last revoke or reopen. */
-  admin: string | null
-  updatedAt: number
-  updatedBlock: number
-}
-
-export type OracleAction = "REPORTED" | "REVOKED" | "REOPENED" | "CHALLENGE_DELAY"
-
-export interface OracleActionRow extends Located {
-  readonly oracle: string
-  readonly action: OracleAction
-  readonly subject: ReportSubject | null
-  readonly subjectId: bigint | null
-  readonly outcome: boolean | null
-  readonly winningIndex: bigint | null
-  /** Reporter or admin. */
-  readonly account: string | null
-  /** New challenge delay (CHALLENGE_DELAY only). */
-  readonly challengeDelay: bigint | null
-}
-
-export type FeedMarketState = "REGISTERED" | "RESOLVED" | "UNREGISTERED"
-
-export interface FeedMarketRow {
-  readonly oracle: string
-  readonly marketId: bigint
-  feed: string
-  threshold: bigint
-  gte: boolean
-  snapshotAt: bigint
-  state: FeedMarketState
-  price: bigint | null
-  outcome: boolean | null
-  registeredAt: number
-  updatedAt: number
-  updatedBlock: number
-}
+import type { OracleActionRow, ReportState, ReportSubject } from "./model-governance.js"
 
 export const approvedOracleKey = (oracle: string) => rowKey(oracle)
 export const manualOracleKey = (oracle: string) => rowKey(oracle)

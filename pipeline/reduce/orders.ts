@@ -24,76 +24,10 @@
  * the taker is a protocol contract (the router: its Trade moves the user's position).
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
-import type { Located, ProtocolContracts } from "./markets.js"
+import type { Located, MatchRow, OrderRow, OrderStatus, ProtocolContracts } from "./model.js"
 import { acquire, atPrice, dispose, markTraded } from "./positions.js"
 import { dropRow, getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
-
-export type OrderStatus = "OPEN" | "PARTIALLY_FILLED" | "FILLED" | "CANCELLED"
-
-export interface OrderRow {
-  readonly id: string
-  readonly marketId: bigint
-  readonly owner: string
-  readonly side: number
-  readonly price: bigint
-  readonly amount: bigint
-  filled: bigint
-  status: OrderStatus
-  readonly builder: string | null
-  readonly placedAt: number
-  readonly placedBlock: number
-  readonly placedTx: string
-  updatedAt: number
-  filledAt: number | null
-  cancelledAt: number | null
-}
-
-export interface BookLevelRow {
-  readonly marketId: bigint
-  readonly side: number
-  readonly price: bigint
-  amount: bigint
-  orders: bigint
-}
-
-export interface MatchRow extends Located {
-  readonly marketId: bigint
-  readonly makerOrderId: string
-  readonly takerOrderId: string
-  /** Owner of the maker order; null only when that order was never seen placed. */
-  readonly maker: string | null
-  readonly makerSide: number | null
-  /** Owner of the taker order, filled in when a matched-before-placed order is placed. */
-  taker: string | null
-  readonly matchType: number
-  readonly amount: bigint
-  readonly price: bigint
-  readonly makerBuilder: string | null
-  readonly takerBuilder: string | null
-}
-
-export interface TakerFillRow extends Located {
-  readonly marketId: bigint
-  readonly taker: string
-  readonly recipient: string
-  readonly takerSide: number
-  readonly totalFilled: bigint
-  readonly totalCost: bigint
-  readonly matchCount: bigint
-}
-
-export interface FeeRow extends Located {
-  readonly marketId: bigint
-  readonly amount: bigint
-}
-
-/** Fills seen for an order id before its OrderPlaced, and the match rows that wait for its owner. */
-export interface PendingFill {
-  filled: bigint
-  readonly matches: Array<number>
-  lastAt: number
-}
 
 export const ZERO_ORDER_ID = `0x${"0".repeat(64)}`
 

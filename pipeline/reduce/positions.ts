@@ -20,38 +20,7 @@
  *   history row is the position as it stood at the end of that minute.
  */
 import { getRow, putRow, rowKey, type Rows } from "./rows.js"
-
-export interface PositionRow {
-  readonly user: string
-  readonly marketId: bigint
-  yesBalance: bigint
-  noBalance: bigint
-  /** Collateral paid for the tokens held (average-cost basis), per side. */
-  yesCost: bigint
-  noCost: bigint
-  realizedPnl: bigint
-}
-
-export interface UserRow {
-  readonly address: string
-  volume: bigint
-  tradeCount: bigint
-  realizedPnl: bigint
-  /** Traded at least once (router trader or recipient, CLOB maker or taker): counted in totalUsers. */
-  traded: boolean
-}
-
-/**
- * The deployment's contracts (every component, the outcome tokens): plumbing, never a user
- * (rule 4). `isVenue` names the two whose every token movement with a user their own events
- * describe (the router: Trade, DustRefunded; the exchange: fills, escrow), so a Transfer between
- * a user and one of them moves no position; a Transfer between a user and any other contract
- * (the pool manager's liquidity, the market factory's seed tokens, ...) is a transfer.
- */
-export interface ProtocolContracts {
-  readonly has: (address: string) => boolean
-  readonly isVenue: (address: string) => boolean
-}
+import type { PositionHistoryRow, PositionRow, ProtocolContracts, UserRow } from "./model.js"
 
 /** The part of a batch's working set the ledger changes. */
 export interface Ledger {
@@ -60,23 +29,6 @@ export interface Ledger {
   readonly protocol: { totalUsers: bigint }
   /** Positions moved by the event being folded (a full state has it; see `recordMoves`). */
   readonly moved?: Set<PositionRow>
-}
-
-/**
- * A position as it stood at the end of one minute in which it moved (`/api/portfolio/:address/history`
- * carries it forward until its next row). One row per (user, market, minute) however many moves
- * the minute held, so the table never has more rows than moves.
- */
-export interface PositionHistoryRow {
-  readonly user: string
-  readonly marketId: bigint
-  /** Unix seconds at the start of the minute (a multiple of 60). */
-  readonly minute: number
-  yesBalance: bigint
-  noBalance: bigint
-  yesCost: bigint
-  noCost: bigint
-  realizedPnl: bigint
 }
 
 /** Minutes: the finest timeframe of the history endpoint, so every timeframe (1m..1w) is exact. */

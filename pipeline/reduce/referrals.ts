@@ -9,16 +9,8 @@
  *   chain from these rows (protocol-facts section 5), not here.
  */
 import type { DomainEventOf } from "../../schema/domain-events.js"
-import type { Located } from "./markets.js"
+import type { Located } from "./model.js"
 import type { State } from "./state.js"
-
-export interface ReferralRow extends Located {
-  readonly marketId: bigint
-  readonly referrer: string
-  readonly trader: string
-  /** USDC (6 decimals) the referred swap moved. */
-  readonly usdcVolume: bigint
-}
 
 export const onReferralRecorded = (s: State, e: DomainEventOf<"Hook_ReferralRecorded">, at: Located): void => {
   s.logs.referrals.push({ ...at, marketId: e.marketId, referrer: e.referrer, trader: e.trader, usdcVolume: e.usdcVolume })

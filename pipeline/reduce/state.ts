@@ -3,25 +3,43 @@
  * protocol totals, trades, price snapshots) plus the keyed rows and appended rows of every
  * other reducer. Plain data (Maps, arrays, objects) so `structuredClone` gives the undo "before".
  */
-import type { DiamondCutRow, FeeChangeRow, HookUpgradeRow, PauseChangeRow, PauseStateRow, RoleChangeRow } from "./admin.js"
-import type { LiquidityEventRow, LiquidityPositionRow, PoolRow } from "./amm.js"
-import type { CandleRow } from "./candles.js"
-import type { EventGroupRow } from "./event-groups.js"
-import type { HolderRow, OutcomeTokenRow } from "./holders.js"
-import { emptyWorking, type Working } from "./markets.js"
+import type {
+  BookLevelRow,
+  CandleRow,
+  FeeRow,
+  HolderRow,
+  LiquidityEventRow,
+  LiquidityPositionRow,
+  MatchRow,
+  OrderRow,
+  OutcomeTokenRow,
+  PendingFill,
+  PoolRow,
+  PositionHistoryRow,
+  PositionRow,
+  ReferralRow,
+  TakerFillRow,
+  TraderActivityRow,
+  TraderMarketRow,
+  Working
+} from "./model.js"
 import type {
   ApprovedOracleRow,
+  DiamondCutRow,
+  EventGroupRow,
+  FeeChangeRow,
   FeedMarketRow,
+  HookUpgradeRow,
   ManualOracleRow,
   ManualReportRow,
   OracleActionRow,
-  OracleApprovalRow
-} from "./oracles.js"
-import type { BookLevelRow, FeeRow, MatchRow, OrderRow, PendingFill, TakerFillRow } from "./orders.js"
-import type { PositionHistoryRow, PositionRow } from "./positions.js"
-import type { ReferralRow } from "./referrals.js"
+  OracleApprovalRow,
+  PauseChangeRow,
+  PauseStateRow,
+  RoleChangeRow
+} from "./model-governance.js"
+import { emptyWorking } from "./markets.js"
 import { emptyRows, type Rows } from "./rows.js"
-import type { TraderActivityRow, TraderMarketRow } from "./trader-activity.js"
 
 /** Mutable tables, each keyed as its module's `...Key` function says. */
 export interface KeyedRows {

@@ -23,43 +23,12 @@
  *   `run` the length of the run ending on `lastTradeDay`.
  */
 import { THRESHOLDS } from "../../schema/point-rules.js"
-import type { LiquidityEventRow } from "./amm.js"
-import type { TradeRow } from "./markets.js"
+import type { LiquidityEventRow, TradeRow, TraderActivityRow, TraderMarketRow } from "./model.js"
 import { getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
 
-export interface TraderActivityRow {
-  readonly address: string
-  /** The UTC day (unix seconds / 86400) these totals stand at the end of. */
-  readonly day: number
-  volume: bigint
-  trades: bigint
-  /** Some trade moved at least `firstTradeUsdc`. */
-  firstTrade: boolean
-  firstTradeAt: number | null
-  lastTradeAt: number | null
-  /** The first trade of `day` (null when the address did not trade that day). */
-  dayFirstTradeAt: number | null
-  lastTradeDay: number | null
-  run: number
-  longestRun: number
-  streaks: number
-  liquidityDays: number
-  lastLiquidityDay: number | null
-}
-
 export const DAY_SECONDS = 86_400
 export const dayOf = (timestamp: number) => Math.floor(timestamp / DAY_SECONDS)
-
-export interface TraderMarketRow {
-  readonly address: string
-  readonly marketId: bigint
-  /** The address's last trade in the market as trader; null if it only ever received shares. */
-  lastTradedAt: number | null
-  /** Shares bought minus shares sold as recipient, per side (YES: trade types 0/1, NO: 2/3). */
-  netYes: bigint
-  netNo: bigint
-}
 
 export const traderMarketKey = (address: string, marketId: bigint) => rowKey(address, marketId)
 

@@ -28,7 +28,7 @@
  * in Postgres, in the COPY's own query (`refuse` in `out-of-range.ts`): the export fails with
  * `ValueOutOfRange` naming the table, column and value, instead of truncating or rounding.
  */
-import { APPEND_TABLES, codecs, KEYED_TABLES } from "../../pipeline/tables.js"
+import { APPEND_ONLY_TABLES, codecs, MUTABLE_TABLES } from "../../pipeline/tables.js"
 import { refuse } from "./out-of-range.js"
 
 /** Columns holding 6-decimal amounts or 1e6-scaled prices, exported as DECIMAL(38,6) units. */
@@ -53,7 +53,7 @@ export const UNIT_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
 
 /** jsonb columns holding a JSON array of uint256 decimal strings (the `bigList` codec). */
 const DECIMAL_LIST_COLUMNS: ReadonlySet<string> = new Set(
-  [...Object.values(KEYED_TABLES), ...Object.values(APPEND_TABLES)].flatMap((t) =>
+  [...MUTABLE_TABLES, ...APPEND_ONLY_TABLES].flatMap((t) =>
     t.columns.filter((c) => c.codec === codecs.bigList).map((c) => `${t.sql}.${c.name}`)
   )
 )

@@ -6,16 +6,14 @@
  * The undo log (see pipeline/sink.ts) holds, for every unfinalized block b and every row b
  * changed, the row as it was before b (null: it did not exist). So the row as of the finalized
  * block F is the image of the FIRST undo entry above F for its key, and rows without an entry
- * above F are unchanged since F. Two formats exist:
- * - the first slice's tables (market, position, user_stats, protocol_stats): row_key is the
- *   reducer's key text and the image is the reducer's row object (camelCase fields);
- * - the tables of `pipeline/tables.ts`: row_key is a JSON object of the key columns and the
- *   image a JSON object of every column, both by column name.
+ * above F are unchanged since F. Every mutable table has one format (`pipeline/rows-sink.ts`,
+ * driven by the descriptors of `pipeline/tables.ts`): row_key is a JSON object of the key columns
+ * and the image a JSON object of every column, both by column name.
  *
  * Invariant: a table missing here whose name appears in the undo log above F makes the
  * finalized export fail (`UnknownUndoTable`) rather than export tip rows as if final.
  */
-import { KEYED_TABLES } from "../../pipeline/tables.js"
+import { MUTABLE_TABLES } from "../../pipeline/tables.js"
 import { quoteIdent } from "./columns.js"
 
 export interface UndoRule {
@@ -32,15 +30,6 @@ const literal = (text: string) => `'${text.replace(/'/g, "''")}'`
 const fromJson = (source: string, field: string, pgType: string) =>
   pgType === "jsonb" || pgType === "json" ? `(${source}->${literal(field)})::${pgType}` : `(${source}->>${literal(field)})::${pgType}`
 
-const camel = (column: string) => column.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase())
-
-/** A first-slice table: text key as `positionKey`/`id.toString()` make it, camelCase image. */
-const reducerRow = (rowKey: string, overrides: Readonly<Record<string, string>> = {}): UndoRule => ({
-  undoKey: () => ["f.row_key"],
-  rowKey: [rowKey],
-  imageColumn: (column, pgType) => overrides[column] ?? fromJson("f.image", camel(column), pgType)
-})
-
 /** A descriptor table: JSON key and image by column name (`rows-sink.ts`). */
 const descriptorRow = (keyColumns: ReadonlyArray<string>): UndoRule => ({
   undoKey: (columnType) => keyColumns.map((c) => fromJson("f.row_key::jsonb", c, columnType(c))),
@@ -48,15 +37,6 @@ const descriptorRow = (keyColumns: ReadonlyArray<string>): UndoRule => ({
   imageColumn: (column, pgType) => fromJson("f.image", column, pgType)
 })
 
-export const UNDO_RULES: Readonly<Record<string, UndoRule>> = {
-  market: reducerRow("t.id::text"),
-  position: reducerRow(`t.user_address || ':' || t.market_id::text`, { user_address: fromJson("f.image", "user", "text") }),
-  user_stats: reducerRow("t.address"),
-  protocol_stats: reducerRow("t.id::text", { id: "1::smallint" }),
-  ...Object.fromEntries(
-    Object.values(KEYED_TABLES).map((def) => [
-      def.sql,
-      descriptorRow(def.key.map((field) => def.columns.find((c) => c.field === field)!.name))
-    ])
-  )
-}
+export const UNDO_RULES: Readonly<Record<string, UndoRule>> = Object.fromEntries(
+  MUTABLE_TABLES.map((def) => [def.sql, descriptorRow(def.key.map((field) => def.columns.find((c) => c.field === field)!.name))])
+)

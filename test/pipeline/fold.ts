@@ -3,7 +3,7 @@
  */
 import type { DomainEvent } from "../../schema/domain-events.js"
 import { reduceAll } from "../../pipeline/reduce/all.js"
-import type { Located } from "../../pipeline/reduce/markets.js"
+import type { Located } from "../../pipeline/reduce/model.js"
 import { emptyState, type State } from "../../pipeline/reduce/state.js"
 
 export const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
