@@ -31,6 +31,12 @@ export const indexedBlock = Metric.gauge("predix_indexer_indexed_block", { descr
 export const headBlock = Metric.gauge("predix_indexer_head_block", { description: "Newest chain head seen" })
 export const lagBlocks = Metric.gauge("predix_indexer_lag_blocks", { description: "Blocks between the newest head seen and the last committed" })
 
+/** Registers the counters and histograms, so a scrape shows them at zero before their first event. */
+export const registerMetrics = Effect.all(
+  [blocksIndexed, eventsIndexed, batchesWritten, batchWriteSeconds, reorgs, reorgDepth].map((metric) => Metric.value(metric as Metric.Metric<any, any, any>)),
+  { discard: true }
+)
+
 /** Sets the position gauges: the block committed, and the head when one is known. */
 export const recordPosition = (block: number, head: number | undefined) =>
   Effect.all(

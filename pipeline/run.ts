@@ -21,7 +21,7 @@ import { GENESIS_DIGEST } from "./decode-batch.js"
 import { AddressBook, protocolContracts } from "./decode.js"
 import { restoreIndexes } from "./deferred-indexes.js"
 import { healing } from "./healing.js"
-import { prometheusText, recordPosition } from "./metrics.js"
+import { prometheusText, recordPosition, registerMetrics } from "./metrics.js"
 import { type IndexerStats, type IndexingContext, watchIndexedTokens } from "./indexing-context.js"
 import { progressSql } from "./progress-sql.js"
 import { ReorgTooDeep, UNKNOWN_PARENT, Window } from "./reorg.js"
@@ -96,6 +96,7 @@ export const makeIndexer = (options: IndexerOptions) =>
       stats,
       publishMetrics
     }
+    yield* registerMetrics
     // Indexes a killed backfill left deferred come back before anything else.
     yield* healing("starting", Effect.zipRight(watchIndexedTokens(context), restoreIndexes))
     const backfill = makeBackfillWriter(context, {
