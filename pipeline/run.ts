@@ -12,7 +12,7 @@
  * indexed. The digest chained over the events is decode-batch.ts's.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import type { Deployment } from "../schema/deployment.js"
 import { INDEXED_CHANNEL } from "../schema/indexed-notify.js"
 import { readCheckpoint } from "../schema/indexer-checkpoint.js"
@@ -170,7 +170,7 @@ export const makeIndexer = (options: IndexerOptions) =>
           reorgsLogged = stats.reorgs
         }
         return window
-      })
+      }).pipe(Effect.withSpan("indexer.poll"))
 
     /**
      * Follows the chain forever: one step per poll. A failed step (the database or the node gone
@@ -191,7 +191,7 @@ export const makeIndexer = (options: IndexerOptions) =>
         window = yield* step(window).pipe(Effect.onError(() => Effect.sync(() => (window = undefined))))
       })
       return healing("indexing", poll, (error) => error instanceof ReorgTooDeep).pipe(
-        Effect.repeat(Schedule.addDelay(Schedule.forever, () => options.pollInterval ?? 1000))
+        Effect.repeat(Schedule.spaced(Duration.millis(options.pollInterval ?? 1000)))
       )
     })
 

@@ -79,7 +79,7 @@ export const makeTipSource = (rpc: Rpc, book: AddressBook) => {
   /** Block `header` fetched and decoded on top of the window's tip. */
   const block = (window: Window, header: Header, head: number) =>
     Effect.gen(function* () {
-      const logs = yield* blockLogs(header)
+      const logs = yield* blockLogs(header).pipe(Effect.withSpan("indexer.tip.fetch", { attributes: { block: header.number } }))
       const parentDigest = digestAt(window, window.tip.number)
       const decoded = decodeBatch(book, { from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) }, parentDigest)
       const held: Held = { ...header, digest: decoded.digest }
