@@ -207,19 +207,19 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
           const blocks = batch.to - last
           last = batch.to
           const seconds = Math.max((Date.now() - started) / 1000, 0.001)
-          return Effect.all([recordBatch(blocks, batch.events, writeSeconds), recordPosition(batch.to, head), context.publishMetrics(false)], { discard: true }).pipe(
-            Effect.zipRight(
-              Effect.logInfo("indexed").pipe(
-                Effect.annotateLogs({
-                  block: batch.to,
-                  target,
-                  events: batch.events,
-                  events_per_s: Math.round(events / seconds),
-                  blocks_per_s: Math.round((batch.to - from + 1) / seconds),
-                  eta_s: Math.round(((target - batch.to) * seconds) / Math.max(batch.to - from + 1, 1))
-                })
-              )
-            )
+          // The progress line first, as soon as the commit is known; then the figures.
+          return Effect.logInfo("indexed").pipe(
+            Effect.annotateLogs({
+              block: batch.to,
+              target,
+              events: batch.events,
+              events_per_s: Math.round(events / seconds),
+              blocks_per_s: Math.round((batch.to - from + 1) / seconds),
+              eta_s: Math.round(((target - batch.to) * seconds) / Math.max(batch.to - from + 1, 1))
+            }),
+            Effect.zipRight(recordBatch(blocks, batch.events, writeSeconds)),
+            Effect.zipRight(recordPosition(batch.to, head)),
+            Effect.zipRight(context.publishMetrics(false))
           )
         })
       /** One batch the way every batch can go: rows loaded (from the cache or Postgres), folded on a copy, the changes written. */
