@@ -16,9 +16,9 @@
  *
  * Invariants: the window is contiguous, each entry's parentHash is its predecessor's hash, and
  * it never reaches below the finalized block (a reorg that would need to is `ReorgTooDeep`).
- * Pure: no I/O; the caller fetches what a decision asks for.
+ * Pure: no I/O; the caller fetches what a decision asks for (`findAncestor` through the lookup it is given).
  */
-import { Data } from "effect"
+import { Data, Effect } from "effect"
 
 export interface Header {
   readonly number: number
@@ -108,26 +108,27 @@ export const reconcile = (window: Window, head: Header): Decision => {
 /**
  * Finds the common ancestor of the branch ending at `head`: walks back through `parentOf` (a
  * lookup by hash, usually the node) until a block we hold. Fails with ReorgTooDeep when the walk
- * passes the finalized block.
+ * passes the finalized block, and with whatever `parentOf` fails with.
  */
-export const findAncestor = async (
+export const findAncestor = <E, R>(
   window: Window,
   head: Header,
-  parentOf: (header: Header) => Promise<Header>
-): Promise<{ readonly ancestor: Header; readonly branch: ReadonlyArray<Header> }> => {
-  const branch: Array<Header> = [head]
-  let cursor = head
-  for (;;) {
-    if (cursor.number - 1 < window.finalized.number) {
-      throw new ReorgTooDeep({
-        depth: window.tip.number - cursor.number + 1,
-        window: window.headers.length,
-        message: `reorg deeper than the unfinalized window: it replaces block ${cursor.number} and below, but only blocks above finalized block ${window.finalized.number} can be undone (${window.headers.length} in the window)`
-      })
+  parentOf: (header: Header) => Effect.Effect<Header, E, R>
+): Effect.Effect<{ readonly ancestor: Header; readonly branch: ReadonlyArray<Header> }, E | ReorgTooDeep, R> =>
+  Effect.gen(function* () {
+    const branch: Array<Header> = [head]
+    let cursor = head
+    for (;;) {
+      if (cursor.number - 1 < window.finalized.number) {
+        return yield* new ReorgTooDeep({
+          depth: window.tip.number - cursor.number + 1,
+          window: window.headers.length,
+          message: `reorg deeper than the unfinalized window: it replaces block ${cursor.number} and below, but only blocks above finalized block ${window.finalized.number} can be undone (${window.headers.length} in the window)`
+        })
+      }
+      const held = window.at(cursor.number - 1)
+      if (held !== undefined && attaches(cursor.parentHash, held)) return { ancestor: held, branch: branch.reverse() }
+      cursor = yield* parentOf(cursor)
+      branch.push(cursor)
     }
-    const held = window.at(cursor.number - 1)
-    if (held !== undefined && attaches(cursor.parentHash, held)) return { ancestor: held, branch: branch.reverse() }
-    cursor = await parentOf(cursor)
-    branch.push(cursor)
-  }
-}
+  })

@@ -260,11 +260,6 @@ export const mutableTablesEmpty = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 export const pruneUndo = (finalized: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`delete from undo_log where block_number <= $1`, [finalized]))
 
-export const readCheckpoint = (chainId: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql.unsafe<{ block_number: string; block_hash: string; digest: string }>(`select block_number, block_hash, digest from indexer_checkpoint where chain_id = $1`, [chainId])
-  ).pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : { block: Number(rows[0].block_number), hash: rows[0].block_hash, digest: rows[0].digest })))
-
 /**
  * Undoes every block above `ancestor` in one transaction: each mutable row goes back to its
  * image from the first undone block that changed it (deleted when it did not exist then),

@@ -28,6 +28,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Queue, Schedule, Stream } from "effect"
 import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
+import { readCheckpoint } from "../../schema/indexer-checkpoint.js"
 
 /** The advisory lock's first key ("notification consumer"); the second is the chain id. */
 const LOCK_CLASS = 0x4e6f7469
@@ -130,11 +131,10 @@ export const makeNotificationConsumer = (chainId: number) =>
         yield* sql`insert into notification_cursor (chain_id, block_number) values (${chainId}, -1) on conflict (chain_id) do nothing`
         const [cursor] = yield* sql<{ block_number: string; block_hash: string | null; block_timestamp: string | null }>`
           select block_number, block_hash, block_timestamp from notification_cursor where chain_id = ${chainId} for update`
-        const [checkpoint] = yield* sql<{ block_number: string; block_hash: string }>`
-          select block_number, block_hash from indexer_checkpoint where chain_id = ${chainId}`
+        const checkpoint = yield* readCheckpoint(chainId).pipe(Effect.provideService(SqlClient.SqlClient, sql))
         if (cursor === undefined || checkpoint === undefined) return { head: null, from: -1, reorg: false, inserted: 0, retracted: 0 }
         const at = Number(cursor.block_number)
-        const head = Number(checkpoint.block_number)
+        const head = checkpoint.block
         const [window] = yield* sql<{ lowest: string | null; lowest_timestamp: string | null; at_hash: string | null; head_timestamp: string | null }>`
           select (select min(number) from indexed_block where chain_id = ${chainId}) as lowest,
                  (select timestamp from indexed_block where chain_id = ${chainId} order by number limit 1) as lowest_timestamp,
@@ -143,7 +143,7 @@ export const makeNotificationConsumer = (chainId: number) =>
         const consistent =
           at === -1 ? true
           : at > head ? false
-          : at === head ? cursor.block_hash === checkpoint.block_hash
+          : at === head ? cursor.block_hash === checkpoint.hash
           // A block no longer in the window is final: it cannot have been reorged.
           : window?.at_hash == null || window.at_hash === cursor.block_hash
         const lowest = window?.lowest == null ? null : Number(window.lowest)
@@ -153,7 +153,7 @@ export const makeNotificationConsumer = (chainId: number) =>
         const sinceText = consistent ? cursor.block_timestamp : lowest !== null && from === lowest - 1 ? window!.lowest_timestamp : null
         const since = sinceText === null ? null : Number(sinceText)
         const inserted = yield* derive(from, head, since)
-        yield* sql`update notification_cursor set block_number = ${head}, block_hash = ${checkpoint.block_hash},
+        yield* sql`update notification_cursor set block_number = ${head}, block_hash = ${checkpoint.hash},
           block_timestamp = ${window?.head_timestamp ?? null}, updated_at = now() where chain_id = ${chainId}`
         return { head, from, reorg: !consistent, inserted, retracted }
       })

@@ -12,10 +12,10 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schedule, Stream } from "effect"
 import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
+import { readCheckpoint } from "../../schema/indexer-checkpoint.js"
 
 export const INDEXED_BLOCK_HEADER = "x-indexed-block"
 export const INDEXED_BLOCK_HASH_HEADER = "x-indexed-block-hash"
@@ -35,10 +35,9 @@ export class Freshness extends Context.Tag("IndexerFreshness")<
   }
 >() {}
 
-export const readCheckpoint = (chainId: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ block_number: string; block_hash: string }>`select block_number, block_hash from indexer_checkpoint where chain_id = ${chainId}`
-  ).pipe(Effect.map((rows) => (rows[0] === undefined ? null : { block: Number(rows[0].block_number), hash: rows[0].block_hash })))
+/** The committed head as the checkpoint holds it (`schema/indexer-checkpoint.ts`); null before the first batch. */
+export const readIndexedHead = (chainId: number) =>
+  Effect.map(readCheckpoint(chainId), (checkpoint): IndexedHead | null => (checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash }))
 
 /** Follows the checkpoint of `chainId` for as long as the layer lives. */
 export const FreshnessLive = (chainId: number) =>
@@ -48,7 +47,7 @@ export const FreshnessLive = (chainId: number) =>
       // One plain variable: JavaScript runs one callback at a time, and readers need it synchronously.
       let head: IndexedHead | null = null
       const set = (value: IndexedHead | null) => Effect.sync(() => void (head = value))
-      const refresh = readCheckpoint(chainId).pipe(
+      const refresh = readIndexedHead(chainId).pipe(
         Effect.flatMap(set),
         Effect.catchAll((error) => Effect.logDebug("checkpoint not read").pipe(Effect.annotateLogs("error", String(error))))
       )

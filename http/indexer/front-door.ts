@@ -10,14 +10,19 @@
  * - a GET to a path that names no endpoint (an empty segment where a parameter goes included) is
  *   a 404 `NotFound`, and a GET whose parameters the endpoint rejects is its 400, both before the
  *   router runs; the documents (`/api/openapi.json`, `/api/docs`) go straight to it;
- * - every answer carries the CORS headers; `OPTIONS` is a 204 preflight.
+ * - every answer carries the CORS headers; `OPTIONS` is a 204 preflight;
+ * - `GET /metrics` is the Prometheus scrape (`metrics.ts`), not an endpoint of the API's
+ *   definition: never cached, its body read from the database at each scrape.
  */
 import { HttpServerError, HttpServerRequest } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import type { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { preflight, withCorsHeaders } from "./cors.js"
 import { type IndexedHead, withFreshness } from "./freshness.js"
+import { IndexedChain } from "./handlers/system.js"
+import { METRICS_PATH, metricsAnswer } from "./metrics.js"
 import { renderErrors } from "./request-errors.js"
 import { parseTarget } from "./request-target.js"
 import type { HeadCache } from "./response-cache.js"
@@ -37,13 +42,15 @@ const dispatch = <E, R>(
   cache: HeadCache | null,
   head: IndexedHead | null,
   request: HttpServerRequest.HttpServerRequest
-): HttpApp.Default<E | HttpServerError.RouteNotFound | HttpApiDecodeError, R> => {
+): HttpApp.Default<E | HttpServerError.RouteNotFound | HttpApiDecodeError, R | IndexedChain | SqlClient.SqlClient> => {
   if (request.method === "OPTIONS") return Effect.succeed(preflight())
   const target = parseTarget(request.url)
   if (target === undefined) return router
   const routed = Effect.provideService(router, HttpServerRequest.HttpServerRequest, request.modify({ url: target.url }))
   const isRead = request.method === "GET" || request.method === "HEAD"
-  if (!isRead || DOCUMENTS.has(target.url.split("?")[0]!)) return routed
+  const path = target.url.split("?")[0]!
+  if (isRead && path === METRICS_PATH) return Effect.flatMap(IndexedChain, ({ chainId }) => metricsAnswer(chainId))
+  if (!isRead || DOCUMENTS.has(path)) return routed
   const matched = matchRequest(target)
   if (matched === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
   const decoded = decodeRequest(matched, target)

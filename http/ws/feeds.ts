@@ -18,7 +18,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Queue, Schedule, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
-import { readCheckpoint, type IndexedHead } from "../indexer/freshness.js"
+import { readIndexedHead, type IndexedHead } from "../indexer/freshness.js"
 import type { Change, ErrorCode, ServerMessage } from "./protocol.js"
 import { isMarketNotFound, readTopic, targetFields, type Entries, type Target, type Topic } from "./topics.js"
 
@@ -146,7 +146,7 @@ export const makeFeeds = (options: FeedOptions) =>
       Effect.forkScoped
     )
     // A LISTEN connection can drop silently: the checkpoint read now and then catches a missed head.
-    yield* readCheckpoint(options.chainId).pipe(
+    yield* readIndexedHead(options.chainId).pipe(
       Effect.flatMap((head) =>
         head !== null && (lastHead === null || head.block !== lastHead.block || head.hash !== lastHead.hash)
           ? announce(head, lastHead !== null && head.block < lastHead.block)

@@ -26,7 +26,7 @@ import { listUserTrades } from "../backend/queries/trading.js"
 import { toOrder, toPosition, totals } from "../backend/trading-live.js"
 import { listOrders } from "../indexer/queries/exchange.js"
 import { readPortfolio } from "../indexer/queries/portfolio.js"
-import { readCheckpoint, type IndexedHead } from "../indexer/freshness.js"
+import { readIndexedHead, type IndexedHead } from "../indexer/freshness.js"
 import { readOrderBook } from "../indexer/queries/market-book.js"
 import { listPrices } from "../indexer/queries/market-prices.js"
 import { listMarketTrades } from "../indexer/queries/market-trades.js"
@@ -111,7 +111,7 @@ export const readTopic = (chainId: number, topic: Topic, target: Target, window:
     sql.withTransaction(
       Effect.gen(function* () {
         yield* sql`set transaction isolation level repeatable read`
-        const head: IndexedHead | null = yield* readCheckpoint(chainId)
+        const head: IndexedHead | null = yield* readIndexedHead(chainId)
         const entries = yield* entriesOf(topic, target, window).pipe(
           Effect.catchIf((error) => missingIsEmpty && isMarketNotFound(error), () => Effect.succeed<Entries>([]))
         )

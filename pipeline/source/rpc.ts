@@ -7,7 +7,8 @@
  * exponential, jittered, capped backoff; the rest surface to the caller, which for range errors
  * shrinks the range instead.
  */
-import { Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, Metric, Schedule } from "effect"
+import { rpcErrors } from "../metrics.js"
 import { parseBloom } from "./bloom.js"
 import { readLogsAnswer } from "./logs-answer.js"
 import {
@@ -225,6 +226,8 @@ export const makeRpc = (options: RpcOptions) => {
           catch: (error) => (error instanceof InconsistentAnswer || error instanceof UnknownBlock || error instanceof RequestRejected ? error : new InconsistentAnswer({ message: String(error) }))
         })
       ),
+      // Every failed attempt counts, a retried one included: a flaky node shows before it fails us.
+      Effect.tapError((error) => Metric.increment(rpcErrors(error._tag))),
       Effect.retry({ schedule: retrySchedule(options.retries ?? 6), while: isTransient })
     )
 

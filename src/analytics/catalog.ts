@@ -12,14 +12,14 @@
  * - `static`: tables not written per block (the indexed deployment, display metadata): exported
  *   as they are. Rewritten by every refresh.
  *
- * The pipeline's bookkeeping (checkpoint, unfinalized window, undo log, migrations) is not
+ * The pipeline's bookkeeping (checkpoint, unfinalized window, undo log, metrics, migrations) is not
  * exported as tables: the manifest says what it needs of it.
  */
 import { planColumn, type ColumnPlan } from "./columns.js"
 import type { SnapshotConnection } from "./snapshot.js"
 import { UNDO_RULES, type UndoRule } from "./undo.js"
 
-export const INTERNAL_TABLES: ReadonlySet<string> = new Set(["indexer_checkpoint", "indexed_block", "undo_log", "schema_migrations"])
+export const INTERNAL_TABLES: ReadonlySet<string> = new Set(["indexer_checkpoint", "indexed_block", "undo_log", "schema_migrations", "indexer_metrics"])
 
 export type TableKind = "append" | "mutable" | "static"
 

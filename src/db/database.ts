@@ -4,7 +4,7 @@
  * (and `PgClient`, for LISTEN/NOTIFY and streaming) and never knows which.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Layer, Option, Redacted, Runtime } from "effect"
 import * as Path from "node:path"
 import { AppConfig, redactUrl } from "../config.js"
 import { embeddedPostgres } from "./embedded-postgres.js"
@@ -21,6 +21,8 @@ export interface DatabaseTarget {
 /** Starts the embedded cluster if needed; the cluster lives as long as the enclosing scope. */
 export const databaseTarget = Effect.gen(function* () {
   const config = yield* AppConfig
+  // The cluster's lines go through this program's logger (its level and format), not the default one.
+  const log = Runtime.runFork(yield* Effect.runtime<never>())
   if (Option.isSome(config.databaseUrl)) {
     return { kind: "external", url: config.databaseUrl.value } satisfies DatabaseTarget
   }
@@ -28,7 +30,7 @@ export const databaseTarget = Effect.gen(function* () {
     dir: Path.join(config.dataDir, "postgres"),
     port: config.pgPort,
     database: EMBEDDED_DATABASE,
-    onLog: (line) => Effect.runFork(Effect.logDebug(line).pipe(Effect.annotateLogs("source", "postgres")))
+    onLog: (line) => void log(Effect.logDebug(line).pipe(Effect.annotateLogs("source", "postgres")))
   })
   return { kind: "embedded", url: embedded.url } satisfies DatabaseTarget
 })

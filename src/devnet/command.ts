@@ -2,7 +2,7 @@
  * The `devnet` job behind the command line: runs the devnet and, with --follow, keeps it alive
  * (trading) until the process is interrupted; anvil stops with the scope either way.
  */
-import { Data, Effect, Option } from "effect"
+import { Data, Effect, Option, Runtime } from "effect"
 import * as Path from "node:path"
 import { FIXTURE, runDevnet } from "./run.js"
 
@@ -28,7 +28,8 @@ export const devnet = (given: DevnetArgs) =>
       : given
     const controller = new AbortController()
     yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
-    const log = (line: string) => Effect.runFork(Effect.logDebug(line))
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const log = (line: string) => void runFork(Effect.logDebug(line))
     const started = runDevnet({
       seed: args.seed,
       steps: args.steps,

@@ -55,7 +55,7 @@ describe("export of the fixture", () => {
           const tables = (
             await client.query<{ name: string }>(
               `select tablename as name from pg_tables where schemaname = current_schema()
-                and tablename not in ('indexer_checkpoint', 'indexed_block', 'undo_log', 'schema_migrations') order by 1`
+                and tablename not in ('indexer_checkpoint', 'indexed_block', 'undo_log', 'schema_migrations', 'indexer_metrics') order by 1`
             )
           ).rows.map((r) => r.name)
           const rows: Record<string, unknown> = {}

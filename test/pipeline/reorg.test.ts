@@ -1,4 +1,5 @@
 import * as fc from "fast-check"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { findAncestor, reconcile, ReorgTooDeep, Window, type Header } from "../../pipeline/reorg.js"
 
@@ -31,8 +32,8 @@ describe("head reconciliation", () => {
         const branch = chain(forkPoint + 1, Math.max(110 + extra, forkPoint + 1), 1, forkPoint)
         const head = branch[branch.length - 1]!
         const byHash = new Map(branch.map((h) => [h.hash, h]))
-        const parentOf = async (h: Header) => byHash.get(h.parentHash)!
-        const { ancestor, branch: replayed } = await findAncestor(w, head, parentOf)
+        const parentOf = (h: Header) => Effect.succeed(byHash.get(h.parentHash)!)
+        const { ancestor, branch: replayed } = await Effect.runPromise(findAncestor(w, head, parentOf))
         expect(ancestor.number).toBe(forkPoint)
         expect(replayed.map((h) => h.number)).toEqual(branch.map((h) => h.number))
         // After rewinding, the branch extends the window block by block.
@@ -41,7 +42,7 @@ describe("head reconciliation", () => {
     )
     const deep = chain(100, 112, 2, 99)
     const byHash = new Map(deep.map((h) => [h.hash, h]))
-    const error = await findAncestor(w, deep[deep.length - 1]!, async (h) => byHash.get(h.parentHash)!).catch((e) => e)
+    const error = await Effect.runPromise(Effect.flip(findAncestor(w, deep[deep.length - 1]!, (h) => Effect.succeed(byHash.get(h.parentHash)!))))
     expect(error).toBeInstanceOf(ReorgTooDeep)
     expect(error.message).toMatch(/finalized block 100 .*10 in the window/)
   })
