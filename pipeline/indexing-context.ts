@@ -8,7 +8,7 @@ import { Effect, Exit } from "effect"
 import type { Deployment } from "../schema/deployment.js"
 import type { AddressBook } from "./decode.js"
 import type { ProgressSql } from "./progress-sql.js"
-import type { ProtocolContracts } from "./reduce/markets.js"
+import type { ProtocolContracts } from "./reduce/model.js"
 import type { RowCache } from "./row-cache.js"
 import type { UnknownLogTally } from "./unknown-logs.js"
 
