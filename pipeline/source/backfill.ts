@@ -29,7 +29,8 @@ import { Chunk, Effect, Option, Ref, Stream } from "effect"
 import { AddressBits } from "./bloom.js"
 import { type ChainError, InconsistentAnswer, LogsWithheld, RangeTooLarge, RequestRejected } from "./errors.js"
 import { defaultRangePolicy, grow, initialRange, type RangePolicy, type RangeState, shrink } from "./ranges.js"
-import type { BlockHeader, ChainLog, Rpc } from "./rpc.js"
+import type { ChainLog } from "./chain-log.js"
+import type { BlockHeader, Rpc } from "./rpc.js"
 import { confirmEmpty, suspectIn } from "./withheld.js"
 
 /** What a batch knows of a block: its hash and time (from its header, or from its logs). */

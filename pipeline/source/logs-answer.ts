@@ -14,7 +14,7 @@
  * path, which gives the precise typed error (or reads an unusual but valid answer). So speed
  * never changes what is accepted.
  */
-import type { ChainLog } from "./rpc.js"
+import type { ChainLog } from "./chain-log.js"
 
 const QUOTE = 0x22
 const COMMA = 0x2c

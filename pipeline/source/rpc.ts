@@ -10,6 +10,7 @@
 import { Duration, Effect, Metric, Schedule } from "effect"
 import { rpcErrors } from "../metrics.js"
 import { parseBloom } from "./bloom.js"
+import type { ChainLog } from "./chain-log.js"
 import { readLogsAnswer } from "./logs-answer.js"
 import {
   type ChainError,
@@ -29,19 +30,6 @@ export interface BlockHeader {
   readonly timestamp: number
   /** The header's logsBloom; undefined when the node sent none, and then nothing is checked against it. */
   readonly logsBloom?: string | undefined
-}
-
-export interface ChainLog {
-  readonly address: string
-  readonly topics: ReadonlyArray<string>
-  readonly data: string
-  readonly blockNumber: number
-  readonly blockHash: string
-  readonly logIndex: number
-  readonly transactionHash: string
-  readonly transactionIndex: number
-  /** The block's timestamp, where the node includes it in logs (current clients do). */
-  readonly blockTimestamp: number | undefined
 }
 
 export interface RpcOptions {

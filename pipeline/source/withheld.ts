@@ -16,7 +16,8 @@
 import { Effect } from "effect"
 import type { AddressBits } from "./bloom.js"
 import { type ChainError, LogsWithheld } from "./errors.js"
-import type { ChainLog, Rpc } from "./rpc.js"
+import type { ChainLog } from "./chain-log.js"
+import type { Rpc } from "./rpc.js"
 
 /** What the check needs of a header. */
 export interface BloomedHeader {

@@ -6,7 +6,8 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { readLogsAnswer } from "../../pipeline/source/logs-answer.js"
-import { type ChainLog, parseLog } from "../../pipeline/source/rpc.js"
+import type { ChainLog } from "../../pipeline/source/chain-log.js"
+import { parseLog } from "../../pipeline/source/rpc.js"
 
 /** What the general path makes of `text` as the answer to request `id`, or "refused". */
 const generalPath = (text: string, id: number): Array<ChainLog> | "refused" => {

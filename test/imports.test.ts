@@ -1,0 +1,104 @@
+/**
+ * The house's floors, checked from the code's own imports: `schema` at the ground imports
+ * nothing of ours; `pipeline` and `http` stand beside each other on it (each imports `schema`
+ * and itself, never the other, never `src`); `src` is the top. And no import cycles among the
+ * product's files, type-only imports included (a cycle of types is still a tangle).
+ */
+import * as fs from "node:fs"
+import * as Path from "node:path"
+import { describe, expect, it } from "vitest"
+import { ROOT } from "./support/process.js"
+
+const FLOORS = ["schema", "pipeline", "http", "src"] as const
+type Floor = (typeof FLOORS)[number]
+const MAY_IMPORT: Record<Floor, ReadonlyArray<Floor>> = {
+  schema: ["schema"],
+  pipeline: ["schema", "pipeline"],
+  http: ["schema", "http"],
+  src: FLOORS
+}
+
+const sourceFiles = (dir: string): Array<string> =>
+  fs.readdirSync(Path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = Path.join(dir, entry.name)
+    if (entry.isDirectory()) return sourceFiles(path)
+    return /\.(ts|mts|mjs)$/.test(entry.name) && !entry.name.endsWith(".d.ts") ? [path] : []
+  })
+
+/** Relative imports and re-exports of `file` (static and dynamic), resolved to project paths. */
+const importsOf = (file: string): Array<string> => {
+  const text = fs.readFileSync(Path.join(ROOT, file), "utf8")
+  const found: Array<string> = []
+  for (const match of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+["'](\.{1,2}\/[^"']+)["']|import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g)) {
+    const spec = (match[1] ?? match[2])!
+    let target = Path.normalize(Path.join(Path.dirname(file), spec)).replace(/\.js$/, ".ts")
+    if (!fs.existsSync(Path.join(ROOT, target)) && fs.existsSync(Path.join(ROOT, target.replace(/\.ts$/, ".mjs")))) {
+      target = target.replace(/\.ts$/, ".mjs")
+    }
+    found.push(target)
+  }
+  return found
+}
+
+/** The strongly connected components with more than one file (Tarjan). */
+const cyclesOf = (edges: ReadonlyMap<string, ReadonlyArray<string>>): Array<Array<string>> => {
+  let next = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const onStack = new Set<string>()
+  const cycles: Array<Array<string>> = []
+  const visit = (v: string) => {
+    index.set(v, next)
+    low.set(v, next)
+    next++
+    stack.push(v)
+    onStack.add(v)
+    for (const w of edges.get(v) ?? []) {
+      if (!edges.has(w)) continue
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!))
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: Array<string> = []
+      let w: string
+      do {
+        w = stack.pop()!
+        onStack.delete(w)
+        component.push(w)
+      } while (w !== v)
+      if (component.length > 1) cycles.push(component.sort())
+    }
+  }
+  for (const v of edges.keys()) if (!index.has(v)) visit(v)
+  return cycles
+}
+
+describe("imports", () => {
+  const files = FLOORS.flatMap(sourceFiles)
+  const edges = new Map(files.map((file) => [file, importsOf(file)]))
+
+  it("keep to the floors: schema imports nothing of ours, pipeline and http only schema and themselves, src is the top", () => {
+    const upward = files.flatMap((file) => {
+      const from = file.split(Path.sep)[0] as Floor
+      return edges
+        .get(file)!
+        .filter((target) => (FLOORS as ReadonlyArray<string>).includes(target.split(Path.sep)[0]!))
+        .filter((target) => !MAY_IMPORT[from].includes(target.split(Path.sep)[0] as Floor))
+        .map((target) => `${file} -> ${target}`)
+    })
+    expect(upward).toEqual([])
+  })
+
+  it("form no cycles", () => {
+    expect(cyclesOf(edges)).toEqual([])
+  })
+
+  it("the checks find what they look for", () => {
+    // The walker sees real imports (this would pass vacuously if it saw none).
+    expect(edges.get(Path.join("src", "app.ts"))!.length).toBeGreaterThan(5)
+    expect(cyclesOf(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]))).toEqual([["a", "b", "c"]])
+  })
+})
