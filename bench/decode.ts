@@ -8,9 +8,9 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { decodeEventLog, type Hex } from "viem"
 import { AddressBook, decodeLog } from "../pipeline/decode.js"
-import type { RecordedLog } from "../src/recording/format.js"
-import { readRecords } from "../src/recording/io.js"
-import { generateSynthetic } from "../src/recording/synthetic.js"
+import type { RecordedLog } from "../tools/recording/format.js"
+import { readRecords } from "../tools/recording/io.js"
+import { generateSynthetic } from "../tools/recording/synthetic.js"
 
 const events = Number(process.argv[2] ?? 300_000)
 const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-bench-"))

@@ -21,9 +21,9 @@ import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { pgClientLayer } from "../src/db/database.js"
 import { runMigrations } from "../src/db/migrations.js"
-import { generateSynthetic } from "../src/recording/synthetic.js"
-import { ReplayChain } from "../src/replay/chain.js"
-import { serveReplay } from "../src/replay/server.js"
+import { generateSynthetic } from "../tools/recording/synthetic.js"
+import { ReplayChain } from "../tools/replay/chain.js"
+import { serveReplay } from "../tools/replay/server.js"
 
 const ROOT = Path.resolve(Path.dirname(fileURLToPath(import.meta.url)), "..")
 const SERVER = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"

@@ -5,8 +5,8 @@ import { makeRpc } from "../pipeline/source/rpc.js"
 import { pgClientLayer } from "../src/db/database.js"
 import { runMigrations } from "../src/db/migrations.js"
 import { seedDisplayMetadataFrom } from "../src/display-metadata.js"
-import { ReplayChain } from "../src/replay/chain.js"
-import { serveReplay } from "../src/replay/server.js"
+import { ReplayChain } from "../tools/replay/chain.js"
+import { serveReplay } from "../tools/replay/server.js"
 
 /** Migrates the database at `url`, indexes the whole recording (reorgs included), seeds display metadata; the head block. */
 export async function indexRecording(url: string, recording: string): Promise<number> {

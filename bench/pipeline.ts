@@ -30,7 +30,7 @@ await fs.chmod(dir, 0o755)
 // Generated chains are kept in .data/bench, named by size and by the generator's source, so a
 // second run skips the generation (about 40 s per million events) and a changed generator does not.
 const generator = createHash("sha256")
-for (const file of ["src/recording/synthetic.ts", "src/recording/encode.ts", "src/recording/format.ts", "src/recording/io.ts", "schema/catalog.ts"]) generator.update(await fs.readFile(file))
+for (const file of ["tools/recording/synthetic.ts", "tools/recording/encode.ts", "tools/recording/format.ts", "tools/recording/io.ts", "schema/catalog.ts"]) generator.update(await fs.readFile(file))
 const chains = Path.resolve(".data/bench")
 const chainName = `chain-${events}-seed1-${generator.digest("hex").slice(0, 12)}`
 const out = Path.join(chains, `${chainName}.ndjson.gz`)

@@ -14,7 +14,7 @@ await build({
   entryPoints: {
     main: "src/main.ts",
     login: "src/login.ts",
-    keeper: "src/devnet/keeper.ts",
+    keeper: "tools/devnet/keeper.ts",
     "backfill-thread-worker": "pipeline/source/backfill-thread-worker.ts"
   },
   outdir: ".build",

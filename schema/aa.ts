@@ -1,8 +1,8 @@
 /**
- * Account abstraction (ERC-4337 v0.7) as the devnet's contracts define it (devnet/contracts/Aa.sol):
+ * Account abstraction (ERC-4337 v0.7) as the devnet's contracts define it (tools/devnet/contracts/Aa.sol):
  * the smart account's owner encodings and calls, the user-operation hash, the verifying
  * paymaster's signed hash and `paymasterAndData`, and the WebAuthn signature encoding. Pure:
- * encoding, decoding and hashing only; the chain side is in src/devnet, the HTTP side in http/.
+ * encoding, decoding and hashing only; the chain side is in tools/devnet, the HTTP side in http/.
  *
  * Invariants:
  * - `paymasterHash` is the TypeScript twin of `VerifyingPaymaster.getHash` (a test compares the

@@ -1,7 +1,7 @@
 /**
  * The protocol's trading arithmetic, off-chain, to the raw unit: the pool's swap quote, the hook's
  * YES price and dynamic fee, the exchange's market-order matching and the router's waterfall
- * (protocol-facts sections 2 and 3; `devnet/contracts/{Amm,Hook,Exchange,Router}.sol`, whose
+ * (protocol-facts sections 2 and 3; `tools/devnet/contracts/{Amm,Hook,Exchange,Router}.sol`, whose
  * integer arithmetic, rounding directions and revert conditions each function follows line by
  * line). Shared floor: the pipeline and the backend both import it; nothing here does I/O.
  *

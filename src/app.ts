@@ -21,12 +21,12 @@ import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js
 import type { Deployment } from "../schema/deployment.js"
 import { healing, makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
-import { ReplayChain } from "./replay/chain.js"
+import { ReplayChain } from "../tools/replay/chain.js"
 import { AaSetup, devnetAa, devnetFaucet, FaucetSetup, FIXTURE_SOURCE, fitDatabaseToDevnet, LIVE_DEVNET_ENV, LIVE_SOURCE, liveDevnet, simulateMarket } from "./live-chain.js"
-import { serveReplay } from "./replay/server.js"
+import { serveReplay } from "../tools/replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
-import { PROJECT_ROOT } from "./project-root.js"
+import { PROJECT_ROOT } from "../schema/project-root.js"
 
 /** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
 export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>

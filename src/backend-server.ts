@@ -8,8 +8,8 @@ import { SessionsRealtime } from "../http/ws/sessions.js"
 import { BuildInfoLive } from "./build-info.js"
 import { AppConfig } from "./config.js"
 import type { AaOptions } from "../http/backend/aa-config.js"
-import { LIVE_STATE } from "./devnet/live.js"
-import { readManifest } from "./devnet/live-state.js"
+import { LIVE_STATE } from "../tools/devnet/live.js"
+import { readManifest } from "../tools/devnet/live-state.js"
 import { AaSetup, FaucetSetup } from "./live-chain.js"
 
 export const BackendServerLive = Layer.unwrapEffect(

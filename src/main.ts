@@ -8,9 +8,9 @@ import { writeFile } from "node:fs/promises"
 import { exportJob } from "./analytics/command.js"
 import { migrate, start, withConfig } from "./app.js"
 import { settings } from "./config.js"
-import { devnet } from "./devnet/command.js"
-import { record, replay } from "./recording/commands.js"
-import { generateSynthetic } from "./recording/synthetic.js"
+import { devnet } from "../tools/devnet/command.js"
+import { record, replay } from "./recording-commands.js"
+import { generateSynthetic } from "../tools/recording/synthetic.js"
 
 const environmentHelp = HelpDoc.blocks([
   HelpDoc.p(

@@ -36,7 +36,7 @@ export interface FaucetOptions {
   readonly chainId: number
   readonly privateKey: Redacted.Redacted<Hex>
   readonly testUsdc: Address
-  /** The dispenser contract (devnet/contracts/Live.sol) the faucet key has approved for its USDC. */
+  /** The dispenser contract (tools/devnet/contracts/Live.sol) the faucet key has approved for its USDC. */
   readonly dispenser: Address
   /** The smart-account factory whose counterfactual address for the owner (salt 0) is the destination. */
   readonly accountFactory: Address

@@ -10,7 +10,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { Effect } from "effect"
 import { FIXTURE_RECORDING } from "../../src/app.js"
-import { ReplayChain } from "../../src/replay/chain.js"
+import { ReplayChain } from "../../tools/replay/chain.js"
 import { freePort, isAlive, runCli } from "../support/process.js"
 import { duckRows, withDuck } from "./support.js"
 

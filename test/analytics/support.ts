@@ -15,8 +15,8 @@ import { makeRpc } from "../../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../../src/app.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
-import { ReplayChain } from "../../src/replay/chain.js"
-import { serveReplay } from "../../src/replay/server.js"
+import { ReplayChain } from "../../tools/replay/chain.js"
+import { serveReplay } from "../../tools/replay/server.js"
 
 /** The fixture replayed over JSON-RPC, heads played only as far as a test asks. */
 export const fixtureChain = Effect.gen(function* () {

@@ -17,8 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { FAUCET_USDC, makeFaucet, type FaucetOptions } from "../../http/backend/faucet-live.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
-import { DEVNET_MNEMONIC } from "../../src/devnet/anvil.js"
-import { startLiveDevnet, type LiveDevnet } from "../../src/devnet/live.js"
+import { DEVNET_MNEMONIC } from "../../tools/devnet/anvil.js"
+import { startLiveDevnet, type LiveDevnet } from "../../tools/devnet/live.js"
 import { query, scratchDatabaseUrl } from "../support/postgres.js"
 
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)", "function transfer(address, uint256) returns (bool)"])

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { AddressBits, bloomBits, bloomOf, mayContain, parseBloom } from "../../pipeline/source/bloom.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
-import { startAnvil } from "../../src/devnet/anvil.js"
+import { startAnvil } from "../../tools/devnet/anvil.js"
 
 const call = async <T>(url: string, method: string, params: ReadonlyArray<unknown>): Promise<T> => {
   const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import { decodeEventLog, encodeAbiParameters, encodeEventTopics, type AbiParameter, type Hex } from "viem"
 import { CATALOG, type CatalogEntry } from "../../schema/catalog.js"
 import { AddressBook, decodeLog } from "../../pipeline/decode.js"
-import { syntheticDeployment } from "../../src/recording/synthetic.js"
+import { syntheticDeployment } from "../../tools/recording/synthetic.js"
 import { arbitraryFor } from "../support/abi-arbitrary.js"
 
 const encode = (entry: CatalogEntry, values: Record<string, unknown>) => {

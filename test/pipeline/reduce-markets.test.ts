@@ -11,8 +11,8 @@ import { AddressBook, decodeLog, protocolContracts } from "../../pipeline/decode
 import { emptyWorking, reduceEvent } from "../../pipeline/reduce/markets.js"
 import { positionKey } from "../../pipeline/reduce/positions.js"
 import type { Located, Working } from "../../pipeline/reduce/model.js"
-import { generateSynthetic } from "../../src/recording/synthetic.js"
-import { ReplayChain } from "../../src/replay/chain.js"
+import { generateSynthetic } from "../../tools/recording/synthetic.js"
+import { ReplayChain } from "../../tools/replay/chain.js"
 
 const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const ROUTER = A(0xf00d)

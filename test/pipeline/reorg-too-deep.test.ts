@@ -15,9 +15,9 @@ import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc, type Rpc } from "../../pipeline/source/rpc.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
-import { generateSynthetic } from "../../src/recording/synthetic.js"
-import { ReplayChain } from "../../src/replay/chain.js"
-import { serveReplay } from "../../src/replay/server.js"
+import { generateSynthetic } from "../../tools/recording/synthetic.js"
+import { ReplayChain } from "../../tools/replay/chain.js"
+import { serveReplay } from "../../tools/replay/server.js"
 import { scratchDatabaseUrl } from "../support/postgres.js"
 
 /** Flips the last nibble of a 32-byte hash: self-inverse, so every block gets another identity. */

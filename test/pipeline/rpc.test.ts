@@ -10,9 +10,9 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeRpc } from "../../pipeline/source/rpc.js"
-import { generateSynthetic, type SyntheticSummary } from "../../src/recording/synthetic.js"
-import { ReplayChain } from "../../src/replay/chain.js"
-import { serveReplay, type ReplayServer } from "../../src/replay/server.js"
+import { generateSynthetic, type SyntheticSummary } from "../../tools/recording/synthetic.js"
+import { ReplayChain } from "../../tools/replay/chain.js"
+import { serveReplay, type ReplayServer } from "../../tools/replay/server.js"
 
 let dir: string
 let summary: SyntheticSummary

@@ -18,9 +18,9 @@ import { announcedTokens } from "../../pipeline/decode.js"
 import { backfill, collectBatches, type Watchlist } from "../../pipeline/source/backfill.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { COMPONENTS } from "../../schema/components.js"
-import { generateSynthetic, type SyntheticSummary } from "../../src/recording/synthetic.js"
-import { ReplayChain } from "../../src/replay/chain.js"
-import { serveReplay, type ReplayServer } from "../../src/replay/server.js"
+import { generateSynthetic, type SyntheticSummary } from "../../tools/recording/synthetic.js"
+import { ReplayChain } from "../../tools/replay/chain.js"
+import { serveReplay, type ReplayServer } from "../../tools/replay/server.js"
 
 interface Call {
   readonly id: number

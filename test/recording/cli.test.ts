@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { Rpc } from "../../src/recording/recorder.js"
+import { Rpc } from "../../tools/recording/recorder.js"
 import { freePort, runCli } from "../support/process.js"
 
 let dir: string

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
-import type { BlockRecord, MetaRecord } from "../../src/recording/format.js"
-import { ReplayChain, RpcError } from "../../src/replay/chain.js"
+import type { BlockRecord, MetaRecord } from "../../tools/recording/format.js"
+import { ReplayChain, RpcError } from "../../tools/replay/chain.js"
 
 const h = (n: number, fork = 0) => `0x${(fork * 1_000_000 + n).toString(16).padStart(64, "0")}`
 const ADDRESS = `0x${"11".repeat(20)}`
@@ -86,7 +86,7 @@ describe("ReplayChain", () => {
 
 describe("ReplayChain for other indexers", () => {
   it("serves full transactions built from the logs and a synthetic parent of the first block, to a real client over HTTP", async () => {
-    const { serveReplay } = await import("../../src/replay/server.js")
+    const { serveReplay } = await import("../../tools/replay/server.js")
     const { createPublicClient, http } = await import("viem")
     const chain = new ReplayChain(meta, [block(10, 0, 0, 3), block(11)], { finalityDepth: 1 })
     chain.advanceAll()

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { generateSynthetic, type SyntheticSummary } from "../../src/recording/synthetic.js"
+import { generateSynthetic, type SyntheticSummary } from "../../tools/recording/synthetic.js"
 import { decodeCanonical, expectProtocolInvariants } from "../support/invariants.js"
 
 let dir: string

@@ -10,7 +10,7 @@
  * well formed. Receipts pass through: they are how a client can tell.
  */
 import * as http from "node:http"
-import { prng } from "../../src/prng.js"
+import { prng } from "../../tools/prng.js"
 
 export type Fault = "rateLimited" | "serverError" | "slow" | "rangeLimit" | "truncated" | "wrongBlock" | "emptyBody" | "nullResult" | "droppedLogs"
 

@@ -15,8 +15,8 @@ import { makeRpc } from "../../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../../src/app.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
-import { ReplayChain } from "../../src/replay/chain.js"
-import { serveReplay } from "../../src/replay/server.js"
+import { ReplayChain } from "../../tools/replay/chain.js"
+import { serveReplay } from "../../tools/replay/server.js"
 import { EXTERNAL_URL, scratchDatabaseUrl } from "./postgres.js"
 
 /** Migrates the database at `url` and indexes the whole fixture into it. */

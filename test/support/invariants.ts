@@ -11,8 +11,8 @@ import { decodeEventLog, type Hex } from "viem"
 import { COMPONENT_KINDS, lookupAny, type ContractKind } from "../../schema/catalog.js"
 import { COMPONENTS } from "../../schema/components.js"
 import type { DomainEvent } from "../../schema/domain-events.js"
-import type { BlockRecord } from "../../src/recording/format.js"
-import { ReplayChain } from "../../src/replay/chain.js"
+import type { BlockRecord } from "../../tools/recording/format.js"
+import { ReplayChain } from "../../tools/replay/chain.js"
 
 const ZERO = `0x${"0".repeat(40)}`
 

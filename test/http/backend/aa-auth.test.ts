@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { encodeAbiParameters, getContractAddress, keccak256, pad, type Address, type Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import type { Anvil } from "../../../src/devnet/anvil.js"
+import type { Anvil } from "../../../tools/devnet/anvil.js"
 import { aaOptionsFor, startAddressFactoryChain } from "./support/address-factory.js"
 import { sessionCookieOf, startBackends, type Backends, type Instance } from "./support/auth-harness.js"
 import { SoftwarePasskey, type Ceremony } from "./support/software-passkey.js"

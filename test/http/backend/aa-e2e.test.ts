@@ -25,9 +25,9 @@ import {
   type AccountCall,
   type UserOperationV07
 } from "../../../schema/aa.js"
-import { DevnetClient } from "../../../src/devnet/client.js"
-import { LIVE_STATE } from "../../../src/devnet/live.js"
-import { liveArtifacts, readManifest, type LiveManifest } from "../../../src/devnet/live-state.js"
+import { DevnetClient } from "../../../tools/devnet/client.js"
+import { LIVE_STATE } from "../../../tools/devnet/live.js"
+import { liveArtifacts, readManifest, type LiveManifest } from "../../../tools/devnet/live-state.js"
 import { ecdsaSigner, softwarePasskey, userOperationToJson, type AccountSigner, type SoftwarePasskey } from "../../support/aa.js"
 import { scratchDatabaseUrl } from "../../support/postgres.js"
 import { freePort, runCli, type Running } from "../../support/process.js"

@@ -11,7 +11,7 @@ import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { decodePaymasterAndData, encodeAccountCalls, paymasterHash } from "../../../schema/aa.js"
 import type { AaOptions } from "../../../http/backend/aa-config.js"
 import { ROUTER_ABI } from "../../../http/backend/sponsor-policy.js"
-import type { Anvil } from "../../../src/devnet/anvil.js"
+import type { Anvil } from "../../../tools/devnet/anvil.js"
 import { aaOptionsFor, startAddressFactoryChain } from "./support/address-factory.js"
 import { sessionCookieOf, startBackends, type Backends, type Instance } from "./support/auth-harness.js"
 

@@ -9,7 +9,7 @@ import fc from "fast-check"
 import { mnemonicToAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { BACKEND_ERROR_CODES } from "../../../schema/errors.js"
-import { DEVNET_MNEMONIC, type Anvil } from "../../../src/devnet/anvil.js"
+import { DEVNET_MNEMONIC, type Anvil } from "../../../tools/devnet/anvil.js"
 import { aaOptionsFor, startAddressFactoryChain } from "./support/address-factory.js"
 import { conformance, startHarness, type Harness } from "./support/harness.js"
 

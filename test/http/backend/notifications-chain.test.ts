@@ -14,10 +14,10 @@ import { NotificationConsumerLive } from "../../../http/backend/notification-con
 import { makeIndexer } from "../../../pipeline/run.js"
 import { makeRpc } from "../../../pipeline/source/rpc.js"
 import { pgClientLayer } from "../../../src/db/database.js"
-import { startAnvil, type Anvil } from "../../../src/devnet/anvil.js"
-import { DevnetClient, type Address } from "../../../src/devnet/client.js"
-import { compileContracts } from "../../../src/devnet/compile.js"
-import { ADMIN, deployDevnet, TIMING, type Devnet } from "../../../src/devnet/deploy.js"
+import { startAnvil, type Anvil } from "../../../tools/devnet/anvil.js"
+import { DevnetClient, type Address } from "../../../tools/devnet/client.js"
+import { compileContracts } from "../../../tools/devnet/compile.js"
+import { ADMIN, deployDevnet, TIMING, type Devnet } from "../../../tools/devnet/deploy.js"
 import { signIn, startBackends, type Backends, type Instance } from "./support/auth-harness.js"
 
 const USDC = 1_000_000n

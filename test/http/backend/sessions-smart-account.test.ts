@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { createRequire } from "node:module"
 import { encodeFunctionData, hashMessage, keccak256, serializeErc6492Signature, toHex, type Abi, type Hex } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { startAnvil, type Anvil } from "../../../src/devnet/anvil.js"
-import { DevnetClient, type Address } from "../../../src/devnet/client.js"
+import { startAnvil, type Anvil } from "../../../tools/devnet/anvil.js"
+import { DevnetClient, type Address } from "../../../tools/devnet/client.js"
 import { startBackends, type Backends, type Instance } from "./support/auth-harness.js"
 
 const SOURCE = `// SPDX-License-Identifier: MIT

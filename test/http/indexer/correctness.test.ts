@@ -100,7 +100,7 @@ describe("every fill is a trade", () => {
 
 describe("the devnet scenario's users crossing each other", () => {
   it("lists its MINT, MERGE and COMPLEMENTARY crosses as clob trades of the taker, at the price the taker paid", async () => {
-    // The scenario's first crosses (src/devnet/scenario.ts): BUY NO 0.52 into BUY YES 0.50 (MINT),
+    // The scenario's first crosses (tools/devnet/scenario.ts): BUY NO 0.52 into BUY YES 0.50 (MINT),
     // SELL NO 0.40 into SELL YES 0.55 (MERGE), BUY YES 0.65 into SELL YES 0.60 (COMPLEMENTARY).
     const first = await api.sql(
       `select m.tx_hash, m.log_index, m.match_type, m.market_id::text as market, o.owner from order_match m

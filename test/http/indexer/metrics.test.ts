@@ -14,8 +14,8 @@ import { makeRpc } from "../../../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../../../src/app.js"
 import { pgClientLayer } from "../../../src/db/database.js"
 import { runMigrations } from "../../../src/db/migrations.js"
-import { ReplayChain } from "../../../src/replay/chain.js"
-import { serveReplay } from "../../../src/replay/server.js"
+import { ReplayChain } from "../../../tools/replay/chain.js"
+import { serveReplay } from "../../../tools/replay/server.js"
 import { scratchDatabaseUrl } from "../../support/postgres.js"
 
 /** A scrape as series (`name{labels}`) to values, with the response's status and content type. */

@@ -10,7 +10,7 @@ import { createRequire } from "node:module"
 import { type Address, type Hex } from "viem"
 import { generatePrivateKey } from "viem/accounts"
 import type { AaOptions } from "../../../../http/backend/aa-config.js"
-import { startAnvil, type Anvil } from "../../../../src/devnet/anvil.js"
+import { startAnvil, type Anvil } from "../../../../tools/devnet/anvil.js"
 
 const SOURCE = `// SPDX-License-Identifier: MIT
 pragma solidity ^0.8.20;

@@ -1,6 +1,6 @@
 /**
  * The account-abstraction part of the live devnet's additions (`live-state.ts`): the canonical
- * EntryPoint v0.7, the smart-account factory and the verifying paymaster (devnet/contracts/Aa.sol),
+ * EntryPoint v0.7, the smart-account factory and the verifying paymaster (tools/devnet/contracts/Aa.sol),
  * the paymaster deposited and staked in the EntryPoint.
  *
  * The EntryPoint is deployed the way it is on every public chain: its published creation code

@@ -1,5 +1,5 @@
 /**
- * Compiles the devnet's Solidity (devnet/contracts/*.sol plus the generated event interfaces)
+ * Compiles the devnet's Solidity (tools/devnet/contracts/*.sol plus the generated event interfaces)
  * with solc-js from npm: no network, no native compiler. The result is cached under
  * node_modules/.cache/predix-devnet by a hash of the sources, the compiler version and the
  * settings, so only the first run of a checkout pays the compile (solc-js is slow).
@@ -10,7 +10,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import type { Abi, Hex } from "viem"
 import { eventsSource } from "./events-sol.js"
-import { PROJECT_ROOT } from "../project-root.js"
+import { PROJECT_ROOT } from "../../schema/project-root.js"
 
 export interface Artifact {
   readonly abi: Abi
@@ -19,7 +19,7 @@ export interface Artifact {
 export type Artifacts = Readonly<Record<string, Artifact>>
 
 const root = PROJECT_ROOT
-export const CONTRACTS_DIR = join(root, "devnet/contracts")
+export const CONTRACTS_DIR = join(root, "tools/devnet/contracts")
 const CACHE_DIR = join(root, "node_modules/.cache/predix-devnet")
 
 const SETTINGS = {

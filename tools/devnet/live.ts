@@ -18,7 +18,7 @@ import { anvilBinary, AnvilError, DEVNET_ACCOUNTS, DEVNET_CHAIN_ID, DEVNET_MNEMO
 import { startKept } from "./kept.js"
 import { FIXTURE } from "./run.js"
 import { readManifest, unpackLiveState, type LiveManifest } from "./live-state.js"
-import { PROJECT_ROOT } from "../project-root.js"
+import { PROJECT_ROOT } from "../../schema/project-root.js"
 
 const root = PROJECT_ROOT
 export const LIVE_STATE = Path.join(root, FIXTURE.liveState)

@@ -3,12 +3,12 @@
  */
 import { Data, Effect, Option } from "effect"
 import * as Path from "node:path"
-import { AppConfig, ConfigurationError } from "../config.js"
-import { loadDeployment } from "../deployment.js"
-import { ReplayChain } from "../replay/chain.js"
-import { serveReplay } from "../replay/server.js"
-import { backoff } from "../../pipeline/source/rpc.js"
-import { Recorder, ReorgBeyondWindow } from "./recorder.js"
+import { AppConfig, ConfigurationError } from "./config.js"
+import { loadDeployment } from "./deployment.js"
+import { ReplayChain } from "../tools/replay/chain.js"
+import { serveReplay } from "../tools/replay/server.js"
+import { backoff } from "../pipeline/source/rpc.js"
+import { Recorder, ReorgBeyondWindow } from "../tools/recording/recorder.js"
 
 export interface RecordArgs {
   readonly out: string
