@@ -12,102 +12,109 @@ import { chainPosition, chainPositionColumns, type ChainPositionRow } from "../r
 import { listPage, read, type Paging } from "./db.js"
 import { bigint, bool, json, nullable, oneOf, rowDecoder, text, time, type Column, type RowOf } from "./rows.js"
 
-/** One page of `table` (newest first) with `where`, each row decoded by `columns` and mapped by `toRecord`. */
+/**
+ * The list of one history `table` with its own `columns` beside the chain position: a page
+ * (newest first) of the rows matching `where`, each decoded and mapped by `toRecord`.
+ */
 const history = <C extends Readonly<Record<string, Column<unknown>>>, A>(
   table: string,
   columns: C,
-  where: (sql: SqlClient.SqlClient) => Statement.Fragment,
-  paging: Paging,
   toRecord: (row: ChainPositionRow & RowOf<C>) => A
-) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const decode = rowDecoder({ ...chainPositionColumns, ...columns })
-    return yield* listPage(
-      {
-        select: `block_number, log_index, tx_hash, timestamp, ${Object.keys(columns).join(", ")}`,
-        from: sql`${sql.literal(table)} where ${where(sql)}`,
-        orderBy: "block_number desc, log_index desc",
-        record: (row) => toRecord(decode(row) as ChainPositionRow & RowOf<C>)
-      },
-      paging
-    )
-  }).pipe(read)
+) => {
+  const decode = rowDecoder({ ...chainPositionColumns, ...columns })
+  const select = `block_number, log_index, tx_hash, timestamp, ${Object.keys(columns).join(", ")}`
+  return (where: (sql: SqlClient.SqlClient) => Statement.Fragment, paging: Paging) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      listPage(
+        {
+          select,
+          from: sql`${sql.literal(table)} where ${where(sql)}`,
+          orderBy: "block_number desc, log_index desc",
+          record: (row) => toRecord(decode(row) as ChainPositionRow & RowOf<C>)
+        },
+        paging
+      )
+    ).pipe(read)
+}
+
+const roleChanges = history(
+  "role_change",
+  { role: text<Bytes32>(), account: text<Address>(), sender: text<Address>(), action: oneOf("GRANTED", "REVOKED") },
+  (row) => ({ ...chainPosition(row), role: row.role, account: row.account, sender: row.sender, action: row.action })
+)
 
 export const listRoleChanges = (query: RoleChangeQuery) =>
-  history(
-    "role_change",
-    { role: text<Bytes32>(), account: text<Address>(), sender: text<Address>(), action: oneOf("GRANTED", "REVOKED") },
+  roleChanges(
     (sql) =>
       sql.and([
         ...(query.account === undefined ? [] : [sql`account = ${query.account}`]),
         ...(query.role === undefined ? [] : [sql`role = ${query.role}`]),
         ...(query.action === undefined ? [] : [sql`action = ${query.action}`])
       ]),
-    query,
-    (row) => ({ ...chainPosition(row), role: row.role, account: row.account, sender: row.sender, action: row.action })
+    query
   )
 
+const pauses = history(
+  "pause_change",
+  { scope: oneOf(...PAUSE_SCOPES), module_id: nullable(text<Bytes32>()), paused: bool, account: nullable(text<Address>()) },
+  (row) => ({ ...chainPosition(row), scope: row.scope, moduleId: row.module_id, paused: row.paused, account: row.account })
+)
+
 export const listPauses = (query: PauseQuery) =>
-  history(
-    "pause_change",
-    { scope: oneOf(...PAUSE_SCOPES), module_id: nullable(text<Bytes32>()), paused: bool, account: nullable(text<Address>()) },
-    (sql) => sql.and(query.scope === undefined ? [] : [sql`scope = ${query.scope}`]),
-    query,
-    (row) => ({ ...chainPosition(row), scope: row.scope, moduleId: row.module_id, paused: row.paused, account: row.account })
-  )
+  pauses((sql) => sql.and(query.scope === undefined ? [] : [sql`scope = ${query.scope}`]), query)
 
 type StoredCut = { readonly facetAddress: string; readonly action: number; readonly functionSelectors: ReadonlyArray<string> }
 
-export const listDiamondCuts = (query: Paging) =>
-  history(
-    "diamond_cut",
-    { cuts: json<ReadonlyArray<StoredCut>>(), init: text<Address>(), data: text<Hex>() },
-    (sql) => sql.and([]),
-    query,
-    (row) => ({
-      ...chainPosition(row),
-      cuts: row.cuts.map((cut) => ({
-        facetAddress: cut.facetAddress.toLowerCase() as Address,
-        action: FacetCutAction.names[cut.action] ?? "Add",
-        functionSelectors: cut.functionSelectors.map((s) => s.toLowerCase())
-      })),
-      init: row.init,
-      data: row.data
-    })
-  )
+const diamondCuts = history(
+  "diamond_cut",
+  { cuts: json<ReadonlyArray<StoredCut>>(), init: text<Address>(), data: text<Hex>() },
+  (row) => ({
+    ...chainPosition(row),
+    cuts: row.cuts.map((cut) => ({
+      facetAddress: cut.facetAddress.toLowerCase() as Address,
+      action: FacetCutAction.names[cut.action] ?? "Add",
+      functionSelectors: cut.functionSelectors.map((s) => s.toLowerCase())
+    })),
+    init: row.init,
+    data: row.data
+  })
+)
+
+export const listDiamondCuts = (query: Paging) => diamondCuts((sql) => sql.and([]), query)
+
+const feeChanges = history(
+  "fee_change",
+  {
+    kind: oneOf(...FEE_KINDS),
+    market_id: nullable(bigint),
+    previous_value: nullable(text()),
+    new_value: text(),
+    overridden: nullable(bool)
+  },
+  (row) => ({
+    ...chainPosition(row),
+    kind: row.kind,
+    marketId: row.market_id,
+    previousValue: row.previous_value,
+    newValue: row.new_value,
+    overridden: row.overridden
+  })
+)
 
 export const listFeeChanges = (query: FeeChangeQuery) =>
-  history(
-    "fee_change",
-    {
-      kind: oneOf(...FEE_KINDS),
-      market_id: nullable(bigint),
-      previous_value: nullable(text()),
-      new_value: text(),
-      overridden: nullable(bool)
-    },
+  feeChanges(
     (sql) =>
       sql.and([
         ...(query.kind === undefined ? [] : [sql`kind = ${query.kind}`]),
         ...(query.marketId === undefined ? [] : [sql`market_id = ${query.marketId.toString()}::numeric`])
       ]),
-    query,
-    (row) => ({
-      ...chainPosition(row),
-      kind: row.kind,
-      marketId: row.market_id,
-      previousValue: row.previous_value,
-      newValue: row.new_value,
-      overridden: row.overridden
-    })
+    query
   )
 
-export const listHookUpgrades = (query: Paging) =>
-  history(
-    "hook_upgrade",
-    { action: oneOf("PROPOSED", "EXECUTED", "CANCELLED"), implementation: text<Address>(), ready_at: nullable(time) },
-    (sql) => sql.and([]),
-    query,
-    (row) => ({ ...chainPosition(row), action: row.action, implementation: row.implementation, readyAt: row.ready_at })
-  )
+const hookUpgrades = history(
+  "hook_upgrade",
+  { action: oneOf("PROPOSED", "EXECUTED", "CANCELLED"), implementation: text<Address>(), ready_at: nullable(time) },
+  (row) => ({ ...chainPosition(row), action: row.action, implementation: row.implementation, readyAt: row.ready_at })
+)
+
+export const listHookUpgrades = (query: Paging) => hookUpgrades((sql) => sql.and([]), query)
