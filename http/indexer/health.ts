@@ -3,8 +3,7 @@
  * pipeline commits; before any block is indexed they are null, never invented.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Schema } from "effect"
 import { ServiceUnavailable } from "../../schema/errors.js"
 
 export const Health = Schema.Struct({
@@ -30,23 +29,3 @@ export class HealthGroup extends HttpApiGroup.make("health").add(
     .addError(ServiceUnavailable.wire)
     .annotate(OpenApi.Summary, "How far the indexer has got: latestIndexedBlock, headBlock, lagBlocks")
 ) {}
-
-const toInt = (value: string | number | null | undefined): number | null =>
-  value === null || value === undefined ? null : Number(value)
-
-/** Reads the checkpoint of `chainId`; fails only when the database does not answer. */
-export const readHealth = (chainId: number) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ block_number: string; head_block: string | null }>`
-      select block_number, head_block from indexer_checkpoint where chain_id = ${chainId}`
-    const latestIndexedBlock = toInt(rows[0]?.block_number)
-    const headBlock = toInt(rows[0]?.head_block)
-    const lagBlocks = latestIndexedBlock !== null && headBlock !== null ? Math.max(0, headBlock - latestIndexedBlock) : null
-    return { status: "ok", chainId, latestIndexedBlock, headBlock, lagBlocks } satisfies Health
-  }).pipe(
-    // Disconnected: a query stuck in an uninterruptible connect must not hold the answer back.
-    Effect.disconnect,
-    Effect.timeout("5 seconds"),
-    Effect.mapError((error) => new ServiceUnavailable({ message: `database unavailable: ${error.message}` }))
-  )

@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { BlockNumber, Timestamp, TxHash } from "../../schema/primitives.js"
+import { bool, int, json, nullable, text, type RowOf } from "./queries/rows.js"
 
 /** A count of rows or events, a JSON integer. */
 export const Count = Schema.Int.pipe(Schema.nonNegative()).annotations({
@@ -23,19 +24,15 @@ export const chainPositionFields = {
   timestamp: Timestamp
 }
 
-/** Database row columns of `chainPositionFields`. */
-export interface ChainPositionRow {
-  readonly tx_hash: string
-  readonly block_number: string
-  readonly log_index: number
-  readonly timestamp: string
-}
+/** Database columns of `chainPositionFields`, for a `rowDecoder`. */
+export const chainPositionColumns = { tx_hash: text<TxHash>(), block_number: int, log_index: int, timestamp: int }
+export type ChainPositionRow = RowOf<typeof chainPositionColumns>
 
 export const chainPosition = (row: ChainPositionRow) => ({
-  txHash: row.tx_hash as TxHash,
-  blockNumber: Number(row.block_number),
+  txHash: row.tx_hash,
+  blockNumber: row.block_number,
   logIndex: row.log_index,
-  timestamp: Number(row.timestamp)
+  timestamp: row.timestamp
 })
 
 /** Display metadata (not on-chain) of a market or event, from `display_metadata`. */
@@ -54,14 +51,15 @@ export const DisplayMetadata = Schema.Struct({
 })
 export type DisplayMetadata = typeof DisplayMetadata.Type
 
-/** Columns of `display_metadata` as selected with the `d_` prefix by the queries that join it. */
-export interface DisplayMetadataRow {
-  readonly d_slug: string | null
-  readonly d_category: string | null
-  readonly d_featured: boolean | null
-  readonly d_title: Record<string, string> | null
-  readonly d_icon: string | null
+/** Columns of `display_metadata` as selected with the `d_` prefix by the queries that join it, for a `rowDecoder`. */
+export const displayMetadataColumns = {
+  d_slug: nullable(text()),
+  d_category: nullable(text()),
+  d_featured: nullable(bool),
+  d_title: nullable(json<Record<string, string>>()),
+  d_icon: nullable(text())
 }
+export type DisplayMetadataRow = RowOf<typeof displayMetadataColumns>
 
 export const DISPLAY_COLUMNS = "d.slug as d_slug, d.category as d_category, d.featured as d_featured, d.title as d_title, d.icon as d_icon"
 
@@ -69,15 +67,3 @@ export const displayMetadata = (row: DisplayMetadataRow): DisplayMetadata | null
   row.d_slug === null || row.d_category === null || row.d_title === null
     ? null
     : { slug: row.d_slug, category: row.d_category, featured: row.d_featured === true, title: row.d_title, icon: row.d_icon }
-
-/** A JSON integer (or null) from a BIGINT column that holds unix seconds or a block number. */
-export const toIntOrNull = (value: string | number | null): number | null => (value === null ? null : Number(value))
-
-/**
- * A uint256 column that is a time on-chain (endTime, snapshotAt): unix seconds as a JSON integer.
- * A value beyond 2^53 - 1 (no real time) is clamped there, so the answer stays a valid integer.
- */
-export const toTimeInt = (value: string): number => {
-  const n = BigInt(value)
-  return n > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(n)
-}

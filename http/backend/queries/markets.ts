@@ -15,7 +15,10 @@ import type { Market } from "../../indexer/markets.js"
 import { read } from "../../indexer/queries/db.js"
 import { Freshness } from "../../indexer/freshness.js"
 import { headTime } from "../../indexer/queries/market-prices.js"
-import { MARKET_COLUMNS, MARKET_FROM, toMarket, type MarketRow } from "../../indexer/queries/markets.js"
+import { MARKET_COLUMNS, MARKET_FROM, toMarket } from "../../indexer/queries/markets.js"
+
+/** A row selected with `MARKET_COLUMNS`, read by `toMarket`; only its id (NUMERIC, as text) is read here. */
+type MarketColumns = { readonly id: string }
 
 /** The diamond's market module id; pausing it (or everything) stops trading on every market. */
 export const MARKET_MODULE_ID = keccak256(stringToHex("predix.module.market"))
@@ -190,7 +193,7 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
     const totals = yield* totalsAtHead
     const totalKey = JSON.stringify({ ...filter, limit: undefined, offset: undefined, eventId: filter.eventId?.toString() })
     const known = totals?.get(totalKey)
-    const rows = yield* sql<MarketRow & { total_count: string; recent_volume: string; recent_trades: string }>`
+    const rows = yield* sql<MarketColumns & { total_count: string; recent_volume: string; recent_trades: string }>`
       with page as (
         select m.id, r.volume, r.trades from ${sql.literal(MARKET_FROM)} ${recent}
         where ${where}
@@ -224,7 +227,7 @@ export const listHotRows = (limit: number, now: ChainNow) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const since = now.time - RECENT_WINDOW_SECONDS
-    const rows = yield* sql<MarketRow & { recent_volume: string; recent_trades: string }>`
+    const rows = yield* sql<MarketColumns & { recent_volume: string; recent_trades: string }>`
       select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades
       from ${sql.literal(MARKET_FROM)} ${sql.literal(recentActivity(`${since}::bigint`))}
       where not m.is_resolved and not m.refund_mode and m.end_time > ${now.time} and not ${sql.literal(IN_EVENT)}
@@ -236,7 +239,7 @@ export const listHotRows = (limit: number, now: ChainNow) =>
 /** The market with this id, or undefined. */
 export const findMarketById = (id: bigint) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<MarketRow>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id = ${id.toString()}::numeric`
+    sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id = ${id.toString()}::numeric`
   ).pipe(
     Effect.map((rows) => (rows[0] === undefined ? undefined : toMarket(rows[0]))),
     read
@@ -245,7 +248,7 @@ export const findMarketById = (id: bigint) =>
 /** The market with this slug, or undefined. */
 export const findMarketBySlug = (slug: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<MarketRow>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where d.slug = ${slug}`
+    sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where d.slug = ${slug}`
   ).pipe(
     Effect.map((rows) => (rows[0] === undefined ? undefined : toMarket(rows[0]))),
     read
@@ -263,7 +266,7 @@ export const readEventMembers = (eventIds: ReadonlyArray<bigint>) =>
     const rows =
       memberIds.length === 0
         ? []
-        : yield* sql<MarketRow>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id in ${sql.in(memberIds)}`
+        : yield* sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id in ${sql.in(memberIds)}`
     const markets = new Map(rows.map((row) => [row.id, toMarket(row)]))
     for (const event of events) {
       byEvent.set(event.id, event.market_ids.flatMap((id) => markets.get(id) ?? []))

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Address } from "../../../schema/primitives.js"
 import { read } from "../../indexer/queries/db.js"
-import { toTrade, type TradeRow } from "../../indexer/queries/market-trades.js"
+import { toTrade } from "../../indexer/queries/market-trades.js"
 
 /**
  * A user's router trades (as trader or recipient) and direct CLOB taker fills, newest first, with
@@ -23,7 +23,7 @@ export const listUserTrades = (address: Address, page: { readonly limit: number;
              f.taker_side, f.total_cost, f.total_filled, f.total_filled, 0::numeric, f.match_count
       from taker_fill f where f.taker = ${address} ${market("f.market_id")}
         and not exists (select 1 from trade t where t.tx_hash = f.tx_hash and t.market_id = f.market_id)`
-    const rows = yield* sql<TradeRow & { total_count: string }>`
+    const rows = yield* sql<{ total_count: string }>`
       select x.*, count(*) over () as total_count from (${union}) x
       order by x.block_number desc, x.log_index desc limit ${page.limit} offset ${page.offset}`
     let total = Number(rows[0]?.total_count ?? 0)

@@ -2,8 +2,8 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Context, Effect } from "effect"
 import { IndexerApi } from "../definition.js"
-import { readHealth } from "../health.js"
-import { readStats } from "../stats.js"
+import { readHealth } from "../queries/health.js"
+import { readStats } from "../queries/stats.js"
 
 /** The chain this indexer serves (its health names it). */
 export class IndexedChain extends Context.Tag("IndexedChain")<IndexedChain, { readonly chainId: number }>() {}

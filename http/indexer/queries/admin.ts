@@ -7,116 +7,114 @@ import type { Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { FacetCutAction } from "../../../schema/enums.js"
 import type { Address, Bytes32, Hex } from "../../../schema/primitives.js"
-import type { FeeChangeQuery, PauseQuery, RoleChangeQuery } from "../admin.js"
-import { chainPosition, toTimeInt, type ChainPositionRow } from "../records.js"
-import { pageOf, read } from "./db.js"
+import { FEE_KINDS, PAUSE_SCOPES, type FeeChangeQuery, type PauseQuery, type RoleChangeQuery } from "../admin.js"
+import { chainPosition, chainPositionColumns, type ChainPositionRow } from "../records.js"
+import { listPage, read, type Paging } from "./db.js"
+import { bigint, bool, json, nullable, oneOf, rowDecoder, text, time, type Column, type RowOf } from "./rows.js"
 
-interface Paging {
-  readonly limit: number
-  readonly offset: number
+/**
+ * The list of one history `table` with its own `columns` beside the chain position: a page
+ * (newest first) of the rows matching `where`, each decoded and mapped by `toRecord`.
+ */
+const history = <C extends Readonly<Record<string, Column<unknown>>>, A>(
+  table: string,
+  columns: C,
+  toRecord: (row: ChainPositionRow & RowOf<C>) => A
+) => {
+  const decode = rowDecoder({ ...chainPositionColumns, ...columns })
+  const select = `block_number, log_index, tx_hash, timestamp, ${Object.keys(columns).join(", ")}`
+  return (where: (sql: SqlClient.SqlClient) => Statement.Fragment, paging: Paging) =>
+    Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      listPage(
+        {
+          select,
+          from: sql`${sql.literal(table)} where ${where(sql)}`,
+          orderBy: "block_number desc, log_index desc",
+          record: (row) => toRecord(decode(row) as ChainPositionRow & RowOf<C>)
+        },
+        paging
+      )
+    ).pipe(read)
 }
 
-/** One page of `table` (newest first) with `where`, each row mapped by `toRecord`. */
-const history = <Row extends ChainPositionRow, A>(
-  table: string,
-  columns: string,
-  where: (sql: SqlClient.SqlClient) => Statement.Fragment,
-  paging: Paging,
-  toRecord: (row: Row) => A
-) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const condition = where(sql)
-    const page = yield* pageOf(
-      sql<Row & { total_count: string }>`
-        select block_number, log_index, tx_hash, timestamp, ${sql.literal(columns)}, count(*) over () as total_count
-        from ${sql.literal(table)} where ${condition}
-        order by block_number desc, log_index desc limit ${paging.limit} offset ${paging.offset}`,
-      sql<{ count: string }>`select count(*) as count from ${sql.literal(table)} where ${condition}`,
-      paging.offset
-    )
-    return { data: page.rows.map(toRecord), meta: { limit: paging.limit, offset: paging.offset, count: page.count } }
-  }).pipe(read)
+const roleChanges = history(
+  "role_change",
+  { role: text<Bytes32>(), account: text<Address>(), sender: text<Address>(), action: oneOf("GRANTED", "REVOKED") },
+  (row) => ({ ...chainPosition(row), role: row.role, account: row.account, sender: row.sender, action: row.action })
+)
 
 export const listRoleChanges = (query: RoleChangeQuery) =>
-  history(
-    "role_change",
-    "role, account, sender, action",
+  roleChanges(
     (sql) =>
       sql.and([
         ...(query.account === undefined ? [] : [sql`account = ${query.account}`]),
         ...(query.role === undefined ? [] : [sql`role = ${query.role}`]),
         ...(query.action === undefined ? [] : [sql`action = ${query.action}`])
       ]),
-    query,
-    (row: ChainPositionRow & { role: string; account: string; sender: string; action: "GRANTED" | "REVOKED" }) => ({ ...chainPosition(row), role: row.role as Bytes32, account: row.account as Address, sender: row.sender as Address, action: row.action })
+    query
   )
 
+const pauses = history(
+  "pause_change",
+  { scope: oneOf(...PAUSE_SCOPES), module_id: nullable(text<Bytes32>()), paused: bool, account: nullable(text<Address>()) },
+  (row) => ({ ...chainPosition(row), scope: row.scope, moduleId: row.module_id, paused: row.paused, account: row.account })
+)
+
 export const listPauses = (query: PauseQuery) =>
-  history(
-    "pause_change",
-    "scope, module_id, paused, account",
-    (sql) => sql.and(query.scope === undefined ? [] : [sql`scope = ${query.scope}`]),
-    query,
-    (row: ChainPositionRow & { scope: "GLOBAL" | "MODULE" | "HOOK" | "EXCHANGE"; module_id: string | null; paused: boolean; account: string | null }) => ({
-      ...chainPosition(row),
-      scope: row.scope,
-      moduleId: row.module_id as Bytes32 | null,
-      paused: row.paused,
-      account: row.account as Address | null
-    })
-  )
+  pauses((sql) => sql.and(query.scope === undefined ? [] : [sql`scope = ${query.scope}`]), query)
 
 type StoredCut = { readonly facetAddress: string; readonly action: number; readonly functionSelectors: ReadonlyArray<string> }
 
-export const listDiamondCuts = (query: Paging) =>
-  history(
-    "diamond_cut",
-    "cuts, init, data",
-    (sql) => sql.and([]),
-    query,
-    (row: ChainPositionRow & { cuts: ReadonlyArray<StoredCut>; init: string; data: string }) => ({
-      ...chainPosition(row),
-      cuts: row.cuts.map((cut) => ({
-        facetAddress: cut.facetAddress.toLowerCase() as Address,
-        action: FacetCutAction.names[cut.action] ?? "Add",
-        functionSelectors: cut.functionSelectors.map((s) => s.toLowerCase())
-      })),
-      init: row.init as Address,
-      data: row.data as Hex
-    })
-  )
+const diamondCuts = history(
+  "diamond_cut",
+  { cuts: json<ReadonlyArray<StoredCut>>(), init: text<Address>(), data: text<Hex>() },
+  (row) => ({
+    ...chainPosition(row),
+    cuts: row.cuts.map((cut) => ({
+      facetAddress: cut.facetAddress.toLowerCase() as Address,
+      action: FacetCutAction.names[cut.action] ?? "Add",
+      functionSelectors: cut.functionSelectors.map((s) => s.toLowerCase())
+    })),
+    init: row.init,
+    data: row.data
+  })
+)
+
+export const listDiamondCuts = (query: Paging) => diamondCuts((sql) => sql.and([]), query)
+
+const feeChanges = history(
+  "fee_change",
+  {
+    kind: oneOf(...FEE_KINDS),
+    market_id: nullable(bigint),
+    previous_value: nullable(text()),
+    new_value: text(),
+    overridden: nullable(bool)
+  },
+  (row) => ({
+    ...chainPosition(row),
+    kind: row.kind,
+    marketId: row.market_id,
+    previousValue: row.previous_value,
+    newValue: row.new_value,
+    overridden: row.overridden
+  })
+)
 
 export const listFeeChanges = (query: FeeChangeQuery) =>
-  history(
-    "fee_change",
-    "kind, market_id, previous_value, new_value, overridden",
+  feeChanges(
     (sql) =>
       sql.and([
         ...(query.kind === undefined ? [] : [sql`kind = ${query.kind}`]),
         ...(query.marketId === undefined ? [] : [sql`market_id = ${query.marketId.toString()}::numeric`])
       ]),
-    query,
-    (row: ChainPositionRow & { kind: "DEFAULT_REDEMPTION_FEE" | "MARKET_CREATION_FEE" | "FEE_RECIPIENT" | "MARKET_REDEMPTION_FEE"; market_id: string | null; previous_value: string | null; new_value: string; overridden: boolean | null }) => ({
-      ...chainPosition(row),
-      kind: row.kind,
-      marketId: row.market_id === null ? null : BigInt(row.market_id),
-      previousValue: row.previous_value,
-      newValue: row.new_value,
-      overridden: row.overridden
-    })
+    query
   )
 
-export const listHookUpgrades = (query: Paging) =>
-  history(
-    "hook_upgrade",
-    "action, implementation, ready_at",
-    (sql) => sql.and([]),
-    query,
-    (row: ChainPositionRow & { action: "PROPOSED" | "EXECUTED" | "CANCELLED"; implementation: string; ready_at: string | null }) => ({
-      ...chainPosition(row),
-      action: row.action,
-      implementation: row.implementation as Address,
-      readyAt: row.ready_at === null ? null : toTimeInt(row.ready_at)
-    })
-  )
+const hookUpgrades = history(
+  "hook_upgrade",
+  { action: oneOf("PROPOSED", "EXECUTED", "CANCELLED"), implementation: text<Address>(), ready_at: nullable(time) },
+  (row) => ({ ...chainPosition(row), action: row.action, implementation: row.implementation, readyAt: row.ready_at })
+)
+
+export const listHookUpgrades = (query: Paging) => hookUpgrades((sql) => sql.and([]), query)

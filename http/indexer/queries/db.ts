@@ -2,8 +2,10 @@
  * What every read shares: database failures and slow answers are a 503 `ServiceUnavailable`
  * (never a 500, never a hang), and list pages come with the total number of matching rows.
  */
+import { SqlClient, type Statement } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
+import type { IndexerListMeta } from "../../../schema/envelopes.js"
 import { InvalidParameter, ServiceUnavailable } from "../../../schema/errors.js"
 
 /** A read whose database failures (and answers slower than five seconds) are `ServiceUnavailable`. */
@@ -16,26 +18,53 @@ export const read = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect
     )
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>
 
-/** One page of rows and the number of rows matching the filters. */
-export interface Page<A> {
-  readonly rows: ReadonlyArray<A>
-  readonly count: number
+/** The page a list asks for (validated by the endpoint's `page` parameters). */
+export interface Paging {
+  readonly limit: number
+  readonly offset: number
+}
+
+/** One page of a list endpoint, in its envelope: the records and `{ limit, offset, count }`. */
+export interface ListPage<A> {
+  readonly data: ReadonlyArray<A>
+  readonly meta: IndexerListMeta
+}
+
+/** What a list endpoint pages through (text is spliced as SQL: only our own literals, never input). */
+export interface ListQuery<A> {
+  /** The columns of a row (`total_count` is added beside them). */
+  readonly select: string | Statement.Fragment
+  /** The rows: a FROM clause and its WHERE. */
+  readonly from: string | Statement.Fragment
+  /** A total order: it ends in a key, so pages never overlap or skip. */
+  readonly orderBy: string
+  /** A cheaper statement counting the same rows (`select count(*) as count ...`), where there is one. */
+  readonly count?: Effect.Effect<ReadonlyArray<{ readonly count: string }>, SqlError>
+  /** The record of one row (decoded by a `rowDecoder`); `index` is its place in the page. */
+  readonly record: (row: unknown, index: number) => A
 }
 
 /**
- * A page from a query that selects `count(*) over () as total_count` beside its columns: one round
- * trip in the usual case. Only a page past the end (no rows, so no count) needs `countQuery`.
+ * The page of `query` at `paging`, with the number of matching rows: the page selects
+ * `count(*) over ()` beside its columns, so one round trip in the usual case; only a page past
+ * the end (no rows, so no count) runs the count statement.
  */
-export const pageOf = <Row extends { readonly total_count: string | number }, R1, R2>(
-  pageQuery: Effect.Effect<ReadonlyArray<Row>, SqlError, R1>,
-  countQuery: Effect.Effect<ReadonlyArray<{ readonly count: string | number }>, SqlError, R2>,
-  offset: number
-): Effect.Effect<Page<Row>, SqlError, R1 | R2> =>
-  Effect.flatMap(pageQuery, (rows) => {
+export const listPage = <A>(query: ListQuery<A>, paging: Paging): Effect.Effect<ListPage<A>, SqlError, SqlClient.SqlClient> =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const fragment = (part: string | Statement.Fragment) => (typeof part === "string" ? sql.literal(part) : part)
+    const from = fragment(query.from)
+    const rows = yield* sql<{ readonly total_count: string }>`
+      select ${fragment(query.select)}, count(*) over () as total_count from ${from}
+      order by ${sql.literal(query.orderBy)} limit ${paging.limit} offset ${paging.offset}`
     const first = rows[0]
-    if (first !== undefined) return Effect.succeed({ rows, count: Number(first.total_count) })
-    if (offset === 0) return Effect.succeed({ rows, count: 0 })
-    return Effect.map(countQuery, (counted) => ({ rows, count: Number(counted[0]?.count ?? 0) }))
+    const count =
+      first !== undefined
+        ? Number(first.total_count)
+        : paging.offset === 0
+          ? 0
+          : Number((yield* query.count ?? sql<{ readonly count: string }>`select count(*) as count from ${from}`)[0]?.count ?? 0)
+    return { data: rows.map(query.record), meta: { limit: paging.limit, offset: paging.offset, count } }
   })
 
 /** `from` after `to` can match nothing: said as a 400 naming `from` rather than answered with an empty list. */

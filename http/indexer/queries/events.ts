@@ -4,26 +4,31 @@ import { Effect } from "effect"
 import { EventNotFound } from "../../../schema/errors.js"
 import type { Address, TxHash } from "../../../schema/primitives.js"
 import type { Event, EventListQuery } from "../events.js"
-import { DISPLAY_COLUMNS, displayMetadata, toIntOrNull, toTimeInt, type DisplayMetadataRow } from "../records.js"
-import { pageOf, read } from "./db.js"
+import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../records.js"
+import { listPage, read } from "./db.js"
+import { array, bigint, int, nullable, oneOf, rowDecoder, text, time } from "./rows.js"
 
-interface EventRow extends DisplayMetadataRow {
-  readonly id: string
-  readonly name: string
-  readonly creator: string
-  readonly end_time: string
-  readonly market_ids: ReadonlyArray<string>
-  readonly oracle: string | null
-  readonly winning_index: string | null
-  readonly state: Event["state"]
-  readonly resolver: string | null
-  readonly closed_at: string | null
-  readonly created_at: string
-  readonly created_block: string
-  readonly created_tx: string
-  readonly total_volume: string
-  readonly yes_market: string | null
-}
+const decodeEventRow = rowDecoder({
+  id: bigint,
+  name: text(),
+  creator: text<Address>(),
+  end_time: time,
+  /** JSONB: the member market ids as strings of digits, in outcome order. */
+  market_ids: array(text()),
+  oracle: nullable(text<Address>()),
+  /** A uint256 as the event stated it: any value, in range of the members or not. */
+  winning_index: nullable(bigint),
+  state: oneOf("CREATED", "RESOLVED", "REFUND"),
+  resolver: nullable(text<Address>()),
+  closed_at: nullable(int),
+  created_at: int,
+  created_block: int,
+  created_tx: text<TxHash>(),
+  total_volume: bigint,
+  /** The id of the member resolved YES, as the text `market_ids` holds. */
+  yes_market: nullable(text()),
+  ...displayMetadataColumns
+})
 
 /** Member markets' volume, and the member resolved YES (the winner when the event names none). */
 const EVENT_COLUMNS = `e.id, e.name, e.creator, e.end_time, e.market_ids, e.oracle, e.winning_index, e.state, e.resolver,
@@ -37,19 +42,20 @@ const EVENT_FROM = `event_group e left join display_metadata d on d.kind = 'even
 
 const STATE_OF = { active: "CREATED", resolved: "RESOLVED", refunding: "REFUND" } as const
 
-const toEvent = (row: EventRow): Event => {
+const toEvent = (raw: unknown): Event => {
+  const row = decodeEventRow(raw)
   const marketIds = row.market_ids.map((id) => BigInt(id))
   const resolved = row.state === "RESOLVED"
   // The event's own index when it carries one in range, else the position of the member resolved YES.
-  const stated = row.winning_index === null ? -1 : Number(row.winning_index)
+  const stated = row.winning_index
   const fromMarket = row.yes_market === null ? -1 : row.market_ids.indexOf(row.yes_market)
-  const index = !resolved ? -1 : stated >= 0 && stated < marketIds.length ? stated : fromMarket
+  const index = !resolved ? -1 : stated !== null && stated >= 0n && stated < BigInt(marketIds.length) ? Number(stated) : fromMarket
   return {
-    id: BigInt(row.id),
+    id: row.id,
     name: row.name,
-    creator: row.creator as Address,
-    oracle: row.oracle === null ? null : (row.oracle as Address),
-    endTime: toTimeInt(row.end_time),
+    creator: row.creator,
+    oracle: row.oracle,
+    endTime: row.end_time,
     marketIds,
     marketCount: marketIds.length,
     state: row.state,
@@ -58,12 +64,12 @@ const toEvent = (row: EventRow): Event => {
     refundMode: row.state === "REFUND",
     winningIndex: index >= 0 ? BigInt(index) : null,
     winningMarketId: index >= 0 ? (marketIds[index] ?? null) : null,
-    resolver: row.resolver === null ? null : (row.resolver as Address),
-    closedAt: toIntOrNull(row.closed_at),
-    totalVolume: BigInt(row.total_volume),
-    createdAt: Number(row.created_at),
-    createdBlock: Number(row.created_block),
-    createdTx: row.created_tx as TxHash,
+    resolver: row.resolver,
+    closedAt: row.closed_at,
+    totalVolume: row.total_volume,
+    createdAt: row.created_at,
+    createdBlock: row.created_block,
+    createdTx: row.created_tx,
     metadata: displayMetadata(row)
   }
 }
@@ -76,20 +82,13 @@ export const listEvents = (query: EventListQuery) =>
       ...(query.category === undefined ? [] : [sql`d.category = ${query.category}`]),
       ...(query.featured === undefined ? [] : [query.featured ? sql`d.featured` : sql`coalesce(d.featured, false) = false`])
     ])
-    const page = yield* pageOf(
-      sql<EventRow & { total_count: string }>`
-        select ${sql.literal(EVENT_COLUMNS)}, count(*) over () as total_count from ${sql.literal(EVENT_FROM)}
-        where ${where} order by e.id desc limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from ${sql.literal(EVENT_FROM)} where ${where}`,
-      query.offset
-    )
-    return { data: page.rows.map(toEvent), meta: { limit: query.limit, offset: query.offset, count: page.count } }
+    return yield* listPage({ select: EVENT_COLUMNS, from: sql`${sql.literal(EVENT_FROM)} where ${where}`, orderBy: "e.id desc", record: toEvent }, query)
   }).pipe(read)
 
 export const getEvent = (id: bigint) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<EventRow>`select ${sql.literal(EVENT_COLUMNS)} from ${sql.literal(EVENT_FROM)} where e.id = ${id.toString()}::numeric`
+    const [row] = yield* sql`select ${sql.literal(EVENT_COLUMNS)} from ${sql.literal(EVENT_FROM)} where e.id = ${id.toString()}::numeric`
     return row === undefined ? undefined : toEvent(row)
   }).pipe(
     read,

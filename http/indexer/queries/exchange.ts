@@ -4,51 +4,51 @@ import { Effect } from "effect"
 import { MatchType, Side } from "../../../schema/enums.js"
 import { OrderNotFound } from "../../../schema/errors.js"
 import type { Address, Bytes32, TxHash } from "../../../schema/primitives.js"
-import type { Match, MatchListQuery, Order, OrderListQuery } from "../exchange.js"
-import { chainPosition, toIntOrNull, type ChainPositionRow } from "../records.js"
-import { pageOf, read } from "./db.js"
+import { ORDER_STATUSES, type Match, type MatchListQuery, type Order, type OrderListQuery } from "../exchange.js"
+import { chainPosition, chainPositionColumns } from "../records.js"
+import { listPage, read, type Paging } from "./db.js"
+import { bigint, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
 
-interface OrderRow {
-  readonly id: string
-  readonly market_id: string
-  readonly owner: string
-  readonly side: number
-  readonly price: string
-  readonly amount: string
-  readonly filled: string
-  readonly status: Order["status"]
-  readonly builder: string | null
-  readonly placed_at: string
-  readonly placed_block: string
-  readonly placed_tx: string
-  readonly updated_at: string
-  readonly filled_at: string | null
-  readonly cancelled_at: string | null
-}
+const decodeOrderRow = rowDecoder({
+  id: text<Bytes32>(),
+  market_id: bigint,
+  owner: text<Address>(),
+  side: int,
+  price: bigint,
+  amount: bigint,
+  filled: bigint,
+  status: oneOf(...ORDER_STATUSES),
+  builder: nullable(text<Bytes32>()),
+  placed_at: int,
+  placed_block: int,
+  placed_tx: text<TxHash>(),
+  updated_at: int,
+  filled_at: nullable(int),
+  cancelled_at: nullable(int)
+})
 
 const sideName = (code: number) => Side.names[code] ?? "BUY_YES"
 
-const toOrder = (row: OrderRow): Order => {
-  const amount = BigInt(row.amount)
-  const filled = BigInt(row.filled)
+const toOrder = (raw: unknown): Order => {
+  const row = decodeOrderRow(raw)
   const live = row.status === "OPEN" || row.status === "PARTIALLY_FILLED"
   return {
-    orderId: row.id as Bytes32,
-    marketId: BigInt(row.market_id),
-    owner: row.owner as Address,
+    orderId: row.id,
+    marketId: row.market_id,
+    owner: row.owner,
     side: sideName(row.side),
-    price: BigInt(row.price),
-    amount,
-    filled,
-    remaining: live && amount > filled ? amount - filled : 0n,
+    price: row.price,
+    amount: row.amount,
+    filled: row.filled,
+    remaining: live && row.amount > row.filled ? row.amount - row.filled : 0n,
     status: row.status,
-    builder: row.builder as Bytes32 | null,
-    placedAt: Number(row.placed_at),
-    placedBlock: Number(row.placed_block),
-    placedTx: row.placed_tx as TxHash,
-    updatedAt: Number(row.updated_at),
-    filledAt: toIntOrNull(row.filled_at),
-    cancelledAt: toIntOrNull(row.cancelled_at)
+    builder: row.builder,
+    placedAt: row.placed_at,
+    placedBlock: row.placed_block,
+    placedTx: row.placed_tx,
+    updatedAt: row.updated_at,
+    filledAt: row.filled_at,
+    cancelledAt: row.cancelled_at
   }
 }
 
@@ -64,20 +64,16 @@ export const listOrders = (query: OrderListQuery) =>
       ...(query.status === undefined ? [] : [sql`status = ${query.status}`]),
       ...(query.side === undefined ? [] : [sql`side = ${Side.toCode(query.side)}`])
     ])
-    const page = yield* pageOf(
-      sql<OrderRow & { total_count: string }>`
-        select ${sql.literal(ORDER_COLUMNS)}, count(*) over () as total_count from exchange_order where ${where}
-        order by placed_block desc, id limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from exchange_order where ${where}`,
-      query.offset
+    return yield* listPage(
+      { select: ORDER_COLUMNS, from: sql`exchange_order where ${where}`, orderBy: "placed_block desc, id", record: toOrder },
+      query
     )
-    return { data: page.rows.map(toOrder), meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)
 
 export const getOrder = (orderId: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<OrderRow>`select ${sql.literal(ORDER_COLUMNS)} from exchange_order where id = ${orderId}`
+    const [row] = yield* sql`select ${sql.literal(ORDER_COLUMNS)} from exchange_order where id = ${orderId}`
     return row === undefined ? undefined : toOrder(row)
   }).pipe(
     read,
@@ -86,51 +82,48 @@ export const getOrder = (orderId: string) =>
     )
   )
 
-export interface MatchRow extends ChainPositionRow {
-  readonly market_id: string
-  readonly maker_order_id: string
-  readonly taker_order_id: string
-  readonly maker: string | null
-  readonly maker_side: number | null
-  readonly taker: string | null
-  readonly match_type: number
-  readonly amount: string
-  readonly price: string
-  readonly maker_builder: string | null
-  readonly taker_builder: string | null
-}
+const decodeMatchRow = rowDecoder({
+  ...chainPositionColumns,
+  market_id: bigint,
+  maker_order_id: text<Bytes32>(),
+  taker_order_id: text<Bytes32>(),
+  maker: nullable(text<Address>()),
+  maker_side: nullable(int),
+  taker: nullable(text<Address>()),
+  match_type: int,
+  amount: bigint,
+  price: bigint,
+  maker_builder: nullable(text<Bytes32>()),
+  taker_builder: nullable(text<Bytes32>())
+})
 
 export const MATCH_COLUMNS = `block_number, log_index, tx_hash, timestamp, market_id, maker_order_id, taker_order_id, maker, maker_side,
   taker, match_type, amount, price, maker_builder, taker_builder`
 
-export const toMatch = (row: MatchRow): Match => ({
-  ...chainPosition(row),
-  marketId: BigInt(row.market_id),
-  makerOrderId: row.maker_order_id as Bytes32,
-  takerOrderId: row.taker_order_id as Bytes32,
-  maker: row.maker as Address | null,
-  makerSide: row.maker_side === null ? null : sideName(row.maker_side),
-  taker: row.taker as Address | null,
-  matchType: MatchType.names[row.match_type] ?? "COMPLEMENTARY",
-  amount: BigInt(row.amount),
-  price: BigInt(row.price),
-  makerBuilder: row.maker_builder as Bytes32 | null,
-  takerBuilder: row.taker_builder as Bytes32 | null
-})
+/** The match record of a row selected with `MATCH_COLUMNS`. */
+export const toMatch = (raw: unknown): Match => {
+  const row = decodeMatchRow(raw)
+  return {
+    ...chainPosition(row),
+    marketId: row.market_id,
+    makerOrderId: row.maker_order_id,
+    takerOrderId: row.taker_order_id,
+    maker: row.maker,
+    makerSide: row.maker_side === null ? null : sideName(row.maker_side),
+    taker: row.taker,
+    matchType: MatchType.names[row.match_type] ?? "COMPLEMENTARY",
+    amount: row.amount,
+    price: row.price,
+    makerBuilder: row.maker_builder,
+    takerBuilder: row.taker_builder
+  }
+}
 
 /** One page of `order_match` rows under `where`, newest first (the order every match list uses). */
-export const matchPage = (where: Statement.Fragment, page: { readonly limit: number; readonly offset: number }) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const found = yield* pageOf(
-      sql<MatchRow & { total_count: string }>`
-        select ${sql.literal(MATCH_COLUMNS)}, count(*) over () as total_count from order_match where ${where}
-        order by block_number desc, log_index desc limit ${page.limit} offset ${page.offset}`,
-      sql<{ count: string }>`select count(*) as count from order_match where ${where}`,
-      page.offset
-    )
-    return { data: found.rows.map(toMatch), meta: { limit: page.limit, offset: page.offset, count: found.count } }
-  })
+export const matchPage = (where: Statement.Fragment, paging: Paging) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    listPage({ select: MATCH_COLUMNS, from: sql`order_match where ${where}`, orderBy: "block_number desc, log_index desc", record: toMatch }, paging)
+  )
 
 export const listMatches = (query: MatchListQuery) =>
   Effect.gen(function* () {

@@ -3,8 +3,34 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Address, Bytes32 } from "../../../schema/primitives.js"
 import type { LiquidityEvent, LiquidityEventQuery, LiquidityPosition, LiquidityPositionQuery } from "../liquidity.js"
-import { chainPosition, type ChainPositionRow } from "../records.js"
-import { pageOf, read } from "./db.js"
+import { chainPosition, chainPositionColumns } from "../records.js"
+import { listPage, read } from "./db.js"
+import { bigint, int, rowDecoder, text } from "./rows.js"
+
+const decodePositionRow = rowDecoder({
+  pool_id: text<Bytes32>(),
+  market_id: bigint,
+  owner: text<Address>(),
+  tick_lower: int,
+  tick_upper: int,
+  salt: text<Bytes32>(),
+  liquidity: bigint,
+  updated_at: int
+})
+
+const toPosition = (raw: unknown): LiquidityPosition => {
+  const row = decodePositionRow(raw)
+  return {
+    poolId: row.pool_id,
+    marketId: row.market_id,
+    provider: row.owner,
+    tickLower: row.tick_lower,
+    tickUpper: row.tick_upper,
+    salt: row.salt,
+    liquidity: row.liquidity,
+    updatedAt: row.updated_at
+  }
+}
 
 export const listLiquidityPositions = (provider: Address, query: LiquidityPositionQuery) =>
   Effect.gen(function* () {
@@ -13,37 +39,41 @@ export const listLiquidityPositions = (provider: Address, query: LiquidityPositi
       sql`owner = ${provider}`,
       ...(query.marketId === undefined ? [] : [sql`market_id = ${query.marketId.toString()}::numeric`])
     ])
-    const page = yield* pageOf(
-      sql<{ pool_id: string; market_id: string; owner: string; tick_lower: number; tick_upper: number; salt: string; liquidity: string; updated_at: string; total_count: string }>`
-        select pool_id, market_id, owner, tick_lower, tick_upper, salt, liquidity, updated_at, count(*) over () as total_count
-        from liquidity_position where ${where}
-        order by market_id, pool_id, tick_lower, tick_upper, salt limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from liquidity_position where ${where}`,
-      query.offset
+    return yield* listPage(
+      {
+        select: "pool_id, market_id, owner, tick_lower, tick_upper, salt, liquidity, updated_at",
+        from: sql`liquidity_position where ${where}`,
+        orderBy: "market_id, pool_id, tick_lower, tick_upper, salt",
+        record: toPosition
+      },
+      query
     )
-    const data = page.rows.map(
-      (row): LiquidityPosition => ({
-        poolId: row.pool_id as Bytes32,
-        marketId: BigInt(row.market_id),
-        provider: row.owner as Address,
-        tickLower: row.tick_lower,
-        tickUpper: row.tick_upper,
-        salt: row.salt as Bytes32,
-        liquidity: BigInt(row.liquidity),
-        updatedAt: Number(row.updated_at)
-      })
-    )
-    return { data, meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)
 
-interface EventRow extends ChainPositionRow {
-  readonly pool_id: string
-  readonly market_id: string
-  readonly owner: string
-  readonly tick_lower: number
-  readonly tick_upper: number
-  readonly salt: string
-  readonly liquidity_delta: string
+const decodeEventRow = rowDecoder({
+  ...chainPositionColumns,
+  pool_id: text<Bytes32>(),
+  market_id: bigint,
+  owner: text<Address>(),
+  tick_lower: int,
+  tick_upper: int,
+  salt: text<Bytes32>(),
+  liquidity_delta: bigint
+})
+
+const toEvent = (raw: unknown): LiquidityEvent => {
+  const row = decodeEventRow(raw)
+  return {
+    ...chainPosition(row),
+    type: row.liquidity_delta < 0n ? "remove" : "add",
+    poolId: row.pool_id,
+    marketId: row.market_id,
+    provider: row.owner,
+    tickLower: row.tick_lower,
+    tickUpper: row.tick_upper,
+    salt: row.salt,
+    liquidityDelta: row.liquidity_delta
+  }
 }
 
 export const listLiquidityEvents = (query: LiquidityEventQuery) =>
@@ -54,28 +84,13 @@ export const listLiquidityEvents = (query: LiquidityEventQuery) =>
       ...(query.provider === undefined ? [] : [sql`owner = ${query.provider}`]),
       ...(query.type === undefined ? [] : [query.type === "add" ? sql`liquidity_delta > 0` : sql`liquidity_delta < 0`])
     ])
-    const page = yield* pageOf(
-      sql<EventRow & { total_count: string }>`
-        select block_number, log_index, tx_hash, timestamp, pool_id, market_id, owner, tick_lower, tick_upper, salt, liquidity_delta,
-               count(*) over () as total_count
-        from liquidity_event where ${where}
-        order by block_number desc, log_index desc limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from liquidity_event where ${where}`,
-      query.offset
+    return yield* listPage(
+      {
+        select: "block_number, log_index, tx_hash, timestamp, pool_id, market_id, owner, tick_lower, tick_upper, salt, liquidity_delta",
+        from: sql`liquidity_event where ${where}`,
+        orderBy: "block_number desc, log_index desc",
+        record: toEvent
+      },
+      query
     )
-    const data = page.rows.map((row): LiquidityEvent => {
-      const delta = BigInt(row.liquidity_delta)
-      return {
-        ...chainPosition(row),
-        type: delta < 0n ? "remove" : "add",
-        poolId: row.pool_id as Bytes32,
-        marketId: BigInt(row.market_id),
-        provider: row.owner as Address,
-        tickLower: row.tick_lower,
-        tickUpper: row.tick_upper,
-        salt: row.salt as Bytes32,
-        liquidityDelta: delta
-      }
-    })
-    return { data, meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)

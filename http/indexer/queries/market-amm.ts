@@ -5,61 +5,64 @@ import { NotFound } from "../../../schema/errors.js"
 import type { Address, Bytes32 } from "../../../schema/primitives.js"
 import type { AmmState, LiquidityRange } from "../market-amm.js"
 import { yesPriceFromSqrt } from "../../../schema/amm-price.js"
-import { pageOf, read } from "./db.js"
+import { listPage, read, type Paging } from "./db.js"
 import { requireMarket } from "./markets.js"
+import { bigint, bool, int, nullable, rowDecoder, text } from "./rows.js"
 
 export { yesPriceFromSqrt } from "../../../schema/amm-price.js"
 
-interface PoolRow {
-  readonly pool_id: string
-  readonly market_id: string
-  readonly yes_token: string
-  readonly quote_token: string
-  readonly yes_is_currency0: boolean
-  readonly initialized: boolean
-  readonly sqrt_price_x96: string | null
-  readonly liquidity: string
-  readonly tick: number | null
-  readonly fee: number | null
-  readonly tick_spacing: number | null
-  readonly registered_at: string
-  readonly registered_block: string
-  readonly updated_at: string
-  readonly updated_block: string
-}
+const decodePoolRow = rowDecoder({
+  pool_id: text<Bytes32>(),
+  yes_token: text<Address>(),
+  quote_token: text<Address>(),
+  yes_is_currency0: bool,
+  initialized: bool,
+  sqrt_price_x96: nullable(bigint),
+  liquidity: bigint,
+  tick: nullable(int),
+  fee: nullable(int),
+  tick_spacing: nullable(int),
+  registered_at: int,
+  registered_block: int,
+  updated_at: int,
+  updated_block: int
+})
+
+const decodeRangeRow = rowDecoder({ pool_id: text<Bytes32>(), tick_lower: int, tick_upper: int, liquidity: bigint, positions: int, in_range: bool })
 
 export const readAmmState = (marketId: bigint) =>
   Effect.gen(function* () {
     yield* requireMarket(marketId)
     const sql = yield* SqlClient.SqlClient
     // A market re-registered to another pool trades in the latest one.
-    const [row] = yield* sql<PoolRow>`
+    const [raw] = yield* sql`
       select * from amm_pool where market_id = ${marketId.toString()}::numeric
       order by registered_block desc, pool_id limit 1`
-    if (row === undefined) return yield* Effect.fail(new NotFound({ message: `market ${marketId} has no registered AMM pool` }))
-    const sqrt = row.sqrt_price_x96 === null ? null : BigInt(row.sqrt_price_x96)
+    if (raw === undefined) return yield* Effect.fail(new NotFound({ message: `market ${marketId} has no registered AMM pool` }))
+    const row = decodePoolRow(raw)
+    const sqrt = row.sqrt_price_x96
     const state: AmmState = {
-      poolId: row.pool_id as Bytes32,
+      poolId: row.pool_id,
       marketId,
-      yesToken: row.yes_token as Address,
-      quoteToken: row.quote_token as Address,
+      yesToken: row.yes_token,
+      quoteToken: row.quote_token,
       yesIsCurrency0: row.yes_is_currency0,
       initialized: row.initialized,
       sqrtPriceX96: sqrt,
-      liquidity: BigInt(row.liquidity),
+      liquidity: row.liquidity,
       tick: row.tick,
       fee: row.fee,
       tickSpacing: row.tick_spacing,
       yesPrice: sqrt === null ? null : yesPriceFromSqrt(sqrt, row.yes_is_currency0),
-      registeredAt: Number(row.registered_at),
-      registeredBlock: Number(row.registered_block),
-      updatedAt: Number(row.updated_at),
-      updatedBlock: Number(row.updated_block)
+      registeredAt: row.registered_at,
+      registeredBlock: row.registered_block,
+      updatedAt: row.updated_at,
+      updatedBlock: row.updated_block
     }
     return { data: state, meta: null }
   }).pipe(read)
 
-export const listLiquidityRanges = (marketId: bigint, query: { readonly limit: number; readonly offset: number }) =>
+export const listLiquidityRanges = (marketId: bigint, query: Paging) =>
   Effect.gen(function* () {
     yield* requireMarket(marketId)
     const sql = yield* SqlClient.SqlClient
@@ -69,22 +72,23 @@ export const listLiquidityRanges = (marketId: bigint, query: { readonly limit: n
       from liquidity_position l join amm_pool p on p.pool_id = l.pool_id
       where l.market_id = ${marketId.toString()}::numeric
       group by l.pool_id, l.tick_lower, l.tick_upper, p.tick`
-    const page = yield* pageOf(
-      sql<{ pool_id: string; tick_lower: number; tick_upper: number; liquidity: string; positions: string; in_range: boolean; total_count: string }>`
-        select r.*, count(*) over () as total_count from (${ranges}) r
-        order by r.pool_id, r.tick_lower, r.tick_upper limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from (${ranges}) r`,
-      query.offset
+    return yield* listPage(
+      {
+        select: "r.*",
+        from: sql`(${ranges}) r`,
+        orderBy: "r.pool_id, r.tick_lower, r.tick_upper",
+        record: (raw): LiquidityRange => {
+          const row = decodeRangeRow(raw)
+          return {
+            poolId: row.pool_id,
+            tickLower: row.tick_lower,
+            tickUpper: row.tick_upper,
+            liquidity: row.liquidity,
+            positions: row.positions,
+            inRange: row.in_range
+          }
+        }
+      },
+      query
     )
-    const data = page.rows.map(
-      (row): LiquidityRange => ({
-        poolId: row.pool_id as Bytes32,
-        tickLower: row.tick_lower,
-        tickUpper: row.tick_upper,
-        liquidity: BigInt(row.liquidity),
-        positions: Number(row.positions),
-        inRange: row.in_range
-      })
-    )
-    return { data, meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)

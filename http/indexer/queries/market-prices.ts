@@ -1,11 +1,32 @@
 /** Reads of `price_snapshot`, `candle` and `trade` for a market's price history (see `market-prices.ts`). */
 import { SqlClient } from "@effect/sql"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { Timeframe } from "../../../schema/enums.js"
 import { PRICE_SCALE } from "../../../schema/primitives.js"
 import type { CandleQuery, PriceDelta, PriceQuery, VolumeWindow } from "../market-prices.js"
-import { checkRange, pageOf, read } from "./db.js"
+import { checkRange, listPage, read } from "./db.js"
 import { requireMarket } from "./markets.js"
+import { bigint, int, nullable, oneOf, rowDecoder } from "./rows.js"
+
+const decodePriceRow = rowDecoder({
+  block_number: int,
+  log_index: int,
+  timestamp: int,
+  yes_price: bigint,
+  source: oneOf("router", "hook_amm"),
+  open_interest: bigint
+})
+
+const decodeCandleRow = rowDecoder({
+  bucket: int,
+  open: nullable(bigint),
+  high: nullable(bigint),
+  low: nullable(bigint),
+  close: nullable(bigint),
+  volume: bigint,
+  trade_count: int
+})
 
 export const listPrices = (marketId: bigint, query: PriceQuery) =>
   Effect.gen(function* () {
@@ -18,27 +39,28 @@ export const listPrices = (marketId: bigint, query: PriceQuery) =>
       ...(query.to === undefined ? [] : [sql`timestamp <= ${query.to}`]),
       ...(query.source === undefined ? [] : [sql`source = ${query.source}`])
     ])
-    const page = yield* pageOf(
-      sql<{ block_number: string; log_index: number; timestamp: string; yes_price: string; source: "router" | "hook_amm"; open_interest: string; total_count: string }>`
-        select block_number, log_index, timestamp, yes_price, source, open_interest, count(*) over () as total_count
-        from price_snapshot where ${where}
-        order by timestamp, block_number, log_index limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from price_snapshot where ${where}`,
-      query.offset
+    return yield* listPage(
+      {
+        select: "block_number, log_index, timestamp, yes_price, source, open_interest",
+        from: sql`price_snapshot where ${where}`,
+        orderBy: "timestamp, block_number, log_index",
+        record: (raw) => {
+          const row = decodePriceRow(raw)
+          return {
+            blockNumber: row.block_number,
+            logIndex: row.log_index,
+            timestamp: row.timestamp,
+            yesPrice: row.yes_price,
+            noPrice: PRICE_SCALE - row.yes_price,
+            source: row.source,
+            openInterest: row.open_interest
+          }
+        }
+      },
+      query
     )
-    const data = page.rows.map((row) => ({
-      blockNumber: Number(row.block_number),
-      logIndex: row.log_index,
-      timestamp: Number(row.timestamp),
-      yesPrice: BigInt(row.yes_price),
-      noPrice: PRICE_SCALE - BigInt(row.yes_price),
-      source: row.source,
-      openInterest: BigInt(row.open_interest)
-    }))
-    return { data, meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)
 
-const priceOrNull = (value: string | null) => (value === null ? null : BigInt(value))
 
 export const listCandles = (marketId: bigint, query: CandleQuery) =>
   Effect.gen(function* () {
@@ -51,38 +73,45 @@ export const listCandles = (marketId: bigint, query: CandleQuery) =>
       ...(query.from === undefined ? [] : [sql`bucket >= ${query.from}`]),
       ...(query.to === undefined ? [] : [sql`bucket <= ${query.to}`])
     ])
-    const page = yield* pageOf(
-      sql<{ bucket: string; open: string | null; high: string | null; low: string | null; close: string | null; volume: string; trade_count: string; total_count: string }>`
-        select bucket, open, high, low, close, volume, trade_count, count(*) over () as total_count
-        from candle where ${where} order by bucket limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from candle where ${where}`,
-      query.offset
+    return yield* listPage(
+      {
+        select: "bucket, open, high, low, close, volume, trade_count",
+        from: sql`candle where ${where}`,
+        orderBy: "bucket",
+        record: (raw) => {
+          const row = decodeCandleRow(raw)
+          return {
+            timeframe: query.timeframe as Timeframe,
+            timestamp: row.bucket,
+            open: row.open,
+            high: row.high,
+            low: row.low,
+            close: row.close,
+            volume: row.volume,
+            tradeCount: row.trade_count
+          }
+        }
+      },
+      query
     )
-    const data = page.rows.map((row) => ({
-      timeframe: query.timeframe as Timeframe,
-      timestamp: Number(row.bucket),
-      open: priceOrNull(row.open),
-      high: priceOrNull(row.high),
-      low: priceOrNull(row.low),
-      close: priceOrNull(row.close),
-      volume: BigInt(row.volume),
-      tradeCount: Number(row.trade_count)
-    }))
-    return { data, meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)
+
+const decodeHeadTimeRow = rowDecoder({ head_time: int })
 
 /**
  * The time windows end at: the latest indexed block's timestamp (the unfinalized window holds
  * the head), else the latest price snapshot's, else the current time.
  */
 export const headTime = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ head_time: string }>`
+  sql`
     select coalesce(
       (select timestamp from indexed_block order by number desc limit 1),
       (select timestamp from price_snapshot order by block_number desc, log_index desc limit 1),
       extract(epoch from now())::bigint
     ) as head_time`
-).pipe(Effect.map((rows) => Number(rows[0]?.head_time ?? Math.floor(Date.now() / 1000))))
+).pipe(Effect.map((rows) => (rows[0] === undefined ? Math.floor(Date.now() / 1000) : decodeHeadTimeRow(rows[0]).head_time)))
+
+const decodeSnapshotRow = rowDecoder({ yes_price: bigint, timestamp: int })
 
 export const priceDelta = (marketId: bigint, windowHours: number) =>
   Effect.gen(function* () {
@@ -91,22 +120,22 @@ export const priceDelta = (marketId: bigint, windowHours: number) =>
     const windowEnd = yield* headTime
     const windowStart = Math.max(0, windowEnd - windowHours * 3_600)
     const id = marketId.toString()
-    type Snapshot = { yes_price: string; timestamp: string }
-    const snapshot = (query: ReturnType<typeof sql<Snapshot>>) => Effect.map(query, (rows) => rows[0])
+    const snapshot = (query: Effect.Effect<ReadonlyArray<unknown>, SqlError>) =>
+      Effect.map(query, (rows) => (rows[0] === undefined ? undefined : decodeSnapshotRow(rows[0])))
     const [latest, before, firstInside] = yield* Effect.all(
       [
-        snapshot(sql<Snapshot>`select yes_price, timestamp from price_snapshot where market_id = ${id}::numeric and timestamp <= ${windowEnd}
+        snapshot(sql`select yes_price, timestamp from price_snapshot where market_id = ${id}::numeric and timestamp <= ${windowEnd}
           order by timestamp desc, block_number desc, log_index desc limit 1`),
-        snapshot(sql<Snapshot>`select yes_price, timestamp from price_snapshot where market_id = ${id}::numeric and timestamp <= ${windowStart}
+        snapshot(sql`select yes_price, timestamp from price_snapshot where market_id = ${id}::numeric and timestamp <= ${windowStart}
           order by timestamp desc, block_number desc, log_index desc limit 1`),
-        snapshot(sql<Snapshot>`select yes_price, timestamp from price_snapshot where market_id = ${id}::numeric and timestamp > ${windowStart}
+        snapshot(sql`select yes_price, timestamp from price_snapshot where market_id = ${id}::numeric and timestamp > ${windowStart}
           and timestamp <= ${windowEnd} order by timestamp, block_number, log_index limit 1`)
       ],
       { concurrency: 3 }
     )
     const baseline = before ?? firstInside
-    const current = latest === undefined ? null : BigInt(latest.yes_price)
-    const previous = baseline === undefined ? null : BigInt(baseline.yes_price)
+    const current = latest?.yes_price ?? null
+    const previous = baseline?.yes_price ?? null
     const absolute = current !== null && previous !== null ? current - previous : null
     const delta: PriceDelta = {
       marketId,
@@ -118,11 +147,13 @@ export const priceDelta = (marketId: bigint, windowHours: number) =>
       absolute,
       // bigint division truncates toward zero.
       percentBps: absolute !== null && previous !== null && previous !== 0n ? Number((absolute * 10_000n) / previous) : null,
-      latestAt: latest === undefined ? null : Number(latest.timestamp),
-      baselineAt: baseline === undefined ? null : Number(baseline.timestamp)
+      latestAt: latest?.timestamp ?? null,
+      baselineAt: baseline?.timestamp ?? null
     }
     return { data: delta, meta: null }
   }).pipe(read)
+
+const decodeVolumeRow = rowDecoder({ volume: bigint, trades: int })
 
 export const volumeWindow = (marketId: bigint, windowHours: number) =>
   Effect.gen(function* () {
@@ -131,16 +162,17 @@ export const volumeWindow = (marketId: bigint, windowHours: number) =>
     const windowEnd = yield* headTime
     const windowStart = Math.max(0, windowEnd - windowHours * 3_600)
     // Volume is the USDC side of each router Trade (buys: amountIn, sells: amountOut), as market volume.
-    const [row] = yield* sql<{ volume: string; trades: string }>`
+    const [raw] = yield* sql`
       select coalesce(sum(case when trade_type in (0, 2) then amount_in else amount_out end), 0) as volume, count(*) as trades
       from trade where market_id = ${marketId.toString()}::numeric and timestamp > ${windowStart} and timestamp <= ${windowEnd}`
+    const row = raw === undefined ? undefined : decodeVolumeRow(raw)
     const data: VolumeWindow = {
       marketId,
       windowHours,
       windowStart,
       windowEnd,
-      volume: BigInt(row?.volume ?? "0"),
-      tradeCount: Number(row?.trades ?? 0)
+      volume: row?.volume ?? 0n,
+      tradeCount: row?.trades ?? 0
     }
     return { data, meta: null }
   }).pipe(read)

@@ -5,22 +5,24 @@ import { isBuy, outcomeSide, TradeType } from "../../../schema/enums.js"
 import type { Address } from "../../../schema/primitives.js"
 import { PRICE_SCALE } from "../../../schema/primitives.js"
 import type { Trade, TradeListQuery } from "../market-trades.js"
-import { chainPosition, type ChainPositionRow } from "../records.js"
-import { pageOf, read } from "./db.js"
+import { chainPosition, chainPositionColumns } from "../records.js"
+import { listPage, read } from "./db.js"
 import { requireMarket } from "./markets.js"
+import { bigint, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
 
-export interface TradeRow extends ChainPositionRow {
-  readonly source: "router" | "clob"
-  readonly market_id: string
-  readonly trader: string
-  readonly recipient: string
-  readonly trade_type: number
-  readonly amount_in: string
-  readonly amount_out: string
-  readonly clob_filled: string
-  readonly amm_filled: string
-  readonly match_count: string | null
-}
+const decodeTradeRow = rowDecoder({
+  ...chainPositionColumns,
+  source: oneOf("router", "clob"),
+  market_id: bigint,
+  trader: text<Address>(),
+  recipient: text<Address>(),
+  trade_type: int,
+  amount_in: bigint,
+  amount_out: bigint,
+  clob_filled: bigint,
+  amm_filled: bigint,
+  match_count: nullable(int)
+})
 
 /**
  * USDC per share of the traded token: buys pay amountIn USDC for amountOut shares, sells give
@@ -33,26 +35,26 @@ export const tradePrice = (buy: boolean, amountIn: bigint, amountOut: bigint): b
   return (usdc * PRICE_SCALE) / shares
 }
 
-export const toTrade = (row: TradeRow): Trade => {
+/** The trade record of a row with the columns of the trade lists (`source`, the chain position, the trade's own). */
+export const toTrade = (raw: unknown): Trade => {
+  const row = decodeTradeRow(raw)
   const tradeType = TradeType.names[row.trade_type] ?? "BUY_YES"
   const buy = isBuy(tradeType)
-  const amountIn = BigInt(row.amount_in)
-  const amountOut = BigInt(row.amount_out)
   return {
     source: row.source,
     ...chainPosition(row),
-    marketId: BigInt(row.market_id),
-    trader: row.trader as Address,
-    recipient: row.recipient as Address,
+    marketId: row.market_id,
+    trader: row.trader,
+    recipient: row.recipient,
     tradeType,
     outcome: outcomeSide(tradeType),
     isBuy: buy,
-    amountIn,
-    amountOut,
-    clobFilled: BigInt(row.clob_filled),
-    ammFilled: BigInt(row.amm_filled),
-    price: tradePrice(buy, amountIn, amountOut),
-    matchCount: row.match_count === null ? null : Number(row.match_count)
+    amountIn: row.amount_in,
+    amountOut: row.amount_out,
+    clobFilled: row.clob_filled,
+    ammFilled: row.amm_filled,
+    price: tradePrice(buy, row.amount_in, row.amount_out),
+    matchCount: row.match_count
   }
 }
 
@@ -106,12 +108,5 @@ export const listMarketTrades = (marketId: bigint, query: TradeListQuery) =>
     const clob = sql`${market} union all ${limit}`
     const union =
       query.source === "router" ? router : query.source === "clob" ? clob : sql`${router} union all ${clob}`
-    const page = yield* pageOf(
-      sql<TradeRow & { total_count: string }>`
-        select x.*, count(*) over () as total_count from (${union}) x
-        order by x.block_number desc, x.log_index desc limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from (${union}) x`,
-      query.offset
-    )
-    return { data: page.rows.map(toTrade), meta: { limit: query.limit, offset: query.offset, count: page.count } }
+    return yield* listPage({ select: "x.*", from: sql`(${union}) x`, orderBy: "x.block_number desc, x.log_index desc", record: toTrade }, query)
   }).pipe(read)

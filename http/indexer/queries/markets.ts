@@ -11,33 +11,35 @@ import { IndexerMarketNotFound } from "../../../schema/errors.js"
 import type { Address, TxHash } from "../../../schema/primitives.js"
 import { marketIdToHex, PRICE_SCALE } from "../../../schema/primitives.js"
 import type { Market, MarketListQuery, MarketSort, MarketStatus } from "../markets.js"
-import { DISPLAY_COLUMNS, displayMetadata, toIntOrNull, toTimeInt, type DisplayMetadataRow } from "../records.js"
-import { pageOf, read } from "./db.js"
+import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../records.js"
+import { listPage, read } from "./db.js"
+import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "./rows.js"
 
-export interface MarketRow extends DisplayMetadataRow {
-  readonly id: string
-  readonly question: string
-  readonly end_time: string
-  readonly oracle: string
-  readonly creator: string
-  readonly yes_token: string
-  readonly no_token: string
-  readonly created_at: string
-  readonly created_block: string
-  readonly created_tx: string
-  readonly total_collateral: string
-  readonly volume: string
-  readonly trade_count: string
-  readonly is_resolved: boolean
-  readonly outcome: boolean | null
-  readonly resolution_type: Market["resolutionType"]
-  readonly resolved_at: string | null
-  readonly refund_mode: boolean
+const decodeMarketRow = rowDecoder({
+  id: bigint,
+  question: text(),
+  end_time: time,
+  oracle: text<Address>(),
+  creator: text<Address>(),
+  yes_token: text<Address>(),
+  no_token: text<Address>(),
+  created_at: int,
+  created_block: int,
+  created_tx: text<TxHash>(),
+  total_collateral: bigint,
+  volume: bigint,
+  trade_count: int,
+  is_resolved: bool,
+  outcome: nullable(bool),
+  resolution_type: oneOf("NONE", "ORACLE", "EMERGENCY", "REFUND"),
+  resolved_at: nullable(int),
+  refund_mode: bool,
   /** Never null since migration 0011 (the price before any trade: see pipeline/reduce/markets.ts). */
-  readonly yes_price: string
-  readonly last_trade_at: string | null
-  readonly event_id: string | null
-}
+  yes_price: bigint,
+  last_trade_at: nullable(int),
+  event_id: nullable(bigint),
+  ...displayMetadataColumns
+})
 
 /** The columns of a market record; `m` is the market, `d` its display metadata. */
 export const MARKET_COLUMNS = `m.id, m.question, m.end_time, m.oracle, m.creator, m.yes_token, m.no_token, m.created_at,
@@ -66,34 +68,34 @@ const SORT_ORDER: Record<MarketSort, string> = {
 export const marketStatus = (row: { readonly is_resolved: boolean; readonly refund_mode: boolean }): MarketStatus =>
   row.is_resolved ? "resolved" : row.refund_mode ? "refunding" : "active"
 
-export const toMarket = (row: MarketRow): Market => {
-  const id = BigInt(row.id)
-  const yesPrice = BigInt(row.yes_price)
+/** The market record of a row selected with `MARKET_COLUMNS`. */
+export const toMarket = (raw: unknown): Market => {
+  const row = decodeMarketRow(raw)
   return {
-    id,
-    marketIdHex: marketIdToHex(id),
+    id: row.id,
+    marketIdHex: marketIdToHex(row.id),
     question: row.question,
-    endTime: toTimeInt(row.end_time),
-    yesPrice,
-    noPrice: PRICE_SCALE - yesPrice,
-    totalCollateral: BigInt(row.total_collateral),
-    volume: BigInt(row.volume),
-    tradeCount: Number(row.trade_count),
+    endTime: row.end_time,
+    yesPrice: row.yes_price,
+    noPrice: PRICE_SCALE - row.yes_price,
+    totalCollateral: row.total_collateral,
+    volume: row.volume,
+    tradeCount: row.trade_count,
     isResolved: row.is_resolved,
     outcome: row.outcome,
     resolutionType: row.resolution_type,
-    resolvedAt: toIntOrNull(row.resolved_at),
+    resolvedAt: row.resolved_at,
     refundMode: row.refund_mode,
     status: marketStatus(row),
-    creator: row.creator as Address,
-    oracle: row.oracle as Address,
-    yesToken: row.yes_token as Address,
-    noToken: row.no_token as Address,
-    eventId: row.event_id === null ? null : BigInt(row.event_id),
-    createdAt: Number(row.created_at),
-    createdBlock: Number(row.created_block),
-    createdTx: row.created_tx as TxHash,
-    lastTradeAt: toIntOrNull(row.last_trade_at),
+    creator: row.creator,
+    oracle: row.oracle,
+    yesToken: row.yes_token,
+    noToken: row.no_token,
+    eventId: row.event_id,
+    createdAt: row.created_at,
+    createdBlock: row.created_block,
+    createdTx: row.created_tx,
+    lastTradeAt: row.last_trade_at,
     metadata: displayMetadata(row)
   }
 }
@@ -106,21 +108,16 @@ export const listMarkets = (query: MarketListQuery) =>
       ...(query.category === undefined ? [] : [sql`d.category = ${query.category}`]),
       ...(query.featured === undefined ? [] : [query.featured ? sql`d.featured` : sql`coalesce(d.featured, false) = false`])
     ])
-    const page = yield* pageOf(
-      sql<MarketRow & { total_count: string }>`
-        select ${sql.literal(MARKET_COLUMNS)}, count(*) over () as total_count
-        from ${sql.literal(MARKET_FROM)} where ${where}
-        order by ${sql.literal(SORT_ORDER[query.sort])} limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from ${sql.literal(MARKET_FROM)} where ${where}`,
-      query.offset
+    return yield* listPage(
+      { select: MARKET_COLUMNS, from: sql`${sql.literal(MARKET_FROM)} where ${where}`, orderBy: SORT_ORDER[query.sort], record: toMarket },
+      query
     )
-    return { data: page.rows.map(toMarket), meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)
 
 export const getMarket = (id: bigint) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<MarketRow>`
+    const rows = yield* sql`
       select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id = ${id.toString()}::numeric`
     return rows[0] === undefined ? undefined : toMarket(rows[0])
   }).pipe(

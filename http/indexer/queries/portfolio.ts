@@ -8,19 +8,22 @@ import { timeframeSeconds, type Timeframe } from "../../../schema/enums.js"
 import type { Address } from "../../../schema/primitives.js"
 import { PRICE_SCALE } from "../../../schema/primitives.js"
 import type { Portfolio, PortfolioHistoryPoint, PortfolioHistoryQuery, PortfolioPnl, PortfolioPosition } from "../portfolio.js"
-import { checkRange, pageOf, read } from "./db.js"
-import { toPosition, type PositionRow } from "./market-book.js"
+import { checkRange, listPage, read } from "./db.js"
+import { positionColumns, toPosition, type PositionRow } from "./market-book.js"
 import { marketStatus } from "./markets.js"
 import { positionsSource } from "./positions.js"
+import { array, bigint, bool, int, nullable, rowDecoder, text } from "./rows.js"
 
-export interface HeldPositionRow extends PositionRow {
-  readonly question: string
-  readonly is_resolved: boolean
-  readonly refund_mode: boolean
-  readonly outcome: boolean | null
+const decodeHeldPositionRow = rowDecoder({
+  ...positionColumns,
+  question: text(),
+  is_resolved: bool,
+  refund_mode: bool,
+  outcome: nullable(bool),
   /** Never null since migration 0011 (the market's price before any trade: see pipeline/reduce/markets.ts). */
-  readonly yes_price: string
-}
+  yes_price: bigint
+})
+type HeldPositionRow = ReturnType<typeof decodeHeldPositionRow>
 
 /**
  * What a position's shares are worth (see `portfolio.ts`): resolved markets pay 1 per winning
@@ -28,24 +31,24 @@ export interface HeldPositionRow extends PositionRow {
  * it, each rounded down (before its first trade a market has its pool's initial price).
  */
 export const markPosition = (row: HeldPositionRow): { readonly markPrice: bigint | null; readonly value: bigint } => {
-  const yes = BigInt(row.yes_balance)
-  const no = BigInt(row.no_balance)
+  const yes = row.yes_balance
+  const no = row.no_balance
   if (row.is_resolved && row.outcome !== null) return { markPrice: null, value: row.outcome ? yes : no }
-  const price = BigInt(row.yes_price)
+  const price = row.yes_price
   return { markPrice: price, value: (yes * price) / PRICE_SCALE + (no * (PRICE_SCALE - price)) / PRICE_SCALE }
 }
 
-const isOpen = (row: PositionRow) => BigInt(row.yes_balance) > 0n || BigInt(row.no_balance) > 0n
+const isOpen = (row: PositionRow) => row.yes_balance > 0n || row.no_balance > 0n
 
 const heldPositions = (address: Address) =>
   Effect.flatMap(
     SqlClient.SqlClient,
-    (sql) => sql<HeldPositionRow>`
+    (sql) => sql`
       select p.user_address, p.market_id, p.yes_balance, p.no_balance, p.yes_cost, p.no_cost, p.realized_pnl,
              m.question, m.is_resolved, m.refund_mode, m.outcome, m.yes_price
       from ${positionsSource(sql, { user: address })} p join market m on m.id = p.market_id
       order by p.market_id`
-  )
+  ).pipe(Effect.map((rows) => rows.map(decodeHeldPositionRow)))
 
 /** Open positions marked, and the totals over every position row of the user. */
 const summarize = (address: Address, rows: ReadonlyArray<HeldPositionRow>) => {
@@ -64,7 +67,7 @@ const summarize = (address: Address, rows: ReadonlyArray<HeldPositionRow>) => {
   })
   const value = positions.reduce((sum, p) => sum + p.value, 0n)
   const cost = positions.reduce((sum, p) => sum + p.yesCost + p.noCost, 0n)
-  const realizedPnl = rows.reduce((sum, row) => sum + BigInt(row.realized_pnl), 0n)
+  const realizedPnl = rows.reduce((sum, row) => sum + row.realized_pnl, 0n)
   return { address, positions, openPositions: positions.length, value, cost, unrealizedPnl: value - cost, realizedPnl, totalPnl: realizedPnl + value - cost }
 }
 
@@ -74,42 +77,49 @@ export const readPortfolio = (address: Address) =>
     read
   )
 
+const decodeTradedRow = rowDecoder({ volume: bigint, trade_count: int })
+
 export const readPnl = (address: Address) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const [rows, stats] = yield* Effect.all(
-      [heldPositions(address), sql<{ volume: string; trade_count: string }>`select volume, trade_count from user_stats where address = ${address}`],
+      [heldPositions(address), sql`select volume, trade_count from user_stats where address = ${address}`],
       { concurrency: 2 }
     )
     const { positions: _positions, ...totals } = summarize(address, rows)
+    const traded = stats[0] === undefined ? undefined : decodeTradedRow(stats[0])
     const pnl: PortfolioPnl = {
       ...totals,
-      volume: BigInt(stats[0]?.volume ?? "0"),
-      tradeCount: Number(stats[0]?.trade_count ?? 0),
+      volume: traded?.volume ?? 0n,
+      tradeCount: traded?.trade_count ?? 0,
       marketsTraded: rows.length
     }
     return { data: pnl, meta: null }
   }).pipe(read)
 
+/** A bucket of the history series: the user's router cash flows in it and their running sum. */
+const decodeFlowRow = rowDecoder({ bucket: int, bought: bigint, sold: bigint, trades: int, market_ids: array(bigint), cumulative: bigint })
+
 /** Weeks start on Monday 00:00 UTC (unix time 0 was a Thursday), as candle buckets do. */
 const bucketOffset = (timeframe: Timeframe) => (timeframe === "1w" ? 4 * 86_400 : 0)
 
 /** One of the user's markets as it stands at the end of one bucket (see `markAtBucket`). */
-interface CarriedRow {
-  readonly bucket: string
-  readonly yes_balance: string
-  readonly no_balance: string
-  readonly yes_cost: string
-  readonly no_cost: string
-  readonly realized_pnl: string
+const decodeCarriedRow = rowDecoder({
+  bucket: int,
+  yes_balance: bigint,
+  no_balance: bigint,
+  yes_cost: bigint,
+  no_cost: bigint,
+  realized_pnl: bigint,
   /** The latest close at or before the bucket in the query's timeframe (null: no price snapshot yet). */
-  readonly close: string | null
-  readonly traded: boolean
-  readonly yes_price: string
-  readonly is_resolved: boolean
-  readonly outcome: boolean | null
-  readonly resolved_at: string | null
-}
+  close: nullable(bigint),
+  traded: bool,
+  yes_price: bigint,
+  is_resolved: bool,
+  outcome: nullable(bool),
+  resolved_at: nullable(int)
+})
+type CarriedRow = ReturnType<typeof decodeCarriedRow>
 
 /** Before a market's first price snapshot: its opening price (see `markAtBucket`). */
 const SPLIT_PRICE = PRICE_SCALE / 2n
@@ -124,10 +134,10 @@ const SPLIT_PRICE = PRICE_SCALE / 2n
  * kept; a pool opens within 0.475..0.525).
  */
 export const markAtBucket = (row: CarriedRow, bucketEnd: number): bigint => {
-  const yes = BigInt(row.yes_balance)
-  const no = BigInt(row.no_balance)
-  if (row.is_resolved && row.outcome !== null && row.resolved_at !== null && Number(row.resolved_at) < bucketEnd) return row.outcome ? yes : no
-  const price = row.close !== null ? BigInt(row.close) : row.traded ? SPLIT_PRICE : BigInt(row.yes_price)
+  const yes = row.yes_balance
+  const no = row.no_balance
+  if (row.is_resolved && row.outcome !== null && row.resolved_at !== null && row.resolved_at < bucketEnd) return row.outcome ? yes : no
+  const price = row.close !== null ? row.close : row.traded ? SPLIT_PRICE : row.yes_price
   return (yes * price) / PRICE_SCALE + (no * (PRICE_SCALE - price)) / PRICE_SCALE
 }
 
@@ -183,25 +193,19 @@ export const readPortfolioHistory = (address: Address, query: PortfolioHistoryQu
       ...(query.from === undefined ? [] : [sql`bucket >= ${query.from}`]),
       ...(query.to === undefined ? [] : [sql`bucket <= ${query.to}`])
     ])
-    const page = yield* pageOf(
-      sql<{ bucket: string; bought: string; sold: string; trades: string; market_ids: Array<string>; cumulative: string; total_count: string }>`
-        select s.*, count(*) over () as total_count from (${series}) s where ${where}
-        order by bucket limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from (${series}) s where ${where}`,
-      query.offset
-    )
-    const totals = yield* carriedTotals(address, query.timeframe, page.rows.map((row) => Number(row.bucket)))
-    const data = page.rows.map((row): PortfolioHistoryPoint => {
-      const t = totals.get(Number(row.bucket)) ?? { value: 0n, cost: 0n, realizedPnl: 0n, openPositions: 0 }
+    const page = yield* listPage({ select: "s.*", from: sql`(${series}) s where ${where}`, orderBy: "bucket", record: decodeFlowRow }, query)
+    const totals = yield* carriedTotals(address, query.timeframe, page.data.map((row) => row.bucket))
+    const data = page.data.map((row): PortfolioHistoryPoint => {
+      const t = totals.get(row.bucket) ?? { value: 0n, cost: 0n, realizedPnl: 0n, openPositions: 0 }
       return {
         timeframe: query.timeframe,
-        timestamp: Number(row.bucket),
-        bought: BigInt(row.bought),
-        sold: BigInt(row.sold),
-        netFlow: BigInt(row.sold) - BigInt(row.bought),
-        cumulativeNetFlow: BigInt(row.cumulative),
-        tradeCount: Number(row.trades),
-        marketIds: row.market_ids.map((id) => BigInt(id)),
+        timestamp: row.bucket,
+        bought: row.bought,
+        sold: row.sold,
+        netFlow: row.sold - row.bought,
+        cumulativeNetFlow: row.cumulative,
+        tradeCount: row.trades,
+        marketIds: row.market_ids,
         value: t.value,
         cost: t.cost,
         unrealizedPnl: t.value - t.cost,
@@ -210,7 +214,7 @@ export const readPortfolioHistory = (address: Address, query: PortfolioHistoryQu
         openPositions: t.openPositions
       }
     })
-    return { data, meta: { limit: query.limit, offset: query.offset, count: page.count } }
+    return { data, meta: page.meta }
   }).pipe(read)
 
 /**
@@ -225,7 +229,7 @@ const carriedTotals = (address: Address, timeframe: Timeframe, buckets: Readonly
     if (buckets.length === 0) return totals
     const sql = yield* SqlClient.SqlClient
     const seconds = timeframeSeconds(timeframe)
-    const rows = yield* sql<CarriedRow>`
+    const rows = yield* sql`
       select b.bucket, h.yes_balance, h.no_balance, h.yes_cost, h.no_cost, h.realized_pnl, c.close, m.yes_price, m.is_resolved, m.outcome, m.resolved_at,
              exists (select 1 from candle t where t.market_id = k.market_id and t.timeframe = ${timeframe} and t.close is not null) as traded
       from unnest(${buckets}::bigint[]) as b(bucket)
@@ -241,14 +245,15 @@ const carriedTotals = (address: Address, timeframe: Timeframe, buckets: Readonly
         where c.market_id = k.market_id and c.timeframe = ${timeframe} and c.bucket <= b.bucket and c.close is not null
         order by c.bucket desc limit 1
       ) c on true`
-    for (const row of rows) {
-      const bucket = Number(row.bucket)
+    for (const raw of rows) {
+      const row = decodeCarriedRow(raw)
+      const bucket = row.bucket
       let t = totals.get(bucket)
       if (t === undefined) totals.set(bucket, (t = { value: 0n, cost: 0n, realizedPnl: 0n, openPositions: 0 }))
-      t.realizedPnl += BigInt(row.realized_pnl)
-      if (BigInt(row.yes_balance) === 0n && BigInt(row.no_balance) === 0n) continue
+      t.realizedPnl += row.realized_pnl
+      if (row.yes_balance === 0n && row.no_balance === 0n) continue
       t.value += markAtBucket(row, bucket + seconds)
-      t.cost += BigInt(row.yes_cost) + BigInt(row.no_cost)
+      t.cost += row.yes_cost + row.no_cost
       t.openPositions += 1
     }
     return totals

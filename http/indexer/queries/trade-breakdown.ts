@@ -5,8 +5,8 @@ import { NotFound } from "../../../schema/errors.js"
 import type { TxHash } from "../../../schema/primitives.js"
 import type { TradeBreakdown } from "../trade-breakdown.js"
 import { read } from "./db.js"
-import { MATCH_COLUMNS, toMatch, type MatchRow } from "./exchange.js"
-import { toTrade, type TradeRow } from "./market-trades.js"
+import { MATCH_COLUMNS, toMatch } from "./exchange.js"
+import { toTrade } from "./market-trades.js"
 
 export const readTradeBreakdown = (txHash: TxHash) =>
   Effect.gen(function* () {
@@ -14,7 +14,7 @@ export const readTradeBreakdown = (txHash: TxHash) =>
     const [trades, matches] = yield* Effect.all(
       [
         // Router trades, and taker fills that are no router trade's CLOB leg (as in the market trade list).
-        sql<TradeRow>`
+        sql`
           select x.* from (
             select 'router' as source, t.block_number, t.log_index, t.tx_hash, t.timestamp, t.market_id, t.trader, t.recipient,
                    t.trade_type, t.amount_in, t.amount_out, t.clob_filled, t.amm_filled, null::numeric as match_count
@@ -25,21 +25,22 @@ export const readTradeBreakdown = (txHash: TxHash) =>
             from taker_fill f where f.tx_hash = ${txHash}
               and not exists (select 1 from trade t where t.tx_hash = f.tx_hash and t.market_id = f.market_id)
           ) x order by x.block_number, x.log_index`,
-        sql<MatchRow>`select ${sql.literal(MATCH_COLUMNS)} from order_match where tx_hash = ${txHash} order by block_number, log_index`
+        sql`select ${sql.literal(MATCH_COLUMNS)} from order_match where tx_hash = ${txHash} order by block_number, log_index`
       ],
       { concurrency: 2 }
     )
-    const first = trades[0] ?? matches[0]
-    if (first === undefined) return yield* Effect.fail(new NotFound({ message: `no trade or order match in transaction ${txHash}` }))
     const records = trades.map(toTrade)
+    const matchRecords = matches.map(toMatch)
+    const first = records[0] ?? matchRecords[0]
+    if (first === undefined) return yield* Effect.fail(new NotFound({ message: `no trade or order match in transaction ${txHash}` }))
     const amountOut = records.reduce((sum, t) => sum + t.amountOut, 0n)
     const clobFilled = records.reduce((sum, t) => sum + t.clobFilled, 0n)
     const breakdown: TradeBreakdown = {
       txHash,
-      blockNumber: Number(first.block_number),
-      timestamp: Number(first.timestamp),
+      blockNumber: first.blockNumber,
+      timestamp: first.timestamp,
       trades: records,
-      matches: matches.map(toMatch),
+      matches: matchRecords,
       amountOut,
       clobFilled,
       ammFilled: records.reduce((sum, t) => sum + t.ammFilled, 0n),

@@ -7,7 +7,8 @@ import type { Statement } from "@effect/sql"
 import { Effect } from "effect"
 import type { Address } from "../../../schema/primitives.js"
 import type { Accuracy, LeaderboardQuery, LeaderboardSort, UserStats } from "../user-stats.js"
-import { pageOf, read } from "./db.js"
+import { listPage, read } from "./db.js"
+import { bigint, int, nullable, rowDecoder, text } from "./rows.js"
 
 /**
  * Per (recipient, resolved market): net YES and net NO shares from router trades (buys add
@@ -31,17 +32,20 @@ const accuracyOf = (sql: SqlClient.SqlClient, filter: Statement.Fragment) => sql
 /** correct / calls in the 1e6 scale, rounded down; null without a call. */
 const ratio = (correct: bigint, made: bigint): bigint | null => (made === 0n ? null : (correct * 1_000_000n) / made)
 
-const accuracyRecord = (address: Address, made: string | number, correct: string | number): Accuracy => ({
+const accuracyRecord = (address: Address, made: number, correct: number): Accuracy => ({
   address,
-  resolvedPositions: Number(made),
-  correctPositions: Number(correct),
+  resolvedPositions: made,
+  correctPositions: correct,
   accuracy: ratio(BigInt(correct), BigInt(made))
 })
+
+const decodeAccuracyRow = rowDecoder({ calls: int, correct: int })
 
 export const readAccuracy = (address: Address) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const [row] = yield* sql<{ calls: string; correct: string }>`select calls, correct from (${accuracyOf(sql, sql`t.recipient = ${address}`)}) a`
+    const [raw] = yield* sql`select calls, correct from (${accuracyOf(sql, sql`t.recipient = ${address}`)}) a`
+    const row = raw === undefined ? undefined : decodeAccuracyRow(raw)
     return accuracyRecord(address, row?.calls ?? 0, row?.correct ?? 0)
   })
 
@@ -51,21 +55,21 @@ const SORT_ORDER: Record<LeaderboardSort, string> = {
   accuracy: "accuracy desc nulls last, calls desc, address"
 }
 
-interface LeaderRow {
-  readonly address: string
-  readonly volume: string
-  readonly trade_count: string
-  readonly realized_pnl: string
-  readonly calls: string
-  readonly correct: string
-}
+const decodeLeaderRow = rowDecoder({
+  address: text<Address>(),
+  volume: bigint,
+  trade_count: int,
+  realized_pnl: bigint,
+  calls: int,
+  correct: int
+})
 
-const toStats = (row: LeaderRow, rank: number | null): UserStats => ({
-  ...accuracyRecord(row.address as Address, row.calls, row.correct),
+const toStats = (row: ReturnType<typeof decodeLeaderRow>, rank: number | null): UserStats => ({
+  ...accuracyRecord(row.address, row.calls, row.correct),
   rank,
-  volume: BigInt(row.volume),
-  tradeCount: Number(row.trade_count),
-  realizedPnl: BigInt(row.realized_pnl)
+  volume: row.volume,
+  tradeCount: row.trade_count,
+  realizedPnl: row.realized_pnl
 })
 
 /** The leaderboard: addresses with at least one router trade, ranked in the order asked for. */
@@ -77,35 +81,39 @@ export const readLeaderboard = (query: LeaderboardQuery) =>
              case when a.calls > 0 then (a.correct * 1000000) / a.calls end as accuracy
       from user_stats u left join (${accuracyOf(sql, sql`true`)}) a on a.address = u.address
       where u.trade_count > 0`
-    const page = yield* pageOf(
-      sql<LeaderRow & { total_count: string }>`
-        select b.*, count(*) over () as total_count from (${board}) b
-        order by ${sql.literal(SORT_ORDER[query.sort])} limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from user_stats where trade_count > 0`,
-      query.offset
+    return yield* listPage(
+      {
+        select: "b.*",
+        from: sql`(${board}) b`,
+        orderBy: SORT_ORDER[query.sort],
+        count: sql`select count(*) as count from user_stats where trade_count > 0`,
+        record: (row, i) => toStats(decodeLeaderRow(row), query.offset + i + 1)
+      },
+      query
     )
-    const data = page.rows.map((row, i) => toStats(row, query.offset + i + 1))
-    return { data, meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)
+
+const decodeRankedRow = rowDecoder({ volume: bigint, trade_count: int, realized_pnl: bigint, rank: nullable(int) })
 
 /** One address's stats (zeros when it has none), ranked by pnl among traders when it traded. */
 export const readUserStats = (address: Address) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const [[row], accuracy] = yield* Effect.all(
-      [sql<{ volume: string; trade_count: string; realized_pnl: string; rank: string | null }>`
+    const [[raw], accuracy] = yield* Effect.all(
+      [sql`
         select u.volume, u.trade_count, u.realized_pnl,
                case when u.trade_count > 0 then 1 + (select count(*) from user_stats o where o.trade_count > 0
                  and (o.realized_pnl > u.realized_pnl or (o.realized_pnl = u.realized_pnl and o.address < u.address))) end as rank
         from user_stats u where u.address = ${address}`, readAccuracy(address)],
       { concurrency: 2 }
     )
+    const row = raw === undefined ? undefined : decodeRankedRow(raw)
     const stats: UserStats = {
       ...accuracy,
-      rank: row?.rank == null ? null : Number(row.rank),
-      volume: BigInt(row?.volume ?? "0"),
-      tradeCount: Number(row?.trade_count ?? 0),
-      realizedPnl: BigInt(row?.realized_pnl ?? "0")
+      rank: row?.rank ?? null,
+      volume: row?.volume ?? 0n,
+      tradeCount: row?.trade_count ?? 0,
+      realizedPnl: row?.realized_pnl ?? 0n
     }
     return { data: stats, meta: null }
   }).pipe(read)

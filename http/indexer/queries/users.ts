@@ -3,27 +3,29 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Address } from "../../../schema/primitives.js"
 import type { MakerFillQuery, ResolvedPosition } from "../users.js"
-import { toIntOrNull } from "../records.js"
-import { pageOf, read } from "./db.js"
+import { listPage, read, type Paging } from "./db.js"
 import { matchPage } from "./exchange.js"
-import { toPosition, type PositionRow } from "./market-book.js"
+import { positionColumns, toPosition } from "./market-book.js"
 import { positionsSource } from "./positions.js"
+import { bigint, bool, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
 import { readAccuracy } from "./user-stats.js"
 
 export const readUserAccuracy = (address: Address) => readAccuracy(address).pipe(Effect.map((data) => ({ data, meta: null })), read)
 
-interface ResolvedRow extends PositionRow {
-  readonly question: string
-  readonly resolution_type: "ORACLE" | "EMERGENCY" | "REFUND"
-  readonly outcome: boolean | null
-  readonly resolved_at: string | null
-  readonly net_yes: string | null
-  readonly net_no: string | null
-}
+const decodeResolvedRow = rowDecoder({
+  ...positionColumns,
+  question: text(),
+  resolution_type: oneOf("ORACLE", "EMERGENCY", "REFUND"),
+  outcome: nullable(bool),
+  resolved_at: nullable(int),
+  net_yes: nullable(bigint),
+  net_no: nullable(bigint)
+})
 
-const toResolved = (row: ResolvedRow): ResolvedPosition => {
-  const netYes = BigInt(row.net_yes ?? "0")
-  const netNo = BigInt(row.net_no ?? "0")
+const toResolved = (raw: unknown): ResolvedPosition => {
+  const row = decodeResolvedRow(raw)
+  const netYes = row.net_yes ?? 0n
+  const netNo = row.net_no ?? 0n
   // A call exists only in a market resolved YES or NO (see user-stats.ts).
   const call = row.outcome === null || netYes === netNo ? null : netYes > netNo ? "YES" : "NO"
   return {
@@ -31,13 +33,13 @@ const toResolved = (row: ResolvedRow): ResolvedPosition => {
     question: row.question,
     resolutionType: row.resolution_type,
     outcome: row.outcome,
-    resolvedAt: toIntOrNull(row.resolved_at),
+    resolvedAt: row.resolved_at,
     call,
     correct: call === null ? null : (call === "YES") === row.outcome
   }
 }
 
-export const listResolvedPositions = (address: Address, query: { readonly limit: number; readonly offset: number }) =>
+export const listResolvedPositions = (address: Address, query: Paging) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const from = sql`
@@ -49,15 +51,16 @@ export const listResolvedPositions = (address: Address, query: { readonly limit:
         from trade t where t.recipient = ${address} group by t.market_id
       ) c on c.market_id = p.market_id
       where m.is_resolved or m.refund_mode`
-    const page = yield* pageOf(
-      sql<ResolvedRow & { total_count: string }>`
-        select p.user_address, p.market_id, p.yes_balance, p.no_balance, p.yes_cost, p.no_cost, p.realized_pnl,
-               m.question, m.resolution_type, m.outcome, m.resolved_at, c.net_yes, c.net_no, count(*) over () as total_count
-        from ${from} order by m.resolved_at desc nulls last, m.id desc limit ${query.limit} offset ${query.offset}`,
-      sql<{ count: string }>`select count(*) as count from ${from}`,
-      query.offset
+    return yield* listPage(
+      {
+        select: `p.user_address, p.market_id, p.yes_balance, p.no_balance, p.yes_cost, p.no_cost, p.realized_pnl,
+          m.question, m.resolution_type, m.outcome, m.resolved_at, c.net_yes, c.net_no`,
+        from,
+        orderBy: "m.resolved_at desc nulls last, m.id desc",
+        record: toResolved
+      },
+      query
     )
-    return { data: page.rows.map(toResolved), meta: { limit: query.limit, offset: query.offset, count: page.count } }
   }).pipe(read)
 
 export const listMakerFills = (address: Address, query: MakerFillQuery) =>
