@@ -63,7 +63,9 @@ async function database(): Promise<{ url: string; where: string; drop: () => Pro
     const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-bench-api-"))
     await fs.chmod(dir, 0o755)
     const scope = Effect.runSync(Scope.make())
-    const embedded = await Effect.runPromise(Scope.extend(embeddedPostgres({ dir: Path.join(dir, "pg"), port: 0, database: "bench" }), scope).pipe(quiet))
+    const embedded = await Effect.runPromise(
+      Scope.extend(embeddedPostgres({ dir: Path.join(dir, "pg"), port: 0, database: "bench" }), scope).pipe(quiet)
+    )
     return {
       url: Redacted.value(embedded.url),
       where: `embedded Postgres on port ${embedded.port}`,
@@ -74,7 +76,6 @@ async function database(): Promise<{ url: string; where: string; drop: () => Pro
     }
   }
 }
-
 
 async function main() {
   const duration = option("duration", 10)
@@ -87,7 +88,12 @@ async function main() {
     const started = performance.now()
     const head = await indexRecording(db.url, FIXTURE_RECORDING)
     console.log(`database: ${db.where}; fixture indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-    console.log(`machine: ${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")} (before the runs)`)
+    console.log(
+      `machine: ${os.cpus().length} cores, load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")} (before the runs)`
+    )
     const configurations: Array<[string, number]> = [
       ["as served: answers cached per indexed head", 64 << 20],
       ["cache off: every request reads Postgres", 0]
@@ -139,12 +145,19 @@ async function suite(label: string, dbUrl: string, cacheBytes: number, o: { dura
     // many slow connections fire in bursts that measure its scheduler more than the server.
     const fixed = await autocannon({ url: `${base}/api/markets/15`, connections: 20, duration: fixedDuration, overallRate: o.rate })
     const sent = fixed.requests.total / fixed.duration
-    console.log(`fixed rate: market detail at ${o.rate} req/s for ${fixedDuration} s (20 connections, latency corrected for coordinated omission)`)
+    console.log(
+      `fixed rate: market detail at ${o.rate} req/s for ${fixedDuration} s (20 connections, latency corrected for coordinated omission)`
+    )
     console.log(
       `  achieved ${Math.round(sent)} req/s; p50 ${ms(fixed.latency.p50)}, p90 ${ms(fixed.latency.p90)}, p99 ${ms(fixed.latency.p99)}, p99.9 ${ms(fixed.latency.p99_9)}, max ${ms(fixed.latency.max)}; non-2xx ${fixed.non2xx}, errors ${fixed.errors}`
     )
     console.log(`  target p99 < 20 ms at ${o.rate} req/s: ${fixed.latency.p99 < 20 && sent >= o.rate * 0.98 ? "met" : "NOT met"}`)
-    console.log(`  load average after: ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    console.log(
+      `  load average after: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`
+    )
   } finally {
     server.disconnect()
     await new Promise((resolve) => (server.exitCode === null ? server.once("exit", resolve) : resolve(undefined)))

@@ -37,7 +37,12 @@ import { indexRecording, ms } from "./index-recording.js"
 import { openLoop } from "./open-loop.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
-const BENCH_RATE_LIMITS = { publicPerMinute: 1_000_000_000, userPerMinute: 1_000_000_000, perDay: 1_000_000_000, authPerMinute: 1_000_000_000 }
+const BENCH_RATE_LIMITS = {
+  publicPerMinute: 1_000_000_000,
+  userPerMinute: 1_000_000_000,
+  perDay: 1_000_000_000,
+  authPerMinute: 1_000_000_000
+}
 
 function option(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`)
@@ -73,7 +78,6 @@ async function scratchDatabase(keep: string | undefined): Promise<{ url: string;
   }
 }
 
-
 interface Target {
   readonly name: string
   readonly path: string
@@ -106,7 +110,8 @@ async function busiestLiveMarket(url: string): Promise<string> {
   await client.connect()
   try {
     const unpaused = await client.query(`update pause_state set paused = false where paused`)
-    if ((unpaused.rowCount ?? 0) > 0) console.log(`(the chain ends paused: ${unpaused.rowCount} pause flags cleared in the scratch database)`)
+    if ((unpaused.rowCount ?? 0) > 0)
+      console.log(`(the chain ends paused: ${unpaused.rowCount} pause flags cleared in the scratch database)`)
     const { rows } = await client.query<{ id: string }>(`
       select m.id from market m join amm_pool p on p.market_id = m.id
       where not m.is_resolved and not m.refund_mode and p.initialized and p.liquidity > 0
@@ -120,7 +125,9 @@ async function busiestLiveMarket(url: string): Promise<string> {
 }
 
 const request = (base: string, t: Target) =>
-  t.body === undefined ? { url: `${base}${t.path}` } : { url: `${base}${t.path}`, method: "POST", body: t.body, headers: { "content-type": "application/json" } }
+  t.body === undefined
+    ? { url: `${base}${t.path}` }
+    : { url: `${base}${t.path}`, method: "POST", body: t.body, headers: { "content-type": "application/json" } }
 
 /** The backend process's CPU time so far (user + system, microseconds), asked over IPC. */
 const serverCpu = (server: ChildProcess) =>
@@ -134,7 +141,9 @@ async function statements(dbUrl: string): Promise<number> {
   const client = new pg.Client({ connectionString: dbUrl })
   await client.connect()
   try {
-    const { rows } = await client.query<{ n: string }>("select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()")
+    const { rows } = await client.query<{ n: string }>(
+      "select xact_commit + xact_rollback as n from pg_stat_database where datname = current_database()"
+    )
     return Number(rows[0]!.n)
   } finally {
     await client.end()
@@ -159,20 +168,33 @@ async function costPerRequest(server: ChildProcess, base: string, dbUrl: string,
     const cpu1 = await serverCpu(server)
     await new Promise((r) => setTimeout(r, 1_500))
     const tx1 = await statements(dbUrl)
-    console.log(`  ${t.name.padEnd(15)} ${((cpu1 - cpu0) / 1000 / COST_REQUESTS).toFixed(3)} ms CPU/request, ${((tx1 - tx0 - 2) / COST_REQUESTS).toFixed(2)} db transactions/request`)
+    console.log(
+      `  ${t.name.padEnd(15)} ${((cpu1 - cpu0) / 1000 / COST_REQUESTS).toFixed(3)} ms CPU/request, ${((tx1 - tx0 - 2) / COST_REQUESTS).toFixed(2)} db transactions/request`
+    )
   }
 }
 
-async function suite(label: string, dbUrl: string, cacheEntries: number, o: { duration: number; fixedDuration: number; connections: number; rate: number; market: string }) {
+async function suite(
+  label: string,
+  dbUrl: string,
+  cacheEntries: number,
+  o: { duration: number; fixedDuration: number; connections: number; rate: number; market: string }
+) {
   const TARGETS = targets(o.market)
-  const server = fork(fileURLToPath(import.meta.url), ["--serve", dbUrl, String(cacheEntries)], { execArgv: process.execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] })
+  const server = fork(fileURLToPath(import.meta.url), ["--serve", dbUrl, String(cacheEntries)], {
+    execArgv: process.execArgv,
+    stdio: ["ignore", "inherit", "inherit", "ipc"]
+  })
   try {
     const base = await new Promise<string>((resolve, reject) => {
       server.once("message", (message) => resolve((message as { url: string }).url))
       server.once("exit", (code) => reject(new Error(`server exited with ${code}`)))
     })
     for (const t of TARGETS) {
-      const response = await fetch(request(base, t).url, t.body === undefined ? {} : { method: "POST", body: t.body, headers: { "content-type": "application/json" } })
+      const response = await fetch(
+        request(base, t).url,
+        t.body === undefined ? {} : { method: "POST", body: t.body, headers: { "content-type": "application/json" } }
+      )
       if (response.status !== 200) throw new Error(`${t.path} answered ${response.status}: ${await response.text()}`)
     }
     console.log(`\n== ${label} (backend in its own process at ${base})`)
@@ -188,10 +210,16 @@ async function suite(label: string, dbUrl: string, cacheEntries: number, o: { du
     }
     // The issue's targets: p99 < 25 ms at 1,000 req/s cached, p99 < 50 ms at 200 req/s uncached.
     const target = cacheEntries > 0 ? { rate: o.rate, p99: 25 } : { rate: 200, p99: 50 }
-    console.log(`fixed rate (open loop, bench/open-loop.ts): ${target.rate} req/s for ${o.fixedDuration} s per endpoint after 2 s at that rate; latency from when each request was due`)
+    console.log(
+      `fixed rate (open loop, bench/open-loop.ts): ${target.rate} req/s for ${o.fixedDuration} s per endpoint after 2 s at that rate; latency from when each request was due`
+    )
     console.log("endpoint        achieved   p50        p90        p99        max        non-2xx/errors  p99 < " + target.p99 + " ms")
     for (const t of TARGETS) {
-      const load = { url: `${base}${t.path}`, rate: target.rate, ...(t.body === undefined ? {} : { method: "POST" as const, body: t.body }) }
+      const load = {
+        url: `${base}${t.path}`,
+        rate: target.rate,
+        ...(t.body === undefined ? {} : { method: "POST" as const, body: t.body })
+      }
       await openLoop({ ...load, durationS: 2 })
       const r = await openLoop({ ...load, durationS: o.fixedDuration })
       const met = r.p99 < target.p99 && r.achievedRate >= target.rate * 0.98 && r.non2xx + r.errors === 0
@@ -220,9 +248,15 @@ async function main() {
     const started = performance.now()
     const head = db.fresh ? await indexRecording(db.url, recording) : await indexedHead(db.url)
     const market = await busiestLiveMarket(db.url)
-    console.log(`${recording === FIXTURE_RECORDING ? "fixture" : recording} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    console.log(
+      `${recording === FIXTURE_RECORDING ? "fixture" : recording} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; ${os.cpus().length} cores, load ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`
+    )
     if (only !== "uncached") await suite("as served: tiered cache", db.url, 10_000, { duration, fixedDuration, connections, rate, market })
-    if (only !== "cached") await suite("cache off: every request reads Postgres", db.url, 0, { duration, fixedDuration, connections, rate, market })
+    if (only !== "cached")
+      await suite("cache off: every request reads Postgres", db.url, 0, { duration, fixedDuration, connections, rate, market })
   } finally {
     await db.drop()
   }
@@ -236,7 +270,11 @@ if (process.argv[2] === "--serve") {
     const address = Context.get(context, HttpServer.HttpServer).address
     return address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
   }
-  const indexerUrl = tcp(await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet)))
+  const indexerUrl = tcp(
+    await Effect.runPromise(
+      Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet)
+    )
+  )
   // Rate limits raised far above any load this bench makes (the limiter still counts every request).
   const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries, rateLimits: BENCH_RATE_LIMITS }).pipe(
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),

@@ -40,7 +40,9 @@ const run = () => {
 }
 run() // warm-up, and discovers every token
 const { decoded, seconds } = run()
-console.log(`fixed-layout decoder: ${decoded} logs in ${seconds.toFixed(3)} s = ${Math.round(decoded / seconds).toLocaleString("en")} logs/s`)
+console.log(
+  `fixed-layout decoder: ${decoded} logs in ${seconds.toFixed(3)} s = ${Math.round(decoded / seconds).toLocaleString("en")} logs/s`
+)
 
 const sample = logs.slice(0, 20_000)
 const started = performance.now()

@@ -46,7 +46,7 @@ const appendPrefix = (path: string, bytes: number) => {
   const buffer = Buffer.allocUnsafe(1 << 20)
   try {
     let end = fs.fstatSync(fd).size
-    for (let at = 0; at < bytes; ) {
+    for (let at = 0; at < bytes;) {
       const read = fs.readSync(fd, buffer, 0, Math.min(buffer.length, bytes - at), at)
       fs.writeSync(fd, buffer, 0, read, end)
       at += read

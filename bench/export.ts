@@ -66,7 +66,9 @@ const benchDatabase = async (events: number) => {
     const out = Path.join(dir, "chain.ndjson.gz")
     let t = performance.now()
     const summary = await generateSynthetic({ out, seed: 7, events })
-    console.log(`  generated ${summary.logs} events (${summary.blocks} blocks, ${summary.reorgs} reorgs) in ${((performance.now() - t) / 1000).toFixed(1)} s`)
+    console.log(
+      `  generated ${summary.logs} events (${summary.blocks} blocks, ${summary.reorgs} reorgs) in ${((performance.now() - t) / 1000).toFixed(1)} s`
+    )
     const chain = await ReplayChain.load(out)
     chain.advanceAll()
     const server = await serveReplay(chain)
@@ -153,7 +155,9 @@ const runLoadMemory = async (url: string, repeat: number, dir: string) => {
   const work = Path.join(dir, `load-${repeat}`)
   await fs.mkdir(work, { recursive: true })
   try {
-    const line = await runScript(["bench/export-load-memory.ts", url, LOAD_TABLE, String(repeat), work], process.env, (l) => l.startsWith("{"))
+    const line = await runScript(["bench/export-load-memory.ts", url, LOAD_TABLE, String(repeat), work], process.env, (l) =>
+      l.startsWith("{")
+    )
     return JSON.parse(line) as LoadMemory
   } finally {
     await fs.rm(work, { recursive: true, force: true })

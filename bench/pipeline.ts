@@ -30,7 +30,14 @@ await fs.chmod(dir, 0o755)
 // Generated chains are kept in .data/bench, named by size and by the generator's source, so a
 // second run skips the generation (about 40 s per million events) and a changed generator does not.
 const generator = createHash("sha256")
-for (const file of ["tools/recording/synthetic.ts", "tools/recording/encode.ts", "tools/recording/format.ts", "tools/recording/io.ts", "schema/catalog.ts"]) generator.update(await fs.readFile(file))
+for (const file of [
+  "tools/recording/synthetic.ts",
+  "tools/recording/encode.ts",
+  "tools/recording/format.ts",
+  "tools/recording/io.ts",
+  "schema/catalog.ts"
+])
+  generator.update(await fs.readFile(file))
 const chains = Path.resolve(".data/bench")
 const chainName = `chain-${events}-seed1-${generator.digest("hex").slice(0, 12)}`
 const out = Path.join(chains, `${chainName}.ndjson.gz`)
@@ -43,14 +50,21 @@ const cli = (args: ReadonlyArray<string>) =>
 
 let t = performance.now()
 const deploymentFile = Path.join(chains, `${chainName}.deployment.json`)
-if (await fs.access(deploymentFile).then(() => false, () => true)) {
+if (
+  await fs.access(deploymentFile).then(
+    () => false,
+    () => true
+  )
+) {
   await fs.mkdir(chains, { recursive: true })
   const partial = Path.join(dir, "chain.ndjson.gz")
   await cli(["synthetic", "--out", partial, "--events", String(events), "--seed", "1"])
   // The recording first, the deployment last: a deployment file means a whole chain.
   await fs.copyFile(partial, out)
   await fs.copyFile(Path.join(dir, "chain.deployment.json"), deploymentFile)
-  console.log(`generated ${events.toLocaleString("en")} logs in ${((performance.now() - t) / 1000).toFixed(1)} s (kept in ${Path.relative(".", chains)})`)
+  console.log(
+    `generated ${events.toLocaleString("en")} logs in ${((performance.now() - t) / 1000).toFixed(1)} s (kept in ${Path.relative(".", chains)})`
+  )
 } else console.log(`generated chain of ${events.toLocaleString("en")} logs reused from ${Path.relative(".", out)}`)
 const deployment = JSON.parse(await fs.readFile(deploymentFile, "utf8")) as Deployment
 
@@ -109,12 +123,16 @@ const program = Effect.gen(function* () {
       const replayUsed = (yield* Effect.promise(() => processCpu(replay.pid!))) - replayCpu
       // The Postgres backends of this run (the pool keeps them open): their whole life is this run.
       const backends = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
-        sql.unsafe<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`)
+        sql.unsafe<{ pid: number }>(
+          `select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`
+        )
       )
       const postgresUsed = (yield* Effect.promise(() => Promise.all(backends.map((b) => processCpu(b.pid))))).reduce((a, b) => a + b, 0)
       clearInterval(sampler)
       const s = indexer.stats()
-      console.log(`indexed ${s.events.toLocaleString("en")} events of the finalized chain (${(finalized - deployment.deployBlock + 1).toLocaleString("en")} blocks, ${s.batches} batches) in ${seconds.toFixed(1)} s`)
+      console.log(
+        `indexed ${s.events.toLocaleString("en")} events of the finalized chain (${(finalized - deployment.deployBlock + 1).toLocaleString("en")} blocks, ${s.batches} batches) in ${seconds.toFixed(1)} s`
+      )
       console.log(`end to end: ${Math.round(s.events / seconds).toLocaleString("en")} events/s`)
       // Two threads: the backfill thread fetches and decodes (reading answers is timed where it
       // runs, decoding per range); the indexing thread folds each decoded range into the rows as

@@ -24,7 +24,9 @@ const timed = <A, E, R>(label: string, effect: Effect.Effect<A, E, R>) =>
       ms.push(performance.now() - t)
     }
     ms.sort((a, b) => a - b)
-    console.log(`${label.padEnd(28)} median ${ms[Math.floor(ms.length / 2)]!.toFixed(1)} ms  (min ${ms[0]!.toFixed(1)}, max ${ms[ms.length - 1]!.toFixed(1)})`)
+    console.log(
+      `${label.padEnd(28)} median ${ms[Math.floor(ms.length / 2)]!.toFixed(1)} ms  (min ${ms[0]!.toFixed(1)}, max ${ms[ms.length - 1]!.toFixed(1)})`
+    )
   })
 
 const main = Effect.gen(function* () {
@@ -32,7 +34,8 @@ const main = Effect.gen(function* () {
   yield* timed("point/rewards (one user)", readPoints("0x" + (1000 + 17).toString(16).padStart(40, "0")))
   for (const period of LEADERBOARD_PERIODS) {
     const since = period === "all" ? null : now - PERIOD_SECONDS[period]
-    for (const sort of BOARD_SORTS) yield* timed(`leaderboard ${period} ${sort}`, readBoard({ since, sort, minResolved: 5, limit: 50, offset: 0 }))
+    for (const sort of BOARD_SORTS)
+      yield* timed(`leaderboard ${period} ${sort}`, readBoard({ since, sort, minResolved: 5, limit: 50, offset: 0 }))
   }
 })
 

@@ -73,16 +73,24 @@ const main = async () => {
   const runtime = ManagedRuntime.make(database)
   await runtime.runPromise(runMigrations().pipe(quiet))
   const indexer = await runtime.runPromise(
-    makeIndexer({ rpc: makeRpc({ url: anvil.url }), deployment: devnet.deployment, chainId: 130, backfillThread: false, confirmations: 1_000 }).pipe(quiet)
+    makeIndexer({
+      rpc: makeRpc({ url: anvil.url }),
+      deployment: devnet.deployment,
+      chainId: 130,
+      backfillThread: false,
+      confirmations: 1_000
+    }).pipe(quiet)
   )
   let window = await runtime.runPromise(indexer.loadWindow)
   const index = async () => {
     window = await runtime.runPromise(indexer.step(window).pipe(quiet) as Effect.Effect<any, any, any>)
   }
   const a = devnet.addresses
-  const send = (contract: string, address: Address, fn: string, args: ReadonlyArray<unknown>) => chain.send(ADMIN, contract, address, fn, args)
+  const send = (contract: string, address: Address, fn: string, args: ReadonlyArray<unknown>) =>
+    chain.send(ADMIN, contract, address, fn, args)
   await send("TestUsdc", a.testUsdc, "mint", [chain.address(ADMIN), 10_000_000n * 1_000_000n])
-  for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory]) await send("TestUsdc", a.testUsdc, "approve", [spender, maxUint256])
+  for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory])
+    await send("TestUsdc", a.testUsdc, "approve", [spender, maxUint256])
   const endTime = BigInt(await chain.timestamp()) + 30n * 86_400n
   const markets: Array<bigint> = []
   for (let i = 0; i < 4; i++) {
@@ -116,7 +124,9 @@ const main = async () => {
   const gc = (globalThis as { gc?: () => void }).gc
   gc?.()
   const heapBefore = process.memoryUsage().heapUsed
-  const child = fork(fileURLToPath(import.meta.url), ["--child", url, String(clients), markets.map(String).join(",")], { execArgv: ["--import", "tsx"] })
+  const child = fork(fileURLToPath(import.meta.url), ["--child", url, String(clients), markets.map(String).join(",")], {
+    execArgv: ["--import", "tsx"]
+  })
   const receipts: Array<{ at: number; block: number; marketId: string }> = []
   const errors: Array<unknown> = []
   const ready = new Promise<void>((resolve) =>
@@ -133,17 +143,38 @@ const main = async () => {
   for (let round = 0; round < rounds; round++) {
     const market = markets[round % markets.length]!
     const before = receipts.length
-    await send("Router", a.router, "trade", [round % 2 === 0 ? 0 : 2, market, 100n * 1_000_000n, 0n, chain.address(ADMIN), 0n, maxUint256, "0x0000000000000000000000000000000000000000"])
+    await send("Router", a.router, "trade", [
+      round % 2 === 0 ? 0 : 2,
+      market,
+      100n * 1_000_000n,
+      0n,
+      chain.address(ADMIN),
+      0n,
+      maxUint256,
+      "0x0000000000000000000000000000000000000000"
+    ])
     await index()
     const deadline = Date.now() + 30_000
     while (receipts.length - before < perMarket && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
   }
-  const latencies = receipts.map((r) => r.at - (committedAt.get(r.block) ?? Number.NaN)).filter((x) => Number.isFinite(x)).sort((x, y) => x - y)
+  const latencies = receipts
+    .map((r) => r.at - (committedAt.get(r.block) ?? Number.NaN))
+    .filter((x) => Number.isFinite(x))
+    .sort((x, y) => x - y)
   const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(1)
   console.log(`bench:ws: ${clients} clients x 3 subscriptions over ${markets.length} markets, ${rounds} commits, ${stats().feeds} feeds`)
-  console.log(`  deltas received ${receipts.length} of ${rounds * perMarket} expected; errors ${errors.length}${errors.length > 0 ? ` (${JSON.stringify(errors[0])})` : ""}`)
+  console.log(
+    `  deltas received ${receipts.length} of ${rounds * perMarket} expected; errors ${errors.length}${errors.length > 0 ? ` (${JSON.stringify(errors[0])})` : ""}`
+  )
   console.log(`  commit -> client receipt (ms): p50 ${pct(50)}, p99 ${pct(99)}, max ${pct(100)} (target p99 < 100)`)
-  console.log(`  server heap per connection: ${((heapAfter - heapBefore) / clients / 1024).toFixed(1)} KiB${gc === undefined ? " (no --expose-gc: not collected)" : ""}; load average ${(await import("node:os")).loadavg().map((l) => l.toFixed(1)).join(" ")}`)
+  console.log(
+    `  server heap per connection: ${((heapAfter - heapBefore) / clients / 1024).toFixed(1)} KiB${gc === undefined ? " (no --expose-gc: not collected)" : ""}; load average ${(
+      await import("node:os")
+    )
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}`
+  )
   child.kill()
   await listener.end()
   await Effect.runPromise(Scope.close(scope, Exit.void))

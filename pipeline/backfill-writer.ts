@@ -229,7 +229,11 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
           const t = performance.now()
           yield* committing(
             cache,
-            sql.withTransaction(applyBatch(batch.events, at, context.protocol, undefined, cache).pipe(Effect.zipRight(context.progress.notifyHead(batch.to, batch.hash, false))))
+            sql.withTransaction(
+              applyBatch(batch.events, at, context.protocol, undefined, cache).pipe(
+                Effect.zipRight(context.progress.notifyHead(batch.to, batch.hash, false))
+              )
+            )
           ).pipe(Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events.length } }))
           yield* committed({ to: batch.to, events: batch.events.length }, since(t))
         })
@@ -248,7 +252,11 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
           Effect.onExit((exit) =>
             Exit.isSuccess(exit)
               ? Effect.void
-              : restoreIndexes.pipe(Effect.catchAll((e) => Effect.logError("creating the deferred indexes failed").pipe(Effect.annotateLogs({ error: String(e) }))))
+              : restoreIndexes.pipe(
+                  Effect.catchAll((e) =>
+                    Effect.logError("creating the deferred indexes failed").pipe(Effect.annotateLogs({ error: String(e) }))
+                  )
+                )
           )
         )
         yield* restoreIndexes

@@ -129,7 +129,13 @@ export const batchTimings = { load: 0, reduce: 0, write: 0 }
  * rows are staged in it; the caller accepts them once the enclosing transaction has committed
  * and clears the cache otherwise (see row-cache.ts).
  */
-export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Checkpoint, protocol: ProtocolContracts, undoBlock: number | undefined, cache?: RowCache) =>
+export const applyBatch = (
+  events: ReadonlyArray<LocatedEvent>,
+  checkpoint: Checkpoint,
+  protocol: ProtocolContracts,
+  undoBlock: number | undefined,
+  cache?: RowCache
+) =>
   Effect.gen(function* () {
     let t = performance.now()
     const keys = keysOf(events)
@@ -146,7 +152,15 @@ export const applyBatch = (events: ReadonlyArray<LocatedEvent>, checkpoint: Chec
     for (const { event, at } of events) reduceAll(loaded, event, at, protocol)
     batchTimings.reduce += performance.now() - t
     t = performance.now()
-    cache?.stage({ markets: new Set([...keys.markets, ...ledger.markets]), positions: new Set([...keys.positions, ...ledger.positions]), users: new Set([...keys.users, ...ledger.users]) }, loaded, checkpoint.block)
+    cache?.stage(
+      {
+        markets: new Set([...keys.markets, ...ledger.markets]),
+        positions: new Set([...keys.positions, ...ledger.positions]),
+        users: new Set([...keys.users, ...ledger.users])
+      },
+      loaded,
+      checkpoint.block
+    )
     yield* commitBatch(before, loaded, checkpoint, undoBlock)
     batchTimings.write += performance.now() - t
   })

@@ -84,6 +84,7 @@ export const copyIn = (table: string, columns: ReadonlyArray<string>, rows: Read
     const payload = Buffer.from(copyText(rows), "utf8")
     yield* Effect.tryPromise({
       try: () => copyFrom(client, `copy ${table} (${columns.join(", ")}) from stdin`, payload),
-      catch: (cause) => new SqlError.SqlError({ cause, message: `COPY into ${table} failed: ${String((cause as Error)?.message ?? cause)}` })
+      catch: (cause) =>
+        new SqlError.SqlError({ cause, message: `COPY into ${table} failed: ${String((cause as Error)?.message ?? cause)}` })
     })
   })

@@ -77,7 +77,16 @@ export const decodeBatch = (book: AddressBook, batch: Batch, digest: string): De
       continue
     }
     const header = batch.blocks.get(log.blockNumber)!
-    events.push({ event: decoded.event, at: { block: log.blockNumber, timestamp: header.timestamp, txHash: log.transactionHash, logIndex: log.logIndex, address: log.address.toLowerCase() } })
+    events.push({
+      event: decoded.event,
+      at: {
+        block: log.blockNumber,
+        timestamp: header.timestamp,
+        txHash: log.transactionHash,
+        logIndex: log.logIndex,
+        address: log.address.toLowerCase()
+      }
+    })
   }
   // Per block, in block order, so batch boundaries do not matter.
   let i = 0
@@ -108,7 +117,8 @@ class JoinedBatch implements DecodedBatch {
 
 /** `acc` and the batch `next`, which starts right after it, as one batch. */
 const join = (acc: DecodedBatch, next: DecodedBatch): DecodedBatch => {
-  const joined = acc instanceof JoinedBatch ? acc : new JoinedBatch(acc.from, acc.to, acc.hash, acc.digest, acc.events.slice(), acc.unknown.slice())
+  const joined =
+    acc instanceof JoinedBatch ? acc : new JoinedBatch(acc.from, acc.to, acc.hash, acc.digest, acc.events.slice(), acc.unknown.slice())
   for (const event of next.events) joined.events.push(event)
   for (const u of next.unknown) joined.unknown.push(u)
   joined.to = next.to

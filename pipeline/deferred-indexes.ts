@@ -32,10 +32,10 @@ export const deferIndexes = Effect.flatMap(SqlClient.SqlClient, (sql) =>
         [SINK_TABLES]
       )
       if (indexes.length === 0) return
-      yield* sql.unsafe(`insert into deferred_index (name, definition) select * from unnest($1::text[], $2::text[]) on conflict do nothing`, [
-        indexes.map((i) => i.name),
-        indexes.map((i) => i.definition)
-      ])
+      yield* sql.unsafe(
+        `insert into deferred_index (name, definition) select * from unnest($1::text[], $2::text[]) on conflict do nothing`,
+        [indexes.map((i) => i.name), indexes.map((i) => i.definition)]
+      )
       for (const i of indexes) yield* sql.unsafe(`drop index ${ident(i.name)}`)
     })
   )

@@ -12,7 +12,11 @@ import { backoff } from "./source/rpc.js"
  * logged (`message="indexing failed; retrying" phase attempt error`) and retried after the next
  * pause of `backoff` (from 100 ms, doubling, at most 5 s).
  */
-export const healing = <A, E, R>(phase: string, effect: Effect.Effect<A, E, R>, fatal: (error: E | SqlError.SqlError) => boolean = () => false) =>
+export const healing = <A, E, R>(
+  phase: string,
+  effect: Effect.Effect<A, E, R>,
+  fatal: (error: E | SqlError.SqlError) => boolean = () => false
+) =>
   Effect.suspend(() => {
     let attempt = 0
     return effect.pipe(

@@ -65,7 +65,8 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
       case "Trade":
         candles(e.marketId, at.timestamp)
         trader(e.trader, at.timestamp)
-        for (const address of [e.trader, e.recipient]) add(keys, "traderMarkets", traderMarketKey(address, e.marketId), [address, e.marketId])
+        for (const address of [e.trader, e.recipient])
+          add(keys, "traderMarkets", traderMarketKey(address, e.marketId), [address, e.marketId])
         break
       case "Hook_MarketTraded":
         candles(e.marketId, at.timestamp)
@@ -131,7 +132,13 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
       case "ModifyLiquidity":
         add(keys, "pools", poolKey(e.id), [e.id])
         if (e.liquidityDelta > 0n) trader(e.sender, at.timestamp)
-        add(keys, "lpPositions", lpKey(e.id, e.sender, e.tickLower, e.tickUpper, e.salt), [e.id, e.sender, e.tickLower, e.tickUpper, e.salt])
+        add(keys, "lpPositions", lpKey(e.id, e.sender, e.tickLower, e.tickUpper, e.salt), [
+          e.id,
+          e.sender,
+          e.tickLower,
+          e.tickUpper,
+          e.salt
+        ])
         break
     }
   }
@@ -141,7 +148,8 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
 /** The second load: the book level of every order loaded or placed in this batch. */
 export const bookLevelKeys = (events: ReadonlyArray<{ readonly event: DomainEvent }>, s: State): RowKeys => {
   const keys = emptyRowKeys()
-  const level = (marketId: bigint, side: number, price: bigint) => add(keys, "bookLevels", levelKey(marketId, side, price), [marketId, side, price])
+  const level = (marketId: bigint, side: number, price: bigint) =>
+    add(keys, "bookLevels", levelKey(marketId, side, price), [marketId, side, price])
   for (const o of s.rows.orders.map.values()) if (o !== null) level(o.marketId, o.side, o.price)
   for (const { event: e } of events) if (e._tag === "OrderPlaced") level(e.marketId, e.side, e.price)
   return keys

@@ -7,9 +7,18 @@
  */
 import { Effect, Metric, MetricBoundaries, MetricState } from "effect"
 
-export const blocksIndexed = Metric.counter("predix_indexer_blocks_indexed_total", { description: "Blocks whose changes are committed", incremental: true })
-export const eventsIndexed = Metric.counter("predix_indexer_events_indexed_total", { description: "Decoded events committed", incremental: true })
-export const batchesWritten = Metric.counter("predix_indexer_batches_total", { description: "Batch and tip-block transactions committed", incremental: true })
+export const blocksIndexed = Metric.counter("predix_indexer_blocks_indexed_total", {
+  description: "Blocks whose changes are committed",
+  incremental: true
+})
+export const eventsIndexed = Metric.counter("predix_indexer_events_indexed_total", {
+  description: "Decoded events committed",
+  incremental: true
+})
+export const batchesWritten = Metric.counter("predix_indexer_batches_total", {
+  description: "Batch and tip-block transactions committed",
+  incremental: true
+})
 
 /** Seconds a batch's writes took (their transaction, Postgres's time included). */
 export const batchWriteSeconds = Metric.histogram(
@@ -20,34 +29,51 @@ export const batchWriteSeconds = Metric.histogram(
 
 /** Failed JSON-RPC exchanges, by error kind (its tag: Timeout, ServerError, RateLimited, ...); retried ones included. */
 export const rpcErrors = (kind: string) =>
-  Metric.counter("predix_indexer_rpc_errors_total", { description: "Failed JSON-RPC exchanges by kind, retried ones included", incremental: true }).pipe(
-    Metric.tagged("kind", kind)
-  )
+  Metric.counter("predix_indexer_rpc_errors_total", {
+    description: "Failed JSON-RPC exchanges by kind, retried ones included",
+    incremental: true
+  }).pipe(Metric.tagged("kind", kind))
 
 export const reorgs = Metric.counter("predix_indexer_reorgs_total", { description: "Reorgs reverted", incremental: true })
-export const reorgDepth = Metric.histogram("predix_indexer_reorg_depth_blocks", MetricBoundaries.fromIterable([1, 2, 3, 4, 6, 8, 16, 32, 64]), "Blocks undone per reorg")
+export const reorgDepth = Metric.histogram(
+  "predix_indexer_reorg_depth_blocks",
+  MetricBoundaries.fromIterable([1, 2, 3, 4, 6, 8, 16, 32, 64]),
+  "Blocks undone per reorg"
+)
 
 export const indexedBlock = Metric.gauge("predix_indexer_indexed_block", { description: "Last block whose changes are committed" })
 export const headBlock = Metric.gauge("predix_indexer_head_block", { description: "Newest chain head seen" })
-export const lagBlocks = Metric.gauge("predix_indexer_lag_blocks", { description: "Blocks between the newest head seen and the last committed" })
+export const lagBlocks = Metric.gauge("predix_indexer_lag_blocks", {
+  description: "Blocks between the newest head seen and the last committed"
+})
 
 /** Registers the counters and histograms, so a scrape shows them at zero before their first event. */
 export const registerMetrics = Effect.all(
-  [blocksIndexed, eventsIndexed, batchesWritten, batchWriteSeconds, reorgs, reorgDepth].map((metric) => Metric.value(metric as Metric.Metric<any, any, any>)),
+  [blocksIndexed, eventsIndexed, batchesWritten, batchWriteSeconds, reorgs, reorgDepth].map((metric) =>
+    Metric.value(metric as Metric.Metric<any, any, any>)
+  ),
   { discard: true }
 )
 
 /** Sets the position gauges: the block committed, and the head when one is known. */
 export const recordPosition = (block: number, head: number | undefined) =>
   Effect.all(
-    [Metric.set(indexedBlock, block), ...(head === undefined ? [] : [Metric.set(headBlock, head), Metric.set(lagBlocks, Math.max(0, head - block))])],
+    [
+      Metric.set(indexedBlock, block),
+      ...(head === undefined ? [] : [Metric.set(headBlock, head), Metric.set(lagBlocks, Math.max(0, head - block))])
+    ],
     { discard: true }
   )
 
 /** Counts a committed batch of `blocks` blocks and `events` events whose writes took `seconds`. */
 export const recordBatch = (blocks: number, events: number, seconds: number) =>
   Effect.all(
-    [Metric.incrementBy(blocksIndexed, blocks), Metric.incrementBy(eventsIndexed, events), Metric.increment(batchesWritten), Metric.update(batchWriteSeconds, seconds)],
+    [
+      Metric.incrementBy(blocksIndexed, blocks),
+      Metric.incrementBy(eventsIndexed, events),
+      Metric.increment(batchesWritten),
+      Metric.update(batchWriteSeconds, seconds)
+    ],
     { discard: true }
   )
 
@@ -56,7 +82,8 @@ export const recordReorg = (depth: number) => Effect.zipRight(Metric.increment(r
 const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"')
 const labels = (pairs: ReadonlyArray<readonly [string, string]>) =>
   pairs.length === 0 ? "" : `{${pairs.map(([k, v]) => `${k}="${escapeLabel(v)}"`).join(",")}}`
-const number = (n: number | bigint) => (typeof n === "bigint" ? n.toString() : Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : n < 0 ? "-Inf" : "NaN")
+const number = (n: number | bigint) =>
+  typeof n === "bigint" ? n.toString() : Number.isFinite(n) ? String(n) : n > 0 ? "+Inf" : n < 0 ? "-Inf" : "NaN"
 
 /**
  * The metrics whose names start with `prefix`, in the Prometheus text exposition format
@@ -73,7 +100,13 @@ export const prometheusText = (prefix: string) =>
     for (const [name, series] of [...byName].sort(([a], [b]) => a.localeCompare(b))) {
       const first = series[0]!
       const state = first.metricState
-      const type = MetricState.isCounterState(state) ? "counter" : MetricState.isGaugeState(state) ? "gauge" : MetricState.isHistogramState(state) ? "histogram" : undefined
+      const type = MetricState.isCounterState(state)
+        ? "counter"
+        : MetricState.isGaugeState(state)
+          ? "gauge"
+          : MetricState.isHistogramState(state)
+            ? "histogram"
+            : undefined
       if (type === undefined) continue
       const description = first.metricKey.description
       if (description._tag === "Some") lines.push(`# HELP ${name} ${description.value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")}`)

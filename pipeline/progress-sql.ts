@@ -40,9 +40,7 @@ export const progressSql = (chainId: number) =>
     heldBlocks: sql<{ number: string; hash: string; parentHash: string; timestamp: string; digest: string; parentDigest: string }>`
       select number, hash, parent_hash as "parentHash", timestamp, digest, parent_digest as "parentDigest"
       from indexed_block where chain_id = ${chainId} order by number`.pipe(
-      Effect.map((rows): ReadonlyArray<HeldRow> =>
-        rows.map((r) => ({ ...r, number: Number(r.number), timestamp: Number(r.timestamp) }))
-      )
+      Effect.map((rows): ReadonlyArray<HeldRow> => rows.map((r) => ({ ...r, number: Number(r.number), timestamp: Number(r.timestamp) })))
     ),
 
     /** Adds a block to the held window (in the transaction that commits its rows). */

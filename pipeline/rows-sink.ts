@@ -34,9 +34,11 @@ const keyColumns = (def: TableDef) => def.key.map((field) => def.columns.find((c
 
 const keyOfRow = (def: TableDef, row: AnyRow) => rowKey(...def.key.map((f) => row[f] as KeyPart))
 
-const imageOf = (def: TableDef, values: ReadonlyArray<DbValue>) => JSON.stringify(Object.fromEntries(def.columns.map((c, i) => [c.name, values[i]])))
+const imageOf = (def: TableDef, values: ReadonlyArray<DbValue>) =>
+  JSON.stringify(Object.fromEntries(def.columns.map((c, i) => [c.name, values[i]])))
 
-const keyImageOf = (def: TableDef, row: AnyRow) => JSON.stringify(Object.fromEntries(keyColumns(def).map((c) => [c.name, c.codec.encode(row[c.field])])))
+const keyImageOf = (def: TableDef, row: AnyRow) =>
+  JSON.stringify(Object.fromEntries(keyColumns(def).map((c) => [c.name, c.codec.encode(row[c.field])])))
 
 /** Column-wise parameter arrays of `rows` (already encoded), cast per column. */
 const unnestOf = (def: TableDef, cols: ReadonlyArray<number>, rows: ReadonlyArray<ReadonlyArray<DbValue>>, offset = 0) => ({
@@ -120,7 +122,8 @@ export const writeKeyed = <K>(
       // The old row's values only where they are used: its undo image, or the key of a delete.
       const oldValues = old === null || (!withUndo && row !== null) ? null : encodeRow(def, old)
       const newValues = row === null ? null : encodeRow(def, row)
-      if (withUndo) undo.push({ table: def.sql, key: keyImageOf(def, (row ?? old)!), image: oldValues === null ? null : imageOf(def, oldValues) })
+      if (withUndo)
+        undo.push({ table: def.sql, key: keyImageOf(def, (row ?? old)!), image: oldValues === null ? null : imageOf(def, oldValues) })
       if (newValues === null) deletes.push(oldValues!)
       // Absent before the batch (loaded as absent; the batch holds the checkpoint lock): a plain insert.
       else if (old === null) inserts.push(newValues)
@@ -187,7 +190,11 @@ export const writeTouchedKeyed = <K>(def: TableDef, touched: ReadonlyMap<K, unkn
 
 export const appendRows = (def: TableDef, rows: ReadonlyArray<AnyRow>) =>
   Effect.gen(function* () {
-    yield* copyIn(def.sql, def.columns.map((c) => c.name), rows.map((r) => encodeRow(def, r)))
+    yield* copyIn(
+      def.sql,
+      def.columns.map((c) => c.name),
+      rows.map((r) => encodeRow(def, r))
+    )
   })
 
 /**

@@ -119,7 +119,13 @@ export const makeIndexer = (options: IndexerOptions) =>
           : checkpoint !== undefined
             ? { number: checkpoint.block, hash: checkpoint.hash, parentHash: "", timestamp: 0, digest: checkpoint.digest }
             : { number: options.deployment.deployBlock - 1, hash: UNKNOWN_PARENT, parentHash: "", timestamp: 0, digest: GENESIS_DIGEST }
-      const held: Array<Held> = rows.map((r) => ({ number: r.number, hash: r.hash, parentHash: r.parentHash, timestamp: r.timestamp, digest: r.digest }))
+      const held: Array<Held> = rows.map((r) => ({
+        number: r.number,
+        hash: r.hash,
+        parentHash: r.parentHash,
+        timestamp: r.timestamp,
+        digest: r.digest
+      }))
       return new Window(finalized, held)
     })
 
@@ -154,7 +160,8 @@ export const makeIndexer = (options: IndexerOptions) =>
         yield* recordPosition(window.tip.number, latest.number)
         yield* publishMetrics(true)
         const at = window.tip.number
-        const due = lastTipLogged === undefined || at < lastTipLogged || at - lastTipLogged >= TIP_LOG_EVERY || stats.reorgs !== reorgsLogged
+        const due =
+          lastTipLogged === undefined || at < lastTipLogged || at - lastTipLogged >= TIP_LOG_EVERY || stats.reorgs !== reorgsLogged
         if (at !== before && due) {
           yield* Effect.logInfo("following the tip").pipe(
             Effect.annotateLogs({

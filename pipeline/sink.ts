@@ -76,7 +76,12 @@ const anyRows = (map: object) => map as ReadonlyMap<unknown, AnyRow | null>
 const storedProtocol = (p: ProtocolRow): AnyRow => ({ id: 1, ...p })
 
 /** Splits `keys` into the entries `cached` holds (handed to `hit`) and the keys it does not. */
-const missesOf = <K, V>(keys: Iterable<K>, cached: ReadonlyMap<K, V> | undefined, hit: (key: K, value: V) => void, complete: boolean): Array<K> => {
+const missesOf = <K, V>(
+  keys: Iterable<K>,
+  cached: ReadonlyMap<K, V> | undefined,
+  hit: (key: K, value: V) => void,
+  complete: boolean
+): Array<K> => {
   const misses: Array<K> = []
   for (const key of keys) {
     if (cached !== undefined && cached.has(key)) hit(key, cached.get(key)!)
@@ -90,7 +95,12 @@ const missesOf = <K, V>(keys: Iterable<K>, cached: ReadonlyMap<K, V> | undefined
  * it holds them, from Postgres otherwise.
  */
 export const loadWorking = (keys: Keys, cache?: RowCache) =>
-  loadWorkingInto({ markets: new Map(), positions: new Map(), users: new Map(), protocol: emptyProtocol(), appended: { trades: [], priceSnapshots: [] } }, keys, cache, true)
+  loadWorkingInto(
+    { markets: new Map(), positions: new Map(), users: new Map(), protocol: emptyProtocol(), appended: { trades: [], priceSnapshots: [] } },
+    keys,
+    cache,
+    true
+  )
 
 /**
  * Reads the rows of `keys` into `w` (absent rows stay absent), and the protocol row when
@@ -194,9 +204,13 @@ export class CheckpointMoved extends Data.TaggedError("CheckpointMoved")<{ reado
 export const lockCheckpointAt = (chainId: number, block: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql.unsafe<{ block_number: string }>(`select block_number from indexer_checkpoint where chain_id = $1 for update`, [chainId])
+    const rows = yield* sql.unsafe<{ block_number: string }>(`select block_number from indexer_checkpoint where chain_id = $1 for update`, [
+      chainId
+    ])
     if (rows[0] === undefined || Number(rows[0].block_number) !== block) {
-      return yield* new CheckpointMoved({ message: `the checkpoint of chain ${chainId} is no longer at block ${block}: another indexer is writing to this database` })
+      return yield* new CheckpointMoved({
+        message: `the checkpoint of chain ${chainId} is no longer at block ${block}: another indexer is writing to this database`
+      })
     }
   })
 
@@ -214,10 +228,12 @@ const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlo
     }
     yield* appendAll(after)
     if (withUndo) {
-      yield* sql.unsafe(
-        `insert into undo_log select $1, * from unnest($2::text[], $3::text[], $4::jsonb[]) on conflict do nothing`,
-        [undoBlock, images.map((i) => i.table), images.map((i) => i.key), images.map((i) => i.image)]
-      )
+      yield* sql.unsafe(`insert into undo_log select $1, * from unnest($2::text[], $3::text[], $4::jsonb[]) on conflict do nothing`, [
+        undoBlock,
+        images.map((i) => i.table),
+        images.map((i) => i.key),
+        images.map((i) => i.image)
+      ])
     }
     yield* writeCheckpoint(checkpoint)
   })
@@ -272,12 +288,10 @@ export const revertTo = (ancestor: { readonly chainId: number; readonly block: n
         for (const def of MUTABLE_TABLES) yield* revertKeyed(def, ancestor.block)
         for (const def of APPEND_ONLY_TABLES) yield* revertAppended(def, ancestor.block)
         yield* sql.unsafe(`delete from undo_log where block_number > $1`, [ancestor.block])
-        yield* sql.unsafe(`update indexer_checkpoint set block_number = $2, block_hash = $3, digest = $4, updated_at = now() where chain_id = $1`, [
-          ancestor.chainId,
-          ancestor.block,
-          ancestor.hash,
-          ancestor.digest
-        ])
+        yield* sql.unsafe(
+          `update indexer_checkpoint set block_number = $2, block_hash = $3, digest = $4, updated_at = now() where chain_id = $1`,
+          [ancestor.chainId, ancestor.block, ancestor.hash, ancestor.digest]
+        )
       })
     )
   )

@@ -62,7 +62,10 @@ export interface Codec {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each codec knows its field's type
-const nullable = <T>(f: (v: any) => T) => (v: unknown): T | null => (v === null || v === undefined ? null : f(v))
+const nullable =
+  <T>(f: (v: any) => T) =>
+  (v: unknown): T | null =>
+    v === null || v === undefined ? null : f(v)
 
 export const codecs = {
   /** uint256 / int256 as NUMERIC(78,0). */
@@ -111,7 +114,8 @@ const tableOf =
   <const C extends ReadonlyArray<Spec<R>>>(
     sql: string,
     key: ReadonlyArray<C[number][0]>,
-    cols: C & ([Exclude<keyof R, C[number][0] | Skip>] extends [never] ? unknown : { readonly missing: Exclude<keyof R, C[number][0] | Skip> })
+    cols: C &
+      ([Exclude<keyof R, C[number][0] | Skip>] extends [never] ? unknown : { readonly missing: Exclude<keyof R, C[number][0] | Skip> })
   ): TableDef => ({
     sql,
     key,
@@ -120,15 +124,30 @@ const tableOf =
 
 const { big, int8, count, int4, int2, text, bool, json, bigList } = codecs
 
-
 /** The chain position every appended row carries (its emitting address is not stored). */
-const LOCATED = [["block", int8, "block_number"], ["logIndex", int4], ["txHash", text], ["timestamp", int8]] as const
+const LOCATED = [
+  ["block", int8, "block_number"],
+  ["logIndex", int4],
+  ["txHash", text],
+  ["timestamp", int8]
+] as const
 const APPEND_KEY = ["block", "logIndex"] as const
 
 /** trader_total and trader_day hold the same totals (reduce/trader-activity.ts), keyed by address, or address and day. */
 const TRADER_ACTIVITY = [
-  ["address", text], ["day", int8], ["volume", big], ["trades", count], ["firstTrade", bool], ["firstTradeAt", int8], ["lastTradeAt", int8],
-  ["dayFirstTradeAt", int8], ["lastTradeDay", int8], ["run", int4], ["longestRun", int4], ["streaks", int4], ["liquidityDays", int4],
+  ["address", text],
+  ["day", int8],
+  ["volume", big],
+  ["trades", count],
+  ["firstTrade", bool],
+  ["firstTradeAt", int8],
+  ["lastTradeAt", int8],
+  ["dayFirstTradeAt", int8],
+  ["lastTradeDay", int8],
+  ["run", int4],
+  ["longestRun", int4],
+  ["streaks", int4],
+  ["liquidityDays", int4],
   ["lastLiquidityDay", int8]
 ] as const
 
@@ -140,130 +159,399 @@ export type ProtocolStatsRow = ProtocolRow & { readonly id: 1 }
  * (absent rows not held) rather than in `KeyedRows`; stored, imaged and restored like the rest.
  */
 export const WORKING_TABLES = {
-  markets: tableOf<MarketRow>()("market", ["id"], [
-    ["id", big], ["question", text], ["endTime", big], ["oracle", text], ["creator", text], ["yesToken", text], ["noToken", text],
-    ["createdAt", int8], ["createdBlock", int8], ["createdTx", text], ["totalCollateral", big], ["volume", big], ["tradeCount", count],
-    ["isResolved", bool], ["outcome", bool], ["resolutionType", text], ["resolvedAt", int8], ["refundMode", bool], ["yesPrice", big],
-    ["lastTradeAt", int8]
-  ]),
-  positions: tableOf<PositionRow>()("position", ["user", "marketId"], [
-    ["user", text, "user_address"], ["marketId", big], ["yesBalance", big], ["noBalance", big], ["yesCost", big], ["noCost", big],
-    ["realizedPnl", big]
-  ]),
-  users: tableOf<UserRow>()("user_stats", ["address"], [
-    ["address", text], ["volume", big], ["tradeCount", count], ["realizedPnl", big], ["traded", bool]
-  ]),
-  protocol: tableOf<ProtocolStatsRow>()("protocol_stats", ["id"], [
-    ["id", int2], ["totalMarkets", big], ["totalVolume", big], ["totalTrades", big], ["totalUsers", big]
-  ])
+  markets: tableOf<MarketRow>()(
+    "market",
+    ["id"],
+    [
+      ["id", big],
+      ["question", text],
+      ["endTime", big],
+      ["oracle", text],
+      ["creator", text],
+      ["yesToken", text],
+      ["noToken", text],
+      ["createdAt", int8],
+      ["createdBlock", int8],
+      ["createdTx", text],
+      ["totalCollateral", big],
+      ["volume", big],
+      ["tradeCount", count],
+      ["isResolved", bool],
+      ["outcome", bool],
+      ["resolutionType", text],
+      ["resolvedAt", int8],
+      ["refundMode", bool],
+      ["yesPrice", big],
+      ["lastTradeAt", int8]
+    ]
+  ),
+  positions: tableOf<PositionRow>()(
+    "position",
+    ["user", "marketId"],
+    [
+      ["user", text, "user_address"],
+      ["marketId", big],
+      ["yesBalance", big],
+      ["noBalance", big],
+      ["yesCost", big],
+      ["noCost", big],
+      ["realizedPnl", big]
+    ]
+  ),
+  users: tableOf<UserRow>()(
+    "user_stats",
+    ["address"],
+    [
+      ["address", text],
+      ["volume", big],
+      ["tradeCount", count],
+      ["realizedPnl", big],
+      ["traded", bool]
+    ]
+  ),
+  protocol: tableOf<ProtocolStatsRow>()(
+    "protocol_stats",
+    ["id"],
+    [
+      ["id", int2],
+      ["totalMarkets", big],
+      ["totalVolume", big],
+      ["totalTrades", big],
+      ["totalUsers", big]
+    ]
+  )
 } as const
 
 /** The first slice's append-only tables (`Working.appended`). */
 export const WORKING_LOGS = {
   trades: tableOf<TradeRow, "address">()("trade", APPEND_KEY, [
-    ...LOCATED, ["marketId", big], ["trader", text], ["recipient", text], ["tradeType", int2], ["amountIn", big], ["amountOut", big],
-    ["clobFilled", big], ["ammFilled", big]
+    ...LOCATED,
+    ["marketId", big],
+    ["trader", text],
+    ["recipient", text],
+    ["tradeType", int2],
+    ["amountIn", big],
+    ["amountOut", big],
+    ["clobFilled", big],
+    ["ammFilled", big]
   ]),
   // A snapshot's transaction is its trade's: not stored again.
   priceSnapshots: tableOf<PriceSnapshotRow, "address" | "txHash">()("price_snapshot", APPEND_KEY, [
-    ["block", int8, "block_number"], ["logIndex", int4], ["timestamp", int8], ["marketId", big], ["yesPrice", big], ["source", text],
+    ["block", int8, "block_number"],
+    ["logIndex", int4],
+    ["timestamp", int8],
+    ["marketId", big],
+    ["yesPrice", big],
+    ["source", text],
     ["openInterest", big]
   ])
 } as const
 
 export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
-  outcomeTokens: tableOf<OutcomeTokenRow>()("outcome_token", ["address"], [
-    ["address", text], ["marketId", big], ["side", text], ["supply", big], ["holders", count]
-  ]),
-  holders: tableOf<HolderRow>()("token_holder", ["token", "holder"], [
-    ["token", text], ["holder", text], ["marketId", big], ["side", text], ["balance", big]
-  ]),
-  orders: tableOf<OrderRow>()("exchange_order", ["id"], [
-    ["id", text], ["marketId", big], ["owner", text], ["side", int2], ["price", big], ["amount", big], ["filled", big],
-    ["status", text], ["builder", text], ["placedAt", int8], ["placedBlock", int8], ["placedTx", text], ["updatedAt", int8],
-    ["filledAt", int8], ["cancelledAt", int8]
-  ]),
-  bookLevels: tableOf<BookLevelRow>()("order_book_level", ["marketId", "side", "price"], [
-    ["marketId", big], ["side", int2], ["price", big], ["amount", big], ["orders", count]
-  ]),
-  eventGroups: tableOf<EventGroupRow>()("event_group", ["id"], [
-    ["id", big], ["name", text], ["creator", text], ["endTime", big], ["marketIds", bigList], ["oracle", text],
-    ["winningIndex", big], ["state", text], ["resolver", text], ["closedAt", int8], ["createdAt", int8],
-    ["createdBlock", int8], ["createdTx", text]
-  ]),
-  approvedOracles: tableOf<ApprovedOracleRow>()("approved_oracle", ["oracle"], [
-    ["oracle", text], ["approved", bool], ["updatedAt", int8], ["updatedBlock", int8]
-  ]),
-  manualOracles: tableOf<ManualOracleRow>()("manual_oracle", ["address"], [["address", text], ["challengeDelay", big]]),
-  reports: tableOf<ManualReportRow>()("manual_report", ["oracle", "subject", "subjectId"], [
-    ["oracle", text], ["subject", text], ["subjectId", big], ["state", text], ["outcome", bool], ["winningIndex", big],
-    ["reporter", text], ["reportedAt", int8], ["finalizesAt", big], ["admin", text], ["updatedAt", int8], ["updatedBlock", int8]
-  ]),
-  feedMarkets: tableOf<FeedMarketRow>()("price_feed_market", ["oracle", "marketId"], [
-    ["oracle", text], ["marketId", big], ["feed", text], ["threshold", big], ["gte", bool], ["snapshotAt", big],
-    ["state", text], ["price", big], ["outcome", bool], ["registeredAt", int8], ["updatedAt", int8], ["updatedBlock", int8]
-  ]),
-  pauseStates: tableOf<PauseStateRow>()("pause_state", ["scope"], [
-    ["scope", text], ["paused", bool], ["account", text], ["updatedAt", int8], ["updatedBlock", int8]
-  ]),
-  pools: tableOf<PoolRow>()("amm_pool", ["poolId"], [
-    ["poolId", text], ["marketId", big], ["yesToken", text], ["quoteToken", text], ["yesIsCurrency0", bool, "yes_is_currency0"],
-    ["registeredAt", int8], ["registeredBlock", int8], ["initialized", bool], ["sqrtPriceX96", big, "sqrt_price_x96"],
-    ["liquidity", big], ["tick", int4], ["fee", int4], ["tickSpacing", int4], ["updatedAt", int8], ["updatedBlock", int8]
-  ]),
-  lpPositions: tableOf<LiquidityPositionRow>()("liquidity_position", ["poolId", "owner", "tickLower", "tickUpper", "salt"], [
-    ["poolId", text], ["owner", text], ["tickLower", int4], ["tickUpper", int4], ["salt", text], ["marketId", big],
-    ["liquidity", big], ["updatedAt", int8]
-  ]),
-  candles: tableOf<CandleRow>()("candle", ["marketId", "timeframe", "bucket"], [
-    ["marketId", big], ["timeframe", text], ["bucket", int8], ["open", big], ["high", big], ["low", big], ["close", big],
-    ["volume", big], ["tradeCount", count]
-  ]),
-  positionHistory: tableOf<PositionHistoryRow>()("position_history", ["user", "marketId", "minute"], [
-    ["user", text, "user_address"], ["marketId", big], ["minute", int8], ["yesBalance", big], ["noBalance", big], ["yesCost", big],
-    ["noCost", big], ["realizedPnl", big]
-  ]),
+  outcomeTokens: tableOf<OutcomeTokenRow>()(
+    "outcome_token",
+    ["address"],
+    [
+      ["address", text],
+      ["marketId", big],
+      ["side", text],
+      ["supply", big],
+      ["holders", count]
+    ]
+  ),
+  holders: tableOf<HolderRow>()(
+    "token_holder",
+    ["token", "holder"],
+    [
+      ["token", text],
+      ["holder", text],
+      ["marketId", big],
+      ["side", text],
+      ["balance", big]
+    ]
+  ),
+  orders: tableOf<OrderRow>()(
+    "exchange_order",
+    ["id"],
+    [
+      ["id", text],
+      ["marketId", big],
+      ["owner", text],
+      ["side", int2],
+      ["price", big],
+      ["amount", big],
+      ["filled", big],
+      ["status", text],
+      ["builder", text],
+      ["placedAt", int8],
+      ["placedBlock", int8],
+      ["placedTx", text],
+      ["updatedAt", int8],
+      ["filledAt", int8],
+      ["cancelledAt", int8]
+    ]
+  ),
+  bookLevels: tableOf<BookLevelRow>()(
+    "order_book_level",
+    ["marketId", "side", "price"],
+    [
+      ["marketId", big],
+      ["side", int2],
+      ["price", big],
+      ["amount", big],
+      ["orders", count]
+    ]
+  ),
+  eventGroups: tableOf<EventGroupRow>()(
+    "event_group",
+    ["id"],
+    [
+      ["id", big],
+      ["name", text],
+      ["creator", text],
+      ["endTime", big],
+      ["marketIds", bigList],
+      ["oracle", text],
+      ["winningIndex", big],
+      ["state", text],
+      ["resolver", text],
+      ["closedAt", int8],
+      ["createdAt", int8],
+      ["createdBlock", int8],
+      ["createdTx", text]
+    ]
+  ),
+  approvedOracles: tableOf<ApprovedOracleRow>()(
+    "approved_oracle",
+    ["oracle"],
+    [
+      ["oracle", text],
+      ["approved", bool],
+      ["updatedAt", int8],
+      ["updatedBlock", int8]
+    ]
+  ),
+  manualOracles: tableOf<ManualOracleRow>()(
+    "manual_oracle",
+    ["address"],
+    [
+      ["address", text],
+      ["challengeDelay", big]
+    ]
+  ),
+  reports: tableOf<ManualReportRow>()(
+    "manual_report",
+    ["oracle", "subject", "subjectId"],
+    [
+      ["oracle", text],
+      ["subject", text],
+      ["subjectId", big],
+      ["state", text],
+      ["outcome", bool],
+      ["winningIndex", big],
+      ["reporter", text],
+      ["reportedAt", int8],
+      ["finalizesAt", big],
+      ["admin", text],
+      ["updatedAt", int8],
+      ["updatedBlock", int8]
+    ]
+  ),
+  feedMarkets: tableOf<FeedMarketRow>()(
+    "price_feed_market",
+    ["oracle", "marketId"],
+    [
+      ["oracle", text],
+      ["marketId", big],
+      ["feed", text],
+      ["threshold", big],
+      ["gte", bool],
+      ["snapshotAt", big],
+      ["state", text],
+      ["price", big],
+      ["outcome", bool],
+      ["registeredAt", int8],
+      ["updatedAt", int8],
+      ["updatedBlock", int8]
+    ]
+  ),
+  pauseStates: tableOf<PauseStateRow>()(
+    "pause_state",
+    ["scope"],
+    [
+      ["scope", text],
+      ["paused", bool],
+      ["account", text],
+      ["updatedAt", int8],
+      ["updatedBlock", int8]
+    ]
+  ),
+  pools: tableOf<PoolRow>()(
+    "amm_pool",
+    ["poolId"],
+    [
+      ["poolId", text],
+      ["marketId", big],
+      ["yesToken", text],
+      ["quoteToken", text],
+      ["yesIsCurrency0", bool, "yes_is_currency0"],
+      ["registeredAt", int8],
+      ["registeredBlock", int8],
+      ["initialized", bool],
+      ["sqrtPriceX96", big, "sqrt_price_x96"],
+      ["liquidity", big],
+      ["tick", int4],
+      ["fee", int4],
+      ["tickSpacing", int4],
+      ["updatedAt", int8],
+      ["updatedBlock", int8]
+    ]
+  ),
+  lpPositions: tableOf<LiquidityPositionRow>()(
+    "liquidity_position",
+    ["poolId", "owner", "tickLower", "tickUpper", "salt"],
+    [
+      ["poolId", text],
+      ["owner", text],
+      ["tickLower", int4],
+      ["tickUpper", int4],
+      ["salt", text],
+      ["marketId", big],
+      ["liquidity", big],
+      ["updatedAt", int8]
+    ]
+  ),
+  candles: tableOf<CandleRow>()(
+    "candle",
+    ["marketId", "timeframe", "bucket"],
+    [
+      ["marketId", big],
+      ["timeframe", text],
+      ["bucket", int8],
+      ["open", big],
+      ["high", big],
+      ["low", big],
+      ["close", big],
+      ["volume", big],
+      ["tradeCount", count]
+    ]
+  ),
+  positionHistory: tableOf<PositionHistoryRow>()(
+    "position_history",
+    ["user", "marketId", "minute"],
+    [
+      ["user", text, "user_address"],
+      ["marketId", big],
+      ["minute", int8],
+      ["yesBalance", big],
+      ["noBalance", big],
+      ["yesCost", big],
+      ["noCost", big],
+      ["realizedPnl", big]
+    ]
+  ),
   traderTotals: tableOf<TraderActivityRow>()("trader_total", ["address"], TRADER_ACTIVITY),
   traderDays: tableOf<TraderActivityRow>()("trader_day", ["address", "day"], TRADER_ACTIVITY),
-  traderMarkets: tableOf<TraderMarketRow>()("trader_market", ["address", "marketId"], [
-    ["address", text], ["marketId", big], ["lastTradedAt", int8], ["netYes", big], ["netNo", big]
-  ])
+  traderMarkets: tableOf<TraderMarketRow>()(
+    "trader_market",
+    ["address", "marketId"],
+    [
+      ["address", text],
+      ["marketId", big],
+      ["lastTradedAt", int8],
+      ["netYes", big],
+      ["netNo", big]
+    ]
+  )
 }
 
 export const APPEND_TABLES: { readonly [K in keyof AppendedLogs]: TableDef } = {
   matches: tableOf<MatchRow, "address">()("order_match", APPEND_KEY, [
-    ...LOCATED, ["marketId", big], ["makerOrderId", text], ["takerOrderId", text], ["maker", text], ["makerSide", int2], ["taker", text],
-    ["matchType", int2], ["amount", big], ["price", big], ["makerBuilder", text], ["takerBuilder", text]
+    ...LOCATED,
+    ["marketId", big],
+    ["makerOrderId", text],
+    ["takerOrderId", text],
+    ["maker", text],
+    ["makerSide", int2],
+    ["taker", text],
+    ["matchType", int2],
+    ["amount", big],
+    ["price", big],
+    ["makerBuilder", text],
+    ["takerBuilder", text]
   ]),
   takerFills: tableOf<TakerFillRow, "address">()("taker_fill", APPEND_KEY, [
-    ...LOCATED, ["marketId", big], ["taker", text], ["recipient", text], ["takerSide", int2], ["totalFilled", big], ["totalCost", big],
+    ...LOCATED,
+    ["marketId", big],
+    ["taker", text],
+    ["recipient", text],
+    ["takerSide", int2],
+    ["totalFilled", big],
+    ["totalCost", big],
     ["matchCount", big]
   ]),
   fees: tableOf<FeeRow, "address">()("exchange_fee", APPEND_KEY, [...LOCATED, ["marketId", big], ["amount", big]]),
-  oracleApprovals: tableOf<OracleApprovalRow, "address">()("oracle_approval_change", APPEND_KEY, [...LOCATED, ["oracle", text], ["approved", bool]]),
+  oracleApprovals: tableOf<OracleApprovalRow, "address">()("oracle_approval_change", APPEND_KEY, [
+    ...LOCATED,
+    ["oracle", text],
+    ["approved", bool]
+  ]),
   oracleActions: tableOf<OracleActionRow, "address">()("manual_oracle_action", APPEND_KEY, [
-    ...LOCATED, ["oracle", text], ["action", text], ["subject", text], ["subjectId", big], ["outcome", bool], ["winningIndex", big],
-    ["account", text], ["challengeDelay", big]
+    ...LOCATED,
+    ["oracle", text],
+    ["action", text],
+    ["subject", text],
+    ["subjectId", big],
+    ["outcome", bool],
+    ["winningIndex", big],
+    ["account", text],
+    ["challengeDelay", big]
   ]),
   roleChanges: tableOf<RoleChangeRow, "address">()("role_change", APPEND_KEY, [
-    ...LOCATED, ["role", text], ["account", text], ["sender", text], ["action", text]
+    ...LOCATED,
+    ["role", text],
+    ["account", text],
+    ["sender", text],
+    ["action", text]
   ]),
   pauseChanges: tableOf<PauseChangeRow, "address">()("pause_change", APPEND_KEY, [
-    ...LOCATED, ["scope", text], ["moduleId", text], ["paused", bool], ["account", text]
+    ...LOCATED,
+    ["scope", text],
+    ["moduleId", text],
+    ["paused", bool],
+    ["account", text]
   ]),
   diamondCuts: tableOf<DiamondCutRow, "address">()("diamond_cut", APPEND_KEY, [...LOCATED, ["cuts", json], ["init", text], ["data", text]]),
   feeChanges: tableOf<FeeChangeRow, "address">()("fee_change", APPEND_KEY, [
-    ...LOCATED, ["kind", text], ["marketId", big], ["previousValue", text], ["newValue", text], ["overridden", bool]
+    ...LOCATED,
+    ["kind", text],
+    ["marketId", big],
+    ["previousValue", text],
+    ["newValue", text],
+    ["overridden", bool]
   ]),
   hookUpgrades: tableOf<HookUpgradeRow, "address">()("hook_upgrade", APPEND_KEY, [
-    ...LOCATED, ["action", text], ["implementation", text], ["readyAt", big]
+    ...LOCATED,
+    ["action", text],
+    ["implementation", text],
+    ["readyAt", big]
   ]),
   liquidityEvents: tableOf<LiquidityEventRow, "address">()("liquidity_event", APPEND_KEY, [
-    ...LOCATED, ["poolId", text], ["marketId", big], ["owner", text], ["tickLower", int4], ["tickUpper", int4], ["salt", text],
+    ...LOCATED,
+    ["poolId", text],
+    ["marketId", big],
+    ["owner", text],
+    ["tickLower", int4],
+    ["tickUpper", int4],
+    ["salt", text],
     ["liquidityDelta", big]
   ]),
   referrals: tableOf<ReferralRow, "address">()("referral", APPEND_KEY, [
-    ...LOCATED, ["marketId", big], ["referrer", text], ["trader", text], ["usdcVolume", big]
+    ...LOCATED,
+    ["marketId", big],
+    ["referrer", text],
+    ["trader", text],
+    ["usdcVolume", big]
   ])
 }
 

@@ -70,7 +70,9 @@ export const makeTipSource = (rpc: Rpc, book: AddressBook) => {
       }
       for (const log of logs) {
         if (log.blockHash !== header.hash || log.blockNumber !== header.number) {
-          return yield* new InconsistentAnswer({ message: `a log of block ${header.number} names block ${log.blockNumber} ${log.blockHash}` })
+          return yield* new InconsistentAnswer({
+            message: `a log of block ${header.number} names block ${log.blockNumber} ${log.blockHash}`
+          })
         }
       }
       return logs
@@ -81,7 +83,11 @@ export const makeTipSource = (rpc: Rpc, book: AddressBook) => {
     Effect.gen(function* () {
       const logs = yield* blockLogs(header).pipe(Effect.withSpan("indexer.tip.fetch", { attributes: { block: header.number } }))
       const parentDigest = digestAt(window, window.tip.number)
-      const decoded = decodeBatch(book, { from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) }, parentDigest)
+      const decoded = decodeBatch(
+        book,
+        { from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) },
+        parentDigest
+      )
       const held: Held = { ...header, digest: decoded.digest }
       return {
         _tag: "Block",
@@ -103,7 +109,12 @@ export const makeTipSource = (rpc: Rpc, book: AddressBook) => {
       yield* Effect.logWarning("reorg").pipe(
         Effect.annotateLogs({ ancestor: found.ancestor.number, depth, old_tip: window.tip.number, new_head: head.number })
       )
-      const reorg = { _tag: "Reorg", ancestor: found.ancestor as Held, depth, window: window.rewindTo(found.ancestor.number) } satisfies TipEvent
+      const reorg = {
+        _tag: "Reorg",
+        ancestor: found.ancestor as Held,
+        depth,
+        window: window.rewindTo(found.ancestor.number)
+      } satisfies TipEvent
       return { reorg, branch: found.branch }
     })
 
@@ -125,7 +136,8 @@ export const makeTipSource = (rpc: Rpc, book: AddressBook) => {
           }
         }
         const moved = window.finalize(finalized)
-        if (moved.finalized.number !== window.finalized.number) events.push({ _tag: "Finalized", block: moved.finalized.number, window: moved })
+        if (moved.finalized.number !== window.finalized.number)
+          events.push({ _tag: "Finalized", block: moved.finalized.number, window: moved })
         return events
       })
     )

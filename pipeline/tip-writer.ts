@@ -28,7 +28,13 @@ export const makeTipWriter = (context: IndexingContext) => {
           yield* committing(
             cache,
             sql.withTransaction(
-              applyBatch(events, { chainId, block: header.number, hash: header.hash, digest, head }, context.protocol, header.number, cache).pipe(
+              applyBatch(
+                events,
+                { chainId, block: header.number, hash: header.hash, digest, head },
+                context.protocol,
+                header.number,
+                cache
+              ).pipe(
                 Effect.zipRight(progress.holdBlock(header, digest, parentDigest)),
                 Effect.zipRight(progress.notifyHead(header.number, header.hash, false))
               )

@@ -20,9 +20,13 @@ export class UnknownLogTally {
         this.seen.add(key)
         fresh.push(u)
       }
-      return Effect.forEach(fresh, (u) => Effect.logWarning("unknown log").pipe(Effect.annotateLogs({ address: u.address, topic0: u.topic0, block: u.block })), {
-        discard: true
-      })
+      return Effect.forEach(
+        fresh,
+        (u) => Effect.logWarning("unknown log").pipe(Effect.annotateLogs({ address: u.address, topic0: u.topic0, block: u.block })),
+        {
+          discard: true
+        }
+      )
     })
   }
 }

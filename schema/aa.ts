@@ -47,8 +47,7 @@ export type PackedUserOperation = ReturnType<typeof toPackedUserOperation>
 
 /** Who owns an account: an EOA (ECDSA) or a WebAuthn P-256 public key. */
 export type AccountOwner =
-  | { readonly kind: "ecdsa"; readonly address: Address }
-  | { readonly kind: "p256"; readonly x: bigint; readonly y: bigint }
+  { readonly kind: "ecdsa"; readonly address: Address } | { readonly kind: "p256"; readonly x: bigint; readonly y: bigint }
 
 /** The factory's `owner` bytes: 20 bytes for an EOA, abi.encode(x, y) (64 bytes) for a P-256 key. */
 export const encodeOwner = (owner: AccountOwner): Hex =>
@@ -126,7 +125,11 @@ export const encodeAccountCalls = (calls: ReadonlyArray<AccountCall>): Hex => {
 }
 
 const encodeBatch = (calls: ReadonlyArray<AccountCall>): Hex =>
-  encodeFunctionData({ abi: smartAccountAbi, functionName: "executeBatch", args: [calls.map((c) => ({ target: c.target, value: c.value, data: c.data }))] })
+  encodeFunctionData({
+    abi: smartAccountAbi,
+    functionName: "executeBatch",
+    args: [calls.map((c) => ({ target: c.target, value: c.value, data: c.data }))]
+  })
 
 const EXECUTE_SELECTOR = toFunctionSelector("function execute(address target, uint256 value, bytes data)")
 
@@ -145,7 +148,8 @@ export const decodeAccountCalls = (callData: Hex): ReadonlyArray<AccountCall> | 
     return undefined
   }
   // execute with one call, executeBatch with any other number: re-encoding must give the same bytes.
-  const canonical = calls.length === 1 && callData.slice(0, 10).toLowerCase() === EXECUTE_SELECTOR ? encodeAccountCalls(calls) : encodeBatch(calls)
+  const canonical =
+    calls.length === 1 && callData.slice(0, 10).toLowerCase() === EXECUTE_SELECTOR ? encodeAccountCalls(calls) : encodeBatch(calls)
   if (canonical.toLowerCase() !== callData.toLowerCase()) return undefined
   return calls.map((c) => ({ target: c.target.toLowerCase() as Address, value: c.value, data: c.data.toLowerCase() as Hex }))
 }
@@ -154,7 +158,11 @@ export const decodeAccountCalls = (callData: Hex): ReadonlyArray<AccountCall> | 
 // User operations
 
 /** The factory call that deploys `owner`'s account: the user operation's `factory` + `factoryData`. */
-export const accountFactoryData = (factory: Address, owner: AccountOwner, salt = DEFAULT_ACCOUNT_SALT): { readonly factory: Address; readonly factoryData: Hex } => ({
+export const accountFactoryData = (
+  factory: Address,
+  owner: AccountOwner,
+  salt = DEFAULT_ACCOUNT_SALT
+): { readonly factory: Address; readonly factoryData: Hex } => ({
   factory,
   factoryData: encodeFunctionData({ abi: smartAccountFactoryAbi, functionName: "createAccount", args: [encodeOwner(owner), salt] })
 })
@@ -183,7 +191,10 @@ const uint48 = (value: number, what: string) => {
 /** `paymasterData` (what follows paymaster | verificationGasLimit | postOpGasLimit): abi.encode(validUntil, validAfter) | signature. */
 export const encodePaymasterData = (window: PaymasterWindow, signature: Hex): Hex =>
   concat([
-    encodeAbiParameters([{ type: "uint48" }, { type: "uint48" }], [uint48(window.validUntil, "validUntil"), uint48(window.validAfter, "validAfter")]),
+    encodeAbiParameters(
+      [{ type: "uint48" }, { type: "uint48" }],
+      [uint48(window.validUntil, "validUntil"), uint48(window.validAfter, "validAfter")]
+    ),
     signature
   ])
 
@@ -237,12 +248,32 @@ export const paymasterHash = (op: UserOperationV07, chainId: number, paymaster: 
   return keccak256(
     encodeAbiParameters(
       [
-        { type: "address" }, { type: "uint256" }, { type: "bytes32" }, { type: "bytes32" }, { type: "bytes32" }, { type: "uint256" },
-        { type: "uint256" }, { type: "bytes32" }, { type: "uint256" }, { type: "address" }, { type: "uint48" }, { type: "uint48" }
+        { type: "address" },
+        { type: "uint256" },
+        { type: "bytes32" },
+        { type: "bytes32" },
+        { type: "bytes32" },
+        { type: "uint256" },
+        { type: "uint256" },
+        { type: "bytes32" },
+        { type: "uint256" },
+        { type: "address" },
+        { type: "uint48" },
+        { type: "uint48" }
       ],
       [
-        packed.sender, packed.nonce, keccak256(packed.initCode), keccak256(packed.callData), packed.accountGasLimits, gasLimits,
-        packed.preVerificationGas, packed.gasFees, BigInt(chainId), paymaster, uint48(window.validUntil, "validUntil"), uint48(window.validAfter, "validAfter")
+        packed.sender,
+        packed.nonce,
+        keccak256(packed.initCode),
+        keccak256(packed.callData),
+        packed.accountGasLimits,
+        gasLimits,
+        packed.preVerificationGas,
+        packed.gasFees,
+        BigInt(chainId),
+        paymaster,
+        uint48(window.validUntil, "validUntil"),
+        uint48(window.validAfter, "validAfter")
       ]
     )
   )
@@ -264,13 +295,23 @@ export interface WebAuthnSignature {
 }
 
 const WEBAUTHN_SIGNATURE = [
-  { type: "bytes" }, { type: "string" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }, { type: "uint256" }
+  { type: "bytes" },
+  { type: "string" },
+  { type: "uint256" },
+  { type: "uint256" },
+  { type: "uint256" },
+  { type: "uint256" }
 ] as const
 
 /** `userOp.signature` (and ERC-1271 signature) of a P-256 account; s is taken low (s <= n/2) as the account requires. */
 export const encodeWebAuthnSignature = (sig: WebAuthnSignature): Hex =>
   encodeAbiParameters(WEBAUTHN_SIGNATURE, [
-    sig.authenticatorData, sig.clientDataJSON, BigInt(sig.challengeIndex), BigInt(sig.typeIndex), sig.r, sig.s > P256_N / 2n ? P256_N - sig.s : sig.s
+    sig.authenticatorData,
+    sig.clientDataJSON,
+    BigInt(sig.challengeIndex),
+    BigInt(sig.typeIndex),
+    sig.r,
+    sig.s > P256_N / 2n ? P256_N - sig.s : sig.s
   ])
 
 export const decodeWebAuthnSignature = (signature: Hex): WebAuthnSignature | undefined => {

@@ -10,7 +10,7 @@ const PRICE_UNIT = 1_000_000n
  * 6 decimals, so no decimal shift. Clamped to 1e6, as the hook clamps it.
  */
 export const yesPriceFromSqrt = (sqrtPriceX96: bigint, yesIsCurrency0: boolean): bigint => {
-  const scaled = ((sqrtPriceX96 * sqrtPriceX96) / Q96) * PRICE_UNIT / Q96
+  const scaled = (((sqrtPriceX96 * sqrtPriceX96) / Q96) * PRICE_UNIT) / Q96
   const price = yesIsCurrency0 ? scaled : scaled === 0n ? PRICE_UNIT : (PRICE_UNIT * PRICE_UNIT) / scaled
   return price > PRICE_UNIT ? PRICE_UNIT : price
 }

@@ -28,7 +28,9 @@ export const OrderBook = Schema.Struct({
 }).annotations({ identifier: "BackendOrderBook", title: "Order book", description: "live orders of a market grouped by price" })
 
 export const BackendTrade = Schema.Struct({
-  source: Schema.Literal("router", "clob").annotations({ description: "router: a router trade; clob: a fill placed on the exchange directly" }),
+  source: Schema.Literal("router", "clob").annotations({
+    description: "router: a router trade; clob: a fill placed on the exchange directly"
+  }),
   txHash: TxHash,
   blockNumber: BlockNumber,
   logIndex: Schema.Int,

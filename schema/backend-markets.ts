@@ -52,14 +52,22 @@ export const MultiData = Schema.Struct({
   yesPrice: Schema.NullOr(Price),
   noPrice: Schema.NullOr(Price),
   members: Schema.Array(MultiMember).annotations({ description: "every outcome of the event, this one included, in order" })
-}).annotations({ identifier: "MultiData", title: "Multi-outcome data", description: "a market that is one outcome of a multi-outcome event" })
+}).annotations({
+  identifier: "MultiData",
+  title: "Multi-outcome data",
+  description: "a market that is one outcome of a multi-outcome event"
+})
 
 export const ScalarData = Schema.Struct({
   lowerBound: Schema.String.annotations({ description: "value at which YES pays 0 (decimal string)" }),
   upperBound: Schema.String.annotations({ description: "value at which YES pays 1 (decimal string)" }),
-  unit: Schema.String.annotations({ description: "unit of the bounds, e.g. \"USD\"" }),
+  unit: Schema.String.annotations({ description: 'unit of the bounds, e.g. "USD"' }),
   yesPrice: Schema.NullOr(Price)
-}).annotations({ identifier: "ScalarData", title: "Scalar data", description: "a market on a value within a range (no on-chain source yet)" })
+}).annotations({
+  identifier: "ScalarData",
+  title: "Scalar data",
+  description: "a market on a value within a range (no on-chain source yet)"
+})
 
 export const SportsData = Schema.Struct({
   league: Schema.String,
@@ -72,7 +80,11 @@ export const SportsData = Schema.Struct({
 export const GroupedData = Schema.Struct({
   groupId: Schema.String,
   members: Schema.Array(MarketIdHex)
-}).annotations({ identifier: "GroupedData", title: "Grouped data", description: "markets shown together without a shared resolution (no on-chain source yet)" })
+}).annotations({
+  identifier: "GroupedData",
+  title: "Grouped data",
+  description: "markets shown together without a shared resolution (no on-chain source yet)"
+})
 
 /** Fields every market record has, whatever its kind. */
 export const marketCommonFields = {
@@ -94,7 +106,9 @@ export const marketCommonFields = {
   openInterest: Money.annotations({ description: "collateral locked in the market (USDC)" }),
   tradeCount: Schema.Int,
   lastTradeAt: Schema.NullOr(Timestamp),
-  outcome: Schema.NullOr(Schema.Literal("YES", "NO")).annotations({ description: "winning side once resolved; null before or in refund mode" }),
+  outcome: Schema.NullOr(Schema.Literal("YES", "NO")).annotations({
+    description: "winning side once resolved; null before or in refund mode"
+  }),
   resolvedAt: Schema.NullOr(Timestamp),
   capabilities: Capabilities
 }
@@ -151,4 +165,8 @@ export const ResolvedMarketId = Schema.Struct({
   marketId: MarketIdHex,
   id: Uint256,
   slug: Schema.NullOr(Schema.String)
-}).annotations({ identifier: "ResolvedMarketId", title: "Resolved market id", description: "the canonical ids of a market named by id or slug" })
+}).annotations({
+  identifier: "ResolvedMarketId",
+  title: "Resolved market id",
+  description: "the canonical ids of a market named by id or slug"
+})

@@ -18,7 +18,11 @@ export const AmmView = Schema.Struct({
   sellNo: Price,
   liquidity: Schema.String.annotations({ description: "active liquidity (uint128, decimal string)" }),
   sqrtPriceX96: Schema.String
-}).annotations({ identifier: "AmmView", title: "AMM view", description: "the pool's spot prices; null when the pool is uninitialised or empty" })
+}).annotations({
+  identifier: "AmmView",
+  title: "AMM view",
+  description: "the pool's spot prices; null when the pool is uninitialised or empty"
+})
 
 export const DepthSummary = Schema.Struct({
   yesBids: Money,
@@ -32,7 +36,8 @@ export const PricingView = Schema.Struct({
   marketId: MarketIdHex,
   tradable: Schema.Boolean,
   clobPaused: Schema.Boolean.annotations({
-    description: "the exchange is paused: its orders stand (best prices and depth below) but nothing fills against them, and the router trades on the AMM alone"
+    description:
+      "the exchange is paused: its orders stand (best prices and depth below) but nothing fills against them, and the router trades on the AMM alone"
   }),
   bestBidYes: Schema.NullOr(Price),
   bestAskYes: Schema.NullOr(Price),
@@ -51,11 +56,13 @@ export const QuoteRequest = Schema.Struct({
   tradeType: TradeType.Name,
   amountIn: Schema.String.pipe(
     Schema.pattern(/^(0|[1-9][0-9]{0,30})(\.[0-9]{1,6})?$/, {
-      message: () => "amountIn must be a decimal string with at most 6 fraction digits, e.g. \"25.5\""
+      message: () => 'amountIn must be a decimal string with at most 6 fraction digits, e.g. "25.5"'
     })
   ).annotations({ description: "USDC for buys, shares for sells (decimal string, at most 6 fraction digits)" }),
   slippageBps: Schema.optional(Schema.Int.pipe(Schema.between(0, 5_000)).annotations({ description: "0 to 5000, default 50 (0.5%)" })),
-  maxFills: Schema.optional(Schema.Int.pipe(Schema.between(1, 20)).annotations({ description: "order-book fills at most, 1 to 20, default 10" })),
+  maxFills: Schema.optional(
+    Schema.Int.pipe(Schema.between(1, 20)).annotations({ description: "order-book fills at most, 1 to 20, default 10" })
+  ),
   address: Schema.optional(Schema.String.annotations({ description: "wallet to check the balance of (sells: outcome tokens held)" }))
 }).annotations({
   identifier: "QuoteRequest",
@@ -82,9 +89,13 @@ export const Quote = Schema.Struct({
   amountOut: Money,
   clobFilled: Money,
   ammFilled: Money,
-  refund: Money.annotations({ description: "input the router hands back as dust (a remainder under the AMM's minimum, the change of a BUY_NO)" }),
+  refund: Money.annotations({
+    description: "input the router hands back as dust (a remainder under the AMM's minimum, the change of a BUY_NO)"
+  }),
   averagePrice: Price.annotations({ description: "USDC per share of the traded token over the whole trade" }),
-  priceImpactBps: Schema.Int.annotations({ description: "how much worse the average is than the fee-adjusted AMM spot (or the best book price without a pool), in bps" }),
+  priceImpactBps: Schema.Int.annotations({
+    description: "how much worse the average is than the fee-adjusted AMM spot (or the best book price without a pool), in bps"
+  }),
   slippageBps: Schema.Int,
   minAmountOut: Money.annotations({ description: "amountOut less slippageBps: pass as minOut to the router" }),
   maxFills: Schema.Int,
@@ -94,7 +105,9 @@ export const Quote = Schema.Struct({
 }).annotations({ identifier: "Quote", title: "Quote", description: "what the router would do with this trade at the indexed head" })
 
 export const PriceViewsRequest = Schema.Struct({
-  marketIds: Schema.Array(Schema.String).pipe(Schema.minItems(1), Schema.maxItems(50)).annotations({ description: "1 to 50 market ids (decimal or 0x + 64 hex)" })
+  marketIds: Schema.Array(Schema.String)
+    .pipe(Schema.minItems(1), Schema.maxItems(50))
+    .annotations({ description: "1 to 50 market ids (decimal or 0x + 64 hex)" })
 }).annotations({ identifier: "PriceViewsRequest", title: "Price views request", parseOptions: { onExcessProperty: "error" } })
 
 export const CandlesBatchRequest = Schema.Struct({

@@ -106,7 +106,8 @@ export const RedemptionQuote = Schema.Struct({
   marketId: MarketIdHex,
   address: Address,
   mode: Schema.Literal("redeem", "refund", "none").annotations({
-    description: "redeem (resolved: winning tokens pay 1 USDC each less the fee), refund (refund mode: min(YES, NO) pairs return 1 USDC each), none (neither yet)"
+    description:
+      "redeem (resolved: winning tokens pay 1 USDC each less the fee), refund (refund mode: min(YES, NO) pairs return 1 USDC each), none (neither yet)"
   }),
   available: Schema.Boolean.annotations({ description: "the diamond would pay now (not paused, something to claim)" }),
   outcome: Schema.NullOr(Schema.Literal("YES", "NO")),

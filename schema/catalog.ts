@@ -278,11 +278,7 @@ export const lookup = (contract: ContractKind, topic0: string, topicCount: numbe
  * Callers must pass kinds that never share a route; the catalog test checks this for every
  * component.
  */
-export const lookupAny = (
-  contracts: ReadonlyArray<ContractKind>,
-  topic0: string,
-  topicCount: number
-): CatalogEntry | undefined => {
+export const lookupAny = (contracts: ReadonlyArray<ContractKind>, topic0: string, topicCount: number): CatalogEntry | undefined => {
   for (const contract of contracts) {
     const entry = lookup(contract, topic0, topicCount)
     if (entry !== undefined) return entry

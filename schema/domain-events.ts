@@ -457,4 +457,3 @@ export type DomainEvent = typeof DomainEvent.Type
 
 export type DomainTag = DomainEvent["_tag"]
 export type DomainEventOf<T extends DomainTag> = Extract<DomainEvent, { readonly _tag: T }>
-

@@ -43,15 +43,23 @@ export interface CodeEnum<Names extends Arr.NonEmptyReadonlyArray<string>> {
   readonly is: (u: unknown) => u is Names[number]
 }
 
-const codeEnum = <const Names extends Arr.NonEmptyReadonlyArray<string>>(identifier: string, names: Names, description: string): CodeEnum<Names> => {
+const codeEnum = <const Names extends Arr.NonEmptyReadonlyArray<string>>(
+  identifier: string,
+  names: Names,
+  description: string
+): CodeEnum<Names> => {
   type Name = Names[number]
   const table = names.map((n, i) => `${i}=${n}`).join(", ")
-  const codeMessage = (actual: unknown): string => `expected a ${identifier} code 0..${names.length - 1}, got ${describeActual(actual)} (codes: ${table})`
+  const codeMessage = (actual: unknown): string =>
+    `expected a ${identifier} code 0..${names.length - 1}, got ${describeActual(actual)} (codes: ${table})`
   const Name = Schema.Literal(...names).annotations({
     identifier,
     title: identifier,
     description: `${description}; on-chain codes ${table}`,
-    message: (issue) => ({ message: `expected a ${identifier}: ${listNames(names)}, got ${describeActual("actual" in issue ? issue.actual : undefined)}`, override: true })
+    message: (issue) => ({
+      message: `expected a ${identifier}: ${listNames(names)}, got ${describeActual("actual" in issue ? issue.actual : undefined)}`,
+      override: true
+    })
   })
   const lookup = (code: unknown): Name | undefined => {
     const n = typeof code === "bigint" && code >= 0n && code < BigInt(names.length) ? Number(code) : code
@@ -84,11 +92,19 @@ const codeEnum = <const Names extends Arr.NonEmptyReadonlyArray<string>>(identif
 }
 
 /** Router trade type: BUY_YES=0, SELL_YES=1, BUY_NO=2, SELL_NO=3. */
-export const TradeType = codeEnum("TradeType", ["BUY_YES", "SELL_YES", "BUY_NO", "SELL_NO"], "router trade type: buy or sell the YES or NO token")
+export const TradeType = codeEnum(
+  "TradeType",
+  ["BUY_YES", "SELL_YES", "BUY_NO", "SELL_NO"],
+  "router trade type: buy or sell the YES or NO token"
+)
 export type TradeType = typeof TradeType.Name.Type
 
 /** Exchange order side, the same four codes as TradeType. BUY pays USDC for tokens; SELL gives tokens for USDC. */
-export const Side = codeEnum("Side", ["BUY_YES", "SELL_YES", "BUY_NO", "SELL_NO"], "order-book side: BUY pays USDC for tokens, SELL gives tokens for USDC")
+export const Side = codeEnum(
+  "Side",
+  ["BUY_YES", "SELL_YES", "BUY_NO", "SELL_NO"],
+  "order-book side: BUY pays USDC for tokens, SELL gives tokens for USDC"
+)
 export type Side = typeof Side.Name.Type
 
 /**
@@ -104,7 +120,11 @@ export const FacetCutAction = codeEnum("FacetCutAction", ["Add", "Replace", "Rem
 export type FacetCutAction = typeof FacetCutAction.Name.Type
 
 /** The outcome token a trade or order is about. */
-export const Outcome = Schema.Literal("YES", "NO").annotations({ identifier: "Outcome", title: "Outcome", description: "outcome token: YES or NO" })
+export const Outcome = Schema.Literal("YES", "NO").annotations({
+  identifier: "Outcome",
+  title: "Outcome",
+  description: "outcome token: YES or NO"
+})
 export type Outcome = typeof Outcome.Type
 
 /** Buying pays collateral for outcome tokens; selling gives tokens for collateral. */

@@ -40,9 +40,14 @@ export const IndexerList = <S extends Schema.Schema.Any>(item: S) =>
 
 /** `{ data: A, meta: null }`. */
 export const IndexerItem = <S extends Schema.Schema.Any>(item: S) =>
-  Schema.Struct({ data: item, meta: Schema.Null }).annotations(envelopeAnnotations(item, "IndexerItem", "indexer single item: data holds it, meta is null"))
+  Schema.Struct({ data: item, meta: Schema.Null }).annotations(
+    envelopeAnnotations(item, "IndexerItem", "indexer single item: data holds it, meta is null")
+  )
 
-export const indexerList = <A>(data: ReadonlyArray<A>, meta: IndexerListMeta): { readonly data: ReadonlyArray<A>; readonly meta: IndexerListMeta } => ({
+export const indexerList = <A>(
+  data: ReadonlyArray<A>,
+  meta: IndexerListMeta
+): { readonly data: ReadonlyArray<A>; readonly meta: IndexerListMeta } => ({
   data,
   meta: { limit: meta.limit, offset: meta.offset, count: meta.count }
 })
@@ -58,7 +63,7 @@ export const BACKEND_VERSION = "v2"
 /** Meta of every backend answer. */
 export const BackendMeta = Schema.Struct({
   timestamp: Timestamp, // unix seconds when the answer was made
-  version: Schema.String.annotations({ description: "API version, \"v2\"" }),
+  version: Schema.String.annotations({ description: 'API version, "v2"' }),
   reqId: Schema.optional(Schema.String.annotations({ description: "request id (also in the X-Request-Id header)" }))
 }).annotations({ identifier: "BackendMeta", title: "Backend meta", description: "timestamp, version and optional request id" })
 export type BackendMeta = typeof BackendMeta.Type
@@ -81,7 +86,9 @@ export type BackendListMeta = typeof BackendListMeta.Type
 
 /** `{ data: A, meta: { timestamp, version, reqId? } }`. */
 export const BackendItem = <S extends Schema.Schema.Any>(item: S) =>
-  Schema.Struct({ data: item, meta: BackendMeta }).annotations(envelopeAnnotations(item, "BackendItem", "backend single item: data, and meta without list fields"))
+  Schema.Struct({ data: item, meta: BackendMeta }).annotations(
+    envelopeAnnotations(item, "BackendItem", "backend single item: data, and meta without list fields")
+  )
 
 /** `{ data: A[], meta: { timestamp, version, reqId?, pagination: { limit, offset, total } } }`. */
 export const BackendList = <S extends Schema.Schema.Any>(item: S) =>

@@ -63,7 +63,7 @@ export const BackendErrorCode = Schema.Literal(...BACKEND_ERROR_CODES).annotatio
 
 /** One validation problem: where (`path`, dotted, e.g. `items.0.amount`) and what. */
 export const ErrorDetail = Schema.Struct({
-  path: Schema.String.annotations({ description: "dotted path of the offending field, e.g. \"items.0.amount\"; empty for the whole body" }),
+  path: Schema.String.annotations({ description: 'dotted path of the offending field, e.g. "items.0.amount"; empty for the whole body' }),
   message: Schema.String.annotations({ description: "what is wrong with it" })
 }).annotations({ identifier: "ErrorDetail", title: "Error detail", description: "one validation problem: path and message" })
 export type ErrorDetail = typeof ErrorDetail.Type
@@ -95,7 +95,10 @@ const backendError = <const Code extends BackendErrorCode>(code: Code) => {
   class BackendError extends Schema.TaggedError<BackendError>()(
     code,
     {
-      code: Schema.Literal(code).pipe(Schema.propertySignature, Schema.withConstructorDefault(() => code)),
+      code: Schema.Literal(code).pipe(
+        Schema.propertySignature,
+        Schema.withConstructorDefault(() => code)
+      ),
       message: Schema.String,
       details: Schema.optional(Schema.Array(ErrorDetail))
     },
@@ -114,7 +117,12 @@ const backendError = <const Code extends BackendErrorCode>(code: Code) => {
       {
         strict: true,
         decode: (body) => ({ _tag: code, code, message: body.message, ...(body.details === undefined ? {} : { details: body.details }) }),
-        encode: (error) => ({ error: code, message: error.message, code, ...(error.details === undefined ? {} : { details: error.details }) })
+        encode: (error) => ({
+          error: code,
+          message: error.message,
+          code,
+          ...(error.details === undefined ? {} : { details: error.details })
+        })
       }
     ).annotations({ ...HttpApiSchema.annotations({ status }), identifier: code, title: code, description })
   }
@@ -191,7 +199,10 @@ export const makeBackendError = <C extends BackendErrorCode>(
   message: string,
   details?: ReadonlyArray<ErrorDetail>
 ): InstanceType<(typeof BackendErrors)[C]> => {
-  const Class = BackendErrors[code] as unknown as new (props: { message: string; details?: ReadonlyArray<ErrorDetail> }) => InstanceType<(typeof BackendErrors)[C]>
+  const Class = BackendErrors[code] as unknown as new (props: {
+    message: string
+    details?: ReadonlyArray<ErrorDetail>
+  }) => InstanceType<(typeof BackendErrors)[C]>
   return new Class(details === undefined ? { message } : { message, details })
 }
 
@@ -220,12 +231,16 @@ export const detailsFromParseError = (error: ParseResult.ParseError): Array<Erro
 export const IndexerErrorBody = Schema.Struct({
   error: Schema.String.pipe(
     Schema.pattern(/^[A-Z][A-Za-z0-9]*$/, {
-      description: "PascalCase error name, e.g. \"MarketNotFound\"",
-      message: () => ({ message: "expected a PascalCase error name such as \"MarketNotFound\"", override: true })
+      description: 'PascalCase error name, e.g. "MarketNotFound"',
+      message: () => ({ message: 'expected a PascalCase error name such as "MarketNotFound"', override: true })
     })
   ),
   message: Schema.String.annotations({ description: "human-readable explanation" })
-}).annotations({ identifier: "IndexerErrorBody", title: "Indexer error", description: "indexer error body: PascalCase name in error, and a message" })
+}).annotations({
+  identifier: "IndexerErrorBody",
+  title: "Indexer error",
+  description: "indexer error body: PascalCase name in error, and a message"
+})
 export type IndexerErrorBody = typeof IndexerErrorBody.Type
 
 /** An indexer error class named `name`: status annotation on the class and on its `wire` schema. */
@@ -269,10 +284,13 @@ export type IndexerInvalidMarketId = InstanceType<typeof IndexerInvalidMarketId>
  * InvalidParameter, 400. The message names the parameter: build it with
  * `InvalidParameter.forParameter("limit", "limit must be between 1 and 100, got 101")`.
  */
-export const InvalidParameter = Object.assign(indexerError("InvalidParameter", 400, "a query or path parameter is malformed; the message names it"), {
-  forParameter: (parameter: string, problem: string): InvalidParameter =>
-    new InvalidParameter({ message: `invalid parameter ${JSON.stringify(parameter)}: ${problem}` })
-})
+export const InvalidParameter = Object.assign(
+  indexerError("InvalidParameter", 400, "a query or path parameter is malformed; the message names it"),
+  {
+    forParameter: (parameter: string, problem: string): InvalidParameter =>
+      new InvalidParameter({ message: `invalid parameter ${JSON.stringify(parameter)}: ${problem}` })
+  }
+)
 export type InvalidParameter = InstanceType<typeof InvalidParameter>
 /** ServiceUnavailable, 503: the database or chain source does not answer. */
 export const ServiceUnavailable = indexerError("ServiceUnavailable", 503, "the database or chain source does not answer")

@@ -23,8 +23,16 @@ export const POINT_RULES = {
   volume: { points: 10, quest: "Volume", rule: "10 points per full 100 USDC of router volume" },
   liquidity: { points: 20, quest: "Liquidity", rule: "20 points per UTC day on which the user added AMM liquidity" },
   streak: { points: 50, quest: "Streak", rule: "50 points per 7 consecutive UTC days with a router trade (a 14-day run earns 100)" },
-  referralJoined: { points: 50, quest: "Referral, gate 1", rule: "50 points per referred user who made a first trade of at least 10 USDC (at most 50 users)" },
-  referralActive: { points: 100, quest: "Referral, gate 2", rule: "100 points per referred user with at least 1,000 USDC of router volume (at most 50 users)" }
+  referralJoined: {
+    points: 50,
+    quest: "Referral, gate 1",
+    rule: "50 points per referred user who made a first trade of at least 10 USDC (at most 50 users)"
+  },
+  referralActive: {
+    points: 100,
+    quest: "Referral, gate 2",
+    rule: "100 points per referred user with at least 1,000 USDC of router volume (at most 50 users)"
+  }
 } as const
 
 export type PointRule = keyof typeof POINT_RULES
@@ -52,5 +60,7 @@ export const rulesTable = (): string =>
   [
     "| quest | points | rule |",
     "|---|---|---|",
-    ...POINT_RULE_NAMES.map((name) => `| ${POINT_RULES[name].quest} (\`${name}\`) | ${POINT_RULES[name].points} | ${POINT_RULES[name].rule} |`)
+    ...POINT_RULE_NAMES.map(
+      (name) => `| ${POINT_RULES[name].quest} (\`${name}\`) | ${POINT_RULES[name].points} | ${POINT_RULES[name].rule} |`
+    )
   ].join("\n")

@@ -93,7 +93,9 @@ const stringPrimitive = <A, I>(options: StringPrimitiveOptions<A, I>) => {
     strict: true,
     decode: (input, _, ast) => {
       const parsed = options.parse(input)
-      return "ok" in parsed ? ParseResult.succeed(parsed.ok) : ParseResult.fail(new ParseResult.Type(ast, input, sentence(input, parsed.problem)))
+      return "ok" in parsed
+        ? ParseResult.succeed(parsed.ok)
+        : ParseResult.fail(new ParseResult.Type(ast, input, sentence(input, parsed.problem)))
     },
     encode: (value) => ParseResult.succeed(options.format(value))
   }).annotations({
@@ -208,7 +210,13 @@ export const Bytes32 = fixedHex("Bytes32", "Bytes32", "a 32-byte value", 64, "32
 export type Bytes32 = typeof Bytes32.Type
 
 /** A transaction hash. */
-export const TxHash = fixedHex("TxHash", "Transaction hash", "a transaction hash", 64, "transaction hash: 0x followed by 64 hex digits, lowercase")
+export const TxHash = fixedHex(
+  "TxHash",
+  "Transaction hash",
+  "a transaction hash",
+  64,
+  "transaction hash: 0x followed by 64 hex digits, lowercase"
+)
 export type TxHash = typeof TxHash.Type
 
 /** Arbitrary bytes: `0x` + an even number of hex digits (`0x` alone is the empty byte string). */
@@ -219,7 +227,12 @@ export const Hex = stringPrimitive({
   expected: "expected hex bytes: 0x followed by an even number of hex digits",
   jsonSchema: { pattern: "^0x([0-9a-fA-F]{2})*$" },
   to: lowercaseHex("Hex", /^0x(?:[0-9a-f]{2})*$/, "hex bytes"),
-  parse: (input) => checkHex(input, (n) => n % 2 === 0, (n) => `${digitsWord(n)}, an odd number`),
+  parse: (input) =>
+    checkHex(
+      input,
+      (n) => n % 2 === 0,
+      (n) => `${digitsWord(n)}, an odd number`
+    ),
   format: (value) => value.toLowerCase() as `0x${string}`
 })
 export type Hex = typeof Hex.Type
@@ -261,7 +274,9 @@ const parseDecimal = (input: string, rules: DecimalRules): { readonly ok: Decima
   // Checked before any pattern runs, so rejecting a hostile 16,000-digit id costs what a short one does.
   const maxLength = decimalMaxLength(rules)
   if (input.length > maxLength) {
-    return { problem: `, which is ${input.length} characters long; at most ${maxLength} fit (a 256-bit integer has at most ${MAX_INTEGER_DIGITS} digits)` }
+    return {
+      problem: `, which is ${input.length} characters long; at most ${maxLength} fit (a 256-bit integer has at most ${MAX_INTEGER_DIGITS} digits)`
+    }
   }
   if (/^\s|\s$/.test(input)) return { problem: ", which has leading or trailing whitespace" }
   if (/\s/.test(input)) return { problem: ", which contains whitespace" }
@@ -274,7 +289,9 @@ const parseDecimal = (input: string, rules: DecimalRules): { readonly ok: Decima
   const match = /^(\d*)(?:\.(\d*))?$/.exec(body)
   if (match === null) {
     const bad = /[^0-9.]/.exec(body)
-    return bad === null ? { problem: ", which has more than one decimal point" } : { problem: `, which contains ${quote(bad[0])}, not a decimal digit` }
+    return bad === null
+      ? { problem: ", which has more than one decimal point" }
+      : { problem: `, which contains ${quote(bad[0])}, not a decimal digit` }
   }
   const integer = match[1] ?? ""
   const fraction = match[2]
@@ -286,7 +303,9 @@ const parseDecimal = (input: string, rules: DecimalRules): { readonly ok: Decima
       return { problem: `, which has ${fraction.length} fraction digits; at most ${rules.fraction.max} are allowed` }
     }
     if (rules.fraction.exact && fraction.length !== rules.fraction.max) {
-      return { problem: `, which has ${fraction.length} fraction digit${fraction.length === 1 ? "" : "s"}; exactly ${rules.fraction.max} are required` }
+      return {
+        problem: `, which has ${fraction.length} fraction digit${fraction.length === 1 ? "" : "s"}; exactly ${rules.fraction.max} are required`
+      }
     }
   } else if (rules.fraction !== "none" && rules.fraction.exact) {
     return { problem: `, which has no fraction digits; exactly ${rules.fraction.max} are required` }
@@ -311,7 +330,12 @@ interface Bounds {
   readonly tooSmall: string
 }
 
-const UINT256_BOUNDS: Bounds = { min: 0n, max: MAX_UINT256, tooLarge: "2^256 or more (the largest uint256 is 2^256 - 1)", tooSmall: "negative" }
+const UINT256_BOUNDS: Bounds = {
+  min: 0n,
+  max: MAX_UINT256,
+  tooLarge: "2^256 or more (the largest uint256 is 2^256 - 1)",
+  tooSmall: "negative"
+}
 const INT256_BOUNDS: Bounds = {
   min: MIN_INT256,
   max: MAX_INT256,
@@ -416,7 +440,10 @@ export const MarketId = stringPrimitive({
   title: "Market id",
   description: "market id: decimal string (1, 2, ...) or 0x followed by 64 hex digits",
   expected: "expected a market id: a decimal id from 1, or 0x followed by 64 hex digits",
-  jsonSchema: { pattern: "^([1-9][0-9]*|0x[0-9a-fA-F]{64})$", examples: ["42", "0x000000000000000000000000000000000000000000000000000000000000002a"] },
+  jsonSchema: {
+    pattern: "^([1-9][0-9]*|0x[0-9a-fA-F]{64})$",
+    examples: ["42", "0x000000000000000000000000000000000000000000000000000000000000002a"]
+  },
   to: MarketIdFromSelf,
   parse: (input) => {
     if (/^0[xX]/.test(input)) {
@@ -494,7 +521,10 @@ export const parseUnits = (input: string, decimals: number): bigint => {
   checkDecimals(decimals)
   const parsed = parseDecimal(input, { signed: true, fraction: decimals === 0 ? "none" : { max: decimals, exact: false } })
   if ("problem" in parsed) {
-    throw new DecimalFormatError(input, `expected a decimal number with at most ${decimals} fraction digits, got ${quote(input)}${parsed.problem}`)
+    throw new DecimalFormatError(
+      input,
+      `expected a decimal number with at most ${decimals} fraction digits, got ${quote(input)}${parsed.problem}`
+    )
   }
   return toBaseUnits(parsed.ok, decimals)
 }
@@ -542,7 +572,7 @@ const fixedPoint = (options: {
 export const Amount6 = fixedPoint({
   identifier: "Amount6",
   title: "Amount (6 decimals)",
-  description: "token amount as a decimal string with exactly six fraction digits, e.g. \"125000.000000\"",
+  description: 'token amount as a decimal string with exactly six fraction digits, e.g. "125000.000000"',
   what: "an amount as a decimal string with exactly 6 fraction digits",
   to: Uint256FromSelf,
   signed: false,
@@ -555,7 +585,7 @@ export const Amount6 = fixedPoint({
 export const SignedAmount6 = fixedPoint({
   identifier: "SignedAmount6",
   title: "Signed amount (6 decimals)",
-  description: "signed token amount (e.g. PnL) as a decimal string with exactly six fraction digits, e.g. \"-0.500000\"",
+  description: 'signed token amount (e.g. PnL) as a decimal string with exactly six fraction digits, e.g. "-0.500000"',
   what: "a signed amount as a decimal string with exactly 6 fraction digits",
   to: Int256FromSelf,
   signed: true,
@@ -571,7 +601,7 @@ export const SignedAmount6 = fixedPoint({
 export const Amount6Input = fixedPoint({
   identifier: "Amount6Input",
   title: "Amount (up to 6 decimals)",
-  description: "token amount as a decimal string with at most six fraction digits, e.g. \"10.5\"",
+  description: 'token amount as a decimal string with at most six fraction digits, e.g. "10.5"',
   what: "an amount as a decimal string with at most 6 fraction digits",
   to: Uint256FromSelf,
   signed: false,
@@ -611,8 +641,7 @@ export const parsePrice = (input: string): bigint => {
 export const Price = fixedPoint({
   identifier: "Price",
   title: "Price",
-  description:
-    "price in USDC per share (probability) as a decimal string from 0 to 1; responses use six fraction digits, e.g. \"0.620000\"",
+  description: 'price in USDC per share (probability) as a decimal string from 0 to 1; responses use six fraction digits, e.g. "0.620000"',
   what: "a price as a decimal string from 0 to 1 with at most 6 fraction digits",
   to: PriceFromSelf,
   signed: false,
@@ -638,12 +667,12 @@ export type MoneyUnit = typeof MoneyUnit.Type
  */
 export const Money = Schema.Struct({
   decimal: Schema.String.annotations({
-    description: "the amount in units, with exactly `decimals` fraction digits, e.g. \"10000.000000\"",
+    description: 'the amount in units, with exactly `decimals` fraction digits, e.g. "10000.000000"',
     jsonSchema: { type: "string", pattern: "^-?(0|[1-9][0-9]*)(\\.[0-9]+)?$" }
   }),
   raw: Schema.String.pipe(
     Schema.pattern(/^(0|-?[1-9][0-9]*)$/, {
-      description: "the amount in base units as an integer decimal string, e.g. \"10000000000\"",
+      description: 'the amount in base units as an integer decimal string, e.g. "10000000000"',
       message: overrideMessage((actual) => `expected Money.raw as an integer decimal string of base units, ${got(actual)}`)
     })
   ),
@@ -743,7 +772,7 @@ export const BlockNumberFromString = safeIntegerFromString("BlockNumberFromStrin
 
 /** User-visible text: a translation key and the text to show when no translation exists. */
 export const LocalizedString = Schema.Struct({
-  key: Schema.String.annotations({ description: "translation key, e.g. \"market.42.title\"" }),
+  key: Schema.String.annotations({ description: 'translation key, e.g. "market.42.title"' }),
   fallback: Schema.String.annotations({ description: "text shown when the key has no translation" })
 }).annotations({
   identifier: "LocalizedString",

@@ -29,7 +29,15 @@ const divUp = (a: bigint, b: bigint) => (a + b - 1n) / b
 /** Why the chain would not do it: each is a revert (or the router's own refusal) on-chain. */
 export class QuoteRevert extends Error {
   constructor(
-    readonly reason: "PoolNotInitialized" | "NoLiquidity" | "OutputTooLarge" | "ExactInUnfilled" | "ZeroAmount" | "Underflow" | "HookPaused" | "ExchangePaused",
+    readonly reason:
+      | "PoolNotInitialized"
+      | "NoLiquidity"
+      | "OutputTooLarge"
+      | "ExactInUnfilled"
+      | "ZeroAmount"
+      | "Underflow"
+      | "HookPaused"
+      | "ExchangePaused",
     message: string
   ) {
     super(message)
@@ -123,7 +131,8 @@ export interface ClobResult {
 }
 
 /** What a BUY maker's lock releases when `q` more of its `remaining` fill (lock = floor(remaining * price / 1e6)). */
-const buyRelease = (remaining: bigint, price: bigint, q: bigint) => (remaining * price) / PRICE_UNIT - ((remaining - q) * price) / PRICE_UNIT
+const buyRelease = (remaining: bigint, price: bigint, q: bigint) =>
+  (remaining * price) / PRICE_UNIT - ((remaining - q) * price) / PRICE_UNIT
 
 /**
  * The exchange's matching of a market order of `side` for `amountIn` (USDC budget for buys,
@@ -131,7 +140,13 @@ const buyRelease = (remaining: bigint, price: bigint, q: bigint) => (remaining *
  * of the market, each level in queue order). An arithmetic underflow the contract would revert on
  * throws `Underflow` (the router then skips the CLOB).
  */
-export const matchMarketOrder = (book: ReadonlyArray<BookOrder>, side: number, limit: bigint, amountIn: bigint, maxFills: number): ClobResult => {
+export const matchMarketOrder = (
+  book: ReadonlyArray<BookOrder>,
+  side: number,
+  limit: bigint,
+  amountIn: bigint,
+  maxFills: number
+): ClobResult => {
   const buy = isBuySide(side)
   const remainingOf = new Map(book.map((o) => [o.id, o.remaining]))
   const best = (s: number): BookOrder | undefined => {
@@ -212,7 +227,17 @@ export const clobLimit = (side: number, pool: PoolState | undefined, fee: bigint
   const buyYes = (yes * PRICE_UNIT) / (PRICE_UNIT - fee)
   const sellYes = (yes * (PRICE_UNIT - fee)) / PRICE_UNIT
   let limit =
-    side === BUY_YES ? buyYes : side === SELL_YES ? sellYes : side === BUY_NO ? (PRICE_UNIT > sellYes ? PRICE_UNIT - sellYes : 0n) : PRICE_UNIT > buyYes ? PRICE_UNIT - buyYes : 0n
+    side === BUY_YES
+      ? buyYes
+      : side === SELL_YES
+        ? sellYes
+        : side === BUY_NO
+          ? PRICE_UNIT > sellYes
+            ? PRICE_UNIT - sellYes
+            : 0n
+          : PRICE_UNIT > buyYes
+            ? PRICE_UNIT - buyYes
+            : 0n
   if (limit > MAX_CLOB_PRICE) limit = MAX_CLOB_PRICE
   if (limit < MIN_CLOB_PRICE) limit = MIN_CLOB_PRICE
   return limit
@@ -235,7 +260,12 @@ export const mintAmount = (pool: PoolState, fee: bigint, budget: bigint): bigint
  * The AMM leg for `amount` of input (Router._ammLeg): `out` in the output token, `spent` the input
  * it consumes (all of it, except BUY_NO: mint - proceeds of the YES sold, the rest is refunded).
  */
-export const ammLeg = (side: number, pool: PoolState | undefined, fee: bigint, amount: bigint): { readonly out: bigint; readonly spent: bigint } => {
+export const ammLeg = (
+  side: number,
+  pool: PoolState | undefined,
+  fee: bigint,
+  amount: bigint
+): { readonly out: bigint; readonly spent: bigint } => {
   if (pool === undefined) throw new QuoteRevert("PoolNotInitialized", "the market has no pool")
   const yesIs0 = pool.yesIsCurrency0
   if (side === BUY_YES) return { out: swapQuote(pool, fee, !yesIs0, true, amount).amountOut, spent: amount }
@@ -283,14 +313,29 @@ export const quoteTrade = (market: MarketForQuote, side: number, amountIn: bigin
     }
   }
   const rest = amountIn - clob.cost
-  if (rest >= MIN_TRADE_AMOUNT && market.hookPaused === true) throw new QuoteRevert("HookPaused", "the AMM hook is paused and the book cannot fill the whole trade")
+  if (rest >= MIN_TRADE_AMOUNT && market.hookPaused === true)
+    throw new QuoteRevert("HookPaused", "the AMM hook is paused and the book cannot fill the whole trade")
   const amm = rest >= MIN_TRADE_AMOUNT ? ammLegOf(market, side, fee, rest) : { out: 0n, spent: 0n }
   const ammFilled = amm.out
   const amountOut = clob.filled + ammFilled
-  if (amountOut === 0n) throw new QuoteRevert("ExactInUnfilled", "nothing would fill: the book has no order within the AMM's price and the pool cannot take the rest")
+  if (amountOut === 0n)
+    throw new QuoteRevert(
+      "ExactInUnfilled",
+      "nothing would fill: the book has no order within the AMM's price and the pool cannot take the rest"
+    )
   const pool = market.pool
   const spotPrice = pool === undefined || !pool.initialized || pool.liquidity === 0n ? 0n : spotOf(side, pool, fee)
-  return { amountOut, clobFilled: clob.filled, clobSpent: clob.cost, ammFilled, ammSpent: amm.spent, limitPrice, fee, fills: clob.fills, spotPrice }
+  return {
+    amountOut,
+    clobFilled: clob.filled,
+    clobSpent: clob.cost,
+    ammFilled,
+    ammSpent: amm.spent,
+    limitPrice,
+    fee,
+    fills: clob.fills,
+    spotPrice
+  }
 }
 
 /** The AMM leg; while the exchange is paused the AMM is all there is, so its revert is the pause's. */
@@ -299,7 +344,10 @@ const ammLegOf = (market: MarketForQuote, side: number, fee: bigint, amount: big
     return ammLeg(side, market.pool, fee, amount)
   } catch (error) {
     if (market.exchangePaused !== true || !(error instanceof QuoteRevert)) throw error
-    throw new QuoteRevert("ExchangePaused", `the exchange is paused (the router skips the book) and the AMM cannot take the trade: ${error.message}`)
+    throw new QuoteRevert(
+      "ExchangePaused",
+      `the exchange is paused (the router skips the book) and the AMM cannot take the trade: ${error.message}`
+    )
   }
 }
 

@@ -22,7 +22,18 @@ import type { Deployment } from "../schema/deployment.js"
 import { healing, makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { ReplayChain } from "../tools/replay/chain.js"
-import { AaSetup, devnetAa, devnetFaucet, FaucetSetup, FIXTURE_SOURCE, fitDatabaseToDevnet, LIVE_DEVNET_ENV, LIVE_SOURCE, liveDevnet, simulateMarket } from "./live-chain.js"
+import {
+  AaSetup,
+  devnetAa,
+  devnetFaucet,
+  FaucetSetup,
+  FIXTURE_SOURCE,
+  fitDatabaseToDevnet,
+  LIVE_DEVNET_ENV,
+  LIVE_SOURCE,
+  liveDevnet,
+  simulateMarket
+} from "./live-chain.js"
 import { serveReplay } from "../tools/replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
@@ -31,10 +42,7 @@ import { PROJECT_ROOT } from "../schema/project-root.js"
 /** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
 export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
   Effect.flatMap(loadConfig, (config: AppConfigShape) =>
-    job.pipe(
-      Effect.provideService(AppConfig, config),
-      Logger.withMinimumLogLevel(config.logLevel)
-    )
+    job.pipe(Effect.provideService(AppConfig, config), Logger.withMinimumLogLevel(config.logLevel))
   ).pipe(Effect.provide(Logger.logFmt))
 
 /**
@@ -45,12 +53,15 @@ export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
 export const serve = Effect.gen(function* () {
   const indexerUrl = yield* Deferred.make<string>()
   const indexer = IndexerServerLive.pipe(
-    Layer.flatMap((context) =>
-      Layer.effectDiscard(Deferred.succeed(indexerUrl, Context.get(context, IndexerEndpoint).url))
-    )
+    Layer.flatMap((context) => Layer.effectDiscard(Deferred.succeed(indexerUrl, Context.get(context, IndexerEndpoint).url)))
   )
   const backend = BackendServerLive.pipe(
-    Layer.provide(Layer.effect(IndexerEndpoint, Effect.map(Deferred.await(indexerUrl), (url) => ({ url }))))
+    Layer.provide(
+      Layer.effect(
+        IndexerEndpoint,
+        Effect.map(Deferred.await(indexerUrl), (url) => ({ url }))
+      )
+    )
   )
   return yield* Effect.all([Layer.launch(indexer), Layer.launch(backend)], { concurrency: "unbounded", discard: true })
 })
@@ -60,7 +71,11 @@ const checkDeployment = Effect.flatMap(AppConfig, (config) =>
   Option.match(config.deploymentPath, {
     onNone: () =>
       Option.isSome(config.rpcUrl)
-        ? Effect.fail(new ConfigurationError({ message: "invalid configuration\nDEPLOYMENT: required when RPC_URL is set (which contracts to index?)" }))
+        ? Effect.fail(
+            new ConfigurationError({
+              message: "invalid configuration\nDEPLOYMENT: required when RPC_URL is set (which contracts to index?)"
+            })
+          )
         : Effect.succeed(Option.none<Deployment>()),
     onSome: (path) =>
       loadDeployment(path, config.chainId).pipe(
@@ -102,7 +117,12 @@ const claimDatabase = (chainId: number, deployment: Deployment, source: string) 
  * Indexes `rpc`'s finalized chain for `deployment`, following it until interrupted. `seed` runs
  * once the database is claimed for the deployment (display metadata that belongs to it).
  */
-const follow = <E = never, R = never>(url: string, deployment: Deployment, source: string, seed: Effect.Effect<unknown, E, R> = Effect.void) =>
+const follow = <E = never, R = never>(
+  url: string,
+  deployment: Deployment,
+  source: string,
+  seed: Effect.Effect<unknown, E, R> = Effect.void
+) =>
   Effect.gen(function* () {
     const config = yield* AppConfig
     const rpc = makeRpc({ url })
@@ -110,7 +130,9 @@ const follow = <E = never, R = never>(url: string, deployment: Deployment, sourc
     // a configuration error (another chain, another deployment's database) stops the process.
     const chainId = yield* healing("starting", rpc.chainId)
     if (chainId !== config.chainId) {
-      return yield* new ConfigurationError({ message: `invalid configuration\nRPC_URL: the endpoint serves chain ${chainId}, CHAIN_ID is ${config.chainId}` })
+      return yield* new ConfigurationError({
+        message: `invalid configuration\nRPC_URL: the endpoint serves chain ${chainId}, CHAIN_ID is ${config.chainId}`
+      })
     }
     yield* healing("starting", claimDatabase(chainId, deployment, source), (error) => error instanceof ConfigurationError)
     yield* healing("starting", seed)
@@ -185,7 +207,11 @@ export const start = (role: StartRole = "all") =>
       Effect.gen(function* () {
         const target = yield* databaseTarget
         yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ kind: target.kind, url: redactUrl(Redacted.value(target.url)) }))
-        const jobs: Effect.Effect<void, Effect.Effect.Error<ReturnType<typeof indexChain>> | Effect.Effect.Error<typeof serve> | IndexerProcessExited, AppConfig | SqlClient.SqlClient | PgClient.PgClient> =
+        const jobs: Effect.Effect<
+          void,
+          Effect.Effect.Error<ReturnType<typeof indexChain>> | Effect.Effect.Error<typeof serve> | IndexerProcessExited,
+          AppConfig | SqlClient.SqlClient | PgClient.PgClient
+        > =
           role === "indexer"
             ? Effect.zipRight(stopWithParent, indexChain(deployment))
             : role === "api"
@@ -202,7 +228,11 @@ export const start = (role: StartRole = "all") =>
                   const faucet = yield* devnetFaucet(live)
                   const aa = yield* devnetAa(live)
                   return yield* Effect.all(
-                    [serve.pipe(Effect.provideService(FaucetSetup, faucet), Effect.provideService(AaSetup, aa)), runIndexerProcess(target.url, childEnv), simulateMarket(live)],
+                    [
+                      serve.pipe(Effect.provideService(FaucetSetup, faucet), Effect.provideService(AaSetup, aa)),
+                      runIndexerProcess(target.url, childEnv),
+                      simulateMarket(live)
+                    ],
                     { concurrency: "unbounded", discard: true }
                   )
                 }).pipe(Effect.scoped)

@@ -31,7 +31,13 @@ export const BackendServerLive = Layer.unwrapEffect(
           paymaster: setup.paymaster,
           paymasterSignerKey: setup.paymasterSignerKey,
           bundlerUrl: setup.bundlerUrl,
-          protocol: { router: addresses.router, diamond: addresses.diamond, exchange: addresses.exchange, usdc: addresses.testUsdc, permit2: addresses.permit2 },
+          protocol: {
+            router: addresses.router,
+            diamond: addresses.diamond,
+            exchange: addresses.exchange,
+            usdc: addresses.testUsdc,
+            permit2: addresses.permit2
+          },
           caps: config.aaCaps,
           webauthn: {
             ...Option.match(config.webauthnRpId, { onNone: () => ({}), onSome: (rpId) => ({ rpId }) }),

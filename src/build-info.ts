@@ -19,9 +19,7 @@ const packageVersion = Effect.promise(() => fs.readFile(Path.join(ROOT, "package
 )
 
 const gitHead = Effect.async<string>((resume) => {
-  execFile("git", ["rev-parse", "HEAD"], { cwd: ROOT }, (error, stdout) =>
-    resume(Effect.succeed(error ? "unknown" : stdout.trim()))
-  )
+  execFile("git", ["rev-parse", "HEAD"], { cwd: ROOT }, (error, stdout) => resume(Effect.succeed(error ? "unknown" : stdout.trim())))
 })
 
 /** The running build, read once. */

@@ -25,7 +25,11 @@ export const settings: ReadonlyArray<Setting> = [
     defaultText: "(unset: embedded Postgres under DATA_DIR)",
     description: "Postgres connection URL (postgres://user:pass@host:port/db); unset starts an embedded Postgres"
   },
-  { name: "DATA_DIR", defaultText: ".data", description: "Directory for local state: the embedded Postgres cluster and its connection file" },
+  {
+    name: "DATA_DIR",
+    defaultText: ".data",
+    description: "Directory for local state: the embedded Postgres cluster and its connection file"
+  },
   {
     name: "PG_PORT",
     defaultText: "54329",
@@ -52,7 +56,11 @@ export const settings: ReadonlyArray<Setting> = [
     description:
       "What to index when RPC_URL is unset: devnet (a live local anvil chain under DATA_DIR/devnet, the fixture's history in place) or fixture (the committed recording, replayed: frozen, for tests)"
   },
-  { name: "DEVNET_ACTIVITY", defaultText: "on", description: "on: a seeded background market keeps trading on the live devnet; off: the chain only mines" },
+  {
+    name: "DEVNET_ACTIVITY",
+    defaultText: "on",
+    description: "on: a seeded background market keeps trading on the live devnet; off: the chain only mines"
+  },
   {
     name: "FAUCET_PRIVATE_KEY",
     defaultText: "(unset: a funded anvil key on the default devnet; otherwise the faucet answers 503)",
@@ -67,24 +75,50 @@ export const settings: ReadonlyArray<Setting> = [
   {
     name: "PAYMASTER_SIGNER_KEY",
     defaultText: "(unset: the devnet paymaster's funded anvil signer key)",
-    description: "Private key (0x + 64 hex) that signs paymaster sponsorships; on the devnet the paymaster is set to it at start; never logged"
+    description:
+      "Private key (0x + 64 hex) that signs paymaster sponsorships; on the devnet the paymaster is set to it at start; never logged"
   },
-  { name: "AA_DAILY_BUDGET", defaultText: "0.05", description: "ETH of gas the paymaster sponsors per smart account per UTC day (operations' maximum cost; decimal)" },
+  {
+    name: "AA_DAILY_BUDGET",
+    defaultText: "0.05",
+    description: "ETH of gas the paymaster sponsors per smart account per UTC day (operations' maximum cost; decimal)"
+  },
   { name: "AA_MAX_CALL_GAS", defaultText: "2000000", description: "Sponsorship cap on a user operation's callGasLimit" },
   { name: "AA_MAX_VERIFICATION_GAS", defaultText: "2000000", description: "Sponsorship cap on a user operation's verificationGasLimit" },
   { name: "AA_MAX_PRE_VERIFICATION_GAS", defaultText: "500000", description: "Sponsorship cap on a user operation's preVerificationGas" },
   { name: "AA_MAX_FEE_PER_GAS", defaultText: "100000000000", description: "Sponsorship cap on a user operation's maxFeePerGas, wei" },
-  { name: "AA_SPONSOR_VALIDITY", defaultText: "600", description: "Seconds a sponsorship is valid (validUntil - validAfter, chain time), 1..600" },
-  { name: "WEBAUTHN_RP_ID", defaultText: "(unset: PUBLIC_URL's host name)", description: "WebAuthn relying-party id passkeys are registered and asserted for" },
-  { name: "WEBAUTHN_ORIGINS", defaultText: "(unset: PUBLIC_URL's origin)", description: "Comma-separated origins passkey ceremonies may come from" },
+  {
+    name: "AA_SPONSOR_VALIDITY",
+    defaultText: "600",
+    description: "Seconds a sponsorship is valid (validUntil - validAfter, chain time), 1..600"
+  },
+  {
+    name: "WEBAUTHN_RP_ID",
+    defaultText: "(unset: PUBLIC_URL's host name)",
+    description: "WebAuthn relying-party id passkeys are registered and asserted for"
+  },
+  {
+    name: "WEBAUTHN_ORIGINS",
+    defaultText: "(unset: PUBLIC_URL's origin)",
+    description: "Comma-separated origins passkey ceremonies may come from"
+  },
   {
     name: "PUBLIC_URL",
     defaultText: "http://localhost:3000",
-    description: "Origin apps sign in from: the SIWE domain and URI, always an allowed origin; session cookies are Secure unless it is http on localhost"
+    description:
+      "Origin apps sign in from: the SIWE domain and URI, always an allowed origin; session cookies are Secure unless it is http on localhost"
   },
-  { name: "CORS_ORIGINS", defaultText: "(unset: PUBLIC_URL only)", description: "Comma-separated further origins allowed to call the backend with credentials" },
+  {
+    name: "CORS_ORIGINS",
+    defaultText: "(unset: PUBLIC_URL only)",
+    description: "Comma-separated further origins allowed to call the backend with credentials"
+  },
   { name: "ADMIN_ADDRESSES", defaultText: "(unset: none)", description: "Comma-separated addresses given the admin role at start" },
-  { name: "REDIS_URL", defaultText: "(unset: in-process rate-limit counters)", description: "Redis shared by every backend instance for rate-limit counters (redis://host:port)" },
+  {
+    name: "REDIS_URL",
+    defaultText: "(unset: in-process rate-limit counters)",
+    description: "Redis shared by every backend instance for rate-limit counters (redis://host:port)"
+  },
   {
     name: "TRUST_PROXY",
     defaultText: "(unset: the socket's address is the client)",
@@ -93,8 +127,16 @@ export const settings: ReadonlyArray<Setting> = [
   { name: "RATE_LIMIT_PUBLIC_PER_MINUTE", defaultText: "60", description: "Requests per minute per IP without a session (0 = unlimited)" },
   { name: "RATE_LIMIT_USER_PER_MINUTE", defaultText: "300", description: "Requests per minute per signed-in user (0 = unlimited)" },
   { name: "RATE_LIMIT_PER_DAY", defaultText: "10000", description: "Requests per day per IP (no session) or user (0 = unlimited)" },
-  { name: "RATE_LIMIT_AUTH_PER_MINUTE", defaultText: "5", description: "Requests per minute per IP to /api/auth/challenge and /api/auth/verify (0 = unlimited)" },
-  { name: "LEADERBOARD_MIN_RESOLVED", defaultText: "5", description: "Resolved markets with a call a user needs before /api/leaderboard shows and ranks their accuracy" }
+  {
+    name: "RATE_LIMIT_AUTH_PER_MINUTE",
+    defaultText: "5",
+    description: "Requests per minute per IP to /api/auth/challenge and /api/auth/verify (0 = unlimited)"
+  },
+  {
+    name: "LEADERBOARD_MIN_RESOLVED",
+    defaultText: "5",
+    description: "Resolved markets with a call a user needs before /api/leaderboard shows and ranks their accuracy"
+  }
 ]
 
 export interface AppConfigShape {
@@ -241,7 +283,10 @@ const commaList = (name: string, parse: (item: string) => Either.Either<string, 
   Config.string(name).pipe(
     Config.mapOrFail((raw) => {
       const items: Array<string> = []
-      for (const item of raw.split(",").map((i) => i.trim()).filter((i) => i !== "")) {
+      for (const item of raw
+        .split(",")
+        .map((i) => i.trim())
+        .filter((i) => i !== "")) {
         const parsed = parse(item)
         if (Either.isLeft(parsed)) return Either.left(invalid(name, parsed.left))
         items.push(parsed.right)
@@ -263,7 +308,8 @@ const origin = (item: string): Either.Either<string, string> => {
 const address = (item: string): Either.Either<string, string> =>
   /^0x[0-9a-fA-F]{40}$/.test(item) ? Either.right(item.toLowerCase()) : Either.left(`expected 0x-prefixed 20-byte addresses, got "${item}"`)
 
-const rateLimit = (name: string, fallback: number) => boundedInteger(name, 0, 1_000_000_000, "a request count").pipe(Config.withDefault(fallback))
+const rateLimit = (name: string, fallback: number) =>
+  boundedInteger(name, 0, 1_000_000_000, "a request count").pipe(Config.withDefault(fallback))
 
 const gasCap = (name: string, fallback: number) =>
   boundedInteger(name, 1, Number.MAX_SAFE_INTEGER, "a positive integer").pipe(Config.withDefault(fallback), Config.map(BigInt))
@@ -271,7 +317,10 @@ const gasCap = (name: string, fallback: number) =>
 /** The whole configuration as one `Config`; every failure names its variable. */
 export const appConfig: Config.Config<AppConfigShape> = Config.all({
   databaseUrl: Config.option(urlWithSchemes("DATABASE_URL", ["postgres", "postgresql"]).pipe(Config.map(Redacted.make))),
-  dataDir: nonEmpty("DATA_DIR").pipe(Config.withDefault(".data"), Config.map((dir) => Path.resolve(dir))),
+  dataDir: nonEmpty("DATA_DIR").pipe(
+    Config.withDefault(".data"),
+    Config.map((dir) => Path.resolve(dir))
+  ),
   pgPort: boundedInteger("PG_PORT", 0, 65535, "a TCP port").pipe(Config.withDefault(54329)),
   rpcUrl: Config.option(urlWithSchemes("RPC_URL", ["http", "https", "ws", "wss"])),
   deploymentPath: Config.option(nonEmpty("DEPLOYMENT").pipe(Config.map((p) => Path.resolve(p)))),
@@ -281,7 +330,10 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
   backendPort: boundedInteger("BACKEND_PORT", 0, 65535, "a TCP port").pipe(Config.withDefault(3000)),
   logLevel: logLevel.pipe(Config.withDefault(LogLevel.Info)),
   chain: oneOf("CHAIN", ["devnet", "fixture"] as const).pipe(Config.withDefault("devnet" as const)),
-  devnetActivity: oneOf("DEVNET_ACTIVITY", ["on", "off"] as const).pipe(Config.map((v) => v === "on"), Config.withDefault(true)),
+  devnetActivity: oneOf("DEVNET_ACTIVITY", ["on", "off"] as const).pipe(
+    Config.map((v) => v === "on"),
+    Config.withDefault(true)
+  ),
   faucetPrivateKey: Config.option(privateKey("FAUCET_PRIVATE_KEY")),
   faucetEthWei: ether("FAUCET_ETH").pipe(Config.withDefault(5n * 10n ** 14n)),
   bundlerUrl: Config.option(urlWithSchemes("BUNDLER_URL", ["http", "https"])),
@@ -351,9 +403,7 @@ export class ConfigurationError extends Data.TaggedError("ConfigurationError")<{
 /** The `--help` section listing every variable with its default. */
 export const settingsHelp = (): string => {
   const width = Math.max(...settings.map((s) => s.name.length))
-  return settings
-    .map((s) => `  ${s.name.padEnd(width)}  ${s.description}\n  ${" ".repeat(width)}  default: ${s.defaultText}`)
-    .join("\n")
+  return settings.map((s) => `  ${s.name.padEnd(width)}  ${s.description}\n  ${" ".repeat(width)}  default: ${s.defaultText}`).join("\n")
 }
 
 export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {

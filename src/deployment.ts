@@ -8,8 +8,7 @@ import * as fs from "node:fs/promises"
 import { Deployment } from "../schema/deployment.js"
 import { ConfigurationError } from "./config.js"
 
-const invalid = (path: string, what: string) =>
-  new ConfigurationError({ message: `invalid configuration\nDEPLOYMENT: ${path}: ${what}` })
+const invalid = (path: string, what: string) => new ConfigurationError({ message: `invalid configuration\nDEPLOYMENT: ${path}: ${what}` })
 
 export const loadDeployment = (path: string, chainId: number): Effect.Effect<Deployment, ConfigurationError> =>
   Effect.gen(function* () {

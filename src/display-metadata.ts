@@ -23,7 +23,10 @@ const Slug = Schema.String.pipe(
 )
 
 /** Title per locale (`en`, `vi`, `ja`, `ko`, ...); `en` is required and is the fallback. */
-export const LocalizedTitle = Schema.Struct({ en: Schema.NonEmptyTrimmedString }, Schema.Record({ key: Schema.String, value: Schema.String }))
+export const LocalizedTitle = Schema.Struct(
+  { en: Schema.NonEmptyTrimmedString },
+  Schema.Record({ key: Schema.String, value: Schema.String })
+)
 
 export const DisplayEntry = Schema.Struct({
   id: Schema.String.pipe(Schema.pattern(/^[1-9][0-9]{0,76}$/, { message: () => "expected a decimal id from 1" })),
@@ -55,7 +58,9 @@ export const loadDisplayMetadata = (path: string) =>
     Effect.flatMap(Schema.decodeUnknown(DisplayMetadataFile)),
     Effect.mapError((error) =>
       ParseResult.isParseError(error)
-        ? new DisplayMetadataError({ message: `display metadata ${path} is malformed: ${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+        ? new DisplayMetadataError({
+            message: `display metadata ${path} is malformed: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+          })
         : error
     )
   )
@@ -64,10 +69,7 @@ export const loadDisplayMetadata = (path: string) =>
 export const seedDisplayMetadata = (file: DisplayMetadataFile) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const entries = [
-      ...file.markets.map((entry) => ["market", entry] as const),
-      ...file.events.map((entry) => ["event", entry] as const)
-    ]
+    const entries = [...file.markets.map((entry) => ["market", entry] as const), ...file.events.map((entry) => ["event", entry] as const)]
     yield* sql.withTransaction(
       Effect.forEach(
         entries,

@@ -34,7 +34,8 @@ export class IndexerProcessExited extends Data.TaggedError("IndexerProcessExited
 /** Resolves when `child` has exited (at once when it already has). */
 const exitOf = (child: ChildProcess) =>
   Effect.async<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>((resume) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.succeed({ code: child.exitCode, signal: child.signalCode }))
+    if (child.exitCode !== null || child.signalCode !== null)
+      return resume(Effect.succeed({ code: child.exitCode, signal: child.signalCode }))
     const onExit = (code: number | null, signal: NodeJS.Signals | null) => resume(Effect.succeed({ code, signal }))
     child.once("exit", onExit)
     return Effect.sync(() => void child.off("exit", onExit))

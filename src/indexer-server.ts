@@ -5,8 +5,9 @@ import { AppConfig } from "./config.js"
 
 export const IndexerServerLive = Layer.unwrapEffect(
   Effect.map(AppConfig, (config) =>
-    Layer.effect(IndexerEndpoint, Effect.map(listening("indexer"), (url) => ({ url }))).pipe(
-      Layer.provide(indexerServerLayer(config.chainId, { port: config.indexerPort, host: config.host }))
-    )
+    Layer.effect(
+      IndexerEndpoint,
+      Effect.map(listening("indexer"), (url) => ({ url }))
+    ).pipe(Layer.provide(indexerServerLayer(config.chainId, { port: config.indexerPort, host: config.host })))
   )
 )

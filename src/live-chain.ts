@@ -54,8 +54,10 @@ export const liveDevnet = Effect.gen(function* () {
 
 /** The highest block the database holds for `chainId`: the tip of the unfinalized window, else the checkpoint. */
 const heldTip = (chainId: number) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ number: string; hash: string }>`
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ number: string; hash: string }>`
       SELECT number::text AS number, hash FROM indexed_block WHERE chain_id = ${chainId}
       UNION ALL SELECT block_number::text, block_hash FROM indexer_checkpoint WHERE chain_id = ${chainId}
       ORDER BY 1 DESC LIMIT 1`
@@ -69,7 +71,10 @@ export const fitDatabaseToDevnet = (live: LiveDevnet) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const chainId = DEVNET_CHAIN_ID
-    const held = (yield* sql<{ diamond: string; source: string }>`SELECT diamond, source FROM indexed_deployment WHERE chain_id = ${chainId}`)[0]
+    const held = (yield* sql<{
+      diamond: string
+      source: string
+    }>`SELECT diamond, source FROM indexed_deployment WHERE chain_id = ${chainId}`)[0]
     if (held !== undefined && held.source !== LIVE_SOURCE && held.source !== FIXTURE_SOURCE) {
       return yield* new ConfigurationError({
         message: `invalid configuration\nDATABASE: it holds the index of chain ${chainId} from ${held.source} (deployment ${held.diamond}); the live devnet will not overwrite it. Use another DATA_DIR or DATABASE_URL, or set RPC_URL.`
@@ -77,15 +82,16 @@ export const fitDatabaseToDevnet = (live: LiveDevnet) =>
     }
     const tip = yield* heldTip(chainId)
     let reason: string | undefined
-    if (held !== undefined && held.diamond !== live.manifest.devnet.deployment.diamond.toLowerCase()) reason = `it indexes deployment ${held.diamond}`
+    if (held !== undefined && held.diamond !== live.manifest.devnet.deployment.diamond.toLowerCase())
+      reason = `it indexes deployment ${held.diamond}`
     else if (tip !== undefined) {
       const rpc = makeRpc({ url: live.url })
       const head = yield* rpc.header("latest")
       // Asked only when the chain is that high: a block beyond the head is not retried for.
-      const onChain = head.number < Number(tip.number)
-        ? undefined
-        : yield* rpc.header(Number(tip.number)).pipe(Effect.map((header) => header.hash))
-      if (onChain !== tip.hash) reason = `its block ${tip.number} (${tip.hash}) is ${onChain === undefined ? "beyond this chain's head" : `not this chain's (${onChain})`}`
+      const onChain =
+        head.number < Number(tip.number) ? undefined : yield* rpc.header(Number(tip.number)).pipe(Effect.map((header) => header.hash))
+      if (onChain !== tip.hash)
+        reason = `its block ${tip.number} (${tip.hash}) is ${onChain === undefined ? "beyond this chain's head" : `not this chain's (${onChain})`}`
     }
     if (reason === undefined) return
     yield* Effect.logWarning("devnet: the database holds another chain's index; resetting the database").pipe(
@@ -104,7 +110,8 @@ export const simulateMarket = (live: LiveDevnet) =>
     const config = yield* AppConfig
     if (!config.devnetActivity) return yield* Effect.logInfo("devnet: background activity off (DEVNET_ACTIVITY=off)")
     const runtime = yield* Effect.runtime<never>()
-    const log = (line: string) => void Runtime.runFork(runtime)(Effect.logDebug(line).pipe(Effect.annotateLogs("component", "devnet-activity")))
+    const log = (line: string) =>
+      void Runtime.runFork(runtime)(Effect.logDebug(line).pipe(Effect.annotateLogs("component", "devnet-activity")))
     const client = new DevnetClient(live.url, liveArtifacts(live.manifest))
     yield* Effect.logInfo("devnet: background market activity on (DEVNET_ACTIVITY=off stops it)")
     yield* Effect.tryPromise({
@@ -179,13 +186,16 @@ export const devnetAa = (live: LiveDevnet) =>
           }),
           (bundler) => Effect.promise(() => bundler.stop())
         ).pipe(
-          Effect.tap((bundler) => Effect.logInfo("devnet: alto bundler").pipe(Effect.annotateLogs({ bundler_url: bundler.url, entry_point: manifest.entryPoint }))),
+          Effect.tap((bundler) =>
+            Effect.logInfo("devnet: alto bundler").pipe(Effect.annotateLogs({ bundler_url: bundler.url, entry_point: manifest.entryPoint }))
+          ),
           Effect.tapError((error) => Effect.logError(error.message)),
           Effect.map((bundler) => bundler.url),
           Effect.forkScoped,
           Effect.map((fiber) => Fiber.join(fiber))
         )
-    if (Option.isSome(config.bundlerUrl)) yield* Effect.logInfo("bundler: BUNDLER_URL").pipe(Effect.annotateLogs({ bundler_url: config.bundlerUrl.value }))
+    if (Option.isSome(config.bundlerUrl))
+      yield* Effect.logInfo("bundler: BUNDLER_URL").pipe(Effect.annotateLogs({ bundler_url: config.bundlerUrl.value }))
     return {
       rpcUrl: live.url,
       chainId: DEVNET_CHAIN_ID,
@@ -202,12 +212,22 @@ const useSigner = (live: LiveDevnet, signer: Address) =>
   Effect.tryPromise({
     try: async () => {
       const client = new DevnetClient(live.url, liveArtifacts(live.manifest))
-      const current = await client.public.readContract({ address: live.manifest.paymaster, abi: verifyingPaymasterAbi, functionName: "verifyingSigner" })
+      const current = await client.public.readContract({
+        address: live.manifest.paymaster,
+        abi: verifyingPaymasterAbi,
+        functionName: "verifyingSigner"
+      })
       if (current.toLowerCase() === signer.toLowerCase()) return false
       await client.send(live.manifest.paymasterAccount, "VerifyingPaymaster", live.manifest.paymaster, "setSigner", [signer])
       return true
     },
     catch: (cause) => new DevnetFailed({ message: `paymaster signer: ${(cause as Error).message ?? String(cause)}` })
   }).pipe(
-    Effect.tap((changed) => (changed ? Effect.logInfo("devnet: paymaster signer set to PAYMASTER_SIGNER_KEY's address").pipe(Effect.annotateLogs({ signer: signer.toLowerCase() })) : Effect.void))
+    Effect.tap((changed) =>
+      changed
+        ? Effect.logInfo("devnet: paymaster signer set to PAYMASTER_SIGNER_KEY's address").pipe(
+            Effect.annotateLogs({ signer: signer.toLowerCase() })
+          )
+        : Effect.void
+    )
   )

@@ -39,7 +39,11 @@ const verify = await request("/api/auth/verify", {
   headers: { "content-type": "application/json" },
   body: JSON.stringify({ address: account.address, signature, nonce: challenge.data.nonce })
 })
-const cookie = verify.response.headers.getSetCookie().find((c) => c.startsWith("predix_session="))?.split(";")[0] ?? fail("no session cookie in the answer")
+const cookie =
+  verify.response.headers
+    .getSetCookie()
+    .find((c) => c.startsWith("predix_session="))
+    ?.split(";")[0] ?? fail("no session cookie in the answer")
 if (quiet) {
   process.stdout.write(`${cookie}\n`)
 } else {

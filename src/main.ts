@@ -57,7 +57,9 @@ const recordCommand = Command.make(
     intervalMs: Options.integer("interval-ms").pipe(Options.withDefault(1000), Options.withDescription("polling interval with --follow"))
   },
   (args) => withConfig(record(args))
-).pipe(Command.withDescription("Record a block range (headers and the deployment's logs) from a JSON-RPC endpoint; resumes an existing file."))
+).pipe(
+  Command.withDescription("Record a block range (headers and the deployment's logs) from a JSON-RPC endpoint; resumes an existing file.")
+)
 
 const replayCommand = Command.make(
   "replay",
@@ -93,7 +95,15 @@ const syntheticCommand = Command.make(
     }).pipe(
       Effect.flatMap(({ summary: s, deploymentFile }) =>
         Effect.logInfo("synthetic recording written").pipe(
-          Effect.annotateLogs({ out, deployment: deploymentFile, blocks: s.blocks, events: s.logs, orphaned_events: s.orphanedLogs, reorgs: s.reorgs, markets: s.markets })
+          Effect.annotateLogs({
+            out,
+            deployment: deploymentFile,
+            blocks: s.blocks,
+            events: s.logs,
+            orphaned_events: s.orphanedLogs,
+            reorgs: s.reorgs,
+            markets: s.markets
+          })
         )
       ),
       withConfig
@@ -117,7 +127,9 @@ const devnetCommand = Command.make(
     follow: Options.boolean("follow").pipe(Options.withDescription("after the scenario, keep trading as a live chain until interrupted")),
     liveState: Options.file("live-state").pipe(
       Options.optional,
-      Options.withDescription("after the scenario, add the live devnet's contracts and write anvil's state (gzip JSON) here, with its .live.json manifest")
+      Options.withDescription(
+        "after the scenario, add the live devnet's contracts and write anvil's state (gzip JSON) here, with its .live.json manifest"
+      )
     ),
     fixture: Options.boolean("fixture").pipe(
       Options.withDescription("regenerate the committed fixture (fixtures/devnet.*: seed 1, 400 steps, with the live state) and stop")
@@ -134,7 +146,10 @@ const exportCommand = Command.make(
   "export",
   {
     out: Options.file("out").pipe(Options.withDescription("DuckDB file to write, or to refresh when it holds an earlier snapshot")),
-    parquet: Options.directory("parquet").pipe(Options.optional, Options.withDescription("also write one Parquet file per table into this directory")),
+    parquet: Options.directory("parquet").pipe(
+      Options.optional,
+      Options.withDescription("also write one Parquet file per table into this directory")
+    ),
     includeUnfinalized: Options.boolean("include-unfinalized").pipe(
       Options.withDescription("snapshot the indexed tip instead of the finalized block")
     ),
@@ -154,8 +169,7 @@ const root = Command.make("predix").pipe(
 
 const cli = Command.run(root, { name: "predix", version: "0.1.0" })
 
-const exitWith = (message: string) =>
-  Console.error(`predix: ${message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
+const exitWith = (message: string) => Console.error(`predix: ${message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
 
 /** Typed failures end the process with their message and exit code 1, not a stack trace. */
 cli(process.argv).pipe(

@@ -54,7 +54,8 @@ export const record = (args: RecordArgs) =>
     const poll = (target?: number) =>
       Effect.tryPromise({
         try: () => recorder.poll(target),
-        catch: (cause) => new RecordFailed({ message: String((cause as Error).message ?? cause), final: cause instanceof ReorgBeyondWindow })
+        catch: (cause) =>
+          new RecordFailed({ message: String((cause as Error).message ?? cause), final: cause instanceof ReorgBeyondWindow })
       })
     /**
      * Following, an endpoint outage of any length is waited out: each failed poll is logged and
@@ -66,12 +67,16 @@ export const record = (args: RecordArgs) =>
         let attempt = 0
         return poll(target).pipe(
           Effect.tapError((error) =>
-            error.final ? Effect.void : Effect.logWarning("recording failed; retrying").pipe(Effect.annotateLogs({ attempt: ++attempt, error: error.message }))
+            error.final
+              ? Effect.void
+              : Effect.logWarning("recording failed; retrying").pipe(Effect.annotateLogs({ attempt: ++attempt, error: error.message }))
           ),
           Effect.retry({ schedule: backoff, while: (error) => !error.final })
         )
       })
-    const recorded = Effect.suspend(() => Effect.logInfo("recorded").pipe(Effect.annotateLogs({ block: recorder.recordedTip, out: args.out })))
+    const recorded = Effect.suspend(() =>
+      Effect.logInfo("recorded").pipe(Effect.annotateLogs({ block: recorder.recordedTip, out: args.out }))
+    )
     yield* (args.follow ? healing : poll)(Option.getOrUndefined(args.toBlock))
     yield* recorded
     if (args.follow) {

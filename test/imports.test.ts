@@ -31,7 +31,9 @@ const sourceFiles = (dir: string): Array<string> =>
 const importsOf = (file: string): Array<string> => {
   const text = fs.readFileSync(Path.join(ROOT, file), "utf8")
   const found: Array<string> = []
-  for (const match of text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+["'](\.{1,2}\/[^"']+)["']|import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g)) {
+  for (const match of text.matchAll(
+    /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+["'](\.{1,2}\/[^"']+)["']|import\(\s*["'](\.{1,2}\/[^"']+)["']\s*\)/g
+  )) {
     const spec = (match[1] ?? match[2])!
     let target = Path.normalize(Path.join(Path.dirname(file), spec)).replace(/\.js$/, ".ts")
     if (!fs.existsSync(Path.join(ROOT, target)) && fs.existsSync(Path.join(ROOT, target.replace(/\.ts$/, ".mjs")))) {
@@ -101,6 +103,15 @@ describe("imports", () => {
   it("the checks find what they look for", () => {
     // The walker sees real imports (this would pass vacuously if it saw none).
     expect(edges.get(Path.join("src", "app.ts"))!.length).toBeGreaterThan(5)
-    expect(cyclesOf(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]))).toEqual([["a", "b", "c"]])
+    expect(
+      cyclesOf(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+          ["d", ["a"]]
+        ])
+      )
+    ).toEqual([["a", "b", "c"]])
   })
 })

@@ -125,7 +125,12 @@ describe("predix start", () => {
     process.kill(-(await serverPid()), "SIGKILL")
     // The whole server process group above: postmaster and backends.
     const within = <A>(step: string, p: Promise<A>) =>
-      Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${step} hung; output:\n${app.output().slice(-2500)}`)), 12_000))])
+      Promise.race([
+        p,
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error(`${step} hung; output:\n${app.output().slice(-2500)}`)), 12_000)
+        )
+      ])
     const health = await within("indexer health", getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`))
     expect(health.status).toBe(503)
     expect(health.body).toEqual({ error: "ServiceUnavailable", message: expect.stringMatching(/database unavailable/) })
@@ -144,7 +149,9 @@ describe("predix start", () => {
     // This data directory holds the fixture's index: another deployment is refused, by name.
     const refused = runCli(["start"], { ...(await env()), RPC_URL: replay.url, DEPLOYMENT: deploymentFile })
     expect(await refused.exited).toBe(1)
-    expect(refused.output()).toMatch(/DATABASE: it holds the index of chain 130 deployment 0x[0-9a-f]{40} \(from block \d+, committed fixture\); this start indexes/)
+    expect(refused.output()).toMatch(
+      /DATABASE: it holds the index of chain 130 deployment 0x[0-9a-f]{40} \(from block \d+, committed fixture\); this start indexes/
+    )
 
     const freshDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-start-rpc-"))
     await fs.chmod(freshDir, 0o755)
@@ -165,7 +172,11 @@ describe("predix start", () => {
       expect(stats.body["meta"]).toBeNull()
       expect(stats.body["data"]["totalVolume"]).toMatch(/^[1-9]\d*\.\d{6}$/)
       expect(BigInt(stats.body["data"]["totalTrades"])).toBeGreaterThan(0n)
-      expect(BigInt(stats.body["data"]["totalMarkets"])).toBe(BigInt(stats.body["data"]["activeMarkets"]) + BigInt(stats.body["data"]["resolvedMarkets"]) + BigInt(stats.body["data"]["refundMarkets"]))
+      expect(BigInt(stats.body["data"]["totalMarkets"])).toBe(
+        BigInt(stats.body["data"]["activeMarkets"]) +
+          BigInt(stats.body["data"]["resolvedMarkets"]) +
+          BigInt(stats.body["data"]["refundMarkets"])
+      )
     } finally {
       app.child.kill("SIGINT")
       await app.exited
@@ -190,18 +201,22 @@ describe("predix start", () => {
     let postgres: number | undefined
     try {
       await app.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
-      const connection = JSON.parse(await fs.readFile(Path.join(freshDir, "postgres", "connection.json"), "utf8")) as { url: string; pid: number }
+      const connection = JSON.parse(await fs.readFile(Path.join(freshDir, "postgres", "connection.json"), "utf8")) as {
+        url: string
+        pid: number
+      }
       postgres = connection.pid
       const checkpoint = async () =>
-        (await Effect.runPromise(query(connection.url, `select block_number::int as block, block_hash as hash from indexer_checkpoint`))).rows[0] as
-          | { block: number; hash: string }
-          | undefined
+        (await Effect.runPromise(query(connection.url, `select block_number::int as block, block_hash as hash from indexer_checkpoint`)))
+          .rows[0] as { block: number; hash: string } | undefined
 
       // Structure: the indexer is another process, a child of the one serving the APIs.
       const api = app.child.pid!
       const indexer = indexerPid(app.output())
       expect(indexer).not.toBe(api)
-      expect((await fs.readFile(`/proc/${indexer}/cmdline`, "utf8")).split("\0")).toEqual(expect.arrayContaining(["start", "--only", "indexer"]))
+      expect((await fs.readFile(`/proc/${indexer}/cmdline`, "utf8")).split("\0")).toEqual(
+        expect.arrayContaining(["start", "--only", "indexer"])
+      )
       expect(await fs.readFile(`/proc/${indexer}/status`, "utf8")).toMatch(new RegExp(`\\nPPid:\\s+${api}\\n`))
 
       // Behaviour: freeze the API process; the chain moves on and the indexer follows it.
@@ -263,7 +278,12 @@ describe("predix start", () => {
     try {
       const DATABASE_URL = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
       const writerPorts = await env()
-      const writer = runCli(["start", "--only", "indexer"], { ...writerPorts, DATABASE_URL, RPC_URL: replay.url, DEPLOYMENT: deploymentFile })
+      const writer = runCli(["start", "--only", "indexer"], {
+        ...writerPorts,
+        DATABASE_URL,
+        RPC_URL: replay.url,
+        DEPLOYMENT: deploymentFile
+      })
       running.push(writer)
       await writer.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
       const apis = await Promise.all([env(), env()])
@@ -298,7 +318,21 @@ describe("predix start", () => {
   it("checks the deployment file at start and names DEPLOYMENT, the file and the field when it is wrong", async () => {
     const file = Path.join(dataDir, "deployment.json")
     const good = Object.fromEntries(
-      ["diamond", "router", "exchange", "hookProxy", "marketFactory", "manualOracle", "priceFeedOracle", "timelock", "paymaster", "faucet", "testUsdc", "poolManager", "permit2"].map((k, i) => [k, `0x${(i + 1).toString(16).padStart(40, "0")}`])
+      [
+        "diamond",
+        "router",
+        "exchange",
+        "hookProxy",
+        "marketFactory",
+        "manualOracle",
+        "priceFeedOracle",
+        "timelock",
+        "paymaster",
+        "faucet",
+        "testUsdc",
+        "poolManager",
+        "permit2"
+      ].map((k, i) => [k, `0x${(i + 1).toString(16).padStart(40, "0")}`])
     )
     const otherFile = Path.join(dataDir, "other-chain-deployment.json")
     await fs.writeFile(file, JSON.stringify({ ...good, router: "0x1234", deployBlock: 5 }))
@@ -316,7 +350,22 @@ describe("predix start", () => {
   it("--help lists the commands and every configuration variable with its default", async () => {
     const app = runCli(["--help"], {})
     expect(await app.exited).toBe(0)
-    for (const name of ["start", "migrate", "DATABASE_URL", "DATA_DIR", "RPC_URL", "DEPLOYMENT", "CHAIN_ID", "INDEXER_PORT", "BACKEND_PORT", "LOG_LEVEL", "CHAIN", "DEVNET_ACTIVITY", "FAUCET_PRIVATE_KEY", "FAUCET_ETH"]) {
+    for (const name of [
+      "start",
+      "migrate",
+      "DATABASE_URL",
+      "DATA_DIR",
+      "RPC_URL",
+      "DEPLOYMENT",
+      "CHAIN_ID",
+      "INDEXER_PORT",
+      "BACKEND_PORT",
+      "LOG_LEVEL",
+      "CHAIN",
+      "DEVNET_ACTIVITY",
+      "FAUCET_PRIVATE_KEY",
+      "FAUCET_ETH"
+    ]) {
       expect(app.output()).toContain(name)
     }
     expect(app.output()).toMatch(/Default: 42069/)

@@ -23,7 +23,10 @@ export const accountResolver = (rpcUrl: string, factory: Address): AccountOf => 
     if (held !== undefined) return Effect.succeed(held)
     return Effect.tryPromise({
       try: () => client.readContract({ address: factory, abi: FACTORY_ABI, functionName: "getAddress", args: [owner, ACCOUNT_SALT] }),
-      catch: (error) => new IndexerUnavailable({ message: `the smart-account factory could not be read: ${(error as Error).message?.split("\n")[0] ?? String(error)}` })
+      catch: (error) =>
+        new IndexerUnavailable({
+          message: `the smart-account factory could not be read: ${(error as Error).message?.split("\n")[0] ?? String(error)}`
+        })
     }).pipe(
       Effect.map((address) => address.toLowerCase() as Address),
       Effect.tap((address) => Effect.sync(() => known.set(key, address)))

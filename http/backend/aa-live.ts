@@ -41,7 +41,13 @@ export const AaServiceLive = (options: AaOptions | undefined) =>
           const passkeys = yield* makePasskeys({ webauthn, accountOf, sessions })
           const sponsor = yield* makeSponsor(options)
           yield* Effect.logInfo("account abstraction: ready").pipe(
-            Effect.annotateLogs({ entry_point: options.entryPoint, factory: options.accountFactory, paymaster: options.paymaster, paymaster_signer: sponsor.signerAddress, rp_id: webauthn.rpId })
+            Effect.annotateLogs({
+              entry_point: options.entryPoint,
+              factory: options.accountFactory,
+              paymaster: options.paymaster,
+              paymaster_signer: sponsor.signerAddress,
+              rp_id: webauthn.rpId
+            })
           )
           return Option.some({ options, accountOf, passkeys, sponsor, proxy: makeBundlerProxy(options.bundlerUrl) })
         })
@@ -50,14 +56,23 @@ export const AaServiceLive = (options: AaOptions | undefined) =>
 const seconds = (ms: number) => Math.floor(ms / 1000)
 
 const notConfigured = () =>
-  new IndexerUnavailable({ message: "account abstraction is not configured: it needs the chain's EntryPoint, factory, paymaster, BUNDLER_URL and PAYMASTER_SIGNER_KEY (the default devnet configures them)" })
+  new IndexerUnavailable({
+    message:
+      "account abstraction is not configured: it needs the chain's EntryPoint, factory, paymaster, BUNDLER_URL and PAYMASTER_SIGNER_KEY (the default devnet configures them)"
+  })
 
 /** SqlError -> INDEXER_UNAVAILABLE; every other failure as it is. */
 const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.catchIf(
     effect,
     (e): e is E => (e as { _tag?: unknown })?._tag === "SqlError",
-    (e) => Effect.zipRight(Effect.logWarning("account abstraction: database error").pipe(Effect.annotateLogs({ error: String((e as { cause?: unknown }).cause ?? e) })), Effect.fail(databaseDown()))
+    (e) =>
+      Effect.zipRight(
+        Effect.logWarning("account abstraction: database error").pipe(
+          Effect.annotateLogs({ error: String((e as { cause?: unknown }).cause ?? e) })
+        ),
+        Effect.fail(databaseDown())
+      )
   ) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }> | IndexerUnavailable, R>
 
 const toUserOperation = (op: {
@@ -99,7 +114,10 @@ export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
         return { data: sessionInfo(signIn.user), meta: yield* meta }
       })
     const challengeAnswer = (issued: { challenge: string; expiresAt: number; options: unknown }) =>
-      Effect.map(meta, (m) => ({ data: { challenge: issued.challenge, expiresAt: seconds(issued.expiresAt), options: issued.options as Record<string, unknown> }, meta: m }))
+      Effect.map(meta, (m) => ({
+        data: { challenge: issued.challenge, expiresAt: seconds(issued.expiresAt), options: issued.options as Record<string, unknown> },
+        meta: m
+      }))
 
     return handlers
       .handle("passkeyRegisterChallenge", () =>
@@ -135,7 +153,13 @@ export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
           const smartAccount = yield* accountOf(owner)
           const challenge = yield* orUnavailable(sessions.issueChallenge(owner))
           return {
-            data: { message: challenge.message, nonce: challenge.nonce, issuedAt: seconds(challenge.issuedAt), expiresAt: seconds(challenge.expiresAt), smartAccount },
+            data: {
+              message: challenge.message,
+              nonce: challenge.nonce,
+              issuedAt: seconds(challenge.issuedAt),
+              expiresAt: seconds(challenge.expiresAt),
+              smartAccount
+            },
             meta: yield* meta
           }
         })
@@ -145,7 +169,9 @@ export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
           const { accountOf } = yield* service
           const owner = yield* parseAddress(payload.address)
           const smartAccount = yield* accountOf(owner)
-          return yield* signedIn(yield* orUnavailable(sessions.signIn({ address: owner, signature: payload.signature, nonce: payload.nonce }, { smartAccount })))
+          return yield* signedIn(
+            yield* orUnavailable(sessions.signIn({ address: owner, signature: payload.signature, nonce: payload.nonce }, { smartAccount }))
+          )
         })
       )
       .handle("bundler", ({ payload }) =>
@@ -174,7 +200,11 @@ export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
               paymasterVerificationGasLimit: hexQuantity(sponsored.paymasterVerificationGasLimit),
               paymasterPostOpGasLimit: hexQuantity(sponsored.paymasterPostOpGasLimit),
               maxCostWei: sponsored.maxCostWei.toString(),
-              budget: { limitWei: sponsored.budget.limitWei.toString(), spentWei: sponsored.budget.spentWei.toString(), operations: sponsored.budget.operations }
+              budget: {
+                limitWei: sponsored.budget.limitWei.toString(),
+                spentWei: sponsored.budget.spentWei.toString(),
+                operations: sponsored.budget.operations
+              }
             },
             meta: yield* meta
           }

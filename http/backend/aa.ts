@@ -33,8 +33,10 @@ const EmptyBody = FaucetBody.annotations({ identifier: "EmptyBody", description:
 const base64url = (description: string) =>
   Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_-]*={0,2}$/), Schema.maxLength(65_536)).annotations({ description })
 
-const hexData = (description: string) => Schema.String.pipe(Schema.pattern(/^0x([0-9a-fA-F]{2})*$/), Schema.maxLength(65_538)).annotations({ description })
-const quantity = (description: string) => Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{1,64}$/)).annotations({ description: `${description} (hex quantity)` })
+const hexData = (description: string) =>
+  Schema.String.pipe(Schema.pattern(/^0x([0-9a-fA-F]{2})*$/), Schema.maxLength(65_538)).annotations({ description })
+const quantity = (description: string) =>
+  Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{1,64}$/)).annotations({ description: `${description} (hex quantity)` })
 const address = (description: string) => Schema.String.pipe(Schema.pattern(/^0[xX][0-9a-fA-F]{40}$/)).annotations({ description })
 
 const Options = Schema.Record({ key: Schema.String, value: Schema.Unknown })
@@ -43,7 +45,8 @@ export const PasskeyChallenge = Schema.Struct({
   challenge: Schema.String.annotations({ description: "the challenge (32 random bytes, base64url); single use, valid 5 minutes" }),
   expiresAt: Schema.Int.annotations({ description: "unix seconds" }),
   options: Options.annotations({
-    description: "PublicKeyCredentialCreationOptionsJSON (register) or PublicKeyCredentialRequestOptionsJSON (login): give to @simplewebauthn/browser or PublicKeyCredential.parse*OptionsFromJSON"
+    description:
+      "PublicKeyCredentialCreationOptionsJSON (register) or PublicKeyCredentialRequestOptionsJSON (login): give to @simplewebauthn/browser or PublicKeyCredential.parse*OptionsFromJSON"
   })
 }).annotations({ identifier: "PasskeyChallenge" })
 
@@ -61,7 +64,9 @@ export const PasskeyRegistration = Schema.Struct({
     }),
     authenticatorAttachment: Schema.optional(Schema.String),
     clientExtensionResults: ClientExtensionResults
-  }).annotations({ description: "the RegistrationResponseJSON of navigator.credentials.create (as @simplewebauthn/browser's startRegistration returns it)" })
+  }).annotations({
+    description: "the RegistrationResponseJSON of navigator.credentials.create (as @simplewebauthn/browser's startRegistration returns it)"
+  })
 }).annotations({ identifier: "PasskeyRegistrationBody" })
 
 export const PasskeyAssertion = Schema.Struct({
@@ -77,13 +82,19 @@ export const PasskeyAssertion = Schema.Struct({
     }),
     authenticatorAttachment: Schema.optional(Schema.String),
     clientExtensionResults: ClientExtensionResults
-  }).annotations({ description: "the AuthenticationResponseJSON of navigator.credentials.get (as @simplewebauthn/browser's startAuthentication returns it)" })
+  }).annotations({
+    description: "the AuthenticationResponseJSON of navigator.credentials.get (as @simplewebauthn/browser's startAuthentication returns it)"
+  })
 }).annotations({ identifier: "PasskeyLoginBody" })
 
 export const PasskeyRegistered = Schema.Struct({
   credentialId: Schema.String.annotations({ description: "the credential id, base64url" }),
-  owner: Schema.String.annotations({ description: "the smart account's owner encoding: abi.encode(uint256 x, uint256 y) of the passkey's P-256 key" }),
-  smartAccount: Schema.String.annotations({ description: "the passkey's smart account: factory getAddress(owner, 0), counterfactual, lowercase" }),
+  owner: Schema.String.annotations({
+    description: "the smart account's owner encoding: abi.encode(uint256 x, uint256 y) of the passkey's P-256 key"
+  }),
+  smartAccount: Schema.String.annotations({
+    description: "the passkey's smart account: factory getAddress(owner, 0), counterfactual, lowercase"
+  }),
   transports: Schema.Array(Schema.String)
 }).annotations({ identifier: "PasskeyRegistered" })
 
@@ -94,12 +105,15 @@ export const EcdsaChallengeBody = Schema.Struct({ address: AddressString }).anno
 
 export const EcdsaChallenge = Schema.Struct({
   ...Challenge.fields,
-  smartAccount: Schema.String.annotations({ description: "the smart account this owner signs in to: factory getAddress(abi.encodePacked(owner), 0)" })
+  smartAccount: Schema.String.annotations({
+    description: "the smart account this owner signs in to: factory getAddress(abi.encodePacked(owner), 0)"
+  })
 }).annotations({ identifier: "EcdsaChallenge" })
 
 export const JsonRpcAnswer = Schema.Unknown.annotations({
   identifier: "JsonRpcAnswer",
-  description: "the bundler's JSON-RPC 2.0 answer as it sent it ({jsonrpc, id, result} or {jsonrpc, id, error}), or the proxy's own JSON-RPC error: -32600 not a single JSON-RPC 2.0 call (batches are refused), -32601 method not allowed, -32602 params not an array",
+  description:
+    "the bundler's JSON-RPC 2.0 answer as it sent it ({jsonrpc, id, result} or {jsonrpc, id, error}), or the proxy's own JSON-RPC error: -32600 not a single JSON-RPC 2.0 call (batches are refused), -32601 method not allowed, -32602 params not an array",
   jsonSchema: { type: "object" }
 })
 
@@ -119,7 +133,11 @@ export const UserOperationRpc = Schema.Struct({
   paymasterPostOpGasLimit: Schema.optional(Schema.NullOr(Schema.String)),
   paymasterData: Schema.optional(Schema.NullOr(Schema.String)),
   signature: Schema.optional(Schema.NullOr(Schema.String))
-}).annotations({ identifier: "UserOperationRpc", description: "an ERC-4337 v0.7 user operation in the bundler's RPC form; paymaster fields and signature are ignored (they are what is being asked for, and signed after)" })
+}).annotations({
+  identifier: "UserOperationRpc",
+  description:
+    "an ERC-4337 v0.7 user operation in the bundler's RPC form; paymaster fields and signature are ignored (they are what is being asked for, and signed after)"
+})
 
 export const SponsorBody = Schema.Struct({
   userOperation: UserOperationRpc,
@@ -131,10 +149,14 @@ export const SponsorResult = Schema.Struct({
   paymasterVerificationGasLimit: Schema.String.annotations({ description: "hex quantity: use exactly this (it is signed)" }),
   paymasterPostOpGasLimit: Schema.String.annotations({ description: "hex quantity: use exactly this (it is signed)" }),
   paymasterData: Schema.String.annotations({ description: "abi.encode(uint48 validUntil, uint48 validAfter) ++ 65-byte signature" }),
-  paymasterAndData: Schema.String.annotations({ description: "the packed field: paymaster | verificationGas(16) | postOpGas(16) | paymasterData" }),
+  paymasterAndData: Schema.String.annotations({
+    description: "the packed field: paymaster | verificationGas(16) | postOpGas(16) | paymasterData"
+  }),
   validUntil: Schema.Int.annotations({ description: "unix seconds (chain time); never 0; at most 10 minutes after validAfter" }),
   validAfter: Schema.Int.annotations({ description: "unix seconds (the chain's latest block time when signed)" }),
-  maxCostWei: Schema.String.annotations({ description: "decimal wei: the most this operation can cost the paymaster (what the budget was charged)" }),
+  maxCostWei: Schema.String.annotations({
+    description: "decimal wei: the most this operation can cost the paymaster (what the budget was charged)"
+  }),
   budget: Schema.Struct({
     limitWei: Schema.String.annotations({ description: "decimal wei per smart account per UTC day" }),
     spentWei: Schema.String.annotations({ description: "decimal wei charged today, this operation included" }),
@@ -187,7 +209,10 @@ export class AaGroup extends HttpApiGroup.make("aa")
       .addSuccess(BackendItem(EcdsaChallenge))
       .addError(InvalidAddress.wire)
       .addError(IndexerUnavailable.wire)
-      .annotate(OpenApi.Summary, "ECDSA smart-account sign-in, step 1: a SIWE message for the owner EOA to sign (single use, 10 minutes) and the smart account it signs in to")
+      .annotate(
+        OpenApi.Summary,
+        "ECDSA smart-account sign-in, step 1: a SIWE message for the owner EOA to sign (single use, 10 minutes) and the smart account it signs in to"
+      )
   )
   .add(
     HttpApiEndpoint.post("ecdsaVerify", "/api/aa/auth/ecdsa/verify")
@@ -196,11 +221,20 @@ export class AaGroup extends HttpApiGroup.make("aa")
       .addError(InvalidAddress.wire)
       .addError(AuthInvalid.wire)
       .addError(IndexerUnavailable.wire)
-      .annotate(OpenApi.Summary, `ECDSA smart-account sign-in, step 2: the owner's signature of the message; ${SESSION_COOKIE_NOTE}, for the owner's smart account (method ecdsa)`)
+      .annotate(
+        OpenApi.Summary,
+        `ECDSA smart-account sign-in, step 2: the owner's signature of the message; ${SESSION_COOKIE_NOTE}, for the owner's smart account (method ecdsa)`
+      )
   )
   .add(
     HttpApiEndpoint.post("bundler", "/api/aa/bundler")
-      .setPayload(Schema.Unknown.annotations({ identifier: "JsonRpcRequest", description: "one JSON-RPC 2.0 call (no batches)", jsonSchema: { type: "object" } }))
+      .setPayload(
+        Schema.Unknown.annotations({
+          identifier: "JsonRpcRequest",
+          description: "one JSON-RPC 2.0 call (no batches)",
+          jsonSchema: { type: "object" }
+        })
+      )
       .addSuccess(JsonRpcAnswer)
       .addError(AuthRequired.wire)
       .addError(AuthInvalid.wire)

@@ -45,7 +45,21 @@ const SystemLive = HttpApiBuilder.group(BackendApi, "system", (handlers) =>
   })
 )
 
-export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(Layer.provide([SystemLive, MarketsLive, EventsLive, PricingLive, TradingLive, AuthLive, AdminLive, FaucetLive, CommentsLive, NotificationsLive, RewardsLive, AaLive]),
+export const BackendApiLive = HttpApiBuilder.api(BackendApi).pipe(
+  Layer.provide([
+    SystemLive,
+    MarketsLive,
+    EventsLive,
+    PricingLive,
+    TradingLive,
+    AuthLive,
+    AdminLive,
+    FaucetLive,
+    CommentsLive,
+    NotificationsLive,
+    RewardsLive,
+    AaLive
+  ]),
   Layer.provide(SessionMiddlewareLive)
 )
 
@@ -79,7 +93,9 @@ export interface BackendOptions {
 export const backendHttpLayer = (options: BackendOptions) =>
   HttpApiBuilder.serve().pipe(
     // Parameters of any length reach their parsers (a 400 naming them), not the router's limit.
-    Layer.provide(HttpRouter.setRouterConfig({ maxParamLength: 16_384, caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })),
+    Layer.provide(
+      HttpRouter.setRouterConfig({ maxParamLength: 16_384, caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })
+    ),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
     // Request id and error bodies outermost, then CORS, cross-site writes, session, rate limits (guard.ts).
     Layer.provide(HttpApiBuilder.middleware(Effect.map(makeGuard, (guard) => (app) => backendMiddleware(guard(app))))),
@@ -100,7 +116,9 @@ export const backendHttpLayer = (options: BackendOptions) =>
     Layer.provide(CommentSettingsLive(options.comments)),
     Layer.provide(RewardsSettingsLive({ minResolved: options.leaderboardMinResolved })),
     Layer.provide(AaServiceLive(options.aa)),
-    Layer.provide(ChainReaderLive(options.chainRpcUrl === undefined ? undefined : { rpcUrl: options.chainRpcUrl, chainId: options.chainId })),
+    Layer.provide(
+      ChainReaderLive(options.chainRpcUrl === undefined ? undefined : { rpcUrl: options.chainRpcUrl, chainId: options.chainId })
+    ),
     Layer.provide(SessionsLive({ publicUrl: "http://localhost:3000", ...options.auth, chainId: options.chainId })),
     Layer.provide(FetchHttpClient.layer)
   )

@@ -8,7 +8,16 @@ import { NotFound } from "./errors.js"
 import { resolvedSession } from "./guard.js"
 import { parseAddress } from "./lookup.js"
 import { applyReferral, referrerForSignIn } from "./referrals.js"
-import { AuthSettings, roleRank, SESSION_COOKIE, SESSION_TTL_MS, Sessions, type Role, type SessionUser, type SessionsService } from "./sessions.js"
+import {
+  AuthSettings,
+  roleRank,
+  SESSION_COOKIE,
+  SESSION_TTL_MS,
+  Sessions,
+  type Role,
+  type SessionUser,
+  type SessionsService
+} from "./sessions.js"
 import { meta } from "./system.js"
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
@@ -30,10 +39,15 @@ export const authenticate = (sessions: SessionsService) => (cookie: Redacted.Red
   Effect.gen(function* () {
     const token = Redacted.value(cookie)
     if (token === "") {
-      return yield* new AuthRequired({ message: "this endpoint needs a session: sign in with GET /api/auth/challenge and POST /api/auth/verify" })
+      return yield* new AuthRequired({
+        message: "this endpoint needs a session: sign in with GET /api/auth/challenge and POST /api/auth/verify"
+      })
     }
     const known = yield* FiberRef.get(resolvedSession)
-    const lookup = Option.isSome(known) && known.value.token === token ? known.value.lookup : yield* sessions.lookup(token).pipe(Effect.mapError(databaseDown))
+    const lookup =
+      Option.isSome(known) && known.value.token === token
+        ? known.value.lookup
+        : yield* sessions.lookup(token).pipe(Effect.mapError(databaseDown))
     if (lookup._tag === "Invalid") return yield* new AuthInvalid({ message: `${lookup.reason}: sign in again` })
     return lookup.user
   })
@@ -49,15 +63,30 @@ const authorize = (sessions: SessionsService, minimum: Role) => (cookie: Redacte
   })
 
 export const SessionMiddlewareLive = Layer.mergeAll(
-  Layer.effect(RequireUser, Effect.map(Sessions, (s) => RequireUser.of({ session: authenticate(s) }))),
-  Layer.effect(RequireModerator, Effect.map(Sessions, (s) => RequireModerator.of({ "session:moderator": authorize(s, "moderator") }))),
-  Layer.effect(RequireAdmin, Effect.map(Sessions, (s) => RequireAdmin.of({ "session:admin": authorize(s, "admin") })))
+  Layer.effect(
+    RequireUser,
+    Effect.map(Sessions, (s) => RequireUser.of({ session: authenticate(s) }))
+  ),
+  Layer.effect(
+    RequireModerator,
+    Effect.map(Sessions, (s) => RequireModerator.of({ "session:moderator": authorize(s, "moderator") }))
+  ),
+  Layer.effect(
+    RequireAdmin,
+    Effect.map(Sessions, (s) => RequireAdmin.of({ "session:admin": authorize(s, "admin") }))
+  )
 )
 
 export const setCookie = (value: string, maxAgeSeconds: number, secure: boolean) =>
   HttpApp.appendPreResponseHandler((_request, response) =>
     Effect.succeed(
-      HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, value, { httpOnly: true, sameSite: "lax", path: "/", maxAge: `${maxAgeSeconds} seconds`, secure })
+      HttpServerResponse.unsafeSetCookie(response, SESSION_COOKIE, value, {
+        httpOnly: true,
+        sameSite: "lax",
+        path: "/",
+        maxAge: `${maxAgeSeconds} seconds`,
+        secure
+      })
     )
   )
 
@@ -66,14 +95,22 @@ export const AuthLive = HttpApiBuilder.group(BackendApi, "auth", (handlers) =>
     const sessions = yield* Sessions
     const settings = yield* AuthSettings
     const orUnavailable = <A, E>(effect: Effect.Effect<A, E>) =>
-      Effect.catchIf(effect, (e): e is E => (e as { _tag?: unknown })?._tag === "SqlError", databaseDown) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }> | IndexerUnavailable>
+      Effect.catchIf(effect, (e): e is E => (e as { _tag?: unknown })?._tag === "SqlError", databaseDown) as Effect.Effect<
+        A,
+        Exclude<E, { _tag: "SqlError" }> | IndexerUnavailable
+      >
     return handlers
       .handle("challenge", ({ urlParams }) =>
         Effect.gen(function* () {
           const address = yield* parseAddress(urlParams.address)
           const challenge = yield* orUnavailable(sessions.issueChallenge(address))
           return {
-            data: { message: challenge.message, nonce: challenge.nonce, issuedAt: seconds(challenge.issuedAt), expiresAt: seconds(challenge.expiresAt) },
+            data: {
+              message: challenge.message,
+              nonce: challenge.nonce,
+              issuedAt: seconds(challenge.issuedAt),
+              expiresAt: seconds(challenge.expiresAt)
+            },
             meta: yield* meta
           }
         })
@@ -82,7 +119,10 @@ export const AuthLive = HttpApiBuilder.group(BackendApi, "auth", (handlers) =>
         Effect.gen(function* () {
           const address = yield* parseAddress(payload.address)
           // Rewards: a referral code is checked before the challenge is used, and applied once signed in (referrals.ts).
-          const referrer = urlParams.ref === undefined ? undefined : yield* referrerForSignIn(urlParams.ref, address).pipe(Effect.catchTag("SqlError", databaseDown))
+          const referrer =
+            urlParams.ref === undefined
+              ? undefined
+              : yield* referrerForSignIn(urlParams.ref, address).pipe(Effect.catchTag("SqlError", databaseDown))
           const signIn = yield* orUnavailable(sessions.signIn({ address, signature: payload.signature, nonce: payload.nonce }))
           if (referrer !== undefined) yield* applyReferral(address, referrer).pipe(Effect.catchTag("SqlError", databaseDown))
           yield* setCookie(signIn.token, seconds(SESSION_TTL_MS), settings.secureCookie)
@@ -90,9 +130,11 @@ export const AuthLive = HttpApiBuilder.group(BackendApi, "auth", (handlers) =>
           return { data: sessionInfo(signIn.user), meta: yield* meta }
         })
       )
-      .handle("me", () => Effect.gen(function* () {
-        return { data: sessionInfo(yield* CurrentUser), meta: yield* meta }
-      }))
+      .handle("me", () =>
+        Effect.gen(function* () {
+          return { data: sessionInfo(yield* CurrentUser), meta: yield* meta }
+        })
+      )
       .handle("settings", () =>
         Effect.gen(function* () {
           const user = yield* CurrentUser

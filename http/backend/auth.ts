@@ -95,11 +95,16 @@ export const Challenge = Schema.Struct({
 export const RoleSchema = Schema.Literal(...ROLES).annotations({ identifier: "Role", description: "user < moderator < admin" })
 
 export const SessionInfo = Schema.Struct({
-  address: Schema.String.annotations({ description: "the signed-in address, lowercase: the SIWE signer, or the smart account of a passkey or ECDSA sign-in" }),
+  address: Schema.String.annotations({
+    description: "the signed-in address, lowercase: the SIWE signer, or the smart account of a passkey or ECDSA sign-in"
+  }),
   role: RoleSchema,
-  method: Schema.String.annotations({ description: "how the session was created: siwe, passkey (POST /api/aa/auth/passkey/login) or ecdsa (POST /api/aa/auth/ecdsa/verify)" }),
+  method: Schema.String.annotations({
+    description: "how the session was created: siwe, passkey (POST /api/aa/auth/passkey/login) or ecdsa (POST /api/aa/auth/ecdsa/verify)"
+  }),
   owner: Schema.NullOr(Schema.String).annotations({
-    description: "the smart account's owner, lowercase hex: the EOA (ecdsa) or abi.encode(x, y) of the passkey's P-256 key (passkey); null for siwe"
+    description:
+      "the smart account's owner, lowercase hex: the EOA (ecdsa) or abi.encode(x, y) of the passkey's P-256 key (passkey); null for siwe"
   }),
   smartAccount: Schema.NullOr(Schema.String).annotations({
     description: "the session's ERC-4337 smart account (factory getAddress(owner, 0), counterfactual; equals address); null for siwe"
@@ -129,15 +134,21 @@ export const SettingsPatch = Schema.Struct({
 
 export const VerifyBody = Schema.Struct({
   address: AddressString,
-  signature: Schema.String.annotations({ description: "0x-prefixed signature of the challenge's message: 65-byte ECDSA, or ERC-1271 / ERC-6492 bytes of a smart account" }),
-  nonce: Schema.optionalWith(Schema.String.annotations({ description: "the challenge's nonce; without it the address's latest challenges are tried" }), { exact: true })
+  signature: Schema.String.annotations({
+    description: "0x-prefixed signature of the challenge's message: 65-byte ECDSA, or ERC-1271 / ERC-6492 bytes of a smart account"
+  }),
+  nonce: Schema.optionalWith(
+    Schema.String.annotations({ description: "the challenge's nonce; without it the address's latest challenges are tried" }),
+    { exact: true }
+  )
 }).annotations({ identifier: "AuthVerifyBody", parseOptions: { onExcessProperty: "error" } })
 
 /** `?ref=<code>`: the referral code the user arrived with (rewards; `referrals.ts`). */
 export const VerifyQuery = strictQuery({
   ref: Schema.optionalWith(
     Schema.String.annotations({
-      description: "a referral code (GET /api/referral): the first code a user signs in with makes its owner their referrer; unknown codes and one's own are VALIDATION_FAILED, checked before the challenge is used",
+      description:
+        "a referral code (GET /api/referral): the first code a user signs in with makes its owner their referrer; unknown codes and one's own are VALIDATION_FAILED, checked before the challenge is used",
       jsonSchema: { type: "string", pattern: "^[a-z0-9]{8}$" }
     }),
     { exact: true }
@@ -145,7 +156,9 @@ export const VerifyQuery = strictQuery({
 })
 
 export const Logout = Schema.Struct({
-  revoked: Schema.Boolean.annotations({ description: "true when a live session was ended; false when there was none (logout is idempotent)" })
+  revoked: Schema.Boolean.annotations({
+    description: "true when a live session was ended; false when there was none (logout is idempotent)"
+  })
 }).annotations({ identifier: "LogoutResult" })
 
 export const UserRecord = Schema.Struct({
@@ -154,7 +167,10 @@ export const UserRecord = Schema.Struct({
   createdAt: unixSeconds("first sign-in (or admin grant), unix seconds")
 }).annotations({ identifier: "UserRecord" })
 
-export const RoleBody = Schema.Struct({ role: RoleSchema }).annotations({ identifier: "RoleBody", parseOptions: { onExcessProperty: "error" } })
+export const RoleBody = Schema.Struct({ role: RoleSchema }).annotations({
+  identifier: "RoleBody",
+  parseOptions: { onExcessProperty: "error" }
+})
 
 export class AuthGroup extends HttpApiGroup.make("auth")
   .add(

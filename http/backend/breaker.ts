@@ -93,7 +93,9 @@ export class IndexerBreaker extends Context.Tag("IndexerBreaker")<
   {
     readonly breaker: CircuitBreaker
     /** `effect` behind the breaker: fails fast when open; its indexer failures count and become INDEXER_UNAVAILABLE. */
-    readonly guard: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, Exclude<E, ServiceUnavailable | SqlError> | IndexerUnavailable, R>
+    readonly guard: <A, E, R>(
+      effect: Effect.Effect<A, E, R>
+    ) => Effect.Effect<A, Exclude<E, ServiceUnavailable | SqlError> | IndexerUnavailable, R>
   }
 >() {}
 
@@ -140,10 +142,12 @@ export const IndexerBreakerLive = (options: IndexerBreakerOptions): Layer.Layer<
       const probe = Effect.suspend(() => {
         // While open, probing before the trial time would change nothing.
         if (breaker.state === "open" && !breaker.admit()) return Effect.void
-        return client.health.health().pipe(
-          Effect.timeout(Duration.millis(Math.max(500, options.probeEveryMs))),
-          Effect.match({ onFailure: () => breaker.failure(), onSuccess: () => breaker.success() })
-        )
+        return client.health
+          .health()
+          .pipe(
+            Effect.timeout(Duration.millis(Math.max(500, options.probeEveryMs))),
+            Effect.match({ onFailure: () => breaker.failure(), onSuccess: () => breaker.success() })
+          )
       })
       yield* probe.pipe(Effect.repeat(Schedule.spaced(Duration.millis(options.probeEveryMs))), Effect.forkScoped)
       return { breaker, guard: guardWith(breaker) }

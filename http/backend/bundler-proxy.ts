@@ -14,7 +14,15 @@
  * - The body size limit is the guard's (`guard.ts`, BODY_LIMITS); rate limits too.
  */
 import { Effect } from "effect"
-import { AuthInvalid, AuthRequired, Forbidden, IndexerUnavailable, InsufficientBalance, MarketPaused, SlippageExceeded } from "../../schema/errors.js"
+import {
+  AuthInvalid,
+  AuthRequired,
+  Forbidden,
+  IndexerUnavailable,
+  InsufficientBalance,
+  MarketPaused,
+  SlippageExceeded
+} from "../../schema/errors.js"
 import { decodeBundlerError } from "./revert-codes.js"
 import type { SessionUser } from "./sessions.js"
 
@@ -48,19 +56,21 @@ export const makeBundlerProxy = (bundler: string | Effect.Effect<string, { reado
           Effect.mapError((e) => new IndexerUnavailable({ message: `the bundler is not available: ${e.message}` }))
         )
   const post = (call: { jsonrpc: "2.0"; id: Id; method: string; params: ReadonlyArray<unknown> }) =>
-    Effect.flatMap(bundlerUrl, (url) => Effect.tryPromise({
-      try: async () => {
-        const response = await fetch(url, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(call),
-          signal: AbortSignal.timeout(30_000)
-        })
-        const text = await response.text()
-        return JSON.parse(text) as unknown
-      },
-      catch: (error) => new IndexerUnavailable({ message: `the bundler did not answer: ${(error as Error).message ?? String(error)}` })
-    }))
+    Effect.flatMap(bundlerUrl, (url) =>
+      Effect.tryPromise({
+        try: async () => {
+          const response = await fetch(url, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(call),
+            signal: AbortSignal.timeout(30_000)
+          })
+          const text = await response.text()
+          return JSON.parse(text) as unknown
+        },
+        catch: (error) => new IndexerUnavailable({ message: `the bundler did not answer: ${(error as Error).message ?? String(error)}` })
+      })
+    )
 
   /** Answers one JSON-RPC request; `session` is asked only for sends. */
   const forward = (body: unknown, session: SessionCheck) =>
@@ -69,17 +79,28 @@ export const makeBundlerProxy = (bundler: string | Effect.Effect<string, { reado
       if (body === null || typeof body !== "object") return rpcError(null, -32600, "not a JSON-RPC 2.0 request object")
       const request = body as Record<string, unknown>
       const id = idOf(request["id"])
-      if (request["jsonrpc"] !== "2.0" || typeof request["method"] !== "string") return rpcError(id, -32600, "not a JSON-RPC 2.0 request: jsonrpc \"2.0\" and a method are required")
+      if (request["jsonrpc"] !== "2.0" || typeof request["method"] !== "string")
+        return rpcError(id, -32600, 'not a JSON-RPC 2.0 request: jsonrpc "2.0" and a method are required')
       const method = request["method"]
       const params = request["params"] ?? []
       if (!Array.isArray(params)) return rpcError(id, -32602, "params must be an array")
-      if (!ALLOWED.has(method)) return rpcError(id, -32601, `method ${method.slice(0, 64)} is not available through this proxy; allowed: ${ALLOWED_METHODS.join(", ")}`)
+      if (!ALLOWED.has(method))
+        return rpcError(
+          id,
+          -32601,
+          `method ${method.slice(0, 64)} is not available through this proxy; allowed: ${ALLOWED_METHODS.join(", ")}`
+        )
       if (method === "eth_sendUserOperation") {
         const user = yield* session
         const sender = (params[0] as { sender?: unknown } | undefined)?.sender
-        if (user.smartAccount === null) return yield* new Forbidden({ message: "sending user operations needs a smart-account session: sign in with a passkey or ECDSA (/api/aa/auth/...)" })
+        if (user.smartAccount === null)
+          return yield* new Forbidden({
+            message: "sending user operations needs a smart-account session: sign in with a passkey or ECDSA (/api/aa/auth/...)"
+          })
         if (typeof sender !== "string" || sender.toLowerCase() !== user.smartAccount) {
-          return yield* new Forbidden({ message: `the operation's sender ${String(sender).slice(0, 64)} is not the session's smart account ${user.smartAccount}` })
+          return yield* new Forbidden({
+            message: `the operation's sender ${String(sender).slice(0, 64)} is not the session's smart account ${user.smartAccount}`
+          })
         }
       }
       const answer = yield* post({ jsonrpc: "2.0", id, method, params })

@@ -24,14 +24,16 @@ export interface ChainReaderOptions {
   readonly openForMs?: number
 }
 
-const reason = (cause: unknown) => ((cause as { shortMessage?: string; message?: string }).shortMessage ?? (cause as Error).message ?? String(cause)).split("\n")[0]!
+const reason = (cause: unknown) =>
+  ((cause as { shortMessage?: string; message?: string }).shortMessage ?? (cause as Error).message ?? String(cause)).split("\n")[0]!
 
 export const makeChainReader = (options: ChainReaderOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const client: PublicClient = createPublicClient({ transport: http(options.rpcUrl, { retryCount: 0, timeout: 5_000 }) })
     const breaker = new CircuitBreaker({ threshold: options.threshold ?? 3, openForMs: options.openForMs ?? 5_000 })
-    const down = (message: string) => new IndexerUnavailable({ message: `the chain node is unavailable (${message}); retry in ${breaker.retryInSeconds()} s` })
+    const down = (message: string) =>
+      new IndexerUnavailable({ message: `the chain node is unavailable (${message}); retry in ${breaker.retryInSeconds()} s` })
 
     /** One chain call behind the breaker. */
     const call = <A>(run: () => Promise<A>) =>
@@ -52,7 +54,8 @@ export const makeChainReader = (options: ChainReaderOptions) =>
             const [row] = yield* sql<{ diamond: Address }>`select diamond from indexed_deployment where chain_id = ${options.chainId}`.pipe(
               Effect.mapError(() => new IndexerUnavailable({ message: "the database is unavailable" }))
             )
-            if (row === undefined) return yield* new IndexerUnavailable({ message: "nothing is indexed yet: the collateral token is not known" })
+            if (row === undefined)
+              return yield* new IndexerUnavailable({ message: "nothing is indexed yet: the collateral token is not known" })
             token = yield* call(() => client.readContract({ address: row.diamond, abi: ABI, functionName: "usdc" }))
             return token
           })
@@ -66,10 +69,14 @@ export const makeChainReader = (options: ChainReaderOptions) =>
       Effect.gen(function* () {
         const token = yield* usdc
         const read = (blockNumber: bigint | undefined) => () =>
-          client.readContract({ address: token, abi: ABI, functionName: "balanceOf", args: [owner], ...(blockNumber === undefined ? {} : { blockNumber }) })
-        return yield* block === null
-          ? call(read(undefined))
-          : call(read(BigInt(block))).pipe(Effect.catchAll(() => call(read(undefined))))
+          client.readContract({
+            address: token,
+            abi: ABI,
+            functionName: "balanceOf",
+            args: [owner],
+            ...(blockNumber === undefined ? {} : { blockNumber })
+          })
+        return yield* block === null ? call(read(undefined)) : call(read(BigInt(block))).pipe(Effect.catchAll(() => call(read(undefined))))
       })
 
     return { usdcBalance, breaker }

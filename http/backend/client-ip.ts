@@ -13,9 +13,7 @@ import { Either } from "effect"
 import { BlockList, isIP } from "node:net"
 
 export type TrustProxy =
-  | { readonly _tag: "None" }
-  | { readonly _tag: "Hops"; readonly hops: number }
-  | { readonly _tag: "List"; readonly list: BlockList }
+  { readonly _tag: "None" } | { readonly _tag: "Hops"; readonly hops: number } | { readonly _tag: "List"; readonly list: BlockList }
 
 export const noProxy: TrustProxy = { _tag: "None" }
 
@@ -33,7 +31,10 @@ export const parseTrustProxy = (text: string): Either.Either<TrustProxy, string>
     return hops <= 32 ? Either.right(hops === 0 ? noProxy : { _tag: "Hops", hops }) : Either.left(`hop count ${value} is more than 32`)
   }
   const list = new BlockList()
-  for (const item of value.split(",").map((i) => i.trim()).filter((i) => i !== "")) {
+  for (const item of value
+    .split(",")
+    .map((i) => i.trim())
+    .filter((i) => i !== "")) {
     const [address = "", prefix] = item.split("/")
     const family = isIP(normal(address))
     if (family === 0) return Either.left(`"${item}" is neither a hop count nor an address or CIDR`)
@@ -58,7 +59,11 @@ const trusted = (list: BlockList, address: string): boolean => {
 export const clientIp = (trust: TrustProxy, peer: string | undefined, forwardedFor: string | undefined): string => {
   const socket = normal(peer ?? "unknown")
   if (trust._tag === "None" || forwardedFor === undefined) return socket
-  const forwarded = forwardedFor.slice(0, 4_096).split(",").map(normal).filter((a) => isIP(a) !== 0)
+  const forwarded = forwardedFor
+    .slice(0, 4_096)
+    .split(",")
+    .map(normal)
+    .filter((a) => isIP(a) !== 0)
   const chain = [...forwarded, socket]
   if (trust._tag === "Hops") return chain[Math.max(0, chain.length - 1 - trust.hops)]!
   let i = chain.length - 1

@@ -37,7 +37,8 @@ export const DEFAULT_COMMENT_OPTIONS: CommentOptions = { cooldownSeconds: 30, pe
 
 export class CommentSettings extends Context.Tag("predix/CommentSettings")<CommentSettings, CommentOptions>() {}
 
-export const CommentSettingsLive = (options: Partial<CommentOptions> = {}) => Layer.succeed(CommentSettings, { ...DEFAULT_COMMENT_OPTIONS, ...options })
+export const CommentSettingsLive = (options: Partial<CommentOptions> = {}) =>
+  Layer.succeed(CommentSettings, { ...DEFAULT_COMMENT_OPTIONS, ...options })
 
 interface CommentRow {
   readonly id: string
@@ -74,7 +75,11 @@ const toComment = (row: CommentRow) => ({
 
 const databaseDown = () => new IndexerUnavailable({ message: "the database is unavailable" })
 const onSqlError = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>) =>
-  Effect.catchIf(effect, (e): e is SqlError => e instanceof SqlError, databaseDown) as Effect.Effect<A, Exclude<E, SqlError> | InstanceType<typeof IndexerUnavailable>, R>
+  Effect.catchIf(effect, (e): e is SqlError => e instanceof SqlError, databaseDown) as Effect.Effect<
+    A,
+    Exclude<E, SqlError> | InstanceType<typeof IndexerUnavailable>,
+    R
+  >
 
 /** The id (decimal) of the indexed market `idOrSlug` names: one key lookup, as every post and read of a thread needs it. */
 const marketOf = (idOrSlug: string) =>
@@ -84,14 +89,17 @@ const marketOf = (idOrSlug: string) =>
     const rows =
       "id" in key
         ? yield* sql<{ id: string }>`select id::text from market where id = ${key.id.toString()}::numeric`
-        : yield* sql<{ id: string }>`select m.id::text from display_metadata d join market m on m.id = d.id where d.kind = 'market' and d.slug = ${key.slug}`
+        : yield* sql<{
+            id: string
+          }>`select m.id::text from display_metadata d join market m on m.id = d.id where d.kind = 'market' and d.slug = ${key.slug}`
     return rows[0]?.id ?? (yield* Effect.fail(marketNotFound(idOrSlug)))
   })
 
 const BIGINT_MAX = 9_223_372_036_854_775_807n
 
 /** A comment id from the path or body: a positive decimal within bigint; else undefined. */
-const commentIdOf = (input: string): string | undefined => (/^[1-9][0-9]{0,18}$/.test(input) && BigInt(input) <= BIGINT_MAX ? input : undefined)
+const commentIdOf = (input: string): string | undefined =>
+  /^[1-9][0-9]{0,18}$/.test(input) && BigInt(input) <= BIGINT_MAX ? input : undefined
 
 const invalid = (path: string, message: string) => new ValidationFailed({ message, details: [{ path, message }] })
 const noComment = (id: string) => new NotFound({ message: `no comment ${JSON.stringify(id.slice(0, 40))} on this market` })
@@ -101,7 +109,8 @@ export const CommentsLive = HttpApiBuilder.group(BackendApi, "comments", (handle
     const sql = yield* SqlClient.SqlClient
     const settings = yield* CommentSettings
 
-    const readComment = (id: string) => sql<CommentRow>`select ${sql.literal(COLUMNS)} from market_comment c where c.id = ${id}::bigint`.pipe(Effect.map((rows) => rows[0]))
+    const readComment = (id: string) =>
+      sql<CommentRow>`select ${sql.literal(COLUMNS)} from market_comment c where c.id = ${id}::bigint`.pipe(Effect.map((rows) => rows[0]))
 
     /** Adds or retracts the notification of a reply for its parent's author (never the replier himself). */
     const notifyReply = (reply: { id: string; market_id: string; author: string }, parentId: string) =>
@@ -122,11 +131,15 @@ export const CommentsLive = HttpApiBuilder.group(BackendApi, "comments", (handle
           let parent: string | null = null
           if (urlParams.parentId !== undefined) {
             const id = commentIdOf(urlParams.parentId)
-            const found = id === undefined ? [] : yield* sql`select 1 from market_comment where id = ${id}::bigint and market_id = ${marketId}::numeric and parent_id is null`
+            const found =
+              id === undefined
+                ? []
+                : yield* sql`select 1 from market_comment where id = ${id}::bigint and market_id = ${marketId}::numeric and parent_id is null`
             if (found.length === 0) return yield* noComment(urlParams.parentId)
             parent = id!
           }
-          const where = parent === null ? sql`c.market_id = ${marketId}::numeric and c.parent_id is null` : sql`c.parent_id = ${parent}::bigint`
+          const where =
+            parent === null ? sql`c.market_id = ${marketId}::numeric and c.parent_id is null` : sql`c.parent_id = ${parent}::bigint`
           const rows = yield* sql<CommentRow>`select ${sql.literal(COLUMNS)} from market_comment c where ${where}
             order by ${sql.literal(order)} limit ${limit} offset ${offset}`
           const [count] = yield* sql<{ total: string }>`select count(*) as total from market_comment c where ${where}`
@@ -151,8 +164,10 @@ export const CommentsLive = HttpApiBuilder.group(BackendApi, "comments", (handle
                     ? []
                     : yield* sql<{ market_id: string; parent_id: string | null; status: string }>`
                         select market_id::text, parent_id::text, status from market_comment where id = ${id}::bigint for share`
-                if (parent === undefined || parent.market_id !== marketId) return yield* invalid("parentId", `parentId ${payload.parentId.slice(0, 40)} names no comment of this market`)
-                if (parent.parent_id !== null) return yield* invalid("parentId", "replies are two levels deep: reply to the top-level comment instead")
+                if (parent === undefined || parent.market_id !== marketId)
+                  return yield* invalid("parentId", `parentId ${payload.parentId.slice(0, 40)} names no comment of this market`)
+                if (parent.parent_id !== null)
+                  return yield* invalid("parentId", "replies are two levels deep: reply to the top-level comment instead")
                 if (parent.status !== "visible") return yield* invalid("parentId", "the comment replied to was removed")
                 parentId = id!
               }
@@ -171,7 +186,8 @@ export const CommentsLive = HttpApiBuilder.group(BackendApi, "comments", (handle
               if (admitted.length === 0) {
                 const [quota] = yield* sql<{ last_ms: string; day: string; posted_today: number }>`
                   select (extract(epoch from last_posted_at) * 1000)::bigint as last_ms, day::text, posted_today from comment_quota where address = ${user.address}`
-                const cooling = settings.cooldownSeconds > 0 && quota !== undefined && Number(quota.last_ms) > now - settings.cooldownSeconds * 1000
+                const cooling =
+                  settings.cooldownSeconds > 0 && quota !== undefined && Number(quota.last_ms) > now - settings.cooldownSeconds * 1000
                 const retryAfter = cooling
                   ? Math.ceil((Number(quota!.last_ms) + settings.cooldownSeconds * 1000 - now) / 1000)
                   : Math.ceil((Date.parse(`${quota?.day ?? day}T00:00:00Z`) + 86_400_000 - now) / 1000)
@@ -232,9 +248,7 @@ export const CommentsLive = HttpApiBuilder.group(BackendApi, "comments", (handle
                 ? sql`update market_comment set status = 'visible', removed_by = null, removed_at = null where id = ${id}::bigint`
                 : sql`update market_comment set status = ${status}, removed_by = ${user.address}, removed_at = ${new Date(now)} where id = ${id}::bigint`
               if (c.parent_id !== null) {
-                yield* status === "visible"
-                  ? notifyReply({ id, market_id: marketId, author: c.author }, c.parent_id)
-                  : retractReply(id)
+                yield* status === "visible" ? notifyReply({ id, market_id: marketId, author: c.author }, c.parent_id) : retractReply(id)
               }
             })
           )

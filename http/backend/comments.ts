@@ -27,7 +27,8 @@ export const CommentIdString = Schema.String.annotations({
   jsonSchema: { type: "string", pattern: "^[1-9][0-9]{0,18}$" }
 })
 
-const BODY_DESCRIPTION = "plain text, 1-2,000 characters; stored exactly as written and never rendered as HTML by the API (display it as text)"
+const BODY_DESCRIPTION =
+  "plain text, 1-2,000 characters; stored exactly as written and never rendered as HTML by the API (display it as text)"
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
@@ -38,7 +39,8 @@ export const CommentBody = Schema.String.pipe(
     if (length < 1 || length > MAX_COMMENT_LENGTH) return `body must be 1 to ${MAX_COMMENT_LENGTH} characters, got ${length}`
     if (LONE_SURROGATE.test(body)) return "body must be well-formed Unicode text (no lone surrogates)"
     // eslint-disable-next-line no-control-regex
-    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(body)) return "body must be plain text: no control characters other than tab and line breaks"
+    if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(body))
+      return "body must be plain text: no control characters other than tab and line breaks"
     if (body.trim().length === 0) return "body must not be blank"
     return true
   }),
@@ -57,10 +59,17 @@ export const CommentStatus = Schema.Literal("visible", "deleted", "hidden").anno
 export const Comment = Schema.Struct({
   id: Schema.String.annotations({ description: "comment id (decimal)" }),
   marketId: MarketIdHex,
-  parentId: Schema.NullOr(Schema.String).annotations({ description: "the top-level comment this replies to; null for a top-level comment" }),
+  parentId: Schema.NullOr(Schema.String).annotations({
+    description: "the top-level comment this replies to; null for a top-level comment"
+  }),
   author: Schema.String.annotations({ description: "the author's signed-in address, lowercase" }),
-  smartAccount: Schema.NullOr(Schema.String).annotations({ description: "the author's smart account as the backend knows it (the faucet's destination for the author), lowercase; null when unknown" }),
-  body: Schema.NullOr(Schema.String).annotations({ description: "plain text exactly as written (never HTML); null once deleted or hidden" }),
+  smartAccount: Schema.NullOr(Schema.String).annotations({
+    description:
+      "the author's smart account as the backend knows it (the faucet's destination for the author), lowercase; null when unknown"
+  }),
+  body: Schema.NullOr(Schema.String).annotations({
+    description: "plain text exactly as written (never HTML); null once deleted or hidden"
+  }),
   status: CommentStatus,
   replyCount: Schema.NonNegativeInt.annotations({ description: "visible replies (0 for a reply)" }),
   createdAt: Schema.Int.annotations({ description: "unix seconds" }),
@@ -69,23 +78,31 @@ export const Comment = Schema.Struct({
 
 export const CommentsQuery = strictQuery({
   sort: optional(literalParam("sort", ["new", "top"], "new: newest first; top: most visible replies first, then newest. Default new")),
-  parentId: optional(CommentIdString.annotations({ description: "list the replies of this top-level comment instead of the top-level comments" })),
+  parentId: optional(
+    CommentIdString.annotations({ description: "list the replies of this top-level comment instead of the top-level comments" })
+  ),
   ...page
 })
 
 export const NewComment = Schema.Struct({
   body: CommentBody,
-  parentId: Schema.optionalWith(CommentIdString.annotations({ description: "reply to this top-level comment of the same market" }), { exact: true })
+  parentId: Schema.optionalWith(CommentIdString.annotations({ description: "reply to this top-level comment of the same market" }), {
+    exact: true
+  })
 }).annotations({ identifier: "NewComment", parseOptions: { onExcessProperty: "error" } })
 
 export const CommentPatch = Schema.Struct({
   body: Schema.optionalWith(CommentBody, { exact: true }),
   status: Schema.optionalWith(CommentStatus, { exact: true })
 }).pipe(
-  Schema.filter((patch) => (patch.body === undefined) !== (patch.status === undefined) || "give exactly one of body (edit) and status (deleted, hidden, visible)"),
+  Schema.filter(
+    (patch) =>
+      (patch.body === undefined) !== (patch.status === undefined) || "give exactly one of body (edit) and status (deleted, hidden, visible)"
+  ),
   Schema.annotations({
     identifier: "CommentPatch",
-    description: "exactly one of: body (the author edits within the edit window); status deleted (the author), hidden or visible (a moderator or admin)",
+    description:
+      "exactly one of: body (the author edits within the edit window); status deleted (the author), hidden or visible (a moderator or admin)",
     parseOptions: { onExcessProperty: "error" }
   })
 )

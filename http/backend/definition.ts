@@ -43,7 +43,10 @@ const adjustOpenApi = (spec: Json): Json => {
           media["schema"] = kept.length === 1 ? kept[0] : { ...schema, [schema["anyOf"] ? "anyOf" : "oneOf"]: kept }
         }
         response["headers"] = {
-          "X-Request-Id": { description: "the request's id (the one sent, if sane, else a new UUID); equals meta.reqId", schema: { type: "string" } },
+          "X-Request-Id": {
+            description: "the request's id (the one sent, if sane, else a new UUID); equals meta.reqId",
+            schema: { type: "string" }
+          },
           ...(response["headers"] ?? {})
         }
       }

@@ -9,7 +9,12 @@ import { Schema } from "effect"
 export class NotFound extends Schema.TaggedError<NotFound>()(
   "NOT_FOUND",
   { message: Schema.String },
-  { ...HttpApiSchema.annotations({ status: 404 }), identifier: "NotFoundError", title: "NOT_FOUND", description: "NOT_FOUND (HTTP 404): no such route, order or transaction" }
+  {
+    ...HttpApiSchema.annotations({ status: 404 }),
+    identifier: "NotFoundError",
+    title: "NOT_FOUND",
+    description: "NOT_FOUND (HTTP 404): no such route, order or transaction"
+  }
 ) {
   readonly code = "NOT_FOUND" as const
 
@@ -21,5 +26,10 @@ export class NotFound extends Schema.TaggedError<NotFound>()(
       decode: (body) => ({ _tag: "NOT_FOUND" as const, message: body.message }),
       encode: (error) => ({ error: "NOT_FOUND" as const, code: "NOT_FOUND" as const, message: error.message })
     }
-  ).annotations({ ...HttpApiSchema.annotations({ status: 404 }), identifier: "NOT_FOUND", title: "NOT_FOUND", description: "NOT_FOUND (HTTP 404): no such route, order or transaction" })
+  ).annotations({
+    ...HttpApiSchema.annotations({ status: 404 }),
+    identifier: "NOT_FOUND",
+    title: "NOT_FOUND",
+    description: "NOT_FOUND (HTTP 404): no such route, order or transaction"
+  })
 }

@@ -55,7 +55,12 @@ const ABI = parseAbi([
 const unavailable = (message: string) => new IndexerUnavailable({ message })
 const databaseDown = () => unavailable("the database is unavailable")
 const seconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1000)
-const money = (raw: bigint, decimals: number, unit: "USDC" | "ETH") => ({ decimal: formatUnits(raw, decimals), raw: raw.toString(), decimals, unit })
+const money = (raw: bigint, decimals: number, unit: "USDC" | "ETH") => ({
+  decimal: formatUnits(raw, decimals),
+  raw: raw.toString(),
+  decimals,
+  unit
+})
 
 /**
  * The closed code set has no "faucet" code: a faucet that is not configured or cannot reach its
@@ -63,10 +68,13 @@ const money = (raw: bigint, decimals: number, unit: "USDC" | "ETH") => ({ decima
  * faucet whose own wallet is too low to pay is INSUFFICIENT_BALANCE (400, "wallet balance too
  * low": the faucet's wallet, as the message says). Every message says what happened to the claim.
  */
-export const NOT_CONFIGURED = "the faucet is not configured on this server: it has no FAUCET_PRIVATE_KEY (the default live devnet configures one)"
+export const NOT_CONFIGURED =
+  "the faucet is not configured on this server: it has no FAUCET_PRIVATE_KEY (the default live devnet configures one)"
 const chainDown = (what: string) => unavailable(`the faucet cannot reach its chain (${what}); nothing was sent, try again later`)
 const dry = (what: string) =>
-  new InsufficientBalance({ message: `the faucet has run dry: ${what}; nothing was sent and the claim was released, try again once the faucet is refilled` })
+  new InsufficientBalance({
+    message: `the faucet has run dry: ${what}; nothing was sent and the claim was released, try again once the faucet is refilled`
+  })
 
 /** A claim that could not be signed (nothing was broadcast; the claim is released by the caller). */
 const signingFailed = (e: SignerError | SqlError) =>
@@ -97,17 +105,22 @@ export const makeFaucet = (options: FaucetOptions) =>
 
     const accountOf = (owner: Address) =>
       signer
-        .read("deriving the smart account", (c) => c.readContract({ address: options.accountFactory, abi: ABI, functionName: "getAddress", args: [owner, 0n] }))
+        .read("deriving the smart account", (c) =>
+          c.readContract({ address: options.accountFactory, abi: ABI, functionName: "getAddress", args: [owner, 0n] })
+        )
         .pipe(Effect.map((a) => a.toLowerCase() as Address))
 
     /** The faucet's key must hold a claim's USDC (its ETH is checked when signing, with the gas). */
     const requireUsdc = signer
-      .read("reading the faucet's USDC", (c) => c.readContract({ address: options.testUsdc, abi: ABI, functionName: "balanceOf", args: [signer.address] }))
+      .read("reading the faucet's USDC", (c) =>
+        c.readContract({ address: options.testUsdc, abi: ABI, functionName: "balanceOf", args: [signer.address] })
+      )
       .pipe(
         Effect.mapError((e) => chainDown(e.message)),
         Effect.filterOrFail(
           (held) => held >= FAUCET_USDC,
-          (held) => dry(`its key ${signer.address} holds ${formatUnits(held, 6)} test USDC, less than a claim's ${formatUnits(FAUCET_USDC, 6)}`)
+          (held) =>
+            dry(`its key ${signer.address} holds ${formatUnits(held, 6)} test USDC, less than a claim's ${formatUnits(FAUCET_USDC, 6)}`)
         )
       )
 
@@ -132,7 +145,10 @@ export const makeFaucet = (options: FaucetOptions) =>
      * (`fillGap`): "sent" (the node has it after all) or "cancelled" (a no-op took the nonce:
      * the claim is released, as nothing can pay it any more).
      */
-    const broadcastRecorded = (address: string, signed: Pick<Signed, "nonce" | "rawTx" | "hash" | "maxFeePerGas" | "maxPriorityFeePerGas">) =>
+    const broadcastRecorded = (
+      address: string,
+      signed: Pick<Signed, "nonce" | "rawTx" | "hash" | "maxFeePerGas" | "maxPriorityFeePerGas">
+    ) =>
       signer.broadcast(signed.rawTx).pipe(
         Effect.as("sent" as GapOutcome),
         Effect.catchAll((failed) =>
@@ -154,7 +170,9 @@ export const makeFaucet = (options: FaucetOptions) =>
     const claim = (ownerAddress: Address, smartAccount?: Address) =>
       Effect.gen(function* () {
         const owner = ownerAddress.toLowerCase() as Address
-        const address = (smartAccount?.toLowerCase() as Address | undefined) ?? (yield* accountOf(owner).pipe(Effect.mapError((e) => chainDown(e.message))))
+        const address =
+          (smartAccount?.toLowerCase() as Address | undefined) ??
+          (yield* accountOf(owner).pipe(Effect.mapError((e) => chainDown(e.message))))
         const taken = yield* sql`INSERT INTO faucet_claim (address, owner, usdc_raw, eth_raw, status)
           VALUES (${address}, ${owner}, ${FAUCET_USDC.toString()}, ${options.ethWei.toString()}, 'claimed')
           ON CONFLICT (address) DO NOTHING RETURNING address`.pipe(Effect.mapError(databaseDown))
@@ -185,14 +203,19 @@ export const makeFaucet = (options: FaucetOptions) =>
           Effect.mapError((e) =>
             e._tag === "SqlError"
               ? databaseDown()
-              : unavailable(`the faucet's transfer ${signed.hash} could not be broadcast and its nonce is not settled yet (${e.message}); the claim stays open and is finished when the faucet restarts: see GET /api/faucet/status`)
+              : unavailable(
+                  `the faucet's transfer ${signed.hash} could not be broadcast and its nonce is not settled yet (${e.message}); the claim stays open and is finished when the faucet restarts: see GET /api/faucet/status`
+                )
           )
         )
         if (sent === "cancelled") return yield* chainDown(`broadcasting the transfer failed and it was withdrawn; the claim was released`)
         yield* Effect.logInfo("faucet: broadcast").pipe(Effect.annotateLogs({ address, tx_hash: signed.hash, nonce: signed.nonce }))
-        const status = yield* settle(address, signed.hash).pipe(Effect.mapError((e) => (e._tag === "SqlError" ? databaseDown() : chainDown(e.message))))
+        const status = yield* settle(address, signed.hash).pipe(
+          Effect.mapError((e) => (e._tag === "SqlError" ? databaseDown() : chainDown(e.message)))
+        )
         if (status === "reverted") return yield* unavailable(`the faucet's transfer ${signed.hash} reverted; the claim was released`)
-        if (status === "pending") return yield* unavailable(`the faucet's transfer ${signed.hash} was sent but is not mined yet; see GET /api/faucet/status`)
+        if (status === "pending")
+          return yield* unavailable(`the faucet's transfer ${signed.hash} was sent but is not mined yet; see GET /api/faucet/status`)
         yield* Effect.logInfo("faucet: paid").pipe(Effect.annotateLogs({ address, tx_hash: signed.hash }))
         return {
           address,
@@ -209,7 +232,8 @@ export const makeFaucet = (options: FaucetOptions) =>
      * paid by its own: it is released.
      */
     const recover = Effect.gen(function* () {
-      const open = yield* sql<ClaimRow>`SELECT address, owner, nonce::text AS nonce, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
+      const open =
+        yield* sql<ClaimRow>`SELECT address, owner, nonce::text AS nonce, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
         FROM faucet_claim WHERE status <> 'confirmed'`
       for (const row of open) {
         if (row.rawTx === null || row.txHash === null || row.nonce === null) {
@@ -219,7 +243,13 @@ export const makeFaucet = (options: FaucetOptions) =>
         }
         const hash = row.txHash as Hex
         // The replacement fees are bumped from today's base fee: the recorded fees are not kept.
-        const sent = yield* broadcastRecorded(row.address, { nonce: Number(row.nonce), rawTx: row.rawTx as Hex, hash, maxFeePerGas: 0n, maxPriorityFeePerGas: 0n })
+        const sent = yield* broadcastRecorded(row.address, {
+          nonce: Number(row.nonce),
+          rawTx: row.rawTx as Hex,
+          hash,
+          maxFeePerGas: 0n,
+          maxPriorityFeePerGas: 0n
+        })
         let status: ReceiptStatus | "released" = sent === "cancelled" ? "released" : yield* settle(row.address, hash)
         if (status === "pending" && (yield* signer.nonceUsed(Number(row.nonce))) && (yield* signer.receipt(hash, 1)) === "pending") {
           yield* release(row.address)
@@ -243,7 +273,15 @@ export const FaucetServiceLive = (options: FaucetOptions | undefined) =>
       : Effect.gen(function* () {
           const faucet = yield* makeFaucet(options)
           // Claims cut off by a crash are finished before any new one is taken (in the background: start is not held up).
-          yield* Effect.forkDaemon(faucet.recover.pipe(Effect.catchAll((e) => Effect.logWarning("faucet: recovery failed; retried at the next start").pipe(Effect.annotateLogs("error", String((e as { message?: string }).message ?? e))))))
+          yield* Effect.forkDaemon(
+            faucet.recover.pipe(
+              Effect.catchAll((e) =>
+                Effect.logWarning("faucet: recovery failed; retried at the next start").pipe(
+                  Effect.annotateLogs("error", String((e as { message?: string }).message ?? e))
+                )
+              )
+            )
+          )
           yield* Effect.logInfo("faucet: ready").pipe(Effect.annotateLogs({ signer: faucet.signerAddress, dispenser: options.dispenser }))
           return Option.some(faucet)
         })
@@ -258,7 +296,10 @@ export const FaucetLive = HttpApiBuilder.group(BackendApi, "faucet", (handlers) 
         Effect.gen(function* () {
           if (Option.isNone(faucet)) return yield* unavailable(NOT_CONFIGURED)
           const user = yield* CurrentUser
-          return { data: yield* faucet.value.claim(user.address as Address, (user.smartAccount ?? undefined) as Address | undefined), meta: yield* meta }
+          return {
+            data: yield* faucet.value.claim(user.address as Address, (user.smartAccount ?? undefined) as Address | undefined),
+            meta: yield* meta
+          }
         })
       )
       .handle("status", ({ urlParams }) =>

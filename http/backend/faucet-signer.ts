@@ -27,7 +27,10 @@ import { privateKeyToAccount } from "viem/accounts"
  * value and gas), `refused` (the call would revert: simulated before anything is allocated),
  * `chain` (the node could not be reached or answered an error).
  */
-export class SignerError extends Data.TaggedError("SignerError")<{ readonly kind: "dry" | "refused" | "chain"; readonly message: string }> {}
+export class SignerError extends Data.TaggedError("SignerError")<{
+  readonly kind: "dry" | "refused" | "chain"
+  readonly message: string
+}> {}
 
 export interface Call {
   readonly to: Address
@@ -66,10 +69,13 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
   const chain = <A>(what: string, run: () => Promise<A>, kind: SignerError["kind"] = "chain") =>
     Effect.tryPromise({ try: run, catch: (cause) => new SignerError({ kind, message: `${what}: ${reason(cause)}` }) })
 
-  const fees = Effect.map(chain("reading the chain", () => client.getBlock()), (block) => {
-    const priority = 1_000_000_000n
-    return { maxFeePerGas: (block.baseFeePerGas ?? 0n) * 2n + priority, maxPriorityFeePerGas: priority }
-  })
+  const fees = Effect.map(
+    chain("reading the chain", () => client.getBlock()),
+    (block) => {
+      const priority = 1_000_000_000n
+      return { maxFeePerGas: (block.baseFeePerGas ?? 0n) * 2n + priority, maxPriorityFeePerGas: priority }
+    }
+  )
 
   /**
    * Simulates `call` (a revert or an unaffordable transfer fails here, with nothing allocated),
@@ -83,7 +89,10 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
       const tooLittle = new SignerError({ kind: "dry", message: `its key ${signer} holds too little ETH for this transfer and its gas` })
       if (balance < call.value) return yield* tooLittle
       const gas = yield* chain("the transaction would fail", () => client.estimateGas({ account: signer, ...call }), "refused").pipe(
-        Effect.catchIf((e) => /insufficient funds/i.test(e.message), () => Effect.fail(tooLittle))
+        Effect.catchIf(
+          (e) => /insufficient funds/i.test(e.message),
+          () => Effect.fail(tooLittle)
+        )
       )
       const { maxFeePerGas, maxPriorityFeePerGas } = yield* fees
       if (balance < call.value + gas * maxFeePerGas) return yield* tooLittle
@@ -95,7 +104,15 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
           // The chain may know later nonces (the key used elsewhere): never reuse one.
           const nonce = Math.max(Number(row!.next), onChain)
           const rawTx = yield* chain("signing", () =>
-            account.signTransaction({ type: "eip1559", chainId: options.chainId, nonce, gas: (gas * 12n) / 10n, maxFeePerGas, maxPriorityFeePerGas, ...call })
+            account.signTransaction({
+              type: "eip1559",
+              chainId: options.chainId,
+              nonce,
+              gas: (gas * 12n) / 10n,
+              maxFeePerGas,
+              maxPriorityFeePerGas,
+              ...call
+            })
           )
           const result: Signed = { nonce, rawTx, hash: keccak256(rawTx), maxFeePerGas, maxPriorityFeePerGas }
           yield* record(result)
@@ -109,7 +126,10 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
   const broadcast = (rawTx: Hex) =>
     chain("broadcasting", () => client.request({ method: "eth_sendRawTransaction", params: [rawTx] })).pipe(
       Effect.asVoid,
-      Effect.catchIf((e) => /already known|nonce too low|already imported/i.test(e.message), () => Effect.void)
+      Effect.catchIf(
+        (e) => /already known|nonce too low|already imported/i.test(e.message),
+        () => Effect.void
+      )
     )
 
   /** The transaction's receipt status, polling up to `timeoutMs`; "pending" when none came. */
@@ -126,7 +146,10 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
 
   /** Whether the chain has mined a transaction of this key at `nonce` (whichever one). */
   const nonceUsed = (nonce: number) =>
-    Effect.map(chain("reading the signer's nonce", () => client.getTransactionCount({ address: signer, blockTag: "latest" })), (mined) => mined > nonce)
+    Effect.map(
+      chain("reading the signer's nonce", () => client.getTransactionCount({ address: signer, blockTag: "latest" })),
+      (mined) => mined > nonce
+    )
 
   /**
    * After `signed`'s broadcast failed: "sent" when the node holds it after all (the answer was
@@ -137,7 +160,10 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
     Effect.gen(function* () {
       const known = yield* chain("looking the transaction up", () => client.getTransaction({ hash: signed.hash })).pipe(
         Effect.as(true),
-        Effect.catchIf((e) => /could not be found|not found/i.test(e.message), () => Effect.succeed(false))
+        Effect.catchIf(
+          (e) => /could not be found|not found/i.test(e.message),
+          () => Effect.succeed(false)
+        )
       )
       if (known) return "sent" as const
       const now = yield* fees
@@ -159,7 +185,10 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
       // The no-op did not come: the original may have taken the nonce.
       const original = yield* receipt(signed.hash, 1)
       if (original !== "pending") return "sent" as const
-      return yield* new SignerError({ kind: "chain", message: `nonce ${signed.nonce} of ${signer} is still open after a failed broadcast and its replacement` })
+      return yield* new SignerError({
+        kind: "chain",
+        message: `nonce ${signed.nonce} of ${signer} is still open after a failed broadcast and its replacement`
+      })
     })
 
   const read = <A>(what: string, run: (client: PublicClient) => Promise<A>) => chain(what, () => run(client))

@@ -25,17 +25,23 @@ export const FaucetBody = Schema.Record({ key: Schema.String, value: Schema.Unkn
 )
 
 export const FaucetClaim = Schema.Struct({
-  address: Schema.String.annotations({ description: "the session user's smart account (the factory's counterfactual address for the owner), lowercase" }),
+  address: Schema.String.annotations({
+    description: "the session user's smart account (the factory's counterfactual address for the owner), lowercase"
+  }),
   txHash: Schema.String.annotations({ description: "the transfer's transaction hash" }),
   eth: Money,
   usdc: Money,
-  nextClaimAt: Schema.Int.annotations({ description: `when the address may claim again, unix seconds: ${NEVER_AGAIN} (never; one claim per address)` })
+  nextClaimAt: Schema.Int.annotations({
+    description: `when the address may claim again, unix seconds: ${NEVER_AGAIN} (never; one claim per address)`
+  })
 }).annotations({ identifier: "FaucetClaimResult" })
 
 export const FaucetStatus = Schema.Struct({
   address: Schema.String.annotations({ description: "the address asked about, lowercase" }),
   claimed: Schema.Boolean,
-  claimedAddress: Schema.NullOr(Schema.String).annotations({ description: "the smart account the claim paid (the asked address, or the account it owns)" }),
+  claimedAddress: Schema.NullOr(Schema.String).annotations({
+    description: "the smart account the claim paid (the asked address, or the account it owns)"
+  }),
   claimedAt: Schema.NullOr(Schema.Int).annotations({ description: "unix seconds" }),
   txHash: Schema.NullOr(Schema.String),
   confirmed: Schema.Boolean.annotations({ description: "the transfer's receipt was seen" }),
@@ -62,5 +68,8 @@ export class FaucetGroup extends HttpApiGroup.make("faucet")
       .addSuccess(BackendItem(FaucetStatus))
       .addError(InvalidAddress.wire)
       .addError(IndexerUnavailable.wire)
-      .annotate(OpenApi.Summary, "Whether an address (a smart account, or the owner of one) has claimed: when, the transaction, nextClaimAt")
+      .annotate(
+        OpenApi.Summary,
+        "Whether an address (a smart account, or the owner of one) has claimed: when, the transaction, nextClaimAt"
+      )
   ) {}

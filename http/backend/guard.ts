@@ -101,11 +101,22 @@ export const makeGuard = Effect.gen(function* () {
       const lookup =
         token === undefined
           ? undefined
-          : yield* sessions.lookup(token).pipe(
-              Effect.catchAll((error) => Effect.logWarning("session lookup failed; counting the request by IP").pipe(Effect.annotateLogs({ error: error.message }), Effect.as(undefined)))
-            )
+          : yield* sessions
+              .lookup(token)
+              .pipe(
+                Effect.catchAll((error) =>
+                  Effect.logWarning("session lookup failed; counting the request by IP").pipe(
+                    Effect.annotateLogs({ error: error.message }),
+                    Effect.as(undefined)
+                  )
+                )
+              )
       const ip = clientIp(limits.trustProxy, Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])
-      const decision = yield* limits.check({ ip, user: lookup?._tag === "Valid" ? lookup.user.address : undefined, auth: AUTH_LIMITED.has(path) })
+      const decision = yield* limits.check({
+        ip,
+        user: lookup?._tag === "Valid" ? lookup.user.address : undefined,
+        auth: AUTH_LIMITED.has(path)
+      })
       yield* addHeaders(decision.headers)
       if (!decision.allowed) {
         return yield* new RateLimitExceeded({
@@ -117,9 +128,15 @@ export const makeGuard = Effect.gen(function* () {
       // A declared length over the limit is refused before anything is read (node then drains the
       // rest, so the client sees this answer); an undeclared one is cut off at the limit.
       if (limit !== undefined && Number(request.headers["content-length"] ?? 0) > limit) {
-        return yield* new ValidationFailed({ message: `request body over ${limit} bytes`, details: [{ path: "", message: `at most ${limit} bytes` }] })
+        return yield* new ValidationFailed({
+          message: `request body over ${limit} bytes`,
+          details: [{ path: "", message: `at most ${limit} bytes` }]
+        })
       }
-      const bounded = limit === undefined ? app : Effect.provideService(app, HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(limit)))
-      return yield* token === undefined || lookup === undefined ? bounded : Effect.locally(bounded, resolvedSession, Option.some({ token, lookup }))
+      const bounded =
+        limit === undefined ? app : Effect.provideService(app, HttpIncomingMessage.MaxBodySize, Option.some(FileSystem.Size(limit)))
+      return yield* token === undefined || lookup === undefined
+        ? bounded
+        : Effect.locally(bounded, resolvedSession, Option.some({ token, lookup }))
     })
 })

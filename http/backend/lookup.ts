@@ -8,7 +8,15 @@
  * MARKET_NOT_FOUND.
  */
 import { Effect, Either, Schema } from "effect"
-import { EventNotFound, IndexerMarketNotFound, InvalidAddress, InvalidMarketId, InvalidParameter, MarketNotFound, ValidationFailed } from "../../schema/errors.js"
+import {
+  EventNotFound,
+  IndexerMarketNotFound,
+  InvalidAddress,
+  InvalidMarketId,
+  InvalidParameter,
+  MarketNotFound,
+  ValidationFailed
+} from "../../schema/errors.js"
 import { Address, MarketId } from "../../schema/primitives.js"
 import type { Market } from "../indexer/markets.js"
 import { findMarketById, findMarketBySlug } from "./queries/markets.js"
@@ -26,11 +34,15 @@ export const parseIdOrSlug = (input: string): Effect.Effect<MarketKey, InvalidMa
     const id = decodeMarketId(input)
     return Either.isRight(id)
       ? Effect.succeed({ id: id.right })
-      : Effect.fail(new InvalidMarketId({ message: `invalid market id ${shown(input)}: a decimal id from 1, or 0x followed by 64 hex digits` }))
+      : Effect.fail(
+          new InvalidMarketId({ message: `invalid market id ${shown(input)}: a decimal id from 1, or 0x followed by 64 hex digits` })
+        )
   }
   return input.length <= 64 && SLUG.test(input)
     ? Effect.succeed({ slug: input })
-    : Effect.fail(new InvalidMarketId({ message: `invalid market id or slug ${shown(input)}: a decimal id, 0x followed by 64 hex digits, or a slug` }))
+    : Effect.fail(
+        new InvalidMarketId({ message: `invalid market id or slug ${shown(input)}: a decimal id, 0x followed by 64 hex digits, or a slug` })
+      )
 }
 
 /** A market id alone (no slug): the `/pricing` and trading paths. */
@@ -38,7 +50,9 @@ export const parseMarketId = (input: string): Effect.Effect<bigint, InvalidMarke
   const id = decodeMarketId(input)
   return Either.isRight(id)
     ? Effect.succeed(id.right)
-    : Effect.fail(new InvalidMarketId({ message: `invalid market id ${shown(input)}: a decimal id from 1, or 0x followed by 64 hex digits` }))
+    : Effect.fail(
+        new InvalidMarketId({ message: `invalid market id ${shown(input)}: a decimal id from 1, or 0x followed by 64 hex digits` })
+      )
 }
 
 export const parseAddress = (input: string): Effect.Effect<Address, InvalidAddress> => {
@@ -65,9 +79,13 @@ type IndexerOnly = InstanceType<typeof IndexerMarketNotFound> | InstanceType<typ
  * MARKET_NOT_FOUND (naming `input`), a rejected parameter combination (from after to) is
  * VALIDATION_FAILED.
  */
-export const fromIndexer = <A, E, R>(effect: Effect.Effect<A, E, R>, input: string): Effect.Effect<A, Exclude<E, IndexerOnly> | MarketNotFound | ValidationFailed, R> =>
+export const fromIndexer = <A, E, R>(
+  effect: Effect.Effect<A, E, R>,
+  input: string
+): Effect.Effect<A, Exclude<E, IndexerOnly> | MarketNotFound | ValidationFailed, R> =>
   Effect.catchAll(effect, (error): Effect.Effect<never, Exclude<E, IndexerOnly> | MarketNotFound | ValidationFailed> => {
     if (error instanceof IndexerMarketNotFound || error instanceof EventNotFound) return Effect.fail(marketNotFound(input))
-    if (error instanceof InvalidParameter) return Effect.fail(new ValidationFailed({ message: error.message, details: [{ path: "", message: error.message }] }))
+    if (error instanceof InvalidParameter)
+      return Effect.fail(new ValidationFailed({ message: error.message, details: [{ path: "", message: error.message }] }))
     return Effect.fail(error as Exclude<E, IndexerOnly>)
   })

@@ -32,7 +32,6 @@ const withMembers = (markets: ReadonlyArray<Market>, now: ChainNow, locale: Loca
 
 const chainNow = chainNowAtHead
 
-
 const findEvent = (input: string) =>
   Effect.gen(function* () {
     let id: bigint | undefined
@@ -45,7 +44,10 @@ const findEvent = (input: string) =>
       return yield* Effect.fail(new MarketNotFound({ message: `no event ${JSON.stringify(input.slice(0, 80))}: an event id or slug` }))
     }
     if (id === undefined) return yield* Effect.fail(new MarketNotFound({ message: `no event with slug ${JSON.stringify(input)}` }))
-    return yield* fromIndexer(Effect.map(getEvent(id), (answer) => answer.data), `event ${input}`)
+    return yield* fromIndexer(
+      Effect.map(getEvent(id), (answer) => answer.data),
+      `event ${input}`
+    )
   })
 
 export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers) =>
@@ -59,13 +61,20 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
             includeEventChildren: q.includeEventChildren || q.eventId !== undefined
           }
           const page = yield* listMarketRows(filter, now)
-          const rows = yield* withMembers(page.rows.map((r) => r.market), now, locale)
+          const rows = yield* withMembers(
+            page.rows.map((r) => r.market),
+            now,
+            locale
+          )
           return { rows, total: page.total, limit: q.limit, offset: q.offset }
         })
       )
     )
     .handle("resolve", ({ urlParams }) =>
-      item(ResolvedMarketId, "hot")(() =>
+      item(
+        ResolvedMarketId,
+        "hot"
+      )(() =>
         Effect.map(findMarket(urlParams.idOrSlug), (m) => ({ marketId: marketIdToHex(m.id), id: m.id, slug: m.metadata?.slug ?? null }))
       )
     )
@@ -74,7 +83,11 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
         Effect.gen(function* () {
           const now = yield* chainNow
           const rows = yield* listHotRows(urlParams.limit, now)
-          const markets = yield* withMembers(rows.map((r) => r.market), now, locale)
+          const markets = yield* withMembers(
+            rows.map((r) => r.market),
+            now,
+            locale
+          )
           return { rows: markets, total: markets.length, limit: urlParams.limit, offset: 0 }
         })
       )
@@ -90,7 +103,10 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
       )
     )
     .handle("outcome", ({ path }) =>
-      item(MarketOutcome, "hot")(({ locale }) =>
+      item(
+        MarketOutcome,
+        "hot"
+      )(({ locale }) =>
         Effect.gen(function* () {
           const side = path.outcomeSlug.toLowerCase()
           const now = yield* chainNow
@@ -122,7 +138,10 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
       )
     )
     .handle("orderbook", ({ path }) =>
-      item(OrderBook, "hot")(() =>
+      item(
+        OrderBook,
+        "hot"
+      )(() =>
         Effect.gen(function* () {
           const market = yield* findMarket(path.idOrSlug)
           const book = yield* fromIndexer(readOrderBook(market.id), path.idOrSlug)
@@ -131,7 +150,10 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
       )
     )
     .handle("trades", ({ path, urlParams }) =>
-      list(BackendTrade, "hot")(() =>
+      list(
+        BackendTrade,
+        "hot"
+      )(() =>
         Effect.gen(function* () {
           const market = yield* findMarket(path.idOrSlug)
           const answer = yield* fromIndexer(listMarketTrades(market.id, urlParams), path.idOrSlug)
@@ -140,7 +162,10 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
       )
     )
     .handle("prices", ({ path, urlParams }) =>
-      list(BackendPricePoint, "warm")(() =>
+      list(
+        BackendPricePoint,
+        "warm"
+      )(() =>
         Effect.gen(function* () {
           const market = yield* findMarket(path.idOrSlug)
           const answer = yield* fromIndexer(listPrices(market.id, urlParams), path.idOrSlug)
@@ -149,7 +174,10 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
       )
     )
     .handle("candles", ({ path, urlParams }) =>
-      list(BackendCandle, "warm")(() =>
+      list(
+        BackendCandle,
+        "warm"
+      )(() =>
         Effect.gen(function* () {
           const market = yield* findMarket(path.idOrSlug)
           const answer = yield* fromIndexer(listCandles(market.id, urlParams), path.idOrSlug)
@@ -162,7 +190,10 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
 export const EventsLive = HttpApiBuilder.group(BackendApi, "events", (handlers) =>
   handlers
     .handle("list", ({ urlParams: q }) =>
-      list(BackendEvent, "hot")(({ locale }) =>
+      list(
+        BackendEvent,
+        "hot"
+      )(({ locale }) =>
         Effect.map(listEvents({ ...q }), (answer) => ({
           rows: answer.data.map((e) => toBackendEvent(e, locale)),
           total: answer.meta.count,
@@ -172,7 +203,10 @@ export const EventsLive = HttpApiBuilder.group(BackendApi, "events", (handlers) 
       )
     )
     .handle("get", ({ path }) =>
-      item(BackendEventDetail, "hot")(({ locale }) =>
+      item(
+        BackendEventDetail,
+        "hot"
+      )(({ locale }) =>
         Effect.gen(function* () {
           const event = yield* findEvent(path.eventIdOrSlug)
           const now = yield* chainNow

@@ -33,13 +33,21 @@ const searchParam = Schema.String.pipe(
 )
 
 export const MarketListQuery = strictQuery({
-  status: optional(literalParam("status", LIST_STATUSES, "only markets in this status (default all; trending and ending_soon imply active)")),
+  status: optional(
+    literalParam("status", LIST_STATUSES, "only markets in this status (default all; trending and ending_soon imply active)")
+  ),
   category: optional(slugParam("category", "only markets of this category")),
   featured: optional(booleanParam("featured", "only featured (true) or only non-featured (false) markets")),
   q: optional(searchParam),
-  sortBy: withDefault(literalParam("sortBy", SORTS, "order; default newest. trending: USDC volume of the last 24 h"), () => "newest" as const),
+  sortBy: withDefault(
+    literalParam("sortBy", SORTS, "order; default newest. trending: USDC volume of the last 24 h"),
+    () => "newest" as const
+  ),
   sortOrder: optional(literalParam("sortOrder", ["asc", "desc"], "default desc (asc for ending_soon)")),
-  includeEventChildren: withDefault(booleanParam("includeEventChildren", "also list markets that are outcomes of an event (default false)"), () => false),
+  includeEventChildren: withDefault(
+    booleanParam("includeEventChildren", "also list markets that are outcomes of an event (default false)"),
+    () => false
+  ),
   eventId: optional(eventIdParam("eventId", "only the outcomes of this event (implies includeEventChildren)")),
   ...page,
   ...localeField
@@ -60,11 +68,17 @@ export const OutcomePath = Schema.Struct({
 })
 
 export const MarketOutcome = Schema.Struct({
-  outcome: Schema.NullOr(Schema.Literal("YES", "NO")).annotations({ description: "the side named (yes/no); null when a member market was named" }),
+  outcome: Schema.NullOr(Schema.Literal("YES", "NO")).annotations({
+    description: "the side named (yes/no); null when a member market was named"
+  }),
   token: Schema.NullOr(Address).annotations({ description: "the side's outcome token; null when a member market was named" }),
   price: Schema.NullOr(Price).annotations({ description: "latest price of the side (or the member's YES price)" }),
   market: BackendMarket
-}).annotations({ identifier: "MarketOutcome", title: "Market outcome", description: "one side of a market, or one outcome market of an event" })
+}).annotations({
+  identifier: "MarketOutcome",
+  title: "Market outcome",
+  description: "one side of a market, or one outcome market of an event"
+})
 
 export const TradesQuery = strictQuery({
   trader: optional(addressParam("trader", "only trades by this trader")),
@@ -86,13 +100,15 @@ export const CandlesQuery = strictQuery({
   ...page
 })
 
-
 export class MarketsGroup extends HttpApiGroup.make("markets")
   .add(
     HttpApiEndpoint.get("list", "/api/markets")
       .setUrlParams(MarketListQuery)
       .addSuccess(BackendList(BackendMarket))
-      .annotate(OpenApi.Summary, "Markets with filters, search and sorts; outcomes of events only with includeEventChildren=true or eventId")
+      .annotate(
+        OpenApi.Summary,
+        "Markets with filters, search and sorts; outcomes of events only with includeEventChildren=true or eventId"
+      )
   )
   .add(
     HttpApiEndpoint.get("resolve", "/api/markets/resolve")
@@ -106,7 +122,10 @@ export class MarketsGroup extends HttpApiGroup.make("markets")
     HttpApiEndpoint.get("hot", "/api/markets/hot")
       .setUrlParams(HotQuery)
       .addSuccess(BackendList(BackendMarket))
-      .annotate(OpenApi.Summary, "Curated: featured live markets first, then by score = 24 h USDC volume + 10 USDC per trade in 24 h, router and CLOB trades (order matches outside router trades) alike")
+      .annotate(
+        OpenApi.Summary,
+        "Curated: featured live markets first, then by score = 24 h USDC volume + 10 USDC per trade in 24 h, router and CLOB trades (order matches outside router trades) alike"
+      )
   )
   .add(
     HttpApiEndpoint.get("get", "/api/markets/:idOrSlug")

@@ -40,13 +40,29 @@ const describeDecodeError = (error: HttpApiDecodeError) => {
   const issue = error.issues[0]
   const first = issue === undefined || issue._tag === "Unexpected" ? undefined : issue.path[0]
   const name = first === undefined ? "" : String(first)
-  if (ADDRESS_PARAMETERS.has(name)) return errorResponse(400, "INVALID_ADDRESS", `invalid address ${JSON.stringify(name)}: ${details[0]?.message}`, details)
-  if (MARKET_ID_PARAMETERS.has(name)) return errorResponse(400, "INVALID_MARKET_ID", `invalid market id ${JSON.stringify(name)}: ${details[0]?.message}`, details)
-  return errorResponse(400, "VALIDATION_FAILED", details.length === 0 ? `malformed request: ${error.message}` : details.map((d) => `${d.path === "" ? "body" : d.path}: ${d.message}`).join("; "), details)
+  if (ADDRESS_PARAMETERS.has(name))
+    return errorResponse(400, "INVALID_ADDRESS", `invalid address ${JSON.stringify(name)}: ${details[0]?.message}`, details)
+  if (MARKET_ID_PARAMETERS.has(name))
+    return errorResponse(400, "INVALID_MARKET_ID", `invalid market id ${JSON.stringify(name)}: ${details[0]?.message}`, details)
+  return errorResponse(
+    400,
+    "VALIDATION_FAILED",
+    details.length === 0
+      ? `malformed request: ${error.message}`
+      : details.map((d) => `${d.path === "" ? "body" : d.path}: ${d.message}`).join("; "),
+    details
+  )
 }
 
-const isBackendError = (u: unknown): u is { readonly code: BackendErrorCode; readonly message: string; readonly details?: ReadonlyArray<ErrorDetail> } =>
-  typeof u === "object" && u !== null && "code" in u && typeof u.code === "string" && Object.hasOwn(backendErrorStatus, u.code) && "message" in u
+const isBackendError = (
+  u: unknown
+): u is { readonly code: BackendErrorCode; readonly message: string; readonly details?: ReadonlyArray<ErrorDetail> } =>
+  typeof u === "object" &&
+  u !== null &&
+  "code" in u &&
+  typeof u.code === "string" &&
+  Object.hasOwn(backendErrorStatus, u.code) &&
+  "message" in u
 
 const requestLine = (request: HttpServerRequest.HttpServerRequest) => {
   const path = request.url.split("?")[0] ?? request.url
@@ -56,12 +72,19 @@ const requestLine = (request: HttpServerRequest.HttpServerRequest) => {
 const render = (failure: unknown, line: string): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   if (failure instanceof HttpApiDecodeError) return Effect.succeed(describeDecodeError(failure))
   if (failure instanceof NotFound) return Effect.succeed(errorResponse(404, "NOT_FOUND", failure.message))
-  if (isBackendError(failure)) return Effect.succeed(errorResponse(backendErrorStatus[failure.code], failure.code, failure.message, failure.details))
+  if (isBackendError(failure))
+    return Effect.succeed(errorResponse(backendErrorStatus[failure.code], failure.code, failure.message, failure.details))
   const tag = typeof failure === "object" && failure !== null && "_tag" in failure ? failure._tag : undefined
-  if (tag === "RouteNotFound") return Effect.succeed(errorResponse(404, "NOT_FOUND", `no route ${line}; the API is described at /api/openapi.json`))
-  if (tag === "RequestError") return Effect.succeed(errorResponse(400, "VALIDATION_FAILED", "the request body could not be read", [{ path: "", message: "unreadable body" }]))
+  if (tag === "RouteNotFound")
+    return Effect.succeed(errorResponse(404, "NOT_FOUND", `no route ${line}; the API is described at /api/openapi.json`))
+  if (tag === "RequestError")
+    return Effect.succeed(
+      errorResponse(400, "VALIDATION_FAILED", "the request body could not be read", [{ path: "", message: "unreadable body" }])
+    )
   if (tag === "SqlError" || tag === "ServiceUnavailable") {
-    return Effect.logWarning("indexer read failed").pipe(Effect.as(errorResponse(503, "INDEXER_UNAVAILABLE", "the indexer's database is unavailable")))
+    return Effect.logWarning("indexer read failed").pipe(
+      Effect.as(errorResponse(503, "INDEXER_UNAVAILABLE", "the indexer's database is unavailable"))
+    )
   }
   return Effect.logError("unexpected failure").pipe(
     Effect.annotateLogs({ request: line, failure: String(failure) }),
@@ -84,7 +107,9 @@ export const backendMiddleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Def
         // HttpApi dies with the RequestError of a body that is not JSON: the client's fault.
         const defect = Cause.dieOption(cause)
         if (Option.isSome(defect) && (defect.value as { _tag?: unknown } | null)?._tag === "RequestError") {
-          return Effect.succeed(errorResponse(400, "VALIDATION_FAILED", "the request body is not valid JSON", [{ path: "", message: "not valid JSON" }]))
+          return Effect.succeed(
+            errorResponse(400, "VALIDATION_FAILED", "the request body is not valid JSON", [{ path: "", message: "not valid JSON" }])
+          )
         }
         return Effect.logError("defect").pipe(
           Effect.annotateLogs({ request: line, cause: Cause.pretty(cause) }),

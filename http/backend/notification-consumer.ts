@@ -135,17 +135,25 @@ export const makeNotificationConsumer = (chainId: number) =>
         if (cursor === undefined || checkpoint === undefined) return { head: null, from: -1, reorg: false, inserted: 0, retracted: 0 }
         const at = Number(cursor.block_number)
         const head = checkpoint.block
-        const [window] = yield* sql<{ lowest: string | null; lowest_timestamp: string | null; at_hash: string | null; head_timestamp: string | null }>`
+        const [window] = yield* sql<{
+          lowest: string | null
+          lowest_timestamp: string | null
+          at_hash: string | null
+          head_timestamp: string | null
+        }>`
           select (select min(number) from indexed_block where chain_id = ${chainId}) as lowest,
                  (select timestamp from indexed_block where chain_id = ${chainId} order by number limit 1) as lowest_timestamp,
                  (select hash from indexed_block where chain_id = ${chainId} and number = ${at}) as at_hash,
                  (select timestamp from indexed_block where chain_id = ${chainId} and number = ${head}) as head_timestamp`
         const consistent =
-          at === -1 ? true
-          : at > head ? false
-          : at === head ? cursor.block_hash === checkpoint.hash
-          // A block no longer in the window is final: it cannot have been reorged.
-          : window?.at_hash == null || window.at_hash === cursor.block_hash
+          at === -1
+            ? true
+            : at > head
+              ? false
+              : at === head
+                ? cursor.block_hash === checkpoint.hash
+                : // A block no longer in the window is final: it cannot have been reorged.
+                  window?.at_hash == null || window.at_hash === cursor.block_hash
         const lowest = window?.lowest == null ? null : Number(window.lowest)
         const from = consistent ? at : lowest === null ? -1 : Math.min(head, lowest - 1)
         const retracted = consistent ? 0 : (yield* retract(from)).length

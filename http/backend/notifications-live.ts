@@ -44,7 +44,11 @@ const toNotification = (row: NotificationRow) => ({
 
 const databaseDown = () => new IndexerUnavailable({ message: "the database is unavailable" })
 const onSqlError = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>) =>
-  Effect.catchIf(effect, (e): e is SqlError => e instanceof SqlError, databaseDown) as Effect.Effect<A, Exclude<E, SqlError> | InstanceType<typeof IndexerUnavailable>, R>
+  Effect.catchIf(effect, (e): e is SqlError => e instanceof SqlError, databaseDown) as Effect.Effect<
+    A,
+    Exclude<E, SqlError> | InstanceType<typeof IndexerUnavailable>,
+    R
+  >
 
 export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications", (handlers) =>
   Effect.gen(function* () {
@@ -52,7 +56,9 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
 
     /** The user's addresses: the session's and the smart account the faucet paid for it. */
     const addressesOf = (address: string) =>
-      sql<{ address: string }>`select address from faucet_claim where owner = ${address}`.pipe(Effect.map((rows) => [address, ...rows.map((r) => r.address)]))
+      sql<{ address: string }>`select address from faucet_claim where owner = ${address}`.pipe(
+        Effect.map((rows) => [address, ...rows.map((r) => r.address)])
+      )
 
     /** Shown: addressed to one of the user's addresses and of a type the user has not muted. */
     const shown = (addresses: ReadonlyArray<string>, owner: string) =>
@@ -67,7 +73,9 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
           const unread = urlParams.unread === true ? sql`and n.read_at is null` : sql``
           const rows = yield* sql<NotificationRow>`select ${sql.literal(COLUMNS)} from notification n
             where ${shown(addresses, user.address)} ${unread} order by n.id desc limit ${urlParams.limit} offset ${urlParams.offset}`
-          const [count] = yield* sql<{ total: string }>`select count(*) as total from notification n where ${shown(addresses, user.address)} ${unread}`
+          const [count] = yield* sql<{
+            total: string
+          }>`select count(*) as total from notification n where ${shown(addresses, user.address)} ${unread}`
           return {
             data: rows.map(toNotification),
             meta: { ...(yield* meta), pagination: { limit: urlParams.limit, offset: urlParams.offset, total: Number(count?.total ?? 0) } }
@@ -78,7 +86,9 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
         Effect.gen(function* () {
           const user = yield* CurrentUser
           const addresses = yield* addressesOf(user.address)
-          const [count] = yield* sql<{ unread: string }>`select count(*) as unread from notification n where ${shown(addresses, user.address)} and n.read_at is null`
+          const [count] = yield* sql<{
+            unread: string
+          }>`select count(*) as unread from notification n where ${shown(addresses, user.address)} and n.read_at is null`
           return { data: { unread: Number(count?.unread ?? 0) }, meta: yield* meta }
         }).pipe(onSqlError)
       )
@@ -101,7 +111,8 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
           const user = yield* CurrentUser
           const addresses = yield* addressesOf(user.address)
           const now = new Date(yield* Clock.currentTimeMillis)
-          const marked = yield* sql`update notification n set read_at = ${now} where ${shown(addresses, user.address)} and n.read_at is null returning n.id`
+          const marked =
+            yield* sql`update notification n set read_at = ${now} where ${shown(addresses, user.address)} and n.read_at is null returning n.id`
           return { data: { marked: marked.length }, meta: yield* meta }
         }).pipe(onSqlError)
       )

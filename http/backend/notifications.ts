@@ -29,17 +29,22 @@ export const Notification = Schema.Struct({
   type: NotificationType,
   address: Schema.String.annotations({ description: "the address it concerns (the session address or its smart account), lowercase" }),
   marketId: Schema.NullOr(Schema.String).annotations({ description: "the market concerned, 0x + 64 hex; null when none" }),
-  blockNumber: Schema.NullOr(Schema.Int).annotations({ description: "the block of the chain event; null for notifications not from the chain" }),
+  blockNumber: Schema.NullOr(Schema.Int).annotations({
+    description: "the block of the chain event; null for notifications not from the chain"
+  }),
   txHash: Schema.NullOr(Schema.String).annotations({ description: "the transaction of the chain event, when one" }),
   detail: Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-    description: "by type: orderFilled {orderId, role maker|taker, filled, fill FULL|PARTIAL}; orderCancelled {orderId}; marketResolved {resolution YES|NO|REFUND}; redemptionAvailable {kind redeem|refund}; marketPaused {scope, moduleId}; faucetDelivered {address, txHash}; commentReply {commentId, parentId, author}. Amounts are decimal strings of raw units"
+    description:
+      "by type: orderFilled {orderId, role maker|taker, filled, fill FULL|PARTIAL}; orderCancelled {orderId}; marketResolved {resolution YES|NO|REFUND}; redemptionAvailable {kind redeem|refund}; marketPaused {scope, moduleId}; faucetDelivered {address, txHash}; commentReply {commentId, parentId, author}. Amounts are decimal strings of raw units"
   }),
   read: Schema.Boolean,
   createdAt: Schema.Int.annotations({ description: "when the backend produced it, unix seconds" })
 }).annotations({ identifier: "Notification" })
 
 export const UnreadCount = Schema.Struct({ unread: Schema.NonNegativeInt }).annotations({ identifier: "UnreadCount" })
-export const ReadAll = Schema.Struct({ marked: Schema.NonNegativeInt.annotations({ description: "notifications newly marked read" }) }).annotations({ identifier: "ReadAllResult" })
+export const ReadAll = Schema.Struct({
+  marked: Schema.NonNegativeInt.annotations({ description: "notifications newly marked read" })
+}).annotations({ identifier: "ReadAllResult" })
 
 export const NotificationsQuery = strictQuery({
   unread: optional(booleanParam("unread", "true: only unread notifications")),
@@ -47,7 +52,11 @@ export const NotificationsQuery = strictQuery({
 })
 
 export const NotificationPath = Schema.Struct({
-  id: Schema.String.annotations({ title: "id", description: "notification id: a decimal integer from 1", jsonSchema: { type: "string", pattern: "^[1-9][0-9]{0,18}$" } })
+  id: Schema.String.annotations({
+    title: "id",
+    description: "notification id: a decimal integer from 1",
+    jsonSchema: { type: "string", pattern: "^[1-9][0-9]{0,18}$" }
+  })
 })
 
 export class NotificationsGroup extends HttpApiGroup.make("notifications")

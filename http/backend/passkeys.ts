@@ -115,7 +115,11 @@ interface CredentialRow {
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error))
 
-export const makePasskeys = (options: { readonly webauthn: WebAuthnOptions; readonly accountOf: AccountOf; readonly sessions: SessionsService }) =>
+export const makePasskeys = (options: {
+  readonly webauthn: WebAuthnOptions
+  readonly accountOf: AccountOf
+  readonly sessions: SessionsService
+}) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const { webauthn, accountOf, sessions } = options
@@ -193,11 +197,15 @@ export const makePasskeys = (options: { readonly webauthn: WebAuthnOptions; read
         const owner = passkeyOwner(key)
         const smartAccount = yield* accountOf(owner)
         const now = yield* Clock.currentTimeMillis
-        const transports = [...(response.response.transports ?? [])].filter((t) => typeof t === "string" && /^[a-z-]{1,32}$/.test(t)).slice(0, 8)
+        const transports = [...(response.response.transports ?? [])]
+          .filter((t) => typeof t === "string" && /^[a-z-]{1,32}$/.test(t))
+          .slice(0, 8)
         yield* sql.withTransaction(
           Effect.gen(function* () {
-            if (!(yield* spend(challenge, "register"))) return yield* invalid("challenge already used: a WebAuthn response is accepted once")
-            const inserted = yield* sql`insert into passkey_credential (id, public_key, owner, smart_account, counter, transports, created_at)
+            if (!(yield* spend(challenge, "register")))
+              return yield* invalid("challenge already used: a WebAuthn response is accepted once")
+            const inserted =
+              yield* sql`insert into passkey_credential (id, public_key, owner, smart_account, counter, transports, created_at)
               values (${credential.id}, ${Buffer.from(credential.publicKey)}, ${owner}, ${smartAccount}, ${credential.counter}, string_to_array(${transports.join(",")}, ','), ${new Date(now)})
               on conflict (id) do nothing returning id`
             if (inserted.length === 0) return yield* invalid("this credential is already registered: sign in with it")
@@ -209,7 +217,12 @@ export const makePasskeys = (options: { readonly webauthn: WebAuthnOptions; read
     const loginOptions = Effect.gen(function* () {
       const issued = yield* issue("login")
       const request = yield* Effect.promise(() =>
-        generateAuthenticationOptions({ rpID: webauthn.rpId, challenge: issued.bytes, timeout: PASSKEY_CHALLENGE_TTL_MS, userVerification: "preferred" })
+        generateAuthenticationOptions({
+          rpID: webauthn.rpId,
+          challenge: issued.bytes,
+          timeout: PASSKEY_CHALLENGE_TTL_MS,
+          userVerification: "preferred"
+        })
       )
       return { challenge: issued.challenge, expiresAt: issued.expiresAt, options: request }
     })

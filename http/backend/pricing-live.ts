@@ -38,7 +38,10 @@ import { readQuoteState, readViewState, type QuoteState, type SideSummary } from
 import { marketStatusAt } from "./records.js"
 import { item, list } from "./respond.js"
 
-const indexedAt = Effect.map(Effect.flatMap(Freshness, (f) => f.current), (head) => ({ number: head?.block ?? null, hash: head?.hash ?? null }))
+const indexedAt = Effect.map(
+  Effect.flatMap(Freshness, (f) => f.current),
+  (head) => ({ number: head?.block ?? null, hash: head?.hash ?? null })
+)
 
 const spotPrices = (pool: PoolState | undefined, market: Market, now: ChainNow) => {
   if (pool === undefined || !pool.initialized || pool.liquidity === 0n) return null
@@ -123,7 +126,8 @@ const usdcHeld = (address: string, at: { readonly number: number | null }) =>
   Effect.gen(function* () {
     const reader = yield* ChainReader
     if (Option.isNone(reader)) {
-      const message = "the USDC balance of a buy is read from the chain, and this server has no chain RPC endpoint (RPC_URL); quote without address"
+      const message =
+        "the USDC balance of a buy is read from the chain, and this server has no chain RPC endpoint (RPC_URL); quote without address"
       return yield* new ValidationFailed({ message, details: [{ path: "address", message }] })
     }
     return yield* reader.value.usdcBalance(address as Address, at.number)
@@ -134,14 +138,35 @@ const usdcHeld = (address: string, at: { readonly number: number | null }) =>
  * that cannot take the trade, is MARKET_PAUSED; the rest VALIDATION_FAILED on amountIn. A paused
  * exchange alone is no error: the router trades on the AMM, and so does the quote.
  */
-const routerQuote = (market: Market, state: QuoteState, side: number, amountIn: bigint, maxFills: number, now: ChainNow): Effect.Effect<RouterQuote, MarketPaused | ValidationFailed> =>
+const routerQuote = (
+  market: Market,
+  state: QuoteState,
+  side: number,
+  amountIn: bigint,
+  maxFills: number,
+  now: ChainNow
+): Effect.Effect<RouterQuote, MarketPaused | ValidationFailed> =>
   Effect.try({
-    try: () => quoteTrade({ pool: state.pool, endTime: BigInt(market.endTime), book: state.book, hookPaused: state.hookPaused, exchangePaused: state.exchangePaused }, side, amountIn, maxFills, BigInt(now.time)),
+    try: () =>
+      quoteTrade(
+        {
+          pool: state.pool,
+          endTime: BigInt(market.endTime),
+          book: state.book,
+          hookPaused: state.hookPaused,
+          exchangePaused: state.exchangePaused
+        },
+        side,
+        amountIn,
+        maxFills,
+        BigInt(now.time)
+      ),
     catch: (error) => error
   }).pipe(
     Effect.catchAll((error): Effect.Effect<never, MarketPaused | ValidationFailed> => {
       if (!(error instanceof QuoteRevert)) return Effect.die(error)
-      if (error.reason === "HookPaused" || error.reason === "ExchangePaused") return Effect.fail(new MarketPaused({ message: `market ${market.id}: ${error.message}` }))
+      if (error.reason === "HookPaused" || error.reason === "ExchangePaused")
+        return Effect.fail(new MarketPaused({ message: `market ${market.id}: ${error.message}` }))
       return Effect.fail(amountProblem(`the router would revert (${error.reason}): ${error.message}`))
     })
   )
@@ -151,7 +176,10 @@ const bpsOf = (numerator: bigint, denominator: bigint) => (denominator === 0n ? 
 export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers) =>
   handlers
     .handle("view", ({ path }) =>
-      item(PricingView, "hot")(() =>
+      item(
+        PricingView,
+        "hot"
+      )(() =>
         Effect.gen(function* () {
           const market = yield* findMarket(path.idOrSlug)
           return yield* pricingView(market, yield* chainNow)
@@ -159,105 +187,129 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
       )
     )
     .handle("quote", ({ path, payload }) =>
-      item(Quote, "hot")(() =>
-        Effect.gen(function* () {
-          const market = yield* findMarket(path.idOrSlug)
-          const now = yield* chainNowExact
-          yield* requireTradable(market, now)
-          const side = TradeType.toCode(payload.tradeType)
-          const amountIn = parseUnits6(payload.amountIn)
-          const buy = isBuySide(side)
-          const outcome = side === BUY_YES || side === SELL_YES ? "YES" : "NO"
-          if (payload.address !== undefined) {
-            const address = yield* parseAddress(payload.address)
-            if (buy) {
-              const held = yield* usdcHeld(address, yield* indexedAt)
-              if (held < amountIn) {
-                return yield* Effect.fail(new InsufficientBalance({ message: `${address} holds ${money(held, 6, "USDC").decimal} USDC, less than ${payload.amountIn}` }))
+      item(Quote, "hot")(
+        () =>
+          Effect.gen(function* () {
+            const market = yield* findMarket(path.idOrSlug)
+            const now = yield* chainNowExact
+            yield* requireTradable(market, now)
+            const side = TradeType.toCode(payload.tradeType)
+            const amountIn = parseUnits6(payload.amountIn)
+            const buy = isBuySide(side)
+            const outcome = side === BUY_YES || side === SELL_YES ? "YES" : "NO"
+            if (payload.address !== undefined) {
+              const address = yield* parseAddress(payload.address)
+              if (buy) {
+                const held = yield* usdcHeld(address, yield* indexedAt)
+                if (held < amountIn) {
+                  return yield* Effect.fail(
+                    new InsufficientBalance({
+                      message: `${address} holds ${money(held, 6, "USDC").decimal} USDC, less than ${payload.amountIn}`
+                    })
+                  )
+                }
+              }
+              if (!buy) {
+                const held = yield* heldOutcome(market.id, address, outcome)
+                if (held < amountIn) {
+                  return yield* Effect.fail(
+                    new InsufficientBalance({
+                      message: `${address} holds ${money(held, 6, outcome).decimal} ${outcome} of market ${market.id}, less than ${payload.amountIn}`
+                    })
+                  )
+                }
               }
             }
-            if (!buy) {
-              const held = yield* heldOutcome(market.id, address, outcome)
-              if (held < amountIn) {
-                return yield* Effect.fail(
-                  new InsufficientBalance({ message: `${address} holds ${money(held, 6, outcome).decimal} ${outcome} of market ${market.id}, less than ${payload.amountIn}` })
-                )
-              }
+            const state = yield* readQuoteState(market.id)
+            const maxFills = payload.maxFills ?? 10
+            const slippageBps = payload.slippageBps ?? 50
+            const quoted = yield* routerQuote(market, state, side, amountIn, maxFills, now)
+            const inUnit: MoneyUnit = buy ? "USDC" : outcome
+            const outUnit: MoneyUnit = buy ? outcome : "USDC"
+            const used = quoted.clobSpent + quoted.ammSpent
+            // USDC per share over the whole trade.
+            const average = buy ? (used * PRICE_SCALE) / quoted.amountOut : (quoted.amountOut * PRICE_SCALE) / used
+            const spot = quoted.spotPrice !== 0n ? quoted.spotPrice : (firstFillPrice(quoted.fills) ?? 0n)
+            const impact = spot === 0n ? 0 : buy ? bpsOf(average - spot, spot) : bpsOf(spot - average, spot)
+            const route = [
+              ...quoted.fills.map((f) => ({
+                venue: "CLOB" as const,
+                match: f.kind,
+                orderId: f.orderId,
+                makerPrice: f.price,
+                shares: money(f.shares, 6, outcome)
+              })),
+              ...(quoted.ammSpent > 0n
+                ? [
+                    {
+                      venue: "AMM" as const,
+                      amountIn: money(quoted.ammSpent, 6, inUnit),
+                      amountOut: money(quoted.ammFilled, 6, outUnit),
+                      feeBps: Number(quoted.fee / 100n)
+                    }
+                  ]
+                : [])
+            ]
+            return {
+              marketId: marketIdToHex(market.id),
+              tradeType: payload.tradeType,
+              amountIn: money(amountIn, 6, inUnit),
+              amountOut: money(quoted.amountOut, 6, outUnit),
+              clobFilled: money(quoted.clobFilled, 6, outUnit),
+              ammFilled: money(quoted.ammFilled, 6, outUnit),
+              refund: money(amountIn - used, 6, inUnit),
+              averagePrice: average > PRICE_UNIT ? PRICE_UNIT : average,
+              priceImpactBps: impact,
+              slippageBps,
+              minAmountOut: money((quoted.amountOut * BigInt(10_000 - slippageBps)) / 10_000n, 6, outUnit),
+              maxFills,
+              clobLimitPrice: quoted.limitPrice,
+              route,
+              indexedAt: yield* indexedAt
             }
-          }
-          const state = yield* readQuoteState(market.id)
-          const maxFills = payload.maxFills ?? 10
-          const slippageBps = payload.slippageBps ?? 50
-          const quoted = yield* routerQuote(market, state, side, amountIn, maxFills, now)
-          const inUnit: MoneyUnit = buy ? "USDC" : outcome
-          const outUnit: MoneyUnit = buy ? outcome : "USDC"
-          const used = quoted.clobSpent + quoted.ammSpent
-          // USDC per share over the whole trade.
-          const average = buy ? (used * PRICE_SCALE) / quoted.amountOut : (quoted.amountOut * PRICE_SCALE) / used
-          const spot = quoted.spotPrice !== 0n ? quoted.spotPrice : (firstFillPrice(quoted.fills) ?? 0n)
-          const impact = spot === 0n ? 0 : buy ? bpsOf(average - spot, spot) : bpsOf(spot - average, spot)
-          const route = [
-            ...quoted.fills.map((f) => ({
-              venue: "CLOB" as const,
-              match: f.kind,
-              orderId: f.orderId,
-              makerPrice: f.price,
-              shares: money(f.shares, 6, outcome)
-            })),
-            ...(quoted.ammSpent > 0n
-              ? [{ venue: "AMM" as const, amountIn: money(quoted.ammSpent, 6, inUnit), amountOut: money(quoted.ammFilled, 6, outUnit), feeBps: Number(quoted.fee / 100n) }]
-              : [])
-          ]
-          return {
-            marketId: marketIdToHex(market.id),
-            tradeType: payload.tradeType,
-            amountIn: money(amountIn, 6, inUnit),
-            amountOut: money(quoted.amountOut, 6, outUnit),
-            clobFilled: money(quoted.clobFilled, 6, outUnit),
-            ammFilled: money(quoted.ammFilled, 6, outUnit),
-            refund: money(amountIn - used, 6, inUnit),
-            averagePrice: average > PRICE_UNIT ? PRICE_UNIT : average,
-            priceImpactBps: impact,
-            slippageBps,
-            minAmountOut: money((quoted.amountOut * BigInt(10_000 - slippageBps)) / 10_000n, 6, outUnit),
-            maxFills,
-            clobLimitPrice: quoted.limitPrice,
-            route,
-            indexedAt: yield* indexedAt
-          }
-        }),
+          }),
         JSON.stringify(payload)
       )
     )
     .handle("priceViews", ({ payload }) =>
-      list(PricingView, "hot")(() =>
-        Effect.gen(function* () {
-          const now = yield* chainNow
-          const views = yield* Effect.forEach(payload.marketIds, (id) => Effect.flatMap(findMarket(id), (m) => pricingView(m, now)), { concurrency: 4 })
-          return { rows: views, total: views.length, limit: views.length, offset: 0 }
-        }),
+      list(PricingView, "hot")(
+        () =>
+          Effect.gen(function* () {
+            const now = yield* chainNow
+            const views = yield* Effect.forEach(payload.marketIds, (id) => Effect.flatMap(findMarket(id), (m) => pricingView(m, now)), {
+              concurrency: 4
+            })
+            return { rows: views, total: views.length, limit: views.length, offset: 0 }
+          }),
         JSON.stringify(payload)
       )
     )
     .handle("candles", ({ payload }) =>
-      list(MarketCandles, "warm")(() =>
-        Effect.gen(function* () {
-          const timeframe = payload.timeframe ?? "1h"
-          const rows = yield* Effect.forEach(
-            payload.marketIds,
-            (id) =>
-              Effect.gen(function* () {
-                const market = yield* findMarket(id)
-                const answer = yield* fromIndexer(
-                  listCandles(market.id, { timeframe, ...(payload.from === undefined ? {} : { from: payload.from }), ...(payload.to === undefined ? {} : { to: payload.to }), limit: payload.limit ?? 20, offset: 0 }),
-                  id
-                )
-                return { marketId: marketIdToHex(market.id), timeframe, candles: answer.data.map(toBackendCandle) }
-              }),
-            { concurrency: 4 }
-          )
-          return { rows, total: rows.length, limit: rows.length, offset: 0 }
-        }),
+      list(MarketCandles, "warm")(
+        () =>
+          Effect.gen(function* () {
+            const timeframe = payload.timeframe ?? "1h"
+            const rows = yield* Effect.forEach(
+              payload.marketIds,
+              (id) =>
+                Effect.gen(function* () {
+                  const market = yield* findMarket(id)
+                  const answer = yield* fromIndexer(
+                    listCandles(market.id, {
+                      timeframe,
+                      ...(payload.from === undefined ? {} : { from: payload.from }),
+                      ...(payload.to === undefined ? {} : { to: payload.to }),
+                      limit: payload.limit ?? 20,
+                      offset: 0
+                    }),
+                    id
+                  )
+                  return { marketId: marketIdToHex(market.id), timeframe, candles: answer.data.map(toBackendCandle) }
+                }),
+              { concurrency: 4 }
+            )
+            return { rows, total: rows.length, limit: rows.length, offset: 0 }
+          }),
         JSON.stringify(payload)
       )
     )

@@ -76,13 +76,43 @@ const makeLimits = (options: RateLimitOptions, redis: Redis | undefined) => {
           shared:
             redis === undefined
               ? undefined
-              : new RateLimiterRedis({ storeClient: redis, keyPrefix: `${prefix}:${name}`, points, duration: seconds, rejectIfRedisNotReady: true })
+              : new RateLimiterRedis({
+                  storeClient: redis,
+                  keyPrefix: `${prefix}:${name}`,
+                  points,
+                  duration: seconds,
+                  rejectIfRedisNotReady: true
+                })
         }
   const who = (s: Subject) => (s.user === undefined ? `ip:${s.ip}` : `user:${s.user}`)
-  const auth = limit("auth", options.authPerMinute, 60, (s) => `ip:${s.ip}`, () => `${options.authPerMinute} sign-in requests per minute per IP`)
-  const publicMinute = limit("minute-ip", options.publicPerMinute, 60, (s) => `ip:${s.ip}`, () => `${options.publicPerMinute} requests per minute per IP without a session`)
-  const userMinute = limit("minute-user", options.userPerMinute, 60, (s) => `user:${s.user}`, () => `${options.userPerMinute} requests per minute per user`)
-  const day = limit("day", options.perDay, 86_400, who, (s) => `${options.perDay} requests per day per ${s.user === undefined ? "IP" : "user"}`)
+  const auth = limit(
+    "auth",
+    options.authPerMinute,
+    60,
+    (s) => `ip:${s.ip}`,
+    () => `${options.authPerMinute} sign-in requests per minute per IP`
+  )
+  const publicMinute = limit(
+    "minute-ip",
+    options.publicPerMinute,
+    60,
+    (s) => `ip:${s.ip}`,
+    () => `${options.publicPerMinute} requests per minute per IP without a session`
+  )
+  const userMinute = limit(
+    "minute-user",
+    options.userPerMinute,
+    60,
+    (s) => `user:${s.user}`,
+    () => `${options.userPerMinute} requests per minute per user`
+  )
+  const day = limit(
+    "day",
+    options.perDay,
+    86_400,
+    who,
+    (s) => `${options.perDay} requests per day per ${s.user === undefined ? "IP" : "user"}`
+  )
   return { auth, publicMinute, userMinute, day }
 }
 
@@ -130,7 +160,9 @@ const makeService = (options: RateLimitOptions, redis: Redis | undefined): RateL
         if (degradedSince === undefined) return Effect.void
         const since = degradedSince
         degradedSince = undefined
-        return Effect.logWarning("rate-limit store answers again; limits are shared across instances").pipe(Effect.annotateLogs({ degradedMs: now - since }))
+        return Effect.logWarning("rate-limit store answers again; limits are shared across instances").pipe(
+          Effect.annotateLogs({ degradedMs: now - since })
+        )
       }
       degradedSince ??= now
       if (now - lastWarning < WARN_EVERY_MS) return Effect.void
@@ -195,7 +227,11 @@ export const RateLimitsLive = (options: RateLimitOptions) =>
       redis.on("error", () => {})
       yield* Effect.tryPromise(() => redis.connect()).pipe(
         Effect.timeout("3 seconds"),
-        Effect.catchAll((error) => Effect.logWarning("rate-limit store not reachable at start; counting in-process until it is").pipe(Effect.annotateLogs({ error: String(error) })))
+        Effect.catchAll((error) =>
+          Effect.logWarning("rate-limit store not reachable at start; counting in-process until it is").pipe(
+            Effect.annotateLogs({ error: String(error) })
+          )
+        )
       )
       return makeService(options, redis)
     })

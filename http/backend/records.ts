@@ -10,9 +10,21 @@ import { localizedTitle, type Locale } from "./locale.js"
 import type { ChainNow } from "./queries/markets.js"
 
 export const marketStatusAt = (market: Market, now: ChainNow): MarketStatus =>
-  market.isResolved ? "resolved" : market.refundMode ? "refunding" : market.endTime <= now.time ? "closed" : now.paused ? "paused" : "active"
+  market.isResolved
+    ? "resolved"
+    : market.refundMode
+      ? "refunding"
+      : market.endTime <= now.time
+        ? "closed"
+        : now.paused
+          ? "paused"
+          : "active"
 
-const capabilities = (status: MarketStatus) => ({ trade: status === "active", redeem: status === "resolved", refund: status === "refunding" })
+const capabilities = (status: MarketStatus) => ({
+  trade: status === "active",
+  redeem: status === "resolved",
+  refund: status === "refunding"
+})
 
 const marketTitle = (market: Market, locale: Locale) =>
   localizedTitle(`market.${market.id}.title`, market.metadata?.title, locale, market.question)
@@ -30,7 +42,12 @@ const member = (market: Market, index: number, now: ChainNow, locale: Locale) =>
  * The backend record of `market`; `members` are its event's markets in outcome order when it is
  * an outcome of an event (then it is `multi`), else undefined (`binary`).
  */
-export const toBackendMarket = (market: Market, now: ChainNow, locale: Locale, members: ReadonlyArray<Market> | undefined): BackendMarket => {
+export const toBackendMarket = (
+  market: Market,
+  now: ChainNow,
+  locale: Locale,
+  members: ReadonlyArray<Market> | undefined
+): BackendMarket => {
   const status = marketStatusAt(market, now)
   const common = {
     marketId: marketIdToHex(market.id),
@@ -96,4 +113,3 @@ export const toBackendEventDetail = (event: Event, members: ReadonlyArray<Market
   resolvedAt: event.closedAt,
   members: members.map((m, i) => member(m, i, now, locale))
 })
-

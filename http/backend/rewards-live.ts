@@ -12,16 +12,29 @@ import { headTime } from "../indexer/queries/market-prices.js"
 import { CurrentUser } from "./auth.js"
 import { BackendApi } from "./definition.js"
 import { POINT_RULE_NAMES, POINT_RULES, THRESHOLDS, type PointRule } from "../../schema/point-rules.js"
-import { PERIOD_SECONDS, readBoard, readPoints, readReferred, readTags, type BoardQuery, type BoardRow, type Period, type PointsRow } from "./queries/rewards.js"
+import {
+  PERIOD_SECONDS,
+  readBoard,
+  readPoints,
+  readReferred,
+  readTags,
+  type BoardQuery,
+  type BoardRow,
+  type Period,
+  type PointsRow
+} from "./queries/rewards.js"
 import { referralCodeOf } from "./referrals.js"
 import { item, list } from "./respond.js"
 import { Points, Referral, Rewards, Tags, TraderStats } from "./rewards.js"
 
 /** How the rewards endpoints are configured. */
-export class RewardsSettings extends Context.Tag("predix/RewardsSettings")<RewardsSettings, {
-  /** Resolved markets with a call a user needs before accuracy is shown or ranked (LEADERBOARD_MIN_RESOLVED). */
-  readonly minResolved: number
-}>() {}
+export class RewardsSettings extends Context.Tag("predix/RewardsSettings")<
+  RewardsSettings,
+  {
+    /** Resolved markets with a call a user needs before accuracy is shown or ranked (LEADERBOARD_MIN_RESOLVED). */
+    readonly minResolved: number
+  }
+>() {}
 
 export const DEFAULT_MIN_RESOLVED = 5
 
@@ -64,7 +77,10 @@ const questsOf = (row: PointsRow | undefined, counts: Record<PointRule, number>)
   const volume = BigInt(row?.volume ?? "0")
   const longest = Number(row?.longest_run ?? 0)
   const cap = THRESHOLDS.referralCap
-  const progress: Record<PointRule, { current: string; target: string; unit: "sign-ins" | "trades" | "USDC" | "days" | "users"; repeatable: boolean; completed: boolean }> = {
+  const progress: Record<
+    PointRule,
+    { current: string; target: string; unit: "sign-ins" | "trades" | "USDC" | "days" | "users"; repeatable: boolean; completed: boolean }
+  > = {
     connect: { current: String(counts.connect), target: "1", unit: "sign-ins", repeatable: false, completed: counts.connect === 1 },
     firstTrade: { current: String(counts.firstTrade), target: "1", unit: "trades", repeatable: false, completed: counts.firstTrade === 1 },
     volume: {
@@ -74,7 +90,13 @@ const questsOf = (row: PointsRow | undefined, counts: Record<PointRule, number>)
       repeatable: true,
       completed: false
     },
-    liquidity: { current: String(counts.liquidity), target: String(counts.liquidity + 1), unit: "days", repeatable: true, completed: false },
+    liquidity: {
+      current: String(counts.liquidity),
+      target: String(counts.liquidity + 1),
+      unit: "days",
+      repeatable: true,
+      completed: false
+    },
     // The longest run of consecutive trading days so far; every full 7 days of a run pay.
     streak: {
       current: String(longest),
@@ -83,8 +105,20 @@ const questsOf = (row: PointsRow | undefined, counts: Record<PointRule, number>)
       repeatable: true,
       completed: false
     },
-    referralJoined: { current: String(counts.referralJoined), target: String(Math.min(counts.referralJoined + 1, cap)), unit: "users", repeatable: true, completed: counts.referralJoined >= cap },
-    referralActive: { current: String(counts.referralActive), target: String(Math.min(counts.referralActive + 1, cap)), unit: "users", repeatable: true, completed: counts.referralActive >= cap }
+    referralJoined: {
+      current: String(counts.referralJoined),
+      target: String(Math.min(counts.referralJoined + 1, cap)),
+      unit: "users",
+      repeatable: true,
+      completed: counts.referralJoined >= cap
+    },
+    referralActive: {
+      current: String(counts.referralActive),
+      target: String(Math.min(counts.referralActive + 1, cap)),
+      unit: "users",
+      repeatable: true,
+      completed: counts.referralActive >= cap
+    }
   }
   return POINT_RULE_NAMES.map((rule) => {
     const { repeatable, completed, ...rest } = progress[rule]
@@ -129,39 +163,66 @@ export const RewardsLive = HttpApiBuilder.group(BackendApi, "rewards", (handlers
       .handle("point", () =>
         Effect.gen(function* () {
           const user = yield* CurrentUser
-          return yield* item(Points, "warm")(() =>
-            Effect.map(read(readPoints(user.address)), ({ row, allPoints }) => {
-              const { counts: _, ...points } = pointsOf(user.address as Address, row, allPoints)
-              return points
-            }), user.address)
+          return yield* item(Points, "warm")(
+            () =>
+              Effect.map(read(readPoints(user.address)), ({ row, allPoints }) => {
+                const { counts: _, ...points } = pointsOf(user.address as Address, row, allPoints)
+                return points
+              }),
+            user.address
+          )
         })
       )
       .handle("rewards", () =>
         Effect.gen(function* () {
           const user = yield* CurrentUser
-          return yield* item(Rewards, "warm")(() =>
-            Effect.map(read(readPoints(user.address)), ({ row, allPoints }) => {
-              const points = pointsOf(user.address as Address, row, allPoints)
-              return { address: points.address, season: "S1" as const, total: points.total, share: points.share, quests: questsOf(row, points.counts) }
-            }), user.address)
+          return yield* item(Rewards, "warm")(
+            () =>
+              Effect.map(read(readPoints(user.address)), ({ row, allPoints }) => {
+                const points = pointsOf(user.address as Address, row, allPoints)
+                return {
+                  address: points.address,
+                  season: "S1" as const,
+                  total: points.total,
+                  share: points.share,
+                  quests: questsOf(row, points.counts)
+                }
+              }),
+            user.address
+          )
         })
       )
       .handle("leaderboard", ({ urlParams: q }) =>
-        list(TraderStats, "warm")(() => board({ sort: q.sortBy, minResolved: settings.minResolved, limit: q.limit, offset: q.offset }, q.period))
+        list(
+          TraderStats,
+          "warm"
+        )(() => board({ sort: q.sortBy, minResolved: settings.minResolved, limit: q.limit, offset: q.offset }, q.period))
       )
       .handle("traders", ({ urlParams: q }) =>
-        list(TraderStats, "warm")(() => board({ sort: q.sortBy, minResolved: settings.minResolved, limit: q.limit, offset: q.offset }, "all"))
+        list(
+          TraderStats,
+          "warm"
+        )(() => board({ sort: q.sortBy, minResolved: settings.minResolved, limit: q.limit, offset: q.offset }, "all"))
       )
       .handle("referral", ({ urlParams: q }) =>
         Effect.gen(function* () {
           const user = yield* CurrentUser
-          return yield* item(Referral, null)(() =>
+          return yield* item(
+            Referral,
+            null
+          )(() =>
             Effect.gen(function* () {
               const code = yield* read(referralCodeOf(user.address))
               const referred = yield* read(readReferred(user.address, q.limit, q.offset))
               return {
                 code,
-                referredBy: referred.referredBy === undefined ? null : { address: referred.referredBy.referrer as Address, via: referred.referredBy.via_sign_in ? ("sign-in" as const) : ("on-chain" as const) },
+                referredBy:
+                  referred.referredBy === undefined
+                    ? null
+                    : {
+                        address: referred.referredBy.referrer as Address,
+                        via: referred.referredBy.via_sign_in ? ("sign-in" as const) : ("on-chain" as const)
+                      },
                 referredUsers: referred.users,
                 referredVolume: usdc(referred.volume),
                 referred: referred.rows.map((r) => ({
@@ -178,9 +239,17 @@ export const RewardsLive = HttpApiBuilder.group(BackendApi, "rewards", (handlers
         })
       )
       .handle("tags", () =>
-        item(Tags, "warm")(() =>
+        item(
+          Tags,
+          "warm"
+        )(() =>
           Effect.map(read(readTags), ({ categories, tags }) => ({
-            categories: categories.map((c) => ({ slug: c.category, markets: Number(c.markets), activeMarkets: Number(c.active_markets), events: Number(c.events) })),
+            categories: categories.map((c) => ({
+              slug: c.category,
+              markets: Number(c.markets),
+              activeMarkets: Number(c.active_markets),
+              events: Number(c.events)
+            })),
             tags: tags.map((t) => ({ slug: t.tag, markets: Number(t.markets), activeMarkets: Number(t.active_markets) }))
           }))
         )

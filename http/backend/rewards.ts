@@ -11,13 +11,18 @@ import { RequireUser } from "./auth.js"
 import { POINT_RULE_NAMES, REFERRAL_RULE, rulesTable } from "../../schema/point-rules.js"
 import { BOARD_SORTS, LEADERBOARD_PERIODS } from "./queries/rewards.js"
 
-const RuleName = Schema.Literal(...POINT_RULE_NAMES).annotations({ identifier: "PointRule", description: "a points rule (see the table in the operation's description)" })
+const RuleName = Schema.Literal(...POINT_RULE_NAMES).annotations({
+  identifier: "PointRule",
+  description: "a points rule (see the table in the operation's description)"
+})
 const Count = Schema.Int.pipe(Schema.nonNegative())
 
 export const PointLine = Schema.Struct({
   rule: RuleName,
   quest: Schema.String.annotations({ description: "the quest's name" }),
-  count: Count.annotations({ description: "how many times the rule paid: 0/1 for connect and first trade, 100-USDC steps, days, 7-day streaks, referred users" }),
+  count: Count.annotations({
+    description: "how many times the rule paid: 0/1 for connect and first trade, 100-USDC steps, days, 7-day streaks, referred users"
+  }),
   pointsEach: Count.annotations({ description: "points per count" }),
   points: Count.annotations({ description: "count x pointsEach" })
 }).annotations({ identifier: "PointLine" })
@@ -25,7 +30,9 @@ export const PointLine = Schema.Struct({
 export const Points = Schema.Struct({
   address: Address,
   total: Count.annotations({ description: "all-time points: the sum of the breakdown" }),
-  share: Price.annotations({ description: "total / the points of every user, 0 to 1 with six fraction digits (a season's PRX = share x pool)" }),
+  share: Price.annotations({
+    description: "total / the points of every user, 0 to 1 with six fraction digits (a season's PRX = share x pool)"
+  }),
   breakdown: Schema.Array(PointLine)
 }).annotations({ identifier: "Points", description: "the session user's points by rule" })
 
@@ -33,7 +40,9 @@ export const Quest = Schema.Struct({
   rule: RuleName,
   quest: Schema.String,
   description: Schema.String.annotations({ description: "the rule, in words" }),
-  repeatable: Schema.Boolean.annotations({ description: "pays again at every further step (volume, liquidity days, streaks); referral gates up to their cap" }),
+  repeatable: Schema.Boolean.annotations({
+    description: "pays again at every further step (volume, liquidity days, streaks); referral gates up to their cap"
+  }),
   earned: Count.annotations({ description: "points earned by this quest so far" }),
   completed: Schema.Boolean.annotations({ description: "nothing more to earn (one-time quest done, or a referral gate at its cap)" }),
   progress: Schema.Struct({
@@ -60,7 +69,9 @@ export const TraderStats = Schema.Struct({
   marketsTraded: Count,
   resolvedMarkets: Count.annotations({ description: "markets resolved in the period in which the user made a call (net long one side)" }),
   correctMarkets: Count,
-  accuracy: Schema.NullOr(Price).annotations({ description: "correctMarkets / resolvedMarkets; null below the minimum of resolved markets" }),
+  accuracy: Schema.NullOr(Price).annotations({
+    description: "correctMarkets / resolvedMarkets; null below the minimum of resolved markets"
+  }),
   points: Count.annotations({ description: "points earned in the period (all-time points for period=all and on /api/traders)" }),
   firstTradeAt: Timestamp,
   lastTradeAt: Timestamp
@@ -68,7 +79,9 @@ export const TraderStats = Schema.Struct({
 
 export const Referred = Schema.Struct({
   address: Address,
-  via: Schema.Literal("sign-in", "on-chain", "both").annotations({ description: "signed in with the user's code, named the user as referrer in a swap (Hook_ReferralRecorded), or both" }),
+  via: Schema.Literal("sign-in", "on-chain", "both").annotations({
+    description: "signed in with the user's code, named the user as referrer in a swap (Hook_ReferralRecorded), or both"
+  }),
   joinedAt: Timestamp.annotations({ description: "sign-in time with the code, else the first referred swap's block time" }),
   swaps: Count.annotations({ description: "indexed Hook_ReferralRecorded naming this user as referrer" }),
   referredVolume: Money.annotations({ description: "USDC volume of those swaps" }),
@@ -77,9 +90,9 @@ export const Referred = Schema.Struct({
 
 export const Referral = Schema.Struct({
   code: Schema.String.annotations({ description: "the user's referral code (8 characters a-z0-9); others sign in with ?ref=<code>" }),
-  referredBy: Schema.NullOr(
-    Schema.Struct({ address: Address, via: Schema.Literal("sign-in", "on-chain") })
-  ).annotations({ description: "who referred the user, by the rule; null when nobody did" }),
+  referredBy: Schema.NullOr(Schema.Struct({ address: Address, via: Schema.Literal("sign-in", "on-chain") })).annotations({
+    description: "who referred the user, by the rule; null when nobody did"
+  }),
   referredUsers: Count.annotations({ description: "users the user referred, at sign-in or on chain" }),
   referredVolume: Money.annotations({ description: "USDC volume of every indexed Hook_ReferralRecorded naming the user as referrer" }),
   referred: Schema.Array(Referred).annotations({ description: "one page (limit, offset) of the referred users, newest first" })
@@ -99,19 +112,33 @@ export const Tags = Schema.Struct({
   tags: Schema.Array(TagCount).annotations({ description: "every tag of an indexed market, most markets first" })
 }).annotations({ identifier: "Tags" })
 
-const period = withDefault(literalParam("period", LEADERBOARD_PERIODS, "window ending at the latest indexed block's time; default all"), () => "all" as const)
+const period = withDefault(
+  literalParam("period", LEADERBOARD_PERIODS, "window ending at the latest indexed block's time; default all"),
+  () => "all" as const
+)
 
 export const LeaderboardQuery = strictQuery({
   period,
   sortBy: withDefault(
-    literalParam("sortBy", BOARD_SORTS.filter((s) => s !== "trades") as ["volume", "pnl", "accuracy", "points"], "order, descending, ties by address; default volume. accuracy lists only users with the minimum of resolved markets"),
+    literalParam(
+      "sortBy",
+      BOARD_SORTS.filter((s) => s !== "trades") as ["volume", "pnl", "accuracy", "points"],
+      "order, descending, ties by address; default volume. accuracy lists only users with the minimum of resolved markets"
+    ),
     () => "volume" as const
   ),
   ...page
 })
 
 export const TradersQuery = strictQuery({
-  sortBy: withDefault(literalParam("sortBy", BOARD_SORTS.filter((s) => s !== "accuracy") as ["volume", "pnl", "points", "trades"], "order, descending, ties by address; default volume"), () => "volume" as const),
+  sortBy: withDefault(
+    literalParam(
+      "sortBy",
+      BOARD_SORTS.filter((s) => s !== "accuracy") as ["volume", "pnl", "points", "trades"],
+      "order, descending, ties by address; default volume"
+    ),
+    () => "volume" as const
+  ),
   ...page
 })
 
@@ -160,8 +187,14 @@ export class RewardsGroup extends HttpApiGroup.make("rewards")
       .setUrlParams(ReferralQuery)
       .addSuccess(BackendItem(Referral))
       .middleware(RequireUser)
-      .annotate(OpenApi.Summary, "The session user's referral code, who referred them, and the users they referred with their volume from Hook_ReferralRecorded")
-      .annotate(OpenApi.Description, `Referrals: ${REFERRAL_RULE}. A code is applied by signing in with POST /api/auth/verify?ref=<code>.\n\n${RULES}`)
+      .annotate(
+        OpenApi.Summary,
+        "The session user's referral code, who referred them, and the users they referred with their volume from Hook_ReferralRecorded"
+      )
+      .annotate(
+        OpenApi.Description,
+        `Referrals: ${REFERRAL_RULE}. A code is applied by signing in with POST /api/auth/verify?ref=<code>.\n\n${RULES}`
+      )
   )
   .add(
     HttpApiEndpoint.get("tags", "/api/tags")
@@ -169,4 +202,3 @@ export class RewardsGroup extends HttpApiGroup.make("rewards")
       .addSuccess(BackendItem(Tags))
       .annotate(OpenApi.Summary, "Categories and tags of the indexed markets, with market counts")
   ) {}
-

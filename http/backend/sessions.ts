@@ -73,9 +73,7 @@ export interface SessionUser {
   readonly expiresAt: number
 }
 
-export type SessionLookup =
-  | { readonly _tag: "Valid"; readonly user: SessionUser }
-  | { readonly _tag: "Invalid"; readonly reason: string }
+export type SessionLookup = { readonly _tag: "Valid"; readonly user: SessionUser } | { readonly _tag: "Invalid"; readonly reason: string }
 
 export interface Challenge {
   readonly message: string
@@ -163,7 +161,8 @@ export const makeSessions = (options: AuthOptions) =>
           const rows = yield* sql<NonceRow>`
             select nonce, address, message, consumed_at is not null as consumed from auth_nonce where nonce = ${nonce}`
           const row = rows[0]
-          if (row === undefined) return yield* invalid("unknown nonce: it was never issued or has been swept; ask /api/auth/challenge again")
+          if (row === undefined)
+            return yield* invalid("unknown nonce: it was never issued or has been swept; ask /api/auth/challenge again")
           if (row.address !== address) return yield* invalid("nonce issued to another address")
           return rows
         }
@@ -285,9 +284,15 @@ export const makeSessions = (options: AuthOptions) =>
       })
 
     const settings = (address: string) =>
-      Effect.map(sql<{ locale: string; notifications: unknown }>`select locale, notifications from user_settings where address = ${address}`, (rows) => settingsOf(rows[0]))
+      Effect.map(
+        sql<{ locale: string; notifications: unknown }>`select locale, notifications from user_settings where address = ${address}`,
+        (rows) => settingsOf(rows[0])
+      )
 
-    const updateSettings = (address: string, patch: { readonly locale?: UserSettings["locale"]; readonly notifications?: Partial<NotificationPreferences> }) =>
+    const updateSettings = (
+      address: string,
+      patch: { readonly locale?: UserSettings["locale"]; readonly notifications?: Partial<NotificationPreferences> }
+    ) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         yield* ensureUser(address)
@@ -328,13 +333,16 @@ export type SessionsService = Effect.Effect.Success<ReturnType<typeof makeSessio
 export class Sessions extends Context.Tag("predix/Sessions")<Sessions, SessionsService>() {}
 
 /** The auth configuration the middlewares read. */
-export class AuthSettings extends Context.Tag("predix/AuthSettings")<AuthSettings, {
-  readonly options: AuthOptions
-  /** Origins allowed to send credentialed requests: the public URL's and CORS_ORIGINS. */
-  readonly allowedOrigins: ReadonlySet<string>
-  /** Whether the cookie carries `Secure` (not for a public URL that is plain http on localhost). */
-  readonly secureCookie: boolean
-}>() {}
+export class AuthSettings extends Context.Tag("predix/AuthSettings")<
+  AuthSettings,
+  {
+    readonly options: AuthOptions
+    /** Origins allowed to send credentialed requests: the public URL's and CORS_ORIGINS. */
+    readonly allowedOrigins: ReadonlySet<string>
+    /** Whether the cookie carries `Secure` (not for a public URL that is plain http on localhost). */
+    readonly secureCookie: boolean
+  }
+>() {}
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"])
 

@@ -60,14 +60,19 @@ export const checkMessage = (
   try {
     message = new SiweMessage(text)
   } catch (error) {
-    return Either.left(`message malformed: not an EIP-4361 message (${String(error instanceof Error ? error.message : error).split("\n")[0]})`)
+    return Either.left(
+      `message malformed: not an EIP-4361 message (${String(error instanceof Error ? error.message : error).split("\n")[0]})`
+    )
   }
   const { site } = expected
-  if (message.domain !== site.domain) return Either.left(`domain mismatch: the message is for ${message.domain}, this site is ${site.domain}`)
+  if (message.domain !== site.domain)
+    return Either.left(`domain mismatch: the message is for ${message.domain}, this site is ${site.domain}`)
   if (message.uri !== site.uri) return Either.left(`URI mismatch: the message is for ${message.uri}, this site is ${site.uri}`)
   if (message.version !== "1") return Either.left(`version mismatch: expected 1, got ${message.version}`)
-  if (message.chainId !== site.chainId) return Either.left(`chain id mismatch: the message is for chain ${message.chainId}, this site is chain ${site.chainId}`)
-  if (message.address.toLowerCase() !== expected.address) return Either.left(`address mismatch: the message is for ${message.address.toLowerCase()}, not ${expected.address}`)
+  if (message.chainId !== site.chainId)
+    return Either.left(`chain id mismatch: the message is for chain ${message.chainId}, this site is chain ${site.chainId}`)
+  if (message.address.toLowerCase() !== expected.address)
+    return Either.left(`address mismatch: the message is for ${message.address.toLowerCase()}, not ${expected.address}`)
   if (message.nonce !== expected.nonce) return Either.left("nonce mismatch: the message carries another nonce than the one issued")
   const issuedAt = Date.parse(message.issuedAt ?? "")
   if (!Number.isFinite(issuedAt)) return Either.left("issuedAt missing or invalid")
@@ -75,7 +80,8 @@ export const checkMessage = (
   if (message.expirationTime === undefined) return Either.left("expirationTime missing")
   const expiresAt = Date.parse(message.expirationTime)
   if (!Number.isFinite(expiresAt) || expiresAt <= nowMs) return Either.left(`message expired at ${message.expirationTime}`)
-  if (message.notBefore !== undefined && !(Date.parse(message.notBefore) <= nowMs)) return Either.left(`message not valid before ${message.notBefore}`)
+  if (message.notBefore !== undefined && !(Date.parse(message.notBefore) <= nowMs))
+    return Either.left(`message not valid before ${message.notBefore}`)
   return Either.right(message)
 }
 
@@ -103,10 +109,17 @@ export const signatureVerifier = (rpcUrl: string | undefined): SignatureVerifier
   const client = rpcUrl === undefined ? undefined : createPublicClient({ transport: http(rpcUrl, { retryCount: 1, timeout: 10_000 }) })
   return async (address, message, signature) => {
     const checksummed = getAddress(address)
-    if (client === undefined) return verifyMessage({ address: checksummed, message, signature }).then((ok) => (ok ? "valid" : "invalid"), () => "invalid")
+    if (client === undefined)
+      return verifyMessage({ address: checksummed, message, signature }).then(
+        (ok) => (ok ? "valid" : "invalid"),
+        () => "invalid"
+      )
     const ok = await client.verifyMessage({ address: checksummed, message, signature, mode: "eoa" }).catch(() => false)
     if (ok) return "valid"
     // viem reports a node that failed the validator's call as "not valid"; ask the node whether it is there.
-    return client.getChainId().then((): Verdict => "invalid", (): Verdict => "unchecked")
+    return client.getChainId().then(
+      (): Verdict => "invalid",
+      (): Verdict => "unchecked"
+    )
   }
 }

@@ -95,7 +95,8 @@ const callProblem = (call: Call, context: PolicyContext): string | undefined => 
     const decoded = decode(ROUTER_ABI)
     if (decoded === undefined) return "calls the Router outside buyYes, sellYes, buyNo, sellNo, trade"
     const recipient = decoded.functionName === "trade" ? decoded.args[4] : decoded.args[3]
-    if (!same(recipient, context.account)) return `Router ${decoded.functionName} pays ${recipient.toLowerCase()}: the recipient must be the sender`
+    if (!same(recipient, context.account))
+      return `Router ${decoded.functionName} pays ${recipient.toLowerCase()}: the recipient must be the sender`
     return undefined
   }
   if (same(call.target, protocol.diamond)) {
@@ -107,7 +108,8 @@ const callProblem = (call: Call, context: PolicyContext): string | undefined => 
   if (same(call.target, protocol.usdc) || context.outcomeTokens.has(call.target.toLowerCase())) {
     const decoded = decode(TOKEN_ABI)
     if (decoded === undefined) return "calls a token outside approve"
-    if (!spenders.some((s) => same(s, decoded.args[0]))) return `approves ${decoded.args[0].toLowerCase()}: only Permit2, the Router, the Exchange and the Diamond`
+    if (!spenders.some((s) => same(s, decoded.args[0])))
+      return `approves ${decoded.args[0].toLowerCase()}: only Permit2, the Router, the Exchange and the Diamond`
     return undefined
   }
   return `targets ${call.target.toLowerCase()}, which is not a protocol contract`
@@ -116,7 +118,10 @@ const callProblem = (call: Call, context: PolicyContext): string | undefined => 
 /** The policy's verdict on `op`: undefined (sponsor it, budget permitting) or the refusal. */
 export const checkPolicy = (op: UserOperation, context: PolicyContext): Refusal | undefined => {
   if (!same(op.sender, context.account)) {
-    return { _tag: "NotYourAccount", message: `the operation's sender ${op.sender.toLowerCase()} is not the session's smart account ${context.account}` }
+    return {
+      _tag: "NotYourAccount",
+      message: `the operation's sender ${op.sender.toLowerCase()} is not the session's smart account ${context.account}`
+    }
   }
   const details: Array<ErrorDetail> = []
   if (op.factory !== undefined || (op.factoryData !== undefined && op.factoryData !== "0x")) {
@@ -129,7 +134,8 @@ export const checkPolicy = (op: UserOperation, context: PolicyContext): Refusal 
         deploysOwn = false
       }
     }
-    if (!deploysOwn) details.push({ path: "factoryData", message: "an initCode must be the configured factory's createAccount(session owner, 0)" })
+    if (!deploysOwn)
+      details.push({ path: "factoryData", message: "an initCode must be the configured factory's createAccount(session owner, 0)" })
   }
   const calls = decodeAccountCalls(op.callData)
   if (calls === undefined) details.push({ path: "callData", message: "not the account's execute or executeBatch" })
@@ -139,7 +145,12 @@ export const checkPolicy = (op: UserOperation, context: PolicyContext): Refusal 
       const problem = callProblem(call, context)
       if (problem !== undefined) details.push({ path: `callData.calls.${i}`, message: problem })
     })
-  if (details.length > 0) return { _tag: "NotSponsored", message: "the paymaster sponsors only the protocol's trades, splits, merges, redemptions, orders and approvals", details }
+  if (details.length > 0)
+    return {
+      _tag: "NotSponsored",
+      message: "the paymaster sponsors only the protocol's trades, splits, merges, redemptions, orders and approvals",
+      details
+    }
 
   const { caps } = context
   const over: Array<ErrorDetail> = []
@@ -157,4 +168,5 @@ export const checkPolicy = (op: UserOperation, context: PolicyContext): Refusal 
 
 /** The most the EntryPoint can charge the paymaster for `op` (what the daily budget counts). */
 export const maxCostWei = (op: UserOperation, caps: SponsorCaps): bigint =>
-  (op.callGasLimit + op.verificationGasLimit + op.preVerificationGas + caps.paymasterVerificationGas + caps.paymasterPostOpGas) * op.maxFeePerGas
+  (op.callGasLimit + op.verificationGasLimit + op.preVerificationGas + caps.paymasterVerificationGas + caps.paymasterPostOpGas) *
+  op.maxFeePerGas

@@ -71,18 +71,29 @@ export const makeSponsor = (options: AaOptions) =>
           returning spent_wei::text as spent, operations`
         const row = rows[0]
         if (row !== undefined) return { spentWei: BigInt(row.spent), operations: row.operations }
-        const held = yield* sql<{ spent: string }>`select spent_wei::text as spent from sponsorship_budget where address = ${account} and day = ${day}::date`
+        const held = yield* sql<{
+          spent: string
+        }>`select spent_wei::text as spent from sponsorship_budget where address = ${account} and day = ${day}::date`
         return { refused: true as const, spentWei: BigInt(held[0]?.spent ?? "0") }
       }).pipe(Effect.mapError(() => new IndexerUnavailable({ message: "the database is unavailable" })))
 
     const sponsor = (op: UserOperation, user: SessionUser) =>
       Effect.gen(function* () {
         if (user.smartAccount === null || user.owner === null) {
-          return yield* new Forbidden({ message: "sponsorship is for smart-account sessions: sign in with a passkey or ECDSA (/api/aa/auth/...)" })
+          return yield* new Forbidden({
+            message: "sponsorship is for smart-account sessions: sign in with a passkey or ECDSA (/api/aa/auth/...)"
+          })
         }
         const calls = decodeAccountCalls(op.callData) ?? []
         const outcomeTokens = yield* outcomeTokensAmong(tokenCandidates(calls, options.protocol))
-        const refusal = checkPolicy(op, { account: user.smartAccount, owner: user.owner, accountFactory: options.accountFactory, protocol: options.protocol, outcomeTokens, caps })
+        const refusal = checkPolicy(op, {
+          account: user.smartAccount,
+          owner: user.owner,
+          accountFactory: options.accountFactory,
+          protocol: options.protocol,
+          outcomeTokens,
+          caps
+        })
         if (refusal !== undefined) {
           if (refusal._tag === "NotYourAccount") return yield* new Forbidden({ message: refusal.message })
           if (refusal._tag === "NotSponsored") return yield* new Forbidden({ message: refusal.message, details: refusal.details })
@@ -124,7 +135,12 @@ export const makeSponsor = (options: AaOptions) =>
           signature
         })
         yield* Effect.logInfo("paymaster: sponsored").pipe(
-          Effect.annotateLogs({ sender: user.smartAccount, nonce: op.nonce.toString(), max_cost_wei: cost.toString(), valid_until: validUntil })
+          Effect.annotateLogs({
+            sender: user.smartAccount,
+            nonce: op.nonce.toString(),
+            max_cost_wei: cost.toString(),
+            valid_until: validUntil
+          })
         )
         return {
           paymaster: options.paymaster.toLowerCase() as Address,

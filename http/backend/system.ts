@@ -54,16 +54,8 @@ const NotReadyWire = Schema.transform(envelope(Readiness), NotReady, {
 export const Version = Schema.Struct({ version: Schema.String, commit: Schema.String }).annotations({ identifier: "Version" })
 
 export class SystemGroup extends HttpApiGroup.make("system")
-  .add(
-    HttpApiEndpoint.get("health", "/health")
-      .addSuccess(envelope(SystemHealth))
-      .addError(DegradedWire)
-  )
-  .add(
-    HttpApiEndpoint.get("ready", "/ready")
-      .addSuccess(envelope(Readiness))
-      .addError(NotReadyWire)
-  )
+  .add(HttpApiEndpoint.get("health", "/health").addSuccess(envelope(SystemHealth)).addError(DegradedWire))
+  .add(HttpApiEndpoint.get("ready", "/ready").addSuccess(envelope(Readiness)).addError(NotReadyWire))
   .add(HttpApiEndpoint.get("version", "/version").addSuccess(envelope(Version))) {}
 
 const databaseUp = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`select 1`).pipe(

@@ -116,14 +116,18 @@ const emptyPosition = (address: Address, market: Market) =>
 const notFoundAs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.catchIf(
     effect,
-    (e): e is Extract<E, InstanceType<typeof OrderNotFound> | InstanceType<typeof IndexerNotFound>> => e instanceof OrderNotFound || e instanceof IndexerNotFound,
+    (e): e is Extract<E, InstanceType<typeof OrderNotFound> | InstanceType<typeof IndexerNotFound>> =>
+      e instanceof OrderNotFound || e instanceof IndexerNotFound,
     (e) => Effect.fail(new NotFound({ message: e.message }))
   )
 
 export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers) =>
   handlers
     .handle("profile", ({ path }) =>
-      item(UserProfile, "warm")(() =>
+      item(
+        UserProfile,
+        "warm"
+      )(() =>
         Effect.gen(function* () {
           const address = yield* parseAddress(path.address)
           const stats = (yield* readUserStats(address)).data
@@ -141,7 +145,10 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
       )
     )
     .handle("orders", ({ path, urlParams }) =>
-      list(BackendOrder, "hot")(() =>
+      list(
+        BackendOrder,
+        "hot"
+      )(() =>
         Effect.gen(function* () {
           const owner = yield* parseAddress(path.address)
           const answer = yield* listOrders({ ...urlParams, owner })
@@ -150,7 +157,10 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
       )
     )
     .handle("portfolio", ({ path }) =>
-      item(BackendPortfolio, "hot")(() =>
+      item(
+        BackendPortfolio,
+        "hot"
+      )(() =>
         Effect.gen(function* () {
           const address = yield* parseAddress(path.address)
           const p = (yield* readPortfolio(address)).data
@@ -159,7 +169,10 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
       )
     )
     .handle("position", ({ path }) =>
-      item(BackendPosition, "hot")(() =>
+      item(
+        BackendPosition,
+        "hot"
+      )(() =>
         Effect.gen(function* () {
           const address = yield* parseAddress(path.address)
           yield* parseMarketId(path.marketId)
@@ -170,7 +183,10 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
       )
     )
     .handle("trades", ({ path, urlParams }) =>
-      list(BackendTrade, "hot")(() =>
+      list(
+        BackendTrade,
+        "hot"
+      )(() =>
         Effect.gen(function* () {
           const address = yield* parseAddress(path.address)
           const page = yield* listUserTrades(address, urlParams)
@@ -179,7 +195,10 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
       )
     )
     .handle("pnl", ({ path }) =>
-      item(BackendPnl, "warm")(() =>
+      item(
+        BackendPnl,
+        "warm"
+      )(() =>
         Effect.gen(function* () {
           const address = yield* parseAddress(path.address)
           const p = (yield* readPnl(address)).data
@@ -195,7 +214,10 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
       )
     )
     .handle("redemptionQuote", ({ path }) =>
-      item(RedemptionQuote, "hot")(() =>
+      item(
+        RedemptionQuote,
+        "hot"
+      )(() =>
         Effect.gen(function* () {
           const address = yield* parseAddress(path.address)
           yield* parseMarketId(path.marketId)
@@ -203,7 +225,14 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
           const { yes: yesBalance, no: noBalance } = yield* fromIndexer(readTokenBalances(address, market.id), path.marketId)
           const feeBps = yield* readRedemptionFeeBps(market.id, market.createdBlock)
           const now = yield* read(readChainNow)
-          const base = { marketId: marketIdToHex(market.id), address, outcome: market.isResolved ? side(market.outcome) : null, yesBalance: yes(yesBalance), noBalance: no(noBalance), feeBps }
+          const base = {
+            marketId: marketIdToHex(market.id),
+            address,
+            outcome: market.isResolved ? side(market.outcome) : null,
+            yesBalance: yes(yesBalance),
+            noBalance: no(noBalance),
+            feeBps
+          }
           if (market.isResolved && market.outcome !== null) {
             // redeem(): burns both balances, pays the winning amount less fee = winning * bps / 10000.
             const winning = market.outcome ? yesBalance : noBalance
@@ -221,14 +250,25 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
           if (market.refundMode) {
             // refund(): burns min(YES, NO) of each and returns that much USDC; no fee.
             const pairs = yesBalance < noBalance ? yesBalance : noBalance
-            return { ...base, mode: "refund" as const, available: pairs > 0n, burnYes: yes(pairs), burnNo: no(pairs), fee: usdc(0n), payout: usdc(pairs) }
+            return {
+              ...base,
+              mode: "refund" as const,
+              available: pairs > 0n,
+              burnYes: yes(pairs),
+              burnNo: no(pairs),
+              fee: usdc(0n),
+              payout: usdc(pairs)
+            }
           }
           return { ...base, mode: "none" as const, available: false, burnYes: yes(0n), burnNo: no(0n), fee: usdc(0n), payout: usdc(0n) }
         })
       )
     )
     .handle("breakdown", ({ path }) =>
-      item(BackendTradeBreakdown, "hot")(() =>
+      item(
+        BackendTradeBreakdown,
+        "hot"
+      )(() =>
         Effect.map(notFoundAs(readTradeBreakdown(path.txHash)), ({ data }) => ({
           txHash: data.txHash,
           blockNumber: data.blockNumber,
@@ -242,7 +282,10 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
       )
     )
     .handle("fills", ({ path, urlParams }) =>
-      list(BackendFill, "hot")(() =>
+      list(
+        BackendFill,
+        "hot"
+      )(() =>
         Effect.gen(function* () {
           yield* notFoundAs(getOrder(path.orderId))
           const answer = yield* listMatches({ orderId: path.orderId, limit: urlParams.limit, offset: urlParams.offset })

@@ -24,12 +24,20 @@ export const PauseChange = Schema.Struct({
   moduleId: Schema.NullOr(Bytes32).annotations({ description: "the module of a MODULE pause" }),
   paused: Schema.Boolean,
   account: Schema.NullOr(Address)
-}).annotations({ identifier: "PauseChange", title: "Pause change", description: "a pause or unpause (diamond globally, a diamond module, the hook, or the exchange)" })
+}).annotations({
+  identifier: "PauseChange",
+  title: "Pause change",
+  description: "a pause or unpause (diamond globally, a diamond module, the hook, or the exchange)"
+})
 
 export const DiamondCut = Schema.Struct({
   ...chainPositionFields,
   cuts: Schema.Array(
-    Schema.Struct({ facetAddress: Address, action: FacetCutAction.Name, functionSelectors: Schema.Array(Schema.String.pipe(Schema.pattern(/^0x[0-9a-f]{8}$/))) })
+    Schema.Struct({
+      facetAddress: Address,
+      action: FacetCutAction.Name,
+      functionSelectors: Schema.Array(Schema.String.pipe(Schema.pattern(/^0x[0-9a-f]{8}$/)))
+    })
   ),
   init: Address,
   data: Hex
@@ -51,7 +59,11 @@ export const HookUpgrade = Schema.Struct({
   action: Schema.Literal("PROPOSED", "EXECUTED", "CANCELLED"),
   implementation: Address,
   readyAt: Schema.NullOr(Timestamp).annotations({ description: "when a proposed upgrade may execute" })
-}).annotations({ identifier: "HookUpgrade", title: "Hook upgrade", description: "a proposal, execution or cancellation of a hook implementation upgrade" })
+}).annotations({
+  identifier: "HookUpgrade",
+  title: "Hook upgrade",
+  description: "a proposal, execution or cancellation of a hook implementation upgrade"
+})
 
 export const RoleChangeQuery = strictQuery({
   account: optional(addressParam("account", "only changes of this account's roles")),
@@ -107,4 +119,3 @@ export class AdminGroup extends HttpApiGroup.make("admin")
       .addSuccess(IndexerList(HookUpgrade))
       .annotate(OpenApi.Summary, "Hook implementation upgrades")
   ) {}
-

@@ -34,24 +34,26 @@ import { DOCUMENT_PATHS, frontDoor } from "./front-door.js"
 export { IndexerApi } from "./definition.js"
 export { IndexedChain } from "./handlers/system.js"
 
-export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(Layer.provide([
-  HealthLive,
-  StatsLive,
-  MarketsLive,
-  MarketTradesLive,
-  MarketPricesLive,
-  MarketBookLive,
-  MarketAmmLive,
-  EventsLive,
-  PortfolioLive,
-  UserStatsLive,
-  UsersLive,
-  ExchangeLive,
-  TradeBreakdownLive,
-  LiquidityLive,
-  OraclesLive,
-  AdminLive
-]))
+export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(
+  Layer.provide([
+    HealthLive,
+    StatsLive,
+    MarketsLive,
+    MarketTradesLive,
+    MarketPricesLive,
+    MarketBookLive,
+    MarketAmmLive,
+    EventsLive,
+    PortfolioLive,
+    UserStatsLive,
+    UsersLive,
+    ExchangeLive,
+    TradeBreakdownLive,
+    LiquidityLive,
+    OraclesLive,
+    AdminLive
+  ])
+)
 
 /** Every request through the front door (`front-door.ts`), unknown routes included. */
 const IndexerMiddleware = HttpApiBuilder.middleware(
@@ -101,7 +103,4 @@ export class IndexerEndpoint extends Context.Tag("IndexerEndpoint")<IndexerEndpo
 
 /** Logs where a server listens, with a stable `server` key, and returns its URL. */
 export const listening = (server: string) =>
-  HttpServer.addressFormattedWith((url) =>
-    Effect.logInfo("listening").pipe(Effect.annotateLogs({ server, url }), Effect.as(url))
-  )
-
+  HttpServer.addressFormattedWith((url) => Effect.logInfo("listening").pipe(Effect.annotateLogs({ server, url }), Effect.as(url)))

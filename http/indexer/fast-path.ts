@@ -68,7 +68,9 @@ export const cachedAnswerServer = (options: ListenOptions) =>
           address: inner.address,
           serve: (app, middleware) =>
             Effect.gen(function* () {
-              const handler = yield* (middleware === undefined ? NodeHttpServer.makeHandler(app) : NodeHttpServer.makeHandler(app, middleware))
+              const handler = yield* middleware === undefined
+                ? NodeHttpServer.makeHandler(app)
+                : NodeHttpServer.makeHandler(app, middleware)
               const listener = (request: IncomingMessage, response: ServerResponse) => {
                 if (!hit(request, response)) handler(request, response)
               }

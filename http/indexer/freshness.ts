@@ -37,7 +37,9 @@ export class Freshness extends Context.Tag("IndexerFreshness")<
 
 /** The committed head as the checkpoint holds it (`schema/indexer-checkpoint.ts`); null before the first batch. */
 export const readIndexedHead = (chainId: number) =>
-  Effect.map(readCheckpoint(chainId), (checkpoint): IndexedHead | null => (checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash }))
+  Effect.map(readCheckpoint(chainId), (checkpoint): IndexedHead | null =>
+    checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash }
+  )
 
 /** Follows the checkpoint of `chainId` for as long as the layer lives. */
 export const FreshnessLive = (chainId: number) =>

@@ -66,8 +66,10 @@ export const frontDoor =
   (cache: HeadCache | null) =>
   <E, R>(app: HttpApp.Default<E, R>) =>
     Effect.map(
-      withFreshness(app, (head) => (router) =>
-        renderErrors(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => dispatch(router, cache, head, request)))
+      withFreshness(
+        app,
+        (head) => (router) =>
+          renderErrors(Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => dispatch(router, cache, head, request)))
       ),
       withCorsHeaders
     )

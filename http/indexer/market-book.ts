@@ -38,9 +38,14 @@ export const Position = Schema.Struct({
   user: Address,
   yesBalance: Amount6.annotations({ description: "YES shares held, including those locked in the owner's live SELL orders" }),
   noBalance: Amount6.annotations({ description: "NO shares held, including those locked in the owner's live SELL orders" }),
-  yesCost: Amount6.annotations({ description: "USDC paid for the YES held (average cost): router buys, CLOB buy fills, splits at the market price; transfers in at 0" }),
+  yesCost: Amount6.annotations({
+    description: "USDC paid for the YES held (average cost): router buys, CLOB buy fills, splits at the market price; transfers in at 0"
+  }),
   noCost: Amount6.annotations({ description: "USDC paid for the NO held (average cost), as yesCost" }),
-  realizedPnl: SignedAmount6.annotations({ description: "proceeds minus average cost of every share that left: router sells, CLOB sell fills, merges, redemptions, refunds, transfers out (proceeds 0)" })
+  realizedPnl: SignedAmount6.annotations({
+    description:
+      "proceeds minus average cost of every share that left: router sells, CLOB sell fills, merges, redemptions, refunds, transfers out (proceeds 0)"
+  })
 }).annotations({
   identifier: "Position",
   title: "Position",
@@ -73,5 +78,8 @@ export class MarketBookGroup extends HttpApiGroup.make("marketBook")
       .addError(IndexerMarketNotFound.wire)
       .addError(IndexerInvalidMarketId.wire)
       .addError(IndexerInvalidAddress.wire)
-      .annotate(OpenApi.Summary, "Every address holding the market's tokens or with a position row, largest holdings (YES + NO) first, then by address")
+      .annotate(
+        OpenApi.Summary,
+        "Every address holding the market's tokens or with a position row, largest holdings (YES + NO) first, then by address"
+      )
   ) {}

@@ -23,9 +23,15 @@ export const PricePoint = Schema.Struct({
   timestamp: Timestamp,
   yesPrice: Price,
   noPrice: Price,
-  source: Schema.Literal(...PRICE_SOURCES).annotations({ description: "router: price paid in a router Trade; hook_amm: the AMM's price after a swap" }),
+  source: Schema.Literal(...PRICE_SOURCES).annotations({
+    description: "router: price paid in a router Trade; hook_amm: the AMM's price after a swap"
+  }),
   openInterest: Amount6.annotations({ description: "the market's collateral at that moment (USDC)" })
-}).annotations({ identifier: "PricePoint", title: "Price point", description: "a YES price snapshot with the open interest at that moment" })
+}).annotations({
+  identifier: "PricePoint",
+  title: "Price point",
+  description: "a YES price snapshot with the open interest at that moment"
+})
 
 export const PriceQuery = strictQuery({
   from: optional(timestampParam("from", "only snapshots at or after this time")),
@@ -38,7 +44,9 @@ export type PriceQuery = typeof PriceQuery.Type
 export const Candle = Schema.Struct({
   timeframe: Timeframe,
   timestamp: Timestamp.annotations({ description: "start of the bucket (multiples of the timeframe; weeks start Monday 00:00 UTC)" }),
-  open: Schema.NullOr(Price).annotations({ description: "first snapshot price in the bucket; null only when the bucket's trades moved no shares" }),
+  open: Schema.NullOr(Price).annotations({
+    description: "first snapshot price in the bucket; null only when the bucket's trades moved no shares"
+  }),
   high: Schema.NullOr(Price),
   low: Schema.NullOr(Price),
   close: Schema.NullOr(Price),
@@ -63,12 +71,16 @@ const windowFields = {
 
 export const PriceDelta = Schema.Struct({
   ...windowFields,
-  currentYesPrice: Schema.NullOr(Price).annotations({ description: "last snapshot at or before windowEnd; null when the market never traded" }),
+  currentYesPrice: Schema.NullOr(Price).annotations({
+    description: "last snapshot at or before windowEnd; null when the market never traded"
+  }),
   previousYesPrice: Schema.NullOr(Price).annotations({
     description: "last snapshot at or before windowStart, or else the first one inside the window; null when the market never traded"
   }),
   absolute: Schema.NullOr(SignedAmount6).annotations({ description: "currentYesPrice - previousYesPrice, signed, six fraction digits" }),
-  percentBps: Schema.NullOr(Schema.Int).annotations({ description: "the change in basis points of previousYesPrice, truncated toward zero; null when previous is 0 or null" }),
+  percentBps: Schema.NullOr(Schema.Int).annotations({
+    description: "the change in basis points of previousYesPrice, truncated toward zero; null when previous is 0 or null"
+  }),
   latestAt: Schema.NullOr(Timestamp).annotations({ description: "time of the current snapshot" }),
   baselineAt: Schema.NullOr(Timestamp).annotations({ description: "time of the previous snapshot" })
 }).annotations({ identifier: "PriceDelta", title: "Price delta", description: "change of the YES price over a window" })
@@ -76,7 +88,9 @@ export type PriceDelta = typeof PriceDelta.Type
 
 export const VolumeWindow = Schema.Struct({
   ...windowFields,
-  volume: Amount6.annotations({ description: "USDC traded through the router in (windowStart, windowEnd]; 0, never null, when nothing traded" }),
+  volume: Amount6.annotations({
+    description: "USDC traded through the router in (windowStart, windowEnd]; 0, never null, when nothing traded"
+  }),
   tradeCount: Count
 }).annotations({ identifier: "VolumeWindow", title: "Volume window", description: "router volume of a market over a window" })
 export type VolumeWindow = typeof VolumeWindow.Type

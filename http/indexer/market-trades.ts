@@ -26,12 +26,16 @@ export const TRADE_SOURCES = ["router", "clob"] as const
 export const TradePrice = Amount6.annotations({
   identifier: "TradePrice",
   title: "Trade price",
-  description: "USDC per share paid or received, a decimal string with six fraction digits; above 1 when a buy paid more than a split costs",
+  description:
+    "USDC per share paid or received, a decimal string with six fraction digits; above 1 when a buy paid more than a split costs",
   examples: [620_000n, 1_030_000n]
 })
 
 export const Trade = Schema.Struct({
-  source: Schema.Literal(...TRADE_SOURCES).annotations({ description: "router: a router Trade event (counts in volume); clob: a taker fill on the exchange directly (a limit order crossing the book, per match, or a market order), listed but not counted in volume" }),
+  source: Schema.Literal(...TRADE_SOURCES).annotations({
+    description:
+      "router: a router Trade event (counts in volume); clob: a taker fill on the exchange directly (a limit order crossing the book, per match, or a market order), listed but not counted in volume"
+  }),
   ...chainPositionFields,
   marketId: Uint256,
   trader: Address.annotations({ description: "who traded (router caller, or the exchange taker)" }),
@@ -43,8 +47,13 @@ export const Trade = Schema.Struct({
   amountOut: Amount6.annotations({ description: "received: outcome tokens for buys, USDC for sells" }),
   clobFilled: Amount6.annotations({ description: "part of amountOut filled on the order book" }),
   ammFilled: Amount6.annotations({ description: "part of amountOut filled by the AMM" }),
-  price: Schema.NullOr(TradePrice).annotations({ description: "USDC per share of the traded outcome token (the true ratio, above 1 when a buy paid more than a split costs); null when no shares moved" }),
-  matchCount: Schema.NullOr(Count).annotations({ description: "order-book matches of a clob fill (1 for a limit order's fill, one row per match); null for router trades" })
+  price: Schema.NullOr(TradePrice).annotations({
+    description:
+      "USDC per share of the traded outcome token (the true ratio, above 1 when a buy paid more than a split costs); null when no shares moved"
+  }),
+  matchCount: Schema.NullOr(Count).annotations({
+    description: "order-book matches of a clob fill (1 for a limit order's fill, one row per match); null for router trades"
+  })
 }).annotations({ identifier: "Trade", title: "Trade", description: "a router trade or a direct CLOB taker fill" })
 export type Trade = typeof Trade.Type
 

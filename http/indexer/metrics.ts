@@ -31,7 +31,11 @@ export const metricsBody = (chainId: number) =>
       ...gauge("predix_checkpoint_block", "Last block whose changes are committed, as the database holds it", checkpoint?.block ?? null),
       ...gauge("predix_checkpoint_head_block", "Newest chain head the indexer has recorded", checkpoint?.head ?? null),
       ...gauge("predix_checkpoint_lag_blocks", "Blocks between the newest head recorded and the last committed", lagOf(checkpoint)),
-      ...gauge("predix_indexer_metrics_age_seconds", "Seconds since the indexer process last published its metrics", published === undefined ? null : Number(published.age))
+      ...gauge(
+        "predix_indexer_metrics_age_seconds",
+        "Seconds since the indexer process last published its metrics",
+        published === undefined ? null : Number(published.age)
+      )
     ]
     return (published?.body ?? "") + own.join("\n") + (own.length > 0 ? "\n" : "")
   })
@@ -42,5 +46,7 @@ export const metricsAnswer = (chainId: number) =>
     Effect.disconnect,
     Effect.timeout("5 seconds"),
     Effect.map((body) => HttpServerResponse.text(body, { contentType: CONTENT_TYPE })),
-    Effect.catchAll((error) => Effect.succeed(HttpServerResponse.text(`# database unavailable: ${error.message}\n`, { status: 503, contentType: CONTENT_TYPE })))
+    Effect.catchAll((error) =>
+      Effect.succeed(HttpServerResponse.text(`# database unavailable: ${error.message}\n`, { status: 503, contentType: CONTENT_TYPE }))
+    )
   )

@@ -33,7 +33,11 @@ export const ManualReport = Schema.Struct({
   admin: Schema.NullOr(Address).annotations({ description: "who revoked or reopened the report" }),
   updatedAt: Timestamp,
   updatedBlock: BlockNumber
-}).annotations({ identifier: "ManualReport", title: "Manual report", description: "the current report of a market or event at a manual oracle" })
+}).annotations({
+  identifier: "ManualReport",
+  title: "Manual report",
+  description: "the current report of a market or event at a manual oracle"
+})
 export type ManualReport = typeof ManualReport.Type
 
 export const FEED_MARKET_STATES = ["REGISTERED", "RESOLVED", "UNREGISTERED"] as const

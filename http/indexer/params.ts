@@ -73,7 +73,8 @@ const namedPrimitive = <A, I extends string>(name: string, schema: Schema.Schema
     if (Array.isArray(actual)) return `got ${shown(actual)}`
     const message: unknown = Option.isSome(own) ? own.value(issue) : undefined
     if (typeof message === "string") return message
-    if (typeof message === "object" && message !== null && "message" in message && typeof message.message === "string") return message.message
+    if (typeof message === "object" && message !== null && "message" in message && typeof message.message === "string")
+      return message.message
     return `expected ${description}, got ${shown(actual)}`
   }
   return schema.annotations({
@@ -118,7 +119,9 @@ export const integerParam = (name: string, min: number, max: number, description
       decode: (input, _, ast) => {
         // Length first: no pattern scans more than a valid value's characters (a hostile client sends 16 KiB).
         if (input.length > MAX_INTEGER_PARAM_DIGITS) {
-          return ParseResult.fail(new ParseResult.Type(ast, input, `${name} must be ${range}, got ${shown(input)}, which is ${input.length} characters long`))
+          return ParseResult.fail(
+            new ParseResult.Type(ast, input, `${name} must be ${range}, got ${shown(input)}, which is ${input.length} characters long`)
+          )
         }
         if (!DIGITS.test(input)) return ParseResult.fail(new ParseResult.Type(ast, input, `${name} must be ${range}, got ${shown(input)}`))
         const value = Number(input)
@@ -210,7 +213,11 @@ export const NoQuery = Schema.Struct({}).pipe(
     const name = Object.keys(params)[0]
     return name === undefined
       ? true
-      : new ParseResult.Pointer(name, params, new ParseResult.Unexpected((params as Record<string, unknown>)[name], "is unexpected, expected: none"))
+      : new ParseResult.Pointer(
+          name,
+          params,
+          new ParseResult.Unexpected((params as Record<string, unknown>)[name], "is unexpected, expected: none")
+        )
   })
 )
 

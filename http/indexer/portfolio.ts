@@ -24,7 +24,9 @@ export const PortfolioPosition = Schema.Struct({
   question: Schema.String,
   marketStatus: Schema.Literal("active", "resolved", "refunding"),
   outcome: Schema.NullOr(Schema.Boolean),
-  markPrice: Schema.NullOr(Price).annotations({ description: "YES price used to mark the position; null when resolved (winning shares 1, losing 0)" }),
+  markPrice: Schema.NullOr(Price).annotations({
+    description: "YES price used to mark the position; null when resolved (winning shares 1, losing 0)"
+  }),
   value: Amount6.annotations({ description: "what the shares held are worth (USDC)" }),
   unrealizedPnl: SignedAmount6.annotations({ description: "value - (yesCost + noCost)" })
 }).annotations({ identifier: "PortfolioPosition", title: "Portfolio position", description: "an open position marked to market" })
@@ -51,7 +53,9 @@ export const PortfolioPnl = Schema.Struct({
   ...totalsFields,
   volume: Amount6.annotations({ description: "USDC traded through the router as trader" }),
   tradeCount: Count,
-  marketsTraded: Count.annotations({ description: "markets in which the address holds tokens or traded, split, merged, redeemed or was refunded" }),
+  marketsTraded: Count.annotations({
+    description: "markets in which the address holds tokens or traded, split, merged, redeemed or was refunded"
+  }),
   openPositions: Count
 }).annotations({ identifier: "PortfolioPnl", title: "Portfolio P&L", description: "a user's aggregated profit and loss" })
 export type PortfolioPnl = typeof PortfolioPnl.Type
@@ -105,7 +109,10 @@ export class PortfolioGroup extends HttpApiGroup.make("portfolio")
       .setUrlParams(PortfolioHistoryQuery)
       .addSuccess(IndexerList(PortfolioHistoryPoint))
       .addError(IndexerInvalidAddress.wire)
-      .annotate(OpenApi.Summary, "Historical portfolio: value, cost basis and P&L at the end of each time bucket, with the cash flow of the user's router trades in it")
+      .annotate(
+        OpenApi.Summary,
+        "Historical portfolio: value, cost basis and P&L at the end of each time bucket, with the cash flow of the user's router trades in it"
+      )
       .annotate(
         OpenApi.Description,
         "Oldest first; a bucket is listed when the user received a router trade in it, one of the user's positions moved in it, or a market the user has held since an earlier or the same bucket has a price snapshot or resolved in it: between two listed buckets nothing shown changes. " +

@@ -41,7 +41,10 @@ export const describeDecodeError = (error: HttpApiDecodeError): { readonly error
     }
   }
   const kind = parameterError(parameter)
-  return { error: kind, message: `invalid ${kind === "InvalidParameter" ? "parameter" : kind === "InvalidAddress" ? "address" : "market id"} ${named}: ${issue.message}` }
+  return {
+    error: kind,
+    message: `invalid ${kind === "InvalidParameter" ? "parameter" : kind === "InvalidAddress" ? "address" : "market id"} ${named}: ${issue.message}`
+  }
 }
 
 const isIndexerError = (u: unknown): u is { readonly _tag: keyof typeof IndexerErrorsByName; readonly message: string } =>
@@ -54,7 +57,8 @@ const render = (failure: unknown, request: string): Effect.Effect<HttpServerResp
   }
   if (isIndexerError(failure)) return Effect.succeed(body(IndexerErrorsByName[failure._tag].status, failure._tag, failure.message))
   const tag = typeof failure === "object" && failure !== null && "_tag" in failure ? failure._tag : undefined
-  if (tag === "RouteNotFound") return Effect.succeed(body(404, "NotFound", `no route ${request}; the API is described at /api/openapi.json`))
+  if (tag === "RouteNotFound")
+    return Effect.succeed(body(404, "NotFound", `no route ${request}; the API is described at /api/openapi.json`))
   if (tag === "SqlError") {
     return Effect.logWarning("database error").pipe(
       Effect.annotateLogs({ request, error: String((failure as { message?: unknown }).message) }),
@@ -80,7 +84,6 @@ export const renderErrors = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<
       )
     })
   ) as HttpApp.Default<never, R>
-
 
 /** `GET /api/...` of the current request, for messages and logs (the path only, no query). */
 const requestLine = Effect.map(HttpServerRequest.HttpServerRequest, (request) => {

@@ -86,12 +86,19 @@ export const parseTarget = (raw: string): RequestTarget | undefined => {
   const mark = target.indexOf("?")
   const path = mark === -1 ? target : target.slice(0, mark)
   const search = mark === -1 ? "" : target.slice(mark + 1)
-  const segments = path.slice(1).split("/").map((segment) => percentDecode(segment, false))
+  const segments = path
+    .slice(1)
+    .split("/")
+    .map((segment) => percentDecode(segment, false))
   const query: Array<readonly [string, string]> = []
   for (const piece of search.split("&")) {
     if (piece === "") continue
     const equals = piece.indexOf("=")
-    query.push(equals === -1 ? [percentDecode(piece, true), ""] : [percentDecode(piece.slice(0, equals), true), percentDecode(piece.slice(equals + 1), true)])
+    query.push(
+      equals === -1
+        ? [percentDecode(piece, true), ""]
+        : [percentDecode(piece.slice(0, equals), true), percentDecode(piece.slice(equals + 1), true)]
+    )
   }
   const encodedPath = `/${segments.map(encodeURIComponent).join("/")}`
   const encodedQuery = query.map(([key, value]) => `${encodeURIComponent(key)}=${encodeURIComponent(value)}`).join("&")

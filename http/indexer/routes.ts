@@ -113,7 +113,11 @@ export const decodeRequest = (matched: MatchedRequest, target: RequestTarget): E
 const canonical = (schema: Option.Option<Schema.Schema<any, any>>, value: unknown): string => {
   if (Option.isNone(schema)) return ""
   const encoded = Schema.encodeSync(schema.value)(value) as Record<string, unknown>
-  return JSON.stringify(Object.keys(encoded).sort().map((key) => [key, encoded[key]]))
+  return JSON.stringify(
+    Object.keys(encoded)
+      .sort()
+      .map((key) => [key, encoded[key]])
+  )
 }
 
 /** The answer-cache key of a decoded request; undefined for endpoints whose answers are not cached. */

@@ -19,13 +19,17 @@ export const Accuracy = Schema.Struct({
   address: Address,
   resolvedPositions: Count.annotations({ description: "resolved markets in which the user made a call" }),
   correctPositions: Count.annotations({ description: "calls that matched the outcome" }),
-  accuracy: Schema.NullOr(Price).annotations({ description: "correctPositions / resolvedPositions, 0 to 1, six fraction digits; null without a call" })
+  accuracy: Schema.NullOr(Price).annotations({
+    description: "correctPositions / resolvedPositions, 0 to 1, six fraction digits; null without a call"
+  })
 }).annotations({ identifier: "Accuracy", title: "Accuracy", description: "how often a user's resolved calls were right" })
 export type Accuracy = typeof Accuracy.Type
 
 export const UserStats = Schema.Struct({
   ...Accuracy.fields,
-  rank: Schema.NullOr(Schema.Int).annotations({ description: "place on the leaderboard in its order; on /api/user-stats/{address}, by pnl; null when not ranked (no router trade)" }),
+  rank: Schema.NullOr(Schema.Int).annotations({
+    description: "place on the leaderboard in its order; on /api/user-stats/{address}, by pnl; null when not ranked (no router trade)"
+  }),
   volume: Amount6.annotations({ description: "USDC traded through the router as trader" }),
   tradeCount: Count,
   realizedPnl: SignedAmount6

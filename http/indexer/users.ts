@@ -19,9 +19,15 @@ export const ResolvedPosition = Schema.Struct({
   resolutionType: Schema.Literal("ORACLE", "EMERGENCY", "REFUND"),
   outcome: Schema.NullOr(Schema.Boolean).annotations({ description: "true = YES won; null in refund mode" }),
   resolvedAt: Schema.NullOr(Timestamp),
-  call: Schema.NullOr(Outcome).annotations({ description: "the side the user's router trades left them net long on; null when even or in refund mode" }),
+  call: Schema.NullOr(Outcome).annotations({
+    description: "the side the user's router trades left them net long on; null when even or in refund mode"
+  }),
   correct: Schema.NullOr(Schema.Boolean).annotations({ description: "whether the call matched the outcome; null without a call" })
-}).annotations({ identifier: "ResolvedPosition", title: "Resolved position", description: "a user's position in a resolved or refunded market" })
+}).annotations({
+  identifier: "ResolvedPosition",
+  title: "Resolved position",
+  description: "a user's position in a resolved or refunded market"
+})
 export type ResolvedPosition = typeof ResolvedPosition.Type
 
 export const MakerFillQuery = strictQuery({

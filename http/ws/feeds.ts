@@ -91,7 +91,12 @@ export const makeFeeds = (options: FeedOptions) =>
 
     const read = (feed: Feed) =>
       readTopic(options.chainId, feed.topic, feed.target, window, feed.loaded).pipe(Effect.provideService(SqlClient.SqlClient, sql))
-    const position = (feed: Feed) => ({ stream: feed.stream, seq: feed.seq, block: feed.head?.block ?? null, hash: feed.head?.hash ?? null })
+    const position = (feed: Feed) => ({
+      stream: feed.stream,
+      seq: feed.seq,
+      block: feed.head?.block ?? null,
+      hash: feed.head?.hash ?? null
+    })
     const address = (feed: Feed) => ({ topic: feed.topic, ...targetFields(feed.target) })
     const snapshot = (feed: Feed): ServerMessage => ({
       type: "snapshot",
@@ -117,7 +122,9 @@ export const makeFeeds = (options: FeedOptions) =>
           for (const subscriber of feed.subscribers) subscriber.deliver(delta)
         }).pipe(
           // The feed keeps its state; the next notification tries again and sends the whole difference.
-          Effect.catchAll((error) => Effect.logWarning("stream feed not refreshed").pipe(Effect.annotateLogs({ feed: feed.key, error: String(error) })))
+          Effect.catchAll((error) =>
+            Effect.logWarning("stream feed not refreshed").pipe(Effect.annotateLogs({ feed: feed.key, error: String(error) }))
+          )
         )
       )
 
@@ -125,7 +132,8 @@ export const makeFeeds = (options: FeedOptions) =>
       const reorg = reorgPending
       reorgPending = false
       const now = Date.now()
-      for (const [key, feed] of feeds) if (feed.subscribers.size === 0 && feed.idleSince !== null && now - feed.idleSince > idleMs) feeds.delete(key)
+      for (const [key, feed] of feeds)
+        if (feed.subscribers.size === 0 && feed.idleSince !== null && now - feed.idleSince > idleMs) feeds.delete(key)
       yield* Effect.forEach([...feeds.values()], (feed) => refresh(feed, reorg), { concurrency: 4, discard: true })
     })
 
@@ -162,7 +170,13 @@ export const makeFeeds = (options: FeedOptions) =>
      * Attaches `subscriber` to the feed `key` (see `feedKey`) of (topic, target): it gets
      * `subscribed`, then the deltas after `resume.seq` when the feed still holds them all, else a snapshot.
      */
-    const subscribe = (key: string, topic: Topic, target: Target, subscriber: Subscriber, resume?: { readonly stream: string; readonly seq: number }) =>
+    const subscribe = (
+      key: string,
+      topic: Topic,
+      target: Target,
+      subscriber: Subscriber,
+      resume?: { readonly stream: string; readonly seq: number }
+    ) =>
       Effect.gen(function* () {
         let feed = feeds.get(key)
         if (feed === undefined) {

@@ -54,7 +54,8 @@ export const CLOSE = {
   goingAway: 1001
 } as const
 
-export type Change = { readonly op: "upsert"; readonly key: string; readonly value: unknown } | { readonly op: "remove"; readonly key: string }
+export type Change =
+  { readonly op: "upsert"; readonly key: string; readonly value: unknown } | { readonly op: "remove"; readonly key: string }
 
 export interface StreamAddress {
   readonly topic: string
@@ -72,7 +73,8 @@ export interface Position {
 
 export type ServerMessage =
   | ({ readonly type: "subscribed" | "unsubscribed" } & StreamAddress)
-  | ({ readonly type: "snapshot"; readonly data: ReadonlyArray<{ readonly key: string; readonly value: unknown }> } & StreamAddress & Position)
+  | ({ readonly type: "snapshot"; readonly data: ReadonlyArray<{ readonly key: string; readonly value: unknown }> } & StreamAddress &
+      Position)
   | ({ readonly type: "delta"; readonly reorg: boolean; readonly changes: ReadonlyArray<Change> } & StreamAddress & Position)
   | ({ readonly type: "error"; readonly code: ErrorCode; readonly message: string } & Partial<StreamAddress>)
   | { readonly type: "ping" }

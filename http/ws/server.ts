@@ -109,7 +109,10 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
 
       if (clients.size >= maxConnections || (perIp.get(ip) ?? 0) >= maxPerIp) {
         closed.overloaded++
-        fail("TOO_MANY_CONNECTIONS", clients.size >= maxConnections ? "the server is at its connection limit" : `at most ${maxPerIp} connections per address`)
+        fail(
+          "TOO_MANY_CONNECTIONS",
+          clients.size >= maxConnections ? "the server is at its connection limit" : `at most ${maxPerIp} connections per address`
+        )
         shut(socket, CLOSE.overloaded, "too many connections")
         return
       }
@@ -145,7 +148,9 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
           } catch {
             json = false
           }
-          return json ? fail("BAD_MESSAGE", "expected {type: subscribe|unsubscribe|resume|pong, topic, marketId|subject}") : fail("BAD_JSON", "the message is not JSON")
+          return json
+            ? fail("BAD_MESSAGE", "expected {type: subscribe|unsubscribe|resume|pong, topic, marketId|subject}")
+            : fail("BAD_JSON", "the message is not JSON")
         }
         const message = decoded.right
         if (message.type === "pong") {
@@ -156,11 +161,13 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
         const { topic } = message
         let target: Target
         if ((USER_TOPICS as ReadonlyArray<string>).includes(topic)) {
-          if (message.subject === undefined || !ADDRESS.test(message.subject)) return fail("INVALID_ADDRESS", "a user topic needs subject: a 0x address", { topic })
+          if (message.subject === undefined || !ADDRESS.test(message.subject))
+            return fail("INVALID_ADDRESS", "a user topic needs subject: a 0x address", { topic })
           const subject = message.subject.toLowerCase() as Address
           const proven = await identities
           if (proven.length === 0) return fail("AUTH_REQUIRED", "user topics need a session (cookie or ?token=)", { topic, subject })
-          if (!proven.includes(subject)) return fail("FORBIDDEN", "the subject must be the session's address or smart account", { topic, subject })
+          if (!proven.includes(subject))
+            return fail("FORBIDDEN", "the subject must be the session's address or smart account", { topic, subject })
           target = { subject }
         } else if ((MARKET_TOPICS as ReadonlyArray<string>).includes(topic)) {
           const market = parseMarketId(message.marketId)
@@ -253,7 +260,9 @@ export const httpServerWithRealtime = (listen: ListenOptions, options: RealtimeO
           address: inner.address,
           serve: (app, middleware) =>
             Effect.gen(function* () {
-              const handler = yield* (middleware === undefined ? NodeHttpServer.makeHandler(app) : NodeHttpServer.makeHandler(app, middleware))
+              const handler = yield* middleware === undefined
+                ? NodeHttpServer.makeHandler(app)
+                : NodeHttpServer.makeHandler(app, middleware)
               yield* Effect.addFinalizer(() => Effect.sync(() => node?.off("request", handler)))
               node?.off("request", hold)
               node?.on("request", handler)

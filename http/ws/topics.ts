@@ -58,7 +58,8 @@ const bookEntries = (marketId: bigint) =>
     const book = encodeBook(toBackendBook(answer.data))
     const entries: Array<readonly [string, unknown]> = []
     for (const outcome of ["yes", "no"] as const)
-      for (const side of ["bids", "asks"] as const) for (const level of book[outcome][side]) entries.push([`${outcome}:${side}:${level.price}`, level])
+      for (const side of ["bids", "asks"] as const)
+        for (const level of book[outcome][side]) entries.push([`${outcome}:${side}:${level.price}`, level])
     return entries
   })
 
@@ -71,7 +72,9 @@ const priceEntries = (marketId: bigint, window: number) =>
   Effect.gen(function* () {
     const { meta } = yield* listPrices(marketId, { limit: 1, offset: 0 })
     const answer = yield* listPrices(marketId, { limit: window, offset: Math.max(0, meta.count - window) })
-    return answer.data.map((point) => [`${point.blockNumber}:${point.logIndex}:${point.source}`, encodePoint(toBackendPricePoint(point))] as const)
+    return answer.data.map(
+      (point) => [`${point.blockNumber}:${point.logIndex}:${point.source}`, encodePoint(toBackendPricePoint(point))] as const
+    )
   })
 
 const userTradeEntries = (address: Address, window: number) =>
@@ -80,13 +83,23 @@ const userTradeEntries = (address: Address, window: number) =>
   )
 
 const userOrderEntries = (owner: Address, window: number) =>
-  Effect.map(listOrders({ owner, limit: window, offset: 0 }), (answer) => answer.data.map((order) => [order.orderId, encodeOrder(toOrder(order))] as const))
+  Effect.map(listOrders({ owner, limit: window, offset: 0 }), (answer) =>
+    answer.data.map((order) => [order.orderId, encodeOrder(toOrder(order))] as const)
+  )
 
 const portfolioEntries = (address: Address, topic: "user-positions" | "user-portfolio") =>
   Effect.map(readPortfolio(address), ({ data: p }) =>
     topic === "user-positions"
-      ? p.positions.map((position) => { const value = encodePosition(toPosition(position)); return [value.marketId, value] as const })
-      : [["portfolio", encodePortfolio({ address, openPositions: p.openPositions, ...totals(p), positions: p.positions.map(toPosition) })] as const]
+      ? p.positions.map((position) => {
+          const value = encodePosition(toPosition(position))
+          return [value.marketId, value] as const
+        })
+      : [
+          [
+            "portfolio",
+            encodePortfolio({ address, openPositions: p.openPositions, ...totals(p), positions: p.positions.map(toPosition) })
+          ] as const
+        ]
   )
 
 const entriesOf = (topic: Topic, target: Target, window: number): Effect.Effect<Entries, unknown, SqlClient.SqlClient> => {
@@ -95,10 +108,15 @@ const entriesOf = (topic: Topic, target: Target, window: number): Effect.Effect<
     if (topic === "user-orders") return userOrderEntries(target.subject, window)
     return portfolioEntries(target.subject, topic === "user-positions" ? "user-positions" : "user-portfolio")
   }
-  return topic === "orderbook" ? bookEntries(target.marketId) : topic === "trades" ? tradeEntries(target.marketId, window) : priceEntries(target.marketId, window)
+  return topic === "orderbook"
+    ? bookEntries(target.marketId)
+    : topic === "trades"
+      ? tradeEntries(target.marketId, window)
+      : priceEntries(target.marketId, window)
 }
 
-export const isMarketNotFound = (error: unknown) => typeof error === "object" && error !== null && "_tag" in error && error._tag === "MarketNotFound"
+export const isMarketNotFound = (error: unknown) =>
+  typeof error === "object" && error !== null && "_tag" in error && error._tag === "MarketNotFound"
 
 /**
  * A topic's entries and the head they hold, read in one repeatable-read transaction so the
@@ -113,7 +131,10 @@ export const readTopic = (chainId: number, topic: Topic, target: Target, window:
         yield* sql`set transaction isolation level repeatable read`
         const head: IndexedHead | null = yield* readIndexedHead(chainId)
         const entries = yield* entriesOf(topic, target, window).pipe(
-          Effect.catchIf((error) => missingIsEmpty && isMarketNotFound(error), () => Effect.succeed<Entries>([]))
+          Effect.catchIf(
+            (error) => missingIsEmpty && isMarketNotFound(error),
+            () => Effect.succeed<Entries>([])
+          )
         )
         return { head, entries }
       })

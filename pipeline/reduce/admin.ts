@@ -18,7 +18,13 @@ import type { FeeChangeRow, PauseScope } from "./model-governance.js"
 export const pauseKey = (scope: string) => rowKey(scope)
 
 export const onRoleChange = (s: State, e: DomainEventOf<"RoleGranted"> | DomainEventOf<"RoleRevoked">, at: Located): void => {
-  s.logs.roleChanges.push({ ...at, role: e.role, account: e.account, sender: e.sender, action: e._tag === "RoleGranted" ? "GRANTED" : "REVOKED" })
+  s.logs.roleChanges.push({
+    ...at,
+    role: e.role,
+    account: e.account,
+    sender: e.sender,
+    action: e._tag === "RoleGranted" ? "GRANTED" : "REVOKED"
+  })
 }
 
 type Pause =
@@ -67,13 +73,31 @@ export const onFeeChange = (s: State, e: FeeEvent, at: Located): void => {
   const row = ((): Omit<FeeChangeRow, keyof Located> => {
     switch (e._tag) {
       case "DefaultRedemptionFeeUpdated":
-        return { kind: "DEFAULT_REDEMPTION_FEE", marketId: null, previousValue: String(e.previousBps), newValue: String(e.newBps), overridden: null }
+        return {
+          kind: "DEFAULT_REDEMPTION_FEE",
+          marketId: null,
+          previousValue: String(e.previousBps),
+          newValue: String(e.newBps),
+          overridden: null
+        }
       case "MarketCreationFeeUpdated":
-        return { kind: "MARKET_CREATION_FEE", marketId: null, previousValue: e.previousFee.toString(), newValue: e.newFee.toString(), overridden: null }
+        return {
+          kind: "MARKET_CREATION_FEE",
+          marketId: null,
+          previousValue: e.previousFee.toString(),
+          newValue: e.newFee.toString(),
+          overridden: null
+        }
       case "FeeRecipientUpdated":
         return { kind: "FEE_RECIPIENT", marketId: null, previousValue: e.previousRecipient, newValue: e.newRecipient, overridden: null }
       case "PerMarketRedemptionFeeUpdated":
-        return { kind: "MARKET_REDEMPTION_FEE", marketId: e.marketId, previousValue: null, newValue: String(e.bps), overridden: e.overridden }
+        return {
+          kind: "MARKET_REDEMPTION_FEE",
+          marketId: e.marketId,
+          previousValue: null,
+          newValue: String(e.bps),
+          overridden: e.overridden
+        }
     }
   })()
   s.logs.feeChanges.push({ ...at, ...row })
@@ -83,5 +107,10 @@ type HookUpgrade = DomainEventOf<"Hook_UpgradeProposed"> | DomainEventOf<"Hook_U
 
 export const onHookUpgrade = (s: State, e: HookUpgrade, at: Located): void => {
   const action = e._tag === "Hook_UpgradeProposed" ? "PROPOSED" : e._tag === "Hook_Upgraded" ? "EXECUTED" : "CANCELLED"
-  s.logs.hookUpgrades.push({ ...at, action, implementation: e.implementation, readyAt: e._tag === "Hook_UpgradeProposed" ? e.readyAt : null })
+  s.logs.hookUpgrades.push({
+    ...at,
+    action,
+    implementation: e.implementation,
+    readyAt: e._tag === "Hook_UpgradeProposed" ? e.readyAt : null
+  })
 }

@@ -26,23 +26,28 @@ export const onPoolRegistered = (s: State, e: DomainEventOf<"Hook_PoolRegistered
   const key = poolKey(e.poolId)
   const existing = getRow(s.rows.pools, key, "amm_pool")
   // A re-registration rebinds the pool; its state, if any, stays.
-  putRow(s.rows.pools, key, {
-    poolId: e.poolId,
-    marketId: e.marketId,
-    yesToken: e.yesToken,
-    quoteToken: e.quoteToken,
-    yesIsCurrency0: e.yesIsCurrency0,
-    registeredAt: at.timestamp,
-    registeredBlock: at.block,
-    initialized: existing?.initialized ?? false,
-    sqrtPriceX96: existing?.sqrtPriceX96 ?? null,
-    liquidity: existing?.liquidity ?? 0n,
-    tick: existing?.tick ?? null,
-    fee: existing?.fee ?? null,
-    tickSpacing: existing?.tickSpacing ?? null,
-    updatedAt: at.timestamp,
-    updatedBlock: at.block
-  }, "amm_pool")
+  putRow(
+    s.rows.pools,
+    key,
+    {
+      poolId: e.poolId,
+      marketId: e.marketId,
+      yesToken: e.yesToken,
+      quoteToken: e.quoteToken,
+      yesIsCurrency0: e.yesIsCurrency0,
+      registeredAt: at.timestamp,
+      registeredBlock: at.block,
+      initialized: existing?.initialized ?? false,
+      sqrtPriceX96: existing?.sqrtPriceX96 ?? null,
+      liquidity: existing?.liquidity ?? 0n,
+      tick: existing?.tick ?? null,
+      fee: existing?.fee ?? null,
+      tickSpacing: existing?.tickSpacing ?? null,
+      updatedAt: at.timestamp,
+      updatedBlock: at.block
+    },
+    "amm_pool"
+  )
 }
 
 /** The registered pool of a pool-manager event, or undefined (rule 5: then the event is ignored). */
@@ -62,13 +67,20 @@ export const onInitialize = (s: State, e: DomainEventOf<"Initialize">, at: Locat
   })
   // Until its first trade a market is priced at its pool's initial price.
   const market = s.markets.get(pool.marketId)
-  if (market !== undefined && market.lastTradeAt === null && !market.isResolved) market.yesPrice = yesPriceFromSqrt(e.sqrtPriceX96, pool.yesIsCurrency0)
+  if (market !== undefined && market.lastTradeAt === null && !market.isResolved)
+    market.yesPrice = yesPriceFromSqrt(e.sqrtPriceX96, pool.yesIsCurrency0)
 }
 
 export const onSwap = (s: State, e: DomainEventOf<"Swap">, at: Located): void => {
   const pool = registered(s, e.id)
   if (pool === undefined) return
-  Object.assign(pool, { sqrtPriceX96: e.sqrtPriceX96, liquidity: e.liquidity, tick: e.tick, updatedAt: at.timestamp, updatedBlock: at.block })
+  Object.assign(pool, {
+    sqrtPriceX96: e.sqrtPriceX96,
+    liquidity: e.liquidity,
+    tick: e.tick,
+    updatedAt: at.timestamp,
+    updatedBlock: at.block
+  })
 }
 
 export const onModifyLiquidity = (s: State, e: DomainEventOf<"ModifyLiquidity">, at: Located): void => {
@@ -93,14 +105,19 @@ export const onModifyLiquidity = (s: State, e: DomainEventOf<"ModifyLiquidity">,
   const liquidity = (position?.liquidity ?? 0n) + e.liquidityDelta
   if (liquidity < 0n) throw new Error(`liquidity position ${key} would hold ${liquidity}`)
   if (liquidity === 0n) return dropRow(s.rows.lpPositions, key, "liquidity_position")
-  putRow(s.rows.lpPositions, key, {
-    poolId: e.id,
-    owner: e.sender,
-    tickLower: e.tickLower,
-    tickUpper: e.tickUpper,
-    salt: e.salt,
-    marketId: pool.marketId,
-    liquidity,
-    updatedAt: at.timestamp
-  }, "liquidity_position")
+  putRow(
+    s.rows.lpPositions,
+    key,
+    {
+      poolId: e.id,
+      owner: e.sender,
+      tickLower: e.tickLower,
+      tickUpper: e.tickUpper,
+      salt: e.salt,
+      marketId: pool.marketId,
+      liquidity,
+      updatedAt: at.timestamp
+    },
+    "liquidity_position"
+  )
 }

@@ -25,21 +25,26 @@ const group = (s: State, id: bigint, what: string): EventGroupRow => {
 export const onEventCreated = (s: State, e: DomainEventOf<"EventCreated">, at: Located): void => {
   const key = eventGroupKey(e.eventId)
   if (getRow(s.rows.eventGroups, key, "event_group") !== undefined) throw new Error(`event ${e.eventId} created twice`)
-  putRow(s.rows.eventGroups, key, {
-    id: e.eventId,
-    name: e.name,
-    creator: e.creator,
-    endTime: e.endTime,
-    marketIds: [...e.marketIds],
-    oracle: e.oracle,
-    winningIndex: null,
-    state: "CREATED",
-    resolver: null,
-    closedAt: null,
-    createdAt: at.timestamp,
-    createdBlock: at.block,
-    createdTx: at.txHash
-  }, "event_group")
+  putRow(
+    s.rows.eventGroups,
+    key,
+    {
+      id: e.eventId,
+      name: e.name,
+      creator: e.creator,
+      endTime: e.endTime,
+      marketIds: [...e.marketIds],
+      oracle: e.oracle,
+      winningIndex: null,
+      state: "CREATED",
+      resolver: null,
+      closedAt: null,
+      createdAt: at.timestamp,
+      createdBlock: at.block,
+      createdTx: at.txHash
+    },
+    "event_group"
+  )
 }
 
 export const onEventResolved = (s: State, e: DomainEventOf<"EventResolved">, at: Located): void => {

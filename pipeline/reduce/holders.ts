@@ -29,7 +29,10 @@ export const ZERO_ADDRESS = `0x${"0".repeat(40)}`
 export const holderKey = (token: string, holder: string) => rowKey(token, holder)
 
 export const onTokensCreated = (s: State, e: DomainEventOf<"MarketCreated">): void => {
-  for (const [address, side] of [[e.yesToken, "YES"], [e.noToken, "NO"]] as const) {
+  for (const [address, side] of [
+    [e.yesToken, "YES"],
+    [e.noToken, "NO"]
+  ] as const) {
     if (getRow(s.rows.outcomeTokens, rowKey(address), "outcome_token") !== undefined) continue
     putRow(s.rows.outcomeTokens, rowKey(address), { address, marketId: e.marketId, side, supply: 0n, holders: 0n }, "outcome_token")
   }
@@ -39,7 +42,12 @@ const credit = (s: State, token: OutcomeTokenRow, holder: string, value: bigint)
   const key = holderKey(token.address, holder)
   const row = getRow(s.rows.holders, key, "token_holder")
   if (row === undefined) {
-    putRow(s.rows.holders, key, { token: token.address, holder, marketId: token.marketId, side: token.side, balance: value }, "token_holder")
+    putRow(
+      s.rows.holders,
+      key,
+      { token: token.address, holder, marketId: token.marketId, side: token.side, balance: value },
+      "token_holder"
+    )
     token.holders += 1n
     return
   }

@@ -73,8 +73,7 @@ export const onMarketCreated = (w: Working, e: DomainEventOf<"MarketCreated">, a
  * Rule 1's measure: the collateral side of a trade, amountIn for buys (USDC paid), amountOut for
  * sells (USDC received), so volume is always in USDC. Candles count volume with it too.
  */
-export const tradeVolume = (e: DomainEventOf<"Trade">): bigint =>
-  e.tradeType === 0 || e.tradeType === 2 ? e.amountIn : e.amountOut
+export const tradeVolume = (e: DomainEventOf<"Trade">): bigint => (e.tradeType === 0 || e.tradeType === 2 ? e.amountIn : e.amountOut)
 
 /**
  * The implied YES price of a trade, 1e6-scaled: USDC per share for YES, one minus it for NO.
@@ -138,10 +137,7 @@ export const onHookTraded = (w: Working, e: DomainEventOf<"Hook_MarketTraded">, 
 }
 
 type Settlement =
-  | DomainEventOf<"PositionSplit">
-  | DomainEventOf<"PositionMerged">
-  | DomainEventOf<"TokensRedeemed">
-  | DomainEventOf<"MarketRefunded">
+  DomainEventOf<"PositionSplit"> | DomainEventOf<"PositionMerged"> | DomainEventOf<"TokensRedeemed"> | DomainEventOf<"MarketRefunded">
 
 /** Rule 3: collateral moves for every user; positions for users that are not protocol contracts. */
 export const onSettlement = (w: Working, e: Settlement, protocol: ProtocolContracts): void => {

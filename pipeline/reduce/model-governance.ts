@@ -124,7 +124,11 @@ export interface PauseStateRow {
 
 export interface DiamondCutRow extends Located {
   /** [{ facetAddress, action, functionSelectors }] as JSON. */
-  readonly cuts: ReadonlyArray<{ readonly facetAddress: string; readonly action: number; readonly functionSelectors: ReadonlyArray<string> }>
+  readonly cuts: ReadonlyArray<{
+    readonly facetAddress: string
+    readonly action: number
+    readonly functionSelectors: ReadonlyArray<string>
+  }>
   readonly init: string
   readonly data: string
 }

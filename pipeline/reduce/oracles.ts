@@ -28,7 +28,8 @@ export const onOracleApproval = (s: State, e: DomainEventOf<"OracleApproved"> | 
   const approved = e._tag === "OracleApproved"
   const key = approvedOracleKey(e.oracle)
   const row = getRow(s.rows.approvedOracles, key, "approved_oracle")
-  if (row === undefined) putRow(s.rows.approvedOracles, key, { oracle: e.oracle, approved, updatedAt: at.timestamp, updatedBlock: at.block }, "approved_oracle")
+  if (row === undefined)
+    putRow(s.rows.approvedOracles, key, { oracle: e.oracle, approved, updatedAt: at.timestamp, updatedBlock: at.block }, "approved_oracle")
   else Object.assign(row, { approved, updatedAt: at.timestamp, updatedBlock: at.block })
   s.logs.oracleApprovals.push({ ...at, oracle: e.oracle, approved })
 }
@@ -49,22 +50,29 @@ type AdminAction =
 
 export const onReport = (s: State, e: Report, at: Located): void => {
   const [subject, id, outcome, winningIndex] =
-    e._tag === "OutcomeReported" ? (["market", e.marketId, e.outcome, null] as const) : (["event", e.eventId, null, e.winningIndex] as const)
+    e._tag === "OutcomeReported"
+      ? (["market", e.marketId, e.outcome, null] as const)
+      : (["event", e.eventId, null, e.winningIndex] as const)
   const finalizesAt = BigInt(at.timestamp) + challengeDelayOf(s, at.address)
-  putRow(s.rows.reports, reportKey(at.address, subject, id), {
-    oracle: at.address,
-    subject,
-    subjectId: id,
-    state: "REPORTED",
-    outcome,
-    winningIndex,
-    reporter: e.reporter,
-    reportedAt: at.timestamp,
-    finalizesAt,
-    admin: null,
-    updatedAt: at.timestamp,
-    updatedBlock: at.block
-  }, "manual_report")
+  putRow(
+    s.rows.reports,
+    reportKey(at.address, subject, id),
+    {
+      oracle: at.address,
+      subject,
+      subjectId: id,
+      state: "REPORTED",
+      outcome,
+      winningIndex,
+      reporter: e.reporter,
+      reportedAt: at.timestamp,
+      finalizesAt,
+      admin: null,
+      updatedAt: at.timestamp,
+      updatedBlock: at.block
+    },
+    "manual_report"
+  )
   action(s, at, { action: "REPORTED", subject, subjectId: id, outcome, winningIndex, account: e.reporter, challengeDelay: null })
 }
 
@@ -76,34 +84,62 @@ export const onReportAdmin = (s: State, e: AdminAction, at: Located): void => {
   const key = reportKey(at.address, subject, id)
   const row = getRow(s.rows.reports, key, "manual_report")
   if (row === undefined) {
-    putRow(s.rows.reports, key, {
-      oracle: at.address, subject, subjectId: id, state, outcome: null, winningIndex: null, reporter: null,
-      reportedAt: null, finalizesAt: null, admin: e.admin, updatedAt: at.timestamp, updatedBlock: at.block
-    }, "manual_report")
+    putRow(
+      s.rows.reports,
+      key,
+      {
+        oracle: at.address,
+        subject,
+        subjectId: id,
+        state,
+        outcome: null,
+        winningIndex: null,
+        reporter: null,
+        reportedAt: null,
+        finalizesAt: null,
+        admin: e.admin,
+        updatedAt: at.timestamp,
+        updatedBlock: at.block
+      },
+      "manual_report"
+    )
   } else Object.assign(row, { state, admin: e.admin, updatedAt: at.timestamp, updatedBlock: at.block })
   action(s, at, { action: state, subject, subjectId: id, outcome: null, winningIndex: null, account: e.admin, challengeDelay: null })
 }
 
 export const onChallengeDelay = (s: State, e: DomainEventOf<"ChallengeDelayUpdated">, at: Located): void => {
   putRow(s.rows.manualOracles, manualOracleKey(at.address), { address: at.address, challengeDelay: e.current }, "manual_oracle")
-  action(s, at, { action: "CHALLENGE_DELAY", subject: null, subjectId: null, outcome: null, winningIndex: null, account: null, challengeDelay: e.current })
+  action(s, at, {
+    action: "CHALLENGE_DELAY",
+    subject: null,
+    subjectId: null,
+    outcome: null,
+    winningIndex: null,
+    account: null,
+    challengeDelay: e.current
+  })
 }
 
 export const onFeedRegistered = (s: State, e: DomainEventOf<"MarketRegistered">, at: Located): void => {
-  putRow(s.rows.feedMarkets, feedMarketKey(at.address, e.marketId), {
-    oracle: at.address,
-    marketId: e.marketId,
-    feed: e.feed,
-    threshold: e.threshold,
-    gte: e.gte,
-    snapshotAt: e.snapshotAt,
-    state: "REGISTERED",
-    price: null,
-    outcome: null,
-    registeredAt: at.timestamp,
-    updatedAt: at.timestamp,
-    updatedBlock: at.block
-  }, "price_feed_market")
+  putRow(
+    s.rows.feedMarkets,
+    feedMarketKey(at.address, e.marketId),
+    {
+      oracle: at.address,
+      marketId: e.marketId,
+      feed: e.feed,
+      threshold: e.threshold,
+      gte: e.gte,
+      snapshotAt: e.snapshotAt,
+      state: "REGISTERED",
+      price: null,
+      outcome: null,
+      registeredAt: at.timestamp,
+      updatedAt: at.timestamp,
+      updatedBlock: at.block
+    },
+    "price_feed_market"
+  )
 }
 
 export const onFeedChanged = (

@@ -64,14 +64,27 @@ const isBuySide = (side: number) => side === 0 || side === 2
 const isYesSide = (side: number) => side === 0 || side === 1
 
 /** `owner` bought (BUY side) or sold `shares` of its side's token for `usdc`. */
-const fillPosition = (s: State, protocol: ProtocolContracts, owner: string, marketId: bigint, side: number, shares: bigint, usdc: bigint): void => {
+const fillPosition = (
+  s: State,
+  protocol: ProtocolContracts,
+  owner: string,
+  marketId: bigint,
+  side: number,
+  shares: bigint,
+  usdc: bigint
+): void => {
   markTraded(s, owner, protocol)
   if (isBuySide(side)) acquire(s, protocol, owner, marketId, isYesSide(side), shares, usdc)
   else dispose(s, protocol, owner, marketId, isYesSide(side), shares, usdc)
 }
 
 /** A limit taker's side of a match: the maker's price when complementary, its own limit price otherwise. */
-const takerFill = (s: State, protocol: ProtocolContracts, taker: OrderRow | { readonly owner: string; readonly marketId: bigint; readonly side: number; readonly price: bigint }, m: MatchRow): void =>
+const takerFill = (
+  s: State,
+  protocol: ProtocolContracts,
+  taker: OrderRow | { readonly owner: string; readonly marketId: bigint; readonly side: number; readonly price: bigint },
+  m: MatchRow
+): void =>
   fillPosition(s, protocol, taker.owner, m.marketId, taker.side, m.amount, atPrice(m.amount, m.matchType === 0 ? m.price : taker.price))
 
 export const onOrderPlaced = (s: State, e: DomainEventOf<"OrderPlaced">, at: Located, protocol: ProtocolContracts): void => {

@@ -48,7 +48,21 @@ export const recordMoves = (moved: Set<PositionRow>, history: Rows<PositionHisto
     const key = historyKey(p.user, p.marketId, minute)
     const row = getRow(history, key, "position_history")
     if (row === undefined) {
-      putRow(history, key, { user: p.user, marketId: p.marketId, minute, yesBalance: p.yesBalance, noBalance: p.noBalance, yesCost: p.yesCost, noCost: p.noCost, realizedPnl: p.realizedPnl }, "position_history")
+      putRow(
+        history,
+        key,
+        {
+          user: p.user,
+          marketId: p.marketId,
+          minute,
+          yesBalance: p.yesBalance,
+          noBalance: p.noBalance,
+          yesCost: p.yesCost,
+          noCost: p.noCost,
+          realizedPnl: p.realizedPnl
+        },
+        "position_history"
+      )
     } else {
       row.yesBalance = p.yesBalance
       row.noBalance = p.noBalance
@@ -105,7 +119,15 @@ const realize = (w: Ledger, p: PositionRow, pnl: bigint): void => {
 }
 
 /** Shares in at `cost` USDC. */
-export const acquire = (w: Ledger, protocol: ProtocolContracts, user: string, marketId: bigint, yes: boolean, shares: bigint, cost: bigint): void => {
+export const acquire = (
+  w: Ledger,
+  protocol: ProtocolContracts,
+  user: string,
+  marketId: bigint,
+  yes: boolean,
+  shares: bigint,
+  cost: bigint
+): void => {
   if (protocol.has(user) || (shares === 0n && cost === 0n)) return
   const p = position(w, user, marketId)
   if (yes) {
@@ -123,7 +145,15 @@ export const acquire = (w: Ledger, protocol: ProtocolContracts, user: string, ma
  * minus it is realized. Never more than the position holds leaves it (the rest of the proceeds is
  * realized at zero cost).
  */
-export const dispose = (w: Ledger, protocol: ProtocolContracts, user: string, marketId: bigint, yes: boolean, shares: bigint, proceeds: bigint): void => {
+export const dispose = (
+  w: Ledger,
+  protocol: ProtocolContracts,
+  user: string,
+  marketId: bigint,
+  yes: boolean,
+  shares: bigint,
+  proceeds: bigint
+): void => {
   if (protocol.has(user) || (shares === 0n && proceeds === 0n)) return
   const p = position(w, user, marketId)
   const held = yes ? p.yesBalance : p.noBalance

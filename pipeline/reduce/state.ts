@@ -88,18 +88,45 @@ export interface State extends Working {
 }
 
 export const KEYED_NAMES = [
-  "outcomeTokens", "holders", "orders", "bookLevels", "eventGroups", "approvedOracles", "manualOracles",
-  "reports", "feedMarkets", "pauseStates", "pools", "lpPositions", "candles", "positionHistory", "traderTotals", "traderDays", "traderMarkets"
+  "outcomeTokens",
+  "holders",
+  "orders",
+  "bookLevels",
+  "eventGroups",
+  "approvedOracles",
+  "manualOracles",
+  "reports",
+  "feedMarkets",
+  "pauseStates",
+  "pools",
+  "lpPositions",
+  "candles",
+  "positionHistory",
+  "traderTotals",
+  "traderDays",
+  "traderMarkets"
 ] as const satisfies ReadonlyArray<keyof KeyedRows>
 
 export const LOG_NAMES = [
-  "matches", "takerFills", "fees", "oracleApprovals", "oracleActions", "roleChanges", "pauseChanges",
-  "diamondCuts", "feeChanges", "hookUpgrades", "liquidityEvents", "referrals"
+  "matches",
+  "takerFills",
+  "fees",
+  "oracleApprovals",
+  "oracleActions",
+  "roleChanges",
+  "pauseChanges",
+  "diamondCuts",
+  "feeChanges",
+  "hookUpgrades",
+  "liquidityEvents",
+  "referrals"
 ] as const satisfies ReadonlyArray<keyof AppendedLogs>
 
 /** Compile-time: the name lists above cover every keyed table and every log. */
 type Uncovered<T, L extends ReadonlyArray<keyof T>> = Exclude<keyof T, L[number]>
-export const NAMES_COVER_STATE: [Uncovered<KeyedRows, typeof KEYED_NAMES>, Uncovered<AppendedLogs, typeof LOG_NAMES>] extends [never, never] ? true : never = true
+export const NAMES_COVER_STATE: [Uncovered<KeyedRows, typeof KEYED_NAMES>, Uncovered<AppendedLogs, typeof LOG_NAMES>] extends [never, never]
+  ? true
+  : never = true
 
 export const emptyKeyedRows = (strict: boolean): KeyedRows =>
   Object.fromEntries(KEYED_NAMES.map((name) => [name, emptyRows(strict)])) as unknown as KeyedRows
@@ -107,4 +134,10 @@ export const emptyKeyedRows = (strict: boolean): KeyedRows =>
 export const emptyLogs = (): AppendedLogs => Object.fromEntries(LOG_NAMES.map((name) => [name, []])) as unknown as AppendedLogs
 
 /** A state built from nothing (not strict): for reducer tests and whole-chain folds in memory. */
-export const emptyState = (): State => ({ ...emptyWorking(), rows: emptyKeyedRows(false), logs: emptyLogs(), pendingFills: new Map(), moved: new Set() })
+export const emptyState = (): State => ({
+  ...emptyWorking(),
+  rows: emptyKeyedRows(false),
+  logs: emptyLogs(),
+  pendingFills: new Map(),
+  moved: new Set()
+})

@@ -49,8 +49,20 @@ const totals = (s: State, address: string, day: number): TraderActivityRow => {
   const key = traderTotalKey(address)
   const row = getRow(s.rows.traderTotals, key, "trader_total")
   const fresh: TraderActivityRow = {
-    address, day, volume: 0n, trades: 0n, firstTrade: false, firstTradeAt: null, lastTradeAt: null, dayFirstTradeAt: null,
-    lastTradeDay: null, run: 0, longestRun: 0, streaks: 0, liquidityDays: 0, lastLiquidityDay: null
+    address,
+    day,
+    volume: 0n,
+    trades: 0n,
+    firstTrade: false,
+    firstTradeAt: null,
+    lastTradeAt: null,
+    dayFirstTradeAt: null,
+    lastTradeDay: null,
+    run: 0,
+    longestRun: 0,
+    streaks: 0,
+    liquidityDays: 0,
+    lastLiquidityDay: null
   }
   // A new day starts from the totals at the end of the last one; only its own first trade is reset.
   const next = row === undefined ? fresh : row.day === day ? row : { ...row, day, dayFirstTradeAt: null }

@@ -29,7 +29,14 @@ const start = (m: Extract<ToThread, { type: "start" }>) => {
   const watched: Array<string> = []
   const timings = { decodeMs: 0 }
   let readMs = answerTimings.readMs
-  const program = decodedBackfill(makeRpc(rpcOptionsOf(m.transport)), book, watchlistOf(book, (a) => watched.push(a)), m, m.digest, timings).pipe(
+  const program = decodedBackfill(
+    makeRpc(rpcOptionsOf(m.transport)),
+    book,
+    watchlistOf(book, (a) => watched.push(a)),
+    m,
+    m.digest,
+    timings
+  ).pipe(
     Stream.runForEach((batch) =>
       Effect.map(Queue.take(credits), () => {
         post({ type: "batch", job, batch, watched: watched.splice(0), readMs: answerTimings.readMs - readMs, decodeMs: timings.decodeMs })

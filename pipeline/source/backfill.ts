@@ -155,7 +155,10 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
           let known = blocks.get(log.blockNumber)
           if (known === undefined) {
             const h = headers.get(log.blockNumber)
-            known = h === undefined ? { number: log.blockNumber, hash: log.blockHash, timestamp: log.blockTimestamp! } : { number: h.number, hash: h.hash, timestamp: h.timestamp }
+            known =
+              h === undefined
+                ? { number: log.blockNumber, hash: log.blockHash, timestamp: log.blockTimestamp! }
+                : { number: h.number, hash: h.hash, timestamp: h.timestamp }
             blocks.set(log.blockNumber, known)
           }
           if (known.hash !== log.blockHash) return { bad: log, expected: known.hash }
@@ -204,7 +207,10 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
         Effect.gen(function* () {
           for (let attempt = 0; ; attempt++) {
             // A range whose logs and headers disagreed (replicas out of step) is fetched again whole.
-            let logs = attempt === 0 ? fetched.logs : yield* fetchLogs(rpc, sizing, policy, watchlist.addresses().slice(0, fetched.covered), fetched.from, fetched.to, true)
+            let logs =
+              attempt === 0
+                ? fetched.logs
+                : yield* fetchLogs(rpc, sizing, policy, watchlist.addresses().slice(0, fetched.covered), fetched.from, fetched.to, true)
             const watched = watchlist.addresses()
             if (watched.length > fetched.covered) {
               const missing = watched.slice(fetched.covered)
@@ -234,7 +240,9 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
               const dropped = yield* droppedBlocks(logs, headers, fetched.covered)
               if (dropped === undefined) return { from: fetched.from, to: fetched.to, logs, blocks: checked.blocks } satisfies Batch
               if (attempt >= 5) {
-                return yield* new LogsWithheld({ message: `the answers for blocks ${fetched.from}-${fetched.to} keep leaving out the logs of block ${dropped}` })
+                return yield* new LogsWithheld({
+                  message: `the answers for blocks ${fetched.from}-${fetched.to} keep leaving out the logs of block ${dropped}`
+                })
               }
               continue
             }
@@ -257,4 +265,5 @@ export const backfill = (rpc: Rpc, watchlist: Watchlist, options: BackfillOption
   )
 }
 
-export const collectBatches = (stream: Stream.Stream<Batch, ChainError>) => Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))
+export const collectBatches = (stream: Stream.Stream<Batch, ChainError>) =>
+  Stream.runCollect(stream).pipe(Effect.map(Chunk.toReadonlyArray))

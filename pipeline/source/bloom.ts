@@ -31,7 +31,8 @@ export const parseBloom = (value: unknown): string | undefined =>
   typeof value === "string" && value.length === 514 && value.startsWith("0x") ? value : undefined
 
 /** A hex digit's value; 15 for anything else, so a malformed bloom errs on "maybe". */
-const nibble = (code: number) => (code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : code >= 65 && code <= 70 ? code - 55 : 15)
+const nibble = (code: number) =>
+  code >= 48 && code <= 57 ? code - 48 : code >= 97 && code <= 102 ? code - 87 : code >= 65 && code <= 70 ? code - 55 : 15
 
 const byteAt = (bloom: string, index: number) => (nibble(bloom.charCodeAt(2 + 2 * index)) << 4) | nibble(bloom.charCodeAt(3 + 2 * index))
 
@@ -86,7 +87,8 @@ export class AddressBits {
         for (const i of candidates) {
           if (i >= count || i >= found) continue
           const j = i * 6
-          if ((byteAt(bloom, this.bits[j + 2]!) & this.bits[j + 3]!) !== 0 && (byteAt(bloom, this.bits[j + 4]!) & this.bits[j + 5]!) !== 0) found = i
+          if ((byteAt(bloom, this.bits[j + 2]!) & this.bits[j + 3]!) !== 0 && (byteAt(bloom, this.bits[j + 4]!) & this.bits[j + 5]!) !== 0)
+            found = i
         }
       }
     }

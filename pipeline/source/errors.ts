@@ -41,7 +41,8 @@ export class RequestRejected extends Data.TaggedError("RequestRejected")<{ reado
  */
 export class LogsWithheld extends Data.TaggedError("LogsWithheld")<{ readonly message: string }> {}
 
-export type ChainError = RateLimited | RangeTooLarge | Timeout | ServerError | UnknownBlock | InconsistentAnswer | RequestRejected | LogsWithheld
+export type ChainError =
+  RateLimited | RangeTooLarge | Timeout | ServerError | UnknownBlock | InconsistentAnswer | RequestRejected | LogsWithheld
 
 /** Worth repeating the same request after a pause. RangeTooLarge is not: the range must shrink. */
 export const isTransient = (error: ChainError): boolean =>
@@ -78,7 +79,12 @@ const RATE_PATTERNS: ReadonlyArray<RegExp> = [
   /throttl/i
 ]
 
-const UNKNOWN_BLOCK_PATTERNS: ReadonlyArray<RegExp> = [/header not found/i, /unknown block/i, /block not found/i, /block .*not (yet )?available/i]
+const UNKNOWN_BLOCK_PATTERNS: ReadonlyArray<RegExp> = [
+  /header not found/i,
+  /unknown block/i,
+  /block not found/i,
+  /block .*not (yet )?available/i
+]
 
 const parseCount = (text: string): number => {
   const t = text.replace(/,/g, "").toLowerCase()
@@ -105,7 +111,10 @@ const statedMaxBlocks = (message: string) => {
   ]
   for (const pattern of patterns) {
     const match = pattern.exec(message)
-    const group = match?.slice(1).reverse().find((g) => g !== undefined && /\d/.test(g))
+    const group = match
+      ?.slice(1)
+      .reverse()
+      .find((g) => g !== undefined && /\d/.test(g))
     if (group !== undefined) {
       const n = parseCount(group)
       if (Number.isFinite(n) && n > 0) return n
@@ -144,7 +153,12 @@ export const classify = ({ httpStatus, code, message }: RpcFailure): ChainError 
 /** A ChainError as plain data, to cross a thread boundary (structured clone drops the class). */
 export type ChainErrorData =
   | { readonly _tag: Exclude<ChainError["_tag"], "RangeTooLarge">; readonly message: string }
-  | { readonly _tag: "RangeTooLarge"; readonly message: string; readonly suggested?: { readonly from: number; readonly to: number }; readonly maxBlocks?: number }
+  | {
+      readonly _tag: "RangeTooLarge"
+      readonly message: string
+      readonly suggested?: { readonly from: number; readonly to: number }
+      readonly maxBlocks?: number
+    }
 
 export const chainErrorData = (error: ChainError): ChainErrorData =>
   error._tag === "RangeTooLarge"
@@ -169,5 +183,4 @@ const CHAIN_ERRORS: { readonly [T in ChainError["_tag"]]: new (fields: { readonl
 }
 
 /** The ChainError `chainErrorData` described. */
-export const chainErrorFrom = ({ _tag, ...fields }: ChainErrorData): ChainError =>
-  new CHAIN_ERRORS[_tag](fields)
+export const chainErrorFrom = ({ _tag, ...fields }: ChainErrorData): ChainError => new CHAIN_ERRORS[_tag](fields)

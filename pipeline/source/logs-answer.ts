@@ -227,8 +227,21 @@ class Scanner {
 const bytesOf = (names: ReadonlyArray<string>) => names.map((n) => Buffer.from(n, "latin1"))
 
 /** The log fields read, by their index in LOG_KEYS. */
-const [ADDRESS, TOPICS, DATA, BLOCK_NUMBER, BLOCK_HASH, LOG_INDEX, TRANSACTION_HASH, TRANSACTION_INDEX, BLOCK_TIMESTAMP, REMOVED] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
-const LOG_KEYS = bytesOf(["address", "topics", "data", "blockNumber", "blockHash", "logIndex", "transactionHash", "transactionIndex", "blockTimestamp", "removed"])
+const [ADDRESS, TOPICS, DATA, BLOCK_NUMBER, BLOCK_HASH, LOG_INDEX, TRANSACTION_HASH, TRANSACTION_INDEX, BLOCK_TIMESTAMP, REMOVED] = [
+  0, 1, 2, 3, 4, 5, 6, 7, 8, 9
+]
+const LOG_KEYS = bytesOf([
+  "address",
+  "topics",
+  "data",
+  "blockNumber",
+  "blockHash",
+  "logIndex",
+  "transactionHash",
+  "transactionIndex",
+  "blockTimestamp",
+  "removed"
+])
 
 const [JSONRPC, ID, RESULT] = [0, 1, 2]
 const ANSWER_KEYS = bytesOf(["jsonrpc", "id", "result"])

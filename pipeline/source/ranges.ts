@@ -45,7 +45,11 @@ export const initialRange = (policy: RangePolicy = defaultRangePolicy): RangeSta
 export const grow = (state: RangeState, policy: RangePolicy = defaultRangePolicy, logs = 0, attempted = state.size): RangeState => {
   const successes = state.successes + 1
   const failedAt = state.failedAt !== undefined && successes % policy.forgetAfter === 0 ? state.failedAt * 2 : state.failedAt
-  const bound = Math.min(policy.max, state.statedCap ?? Number.POSITIVE_INFINITY, failedAt === undefined ? Number.POSITIVE_INFINITY : failedAt - 1)
+  const bound = Math.min(
+    policy.max,
+    state.statedCap ?? Number.POSITIVE_INFINITY,
+    failedAt === undefined ? Number.POSITIVE_INFINITY : failedAt - 1
+  )
   const wanted =
     logs > policy.targetLogs
       ? Math.floor((Math.max(attempted, 1) * policy.targetLogs) / logs)

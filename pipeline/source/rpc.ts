@@ -61,12 +61,14 @@ const HEX = /^0x[0-9a-f]*$/i
 const HASH = /^0x[0-9a-f]{64}$/i
 
 const quantity = (value: unknown, what: string): number => {
-  if (typeof value !== "string" || !HEX.test(value) || value.length < 3) throw new InconsistentAnswer({ message: `${what} is not a hex quantity: ${JSON.stringify(value)}` })
+  if (typeof value !== "string" || !HEX.test(value) || value.length < 3)
+    throw new InconsistentAnswer({ message: `${what} is not a hex quantity: ${JSON.stringify(value)}` })
   return Number.parseInt(value, 16)
 }
 
 const hash = (value: unknown, what: string): string => {
-  if (typeof value !== "string" || !HASH.test(value)) throw new InconsistentAnswer({ message: `${what} is not a 32-byte hash: ${JSON.stringify(value)}` })
+  if (typeof value !== "string" || !HASH.test(value))
+    throw new InconsistentAnswer({ message: `${what} is not a 32-byte hash: ${JSON.stringify(value)}` })
   return value.toLowerCase()
 }
 
@@ -178,14 +180,21 @@ export const makeRpc = (options: RpcOptions) => {
         } catch {
           throw new ServerError({ message: `unreadable answer (${text.length} bytes): ${text.slice(0, 120)}` })
         }
-        const answers = (Array.isArray(json) ? json : [json]) as Array<{ id?: number; result?: unknown; error?: { code?: number; message?: string } }>
+        const answers = (Array.isArray(json) ? json : [json]) as Array<{
+          id?: number
+          result?: unknown
+          error?: { code?: number; message?: string }
+        }>
         const byId = new Map(answers.map((a) => [a.id, a]))
         return body.map((request) => {
           // A lone answer to a lone request is taken even if a proxy rewrote its id.
           const answer = body.length === 1 && answers.length === 1 ? answers[0] : byId.get(request.id)
           if (answer === undefined) throw new InconsistentAnswer({ message: `${request.method}: no answer in the batch` })
           if (answer.error !== undefined) {
-            throw classify({ ...(answer.error.code === undefined ? {} : { code: answer.error.code }), message: answer.error.message ?? "unknown error" })
+            throw classify({
+              ...(answer.error.code === undefined ? {} : { code: answer.error.code }),
+              message: answer.error.message ?? "unknown error"
+            })
           }
           if (!("result" in answer)) throw new InconsistentAnswer({ message: `${request.method}: answer without result` })
           return answer.result
@@ -198,7 +207,10 @@ export const makeRpc = (options: RpcOptions) => {
             ? new Timeout({ message: "request aborted" })
             : new ServerError({ message: `transport: ${(error as Error).message}` })
     }).pipe(
-      Effect.timeoutFail({ duration: timeout, onTimeout: () => new Timeout({ message: `no answer within ${Duration.format(Duration.decode(timeout))}` }) })
+      Effect.timeoutFail({
+        duration: timeout,
+        onTimeout: () => new Timeout({ message: `no answer within ${Duration.format(Duration.decode(timeout))}` })
+      })
     )
 
   /** Retries transient failures; parse failures of a well-formed exchange count as inconsistent answers. */
@@ -211,7 +223,10 @@ export const makeRpc = (options: RpcOptions) => {
       Effect.flatMap((results) =>
         Effect.try({
           try: () => timedRead(() => parse(results)),
-          catch: (error) => (error instanceof InconsistentAnswer || error instanceof UnknownBlock || error instanceof RequestRejected ? error : new InconsistentAnswer({ message: String(error) }))
+          catch: (error) =>
+            error instanceof InconsistentAnswer || error instanceof UnknownBlock || error instanceof RequestRejected
+              ? error
+              : new InconsistentAnswer({ message: String(error) })
         })
       ),
       // Every failed attempt counts, a retried one included: a flaky node shows before it fails us.
@@ -226,7 +241,11 @@ export const makeRpc = (options: RpcOptions) => {
 
   return {
     /** How to reach the same node from another thread (the backfill thread rebuilds the client). */
-    transport: { url: options.url, timeoutMs: Duration.toMillis(Duration.decode(timeout)), retries: options.retries ?? 6 } satisfies Transport,
+    transport: {
+      url: options.url,
+      timeoutMs: Duration.toMillis(Duration.decode(timeout)),
+      retries: options.retries ?? 6
+    } satisfies Transport,
     chainId: call([{ method: "eth_chainId", params: [] }], ([r]) => quantity(r, "chain id")),
     /** The header at a tag or number; UnknownBlock when the node does not have it. */
     header: (block: number | "latest" | "finalized" | "safe") =>
@@ -246,7 +265,10 @@ export const makeRpc = (options: RpcOptions) => {
         Array.from({ length: Math.ceil((to - from + 1) / 100) }, (_, i) => from + i * 100),
         (start) => {
           const end = Math.min(to, start + 99)
-          const calls = Array.from({ length: end - start + 1 }, (_, i) => ({ method: "eth_getBlockByNumber", params: [hex(start + i), false] }))
+          const calls = Array.from({ length: end - start + 1 }, (_, i) => ({
+            method: "eth_getBlockByNumber",
+            params: [hex(start + i), false]
+          }))
           return call(calls, (results) => results.map((r, i) => headerOrUnknown(`block ${start + i}`)(r)))
         },
         { concurrency: 4 }
@@ -254,9 +276,12 @@ export const makeRpc = (options: RpcOptions) => {
         Effect.map((chunks) => chunks.flat()),
         Effect.flatMap((headers) => {
           for (let i = 0; i < headers.length; i++) {
-            if (headers[i]!.number !== from + i) return Effect.fail(new InconsistentAnswer({ message: `asked for block ${from + i}, got ${headers[i]!.number}` }))
+            if (headers[i]!.number !== from + i)
+              return Effect.fail(new InconsistentAnswer({ message: `asked for block ${from + i}, got ${headers[i]!.number}` }))
             if (i > 0 && headers[i]!.parentHash !== headers[i - 1]!.hash) {
-              return Effect.fail(new InconsistentAnswer({ message: `block ${from + i} does not follow block ${from + i - 1} (the chain moved)` }))
+              return Effect.fail(
+                new InconsistentAnswer({ message: `block ${from + i} does not follow block ${from + i - 1} (the chain moved)` })
+              )
             }
           }
           return Effect.succeed(headers)

@@ -27,8 +27,12 @@ export interface BloomedHeader {
 }
 
 /** The first of the first `count` watched addresses the bloom of `header` may hold logs of; undefined when none (or no bloom). */
-export const suspectIn = (bits: AddressBits, header: BloomedHeader, addresses: ReadonlyArray<string>, count = addresses.length): string | undefined =>
-  header.logsBloom === undefined ? undefined : bits.firstIn(header.logsBloom, addresses, count)
+export const suspectIn = (
+  bits: AddressBits,
+  header: BloomedHeader,
+  addresses: ReadonlyArray<string>,
+  count = addresses.length
+): string | undefined => (header.logsBloom === undefined ? undefined : bits.firstIn(header.logsBloom, addresses, count))
 
 /**
  * The logs of `addresses` in block `header`, whose first answer was empty although its bloom

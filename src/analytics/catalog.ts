@@ -19,7 +19,13 @@ import { planColumn, type ColumnPlan } from "./columns.js"
 import type { SnapshotConnection } from "./snapshot.js"
 import { UNDO_RULES, type UndoRule } from "./undo.js"
 
-export const INTERNAL_TABLES: ReadonlySet<string> = new Set(["indexer_checkpoint", "indexed_block", "undo_log", "schema_migrations", "indexer_metrics"])
+export const INTERNAL_TABLES: ReadonlySet<string> = new Set([
+  "indexer_checkpoint",
+  "indexed_block",
+  "undo_log",
+  "schema_migrations",
+  "indexer_metrics"
+])
 
 export type TableKind = "append" | "mutable" | "static"
 

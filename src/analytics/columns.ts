@@ -188,7 +188,11 @@ export const planColumn = (table: string, name: string, pgType: string): ColumnP
         `case when isfinite(${ref}) then to_char(${ref} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"+00"') else ${ref}::text end`
       )
     case "timestamp without time zone":
-      return plan("TIMESTAMP", "time", `case when isfinite(${ref}) then to_char(${ref}, 'YYYY-MM-DD"T"HH24:MI:SS.US') else ${ref}::text end`)
+      return plan(
+        "TIMESTAMP",
+        "time",
+        `case when isfinite(${ref}) then to_char(${ref}, 'YYYY-MM-DD"T"HH24:MI:SS.US') else ${ref}::text end`
+      )
     default:
       // Anything else (varchar, arrays, uuid, dates of a future metadata table) as its text.
       return asText()

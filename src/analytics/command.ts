@@ -33,7 +33,8 @@ export const exportJob = (args: ExportArgs) =>
         full: args.full,
         progress: progressOn()
       })
-      if (result.fullBecause !== undefined) yield* Effect.logWarning("full export instead of a refresh").pipe(Effect.annotateLogs({ reason: result.fullBecause }))
+      if (result.fullBecause !== undefined)
+        yield* Effect.logWarning("full export instead of a refresh").pipe(Effect.annotateLogs({ reason: result.fullBecause }))
       yield* Effect.logInfo("export written").pipe(
         Effect.annotateLogs({
           out: Path.resolve(args.out),

@@ -46,7 +46,12 @@ export const createTables = async (db: DuckDBConnection, plans: ReadonlyArray<Ta
   }
 }
 
-export const copyTable = async (pg: SnapshotConnection, duck: DuckDBConnection, plan: TablePlan, context: CopyContext): Promise<TableCount> => {
+export const copyTable = async (
+  pg: SnapshotConnection,
+  duck: DuckDBConnection,
+  plan: TablePlan,
+  context: CopyContext
+): Promise<TableCount> => {
   const { point, after } = context
   const incremental = refreshesInPlace(plan, after)
   const shown = context.progress.table(plan.name, incremental ? `rows above block ${after}` : plan.kind)
@@ -68,7 +73,9 @@ export const copyTable = async (pg: SnapshotConnection, duck: DuckDBConnection, 
   } finally {
     await fs.rm(csv, { force: true })
   }
-  const rows = incremental ? Number((await duck.runAndReadAll(`select count(*)::VARCHAR from ${quoteIdent(plan.name)}`)).getRows()[0]![0]) : written
+  const rows = incremental
+    ? Number((await duck.runAndReadAll(`select count(*)::VARCHAR from ${quoteIdent(plan.name)}`)).getRows()[0]![0])
+    : written
   shown.done(written)
   return { name: plan.name, rows, written }
 }

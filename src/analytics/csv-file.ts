@@ -29,7 +29,7 @@ export const copyToFile = async (pg: SnapshotConnection, select: string, path: s
     let used = 0
     let messages = 0
     const write = (bytes: Buffer, length: number) => {
-      for (let at = 0; at < length; ) at += fs.writeSync(fd, bytes, at, length - at)
+      for (let at = 0; at < length;) at += fs.writeSync(fd, bytes, at, length - at)
     }
     const flush = () => {
       write(buffer, used)

@@ -40,7 +40,10 @@ export class SnapshotWriteError extends Data.TaggedError("SnapshotWriteError")<{
 export type ExportError = SnapshotSourceError | ValueOutOfRange | UnknownUndoTable | SnapshotWriteError
 
 export const isExportError = (error: unknown): error is ExportError =>
-  error instanceof SnapshotSourceError || error instanceof SnapshotWriteError || error instanceof UnknownUndoTable || error instanceof ValueOutOfRange
+  error instanceof SnapshotSourceError ||
+  error instanceof SnapshotWriteError ||
+  error instanceof UnknownUndoTable ||
+  error instanceof ValueOutOfRange
 
 export const messageOf = (error: unknown) => String((error as Error)?.message ?? error)
 
@@ -48,9 +51,11 @@ export const messageOf = (error: unknown) => String((error as Error)?.message ??
  * An error of `what` as an ExportError: kept when it already is one; a Postgres error (it
  * carries the server's severity) is the source's; anything else failed on the writing side.
  */
-export const exportErrorOf = (path: string, what: string) => (error: unknown): ExportError =>
-  isExportError(error)
-    ? error
-    : typeof (error as { severity?: unknown })?.severity === "string"
-      ? new SnapshotSourceError({ message: `${what}: ${messageOf(error)}`, cause: error })
-      : new SnapshotWriteError({ path, message: `${what}: ${messageOf(error)}`, cause: error })
+export const exportErrorOf =
+  (path: string, what: string) =>
+  (error: unknown): ExportError =>
+    isExportError(error)
+      ? error
+      : typeof (error as { severity?: unknown })?.severity === "string"
+        ? new SnapshotSourceError({ message: `${what}: ${messageOf(error)}`, cause: error })
+        : new SnapshotWriteError({ path, message: `${what}: ${messageOf(error)}`, cause: error })

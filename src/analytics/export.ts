@@ -94,7 +94,9 @@ export const exportSnapshot = (url: string, options: ExportOptions) =>
     const plans = yield* attempt(out, "reading the catalog", () => readCatalog(db))
     // Mutable tables whose current rows include unfinalized changes are read through the undo
     // log; a table with undo rows this exporter cannot read must not be exported as if final.
-    const changed = includeUnfinalized ? new Set<string>() : yield* attempt(out, "reading the undo log", () => tablesChangedAbove(db, point.block))
+    const changed = includeUnfinalized
+      ? new Set<string>()
+      : yield* attempt(out, "reading the undo log", () => tablesChangedAbove(db, point.block))
     for (const name of changed) {
       if (UNDO_RULES[name] === undefined || !plans.some((p) => p.name === name)) {
         return yield* new UnknownUndoTable({
@@ -132,7 +134,8 @@ export const exportSnapshot = (url: string, options: ExportOptions) =>
           })
         : Effect.void
     )
-    for (let i = 1; i < connections.length; i++) lanes.push(yield* attempt(temp, "opening a DuckDB connection", () => file.instance.connect()))
+    for (let i = 1; i < connections.length; i++)
+      lanes.push(yield* attempt(temp, "opening a DuckDB connection", () => file.instance.connect()))
 
     const after = target.previous?.finalizedBlock
     yield* attempt(temp, "creating the tables", () => createTables(file.connection, plans, after))
@@ -148,20 +151,42 @@ export const exportSnapshot = (url: string, options: ExportOptions) =>
           const count = yield* attempt(temp, `exporting table ${plan.name}`, () => copy.finally(() => running.delete(copy)))
           counts.set(plan.name, count)
           yield* Effect.logDebug("table exported").pipe(
-            Effect.annotateLogs({ table: plan.name, rows: count.rows, written: count.written, ms: Math.round(performance.now() - tableStarted) })
+            Effect.annotateLogs({
+              table: plan.name,
+              rows: count.rows,
+              written: count.written,
+              ms: Math.round(performance.now() - tableStarted)
+            })
           )
         }
       })
-    yield* Effect.all(lanes.map((_, i) => lane(i)), { concurrency: "unbounded", discard: true })
+    yield* Effect.all(
+      lanes.map((_, i) => lane(i)),
+      { concurrency: "unbounded", discard: true }
+    )
     const tables = plans.map((p) => counts.get(p.name)!)
 
-    yield* attempt(temp, "writing the manifest", () => writeManifest(file.connection, point, plans, tables, new Date(), target.previous?.block ?? null))
+    yield* attempt(temp, "writing the manifest", () =>
+      writeManifest(file.connection, point, plans, tables, new Date(), target.previous?.block ?? null)
+    )
     const parquetStarted = performance.now()
-    const parquet = options.parquetDir === undefined
-      ? []
-      : yield* attempt(Path.resolve(options.parquetDir), "writing Parquet", () =>
-          writeParquet(file, Path.resolve(options.parquetDir!), [...plans.map((p) => p.name), "manifest_tables", "manifest"], `tmp-${process.pid}`)
-        ).pipe(Effect.tap((files) => Effect.logDebug("parquet written").pipe(Effect.annotateLogs({ files: files.length, ms: Math.round(performance.now() - parquetStarted) }))))
+    const parquet =
+      options.parquetDir === undefined
+        ? []
+        : yield* attempt(Path.resolve(options.parquetDir), "writing Parquet", () =>
+            writeParquet(
+              file,
+              Path.resolve(options.parquetDir!),
+              [...plans.map((p) => p.name), "manifest_tables", "manifest"],
+              `tmp-${process.pid}`
+            )
+          ).pipe(
+            Effect.tap((files) =>
+              Effect.logDebug("parquet written").pipe(
+                Effect.annotateLogs({ files: files.length, ms: Math.round(performance.now() - parquetStarted) })
+              )
+            )
+          )
     open = false
     lanes.slice(1).forEach((l) => l.closeSync())
     yield* attempt(temp, "closing the snapshot", () => closeDuckFile(file, true))

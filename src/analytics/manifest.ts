@@ -85,7 +85,9 @@ export const writeManifest = async (
 
 /** The manifest of an existing snapshot, or a reason it cannot be refreshed in place. */
 export const readManifest = async (db: DuckDBConnection): Promise<Manifest | string> => {
-  const tables = await db.runAndReadAll(`select table_name from information_schema.tables where table_name in ('manifest', 'manifest_tables')`)
+  const tables = await db.runAndReadAll(
+    `select table_name from information_schema.tables where table_name in ('manifest', 'manifest_tables')`
+  )
   if (tables.getRows().length < 2) return "it has no manifest"
   const rows = (
     await db.runAndReadAll(
@@ -112,10 +114,13 @@ export const readManifest = async (db: DuckDBConnection): Promise<Manifest | str
 /** Why `previous` cannot be refreshed to `point` with `plans`, or undefined when it can. */
 export const refreshBlocker = (previous: Manifest, point: SnapshotPoint, plans: ReadonlyArray<TablePlan>): string | undefined => {
   if (previous.exportFormat !== EXPORT_FORMAT) return `it was written by export format ${previous.exportFormat}, this is ${EXPORT_FORMAT}`
-  if (previous.chainId !== point.chainId) return `it is a snapshot of chain ${previous.chainId}, the database indexes chain ${point.chainId}`
+  if (previous.chainId !== point.chainId)
+    return `it is a snapshot of chain ${previous.chainId}, the database indexes chain ${point.chainId}`
   if (previous.diamond !== point.diamond) return `it is a snapshot of deployment ${previous.diamond}, the database indexes ${point.diamond}`
-  if (previous.schemaVersion !== point.schemaVersion) return `it was taken at schema version ${previous.schemaVersion}, the database is at ${point.schemaVersion}`
-  if (previous.finalizedBlock > point.block) return `its finalized block ${previous.finalizedBlock} is above the block being exported (${point.block})`
+  if (previous.schemaVersion !== point.schemaVersion)
+    return `it was taken at schema version ${previous.schemaVersion}, the database is at ${point.schemaVersion}`
+  if (previous.finalizedBlock > point.block)
+    return `its finalized block ${previous.finalizedBlock} is above the block being exported (${point.block})`
   if (previous.layouts.size !== plans.length) return "its set of tables differs from the database's"
   for (const plan of plans) {
     if (previous.layouts.get(plan.name) !== layoutOf(plan)) return `the layout of table ${quoteIdent(plan.name)} changed`

@@ -39,5 +39,10 @@ export const valueOutOfRangeOf = (plan: PlannedTable, error: unknown): ValueOutO
   }
   const { column, value, why } = named
   const type = plan.columns.find((c) => c.name === column)?.duckType ?? "its type"
-  return new ValueOutOfRange({ table: plan.name, column, value, message: `${plan.name}.${column} = ${value} does not fit ${type} (${why})` })
+  return new ValueOutOfRange({
+    table: plan.name,
+    column,
+    value,
+    message: `${plan.name}.${column} = ${value} does not fit ${type} (${why})`
+  })
 }

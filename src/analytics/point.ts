@@ -32,7 +32,8 @@ export interface SnapshotPoint {
 
 const safeInt = (text: string | null | undefined, what: string): number => {
   const n = Number(text)
-  if (text === null || text === undefined || !Number.isSafeInteger(n)) throw new SnapshotSourceError({ message: `unexpected ${what}: ${String(text)}` })
+  if (text === null || text === undefined || !Number.isSafeInteger(n))
+    throw new SnapshotSourceError({ message: `unexpected ${what}: ${String(text)}` })
   return n
 }
 
@@ -43,15 +44,20 @@ export const readPoint = async (db: SnapshotConnection, includeUnfinalized: bool
   )
   const has = new Set(tables.map((t) => t.name))
   if (!has.has("indexer_checkpoint") || !has.has("schema_migrations")) {
-    throw new SnapshotSourceError({ message: "the database has no index yet (no migrations applied): run `npm start` or `npm run migrate` first" })
+    throw new SnapshotSourceError({
+      message: "the database has no index yet (no migrations applied): run `npm start` or `npm run migrate` first"
+    })
   }
   const checkpoints = await db.query<{ chain_id: string; block_number: string; block_hash: string; digest: string }>(
     `select chain_id, block_number, block_hash, digest from indexer_checkpoint order by chain_id`
   )
   const checkpoint = checkpoints[0]
-  if (checkpoint === undefined) throw new SnapshotSourceError({ message: "the database has indexed nothing yet (no checkpoint): nothing to export" })
+  if (checkpoint === undefined)
+    throw new SnapshotSourceError({ message: "the database has indexed nothing yet (no checkpoint): nothing to export" })
   if (checkpoints.length > 1) {
-    throw new SnapshotSourceError({ message: `the database holds checkpoints of ${checkpoints.length} chains; one database indexes one deployment` })
+    throw new SnapshotSourceError({
+      message: `the database holds checkpoints of ${checkpoints.length} chains; one database indexes one deployment`
+    })
   }
   const chainId = safeInt(checkpoint.chain_id, "chain id")
   const window = has.has("indexed_block")
@@ -61,9 +67,10 @@ export const readPoint = async (db: SnapshotConnection, includeUnfinalized: bool
     : []
   const lowest = window[0]
   const indexedBlock = safeInt(checkpoint.block_number, "checkpoint block")
-  const finalized = lowest === undefined
-    ? { block: indexedBlock, hash: checkpoint.block_hash, digest: checkpoint.digest }
-    : { block: safeInt(lowest.number, "window block") - 1, hash: lowest.parent_hash, digest: lowest.parent_digest }
+  const finalized =
+    lowest === undefined
+      ? { block: indexedBlock, hash: checkpoint.block_hash, digest: checkpoint.digest }
+      : { block: safeInt(lowest.number, "window block") - 1, hash: lowest.parent_hash, digest: lowest.parent_digest }
   const version = await db.query<{ version: string | null }>(`select max(migration_id) as version from schema_migrations`)
   const deployment = has.has("indexed_deployment")
     ? await db.query<{ diamond: string }>(`select diamond from indexed_deployment where chain_id = ${chainId}`)

@@ -63,7 +63,16 @@ const transaction = (url: string, setup: (client: pg.Client) => Promise<void>) =
       },
       catch: sourceError(url)
     }),
-    (client) => Effect.promise(() => client.query("rollback").then(() => undefined, () => undefined).finally(() => client.end().catch(() => undefined)))
+    (client) =>
+      Effect.promise(() =>
+        client
+          .query("rollback")
+          .then(
+            () => undefined,
+            () => undefined
+          )
+          .finally(() => client.end().catch(() => undefined))
+      )
   )
 
 /**

@@ -46,7 +46,8 @@ const exists = (path: string) =>
 
 export const exportSource = Effect.gen(function* () {
   const config = yield* AppConfig
-  if (Option.isSome(config.databaseUrl)) return { url: Redacted.value(config.databaseUrl.value), kind: "DATABASE_URL" } satisfies ExportSource
+  if (Option.isSome(config.databaseUrl))
+    return { url: Redacted.value(config.databaseUrl.value), kind: "DATABASE_URL" } satisfies ExportSource
   const dir = Path.join(config.dataDir, "postgres")
   const connection = yield* readJson(Path.join(dir, "connection.json"))
   if (typeof connection?.url === "string" && typeof connection.pid === "number" && isAlive(connection.pid)) {
@@ -58,7 +59,9 @@ export const exportSource = Effect.gen(function* () {
     })
   }
   const target = yield* databaseTarget.pipe(
-    Effect.mapError((error) => new SnapshotSourceError({ message: `cannot start the embedded Postgres in ${dir}: ${error.message}`, cause: error }))
+    Effect.mapError(
+      (error) => new SnapshotSourceError({ message: `cannot start the embedded Postgres in ${dir}: ${error.message}`, cause: error })
+    )
   )
   return { url: Redacted.value(target.url), kind: "embedded Postgres started for the export" } satisfies ExportSource
 })

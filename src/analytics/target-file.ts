@@ -40,7 +40,8 @@ export const removeStaleTemps = async (out: string) => {
   for (const name of names) {
     if (!name.startsWith(prefix)) continue
     const pid = Number(/^(\d+)(\.wal|\.tmp|\.\d+\.csv)?$/.exec(name.slice(prefix.length))?.[1])
-    if (Number.isSafeInteger(pid) && pid !== process.pid && !isAlive(pid)) await fs.rm(Path.join(dir, name), { force: true, recursive: true })
+    if (Number.isSafeInteger(pid) && pid !== process.pid && !isAlive(pid))
+      await fs.rm(Path.join(dir, name), { force: true, recursive: true })
   }
 }
 
@@ -59,7 +60,13 @@ export interface Target {
 }
 
 /** Opens `temp`: a copy of `out` when its manifest allows a refresh to `point`, else a new file. */
-export const prepareTarget = async (out: string, temp: string, point: SnapshotPoint, plans: ReadonlyArray<TablePlan>, full: boolean): Promise<Target> => {
+export const prepareTarget = async (
+  out: string,
+  temp: string,
+  point: SnapshotPoint,
+  plans: ReadonlyArray<TablePlan>,
+  full: boolean
+): Promise<Target> => {
   await removeDuckFile(temp)
   let fullBecause: string | undefined
   if (!full && (await isFile(out))) {

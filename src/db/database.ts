@@ -43,9 +43,7 @@ export const pgClientLayer = (url: Redacted.Redacted<string>) =>
 export const DatabaseLive = Layer.unwrapScoped(
   Effect.gen(function* () {
     const target = yield* databaseTarget
-    yield* Effect.logInfo("database").pipe(
-      Effect.annotateLogs({ kind: target.kind, url: redactUrl(Redacted.value(target.url)) })
-    )
+    yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ kind: target.kind, url: redactUrl(Redacted.value(target.url)) }))
     return pgClientLayer(target.url)
   })
 )

@@ -61,8 +61,7 @@ const binaries: Effect.Effect<Binaries, EmbeddedPostgresError> = Effect.tryPromi
     if (mod.initdb === undefined || mod.postgres === undefined) throw new Error(`${name} exports no binaries`)
     return { initdb: mod.initdb, postgres: mod.postgres }
   },
-  catch: (cause) =>
-    fail(`no embedded Postgres binaries for ${os.platform()}-${os.arch()}; run npm install, or set DATABASE_URL`, cause)
+  catch: (cause) => fail(`no embedded Postgres binaries for ${os.platform()}-${os.arch()}; run npm install, or set DATABASE_URL`, cause)
 })
 
 const USER = "postgres"
@@ -136,13 +135,9 @@ const stopOrphan = (dir: string, cluster: string) =>
     if (serverPid === undefined || !isAlive(serverPid)) return
     const ownerPid = yield* readPid(Path.join(dir, "owner.pid"))
     if (ownerPid !== undefined && ownerPid !== process.pid && isAlive(ownerPid)) {
-      return yield* fail(
-        `the embedded Postgres in ${dir} is in use by process ${ownerPid}; stop it first or use another DATA_DIR`
-      )
+      return yield* fail(`the embedded Postgres in ${dir} is in use by process ${ownerPid}; stop it first or use another DATA_DIR`)
     }
-    yield* Effect.logWarning("stopping an embedded Postgres left running by an earlier run").pipe(
-      Effect.annotateLogs("pid", serverPid)
-    )
+    yield* Effect.logWarning("stopping an embedded Postgres left running by an earlier run").pipe(Effect.annotateLogs("pid", serverPid))
     process.kill(serverPid, "SIGINT")
     if (!(yield* waitForExit(serverPid, 30_000))) process.kill(serverPid, "SIGKILL")
     yield* waitForExit(serverPid, 5_000)
@@ -280,11 +275,12 @@ export const embeddedPostgres = (options: EmbeddedPostgresOptions) =>
     const child = yield* Effect.acquireRelease(
       Effect.try({
         try: () =>
-          spawn(
-            bin.postgres,
-            ["-D", cluster, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="],
-            { ...ids, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LC_ALL: "C" } }
-          ),
+          spawn(bin.postgres, ["-D", cluster, "-p", String(port), "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories="], {
+            ...ids,
+            detached: true,
+            stdio: ["ignore", "pipe", "pipe"],
+            env: { ...process.env, LC_ALL: "C" }
+          }),
         catch: (cause) => fail(`cannot start ${bin.postgres}`, cause)
       }).pipe(
         Effect.tap((child) =>

@@ -31,29 +31,25 @@ const FILE = /^(\d+)_([A-Za-z0-9_-]+)\.sql$/
 export const sqlFileLoader = (dir: string, fileNames: Map<number, string> = new Map()): Migrator.Loader =>
   Effect.tryPromise({
     try: () => fs.readdir(dir),
-    catch: (cause) =>
-      new Migrator.MigrationError({ reason: "import-error", message: `cannot read migrations folder ${dir}`, cause })
+    catch: (cause) => new Migrator.MigrationError({ reason: "import-error", message: `cannot read migrations folder ${dir}`, cause })
   }).pipe(
     Effect.flatMap((files) =>
-      Effect.forEach(
-        files.filter((file) => file.endsWith(".sql")).sort(),
-        (file) => {
-          const match = FILE.exec(file)
-          if (match === null) {
-            return Effect.fail(
-              new Migrator.MigrationError({
-                reason: "import-error",
-                message: `migration file ${file} is not named NNNN_name.sql`
-              })
-            )
-          }
-          const load = Effect.promise(() => fs.readFile(Path.join(dir, file), "utf8")).pipe(
-            Effect.map((text) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text).raw))
+      Effect.forEach(files.filter((file) => file.endsWith(".sql")).sort(), (file) => {
+        const match = FILE.exec(file)
+        if (match === null) {
+          return Effect.fail(
+            new Migrator.MigrationError({
+              reason: "import-error",
+              message: `migration file ${file} is not named NNNN_name.sql`
+            })
           )
-          fileNames.set(Number(match[1]), file)
-          return Effect.succeed([Number(match[1]), match[2]!, load] as const)
         }
-      )
+        const load = Effect.promise(() => fs.readFile(Path.join(dir, file), "utf8")).pipe(
+          Effect.map((text) => Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(text).raw))
+        )
+        fileNames.set(Number(match[1]), file)
+        return Effect.succeed([Number(match[1]), match[2]!, load] as const)
+      })
     )
   )
 
@@ -76,9 +72,7 @@ const databaseMessage = (cause: unknown): string => {
 export const runMigrations = (dir: string = MIGRATIONS_DIR) => {
   const fileNames = new Map<number, string>()
   return applyPending({ loader: sqlFileLoader(dir, fileNames), table: "schema_migrations" }).pipe(
-    Effect.catchAllDefect((defect) =>
-      defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect)
-    ),
+    Effect.catchAllDefect((defect) => (defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect))),
     Effect.mapError((error: Migrator.MigrationError | SqlError) => {
       if (error._tag === "MigrationError" && error.reason === "failed") {
         const id = Number(/"(\d+)_/.exec(error.message)?.[1])

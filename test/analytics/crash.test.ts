@@ -20,7 +20,12 @@ import { tempDir } from "../support/postgres.js"
 import { runCli } from "../support/process.js"
 import { duckSnapshot, withDuck } from "./support.js"
 
-const sha256 = (path: string) => Effect.promise(async () => createHash("sha256").update(await fs.readFile(path)).digest("hex"))
+const sha256 = (path: string) =>
+  Effect.promise(async () =>
+    createHash("sha256")
+      .update(await fs.readFile(path))
+      .digest("hex")
+  )
 
 describe("an export killed midway", () => {
   it.scoped(

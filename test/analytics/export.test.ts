@@ -72,9 +72,13 @@ describe("export of the fixture", () => {
         yield* withDuck(out, async (db) => {
           expect(await exportedTables(db)).toEqual(expected.tables)
           // Row for row, in primary-key order (the file's own scan order against Postgres's ORDER BY).
-          for (const table of expected.tables) expect({ table, rows: await duckTable(db, table) }).toEqual({ table, rows: expected.rows[table] })
+          for (const table of expected.tables)
+            expect({ table, rows: await duckTable(db, table) }).toEqual({ table, rows: expected.rows[table] })
 
-          const [manifest] = await duckRows(db, `select chain_id, block_number, block_hash, includes_unfinalized, schema_version from manifest`)
+          const [manifest] = await duckRows(
+            db,
+            `select chain_id, block_number, block_hash, includes_unfinalized, schema_version from manifest`
+          )
           expect(manifest).toEqual(["130", String(result.point.block), expected.window.parent_hash, false, expected.version])
           const counts = await duckRows(db, `select table_name, row_count from manifest_tables order by table_name`)
           expect(Object.fromEntries(counts.map(([t, n]) => [t, Number(n)]))).toEqual(
@@ -82,11 +86,21 @@ describe("export of the fixture", () => {
           )
           expect((expected.rows["trade"] as Array<unknown>).length).toBeGreaterThan(50)
 
-          expect((await duckRows(db, duckSums((t) => `"${t}"`)))[0]).toEqual(expected.sums)
+          expect(
+            (
+              await duckRows(
+                db,
+                duckSums((t) => `"${t}"`)
+              )
+            )[0]
+          ).toEqual(expected.sums)
 
           // Typed for analysis.
           const types = Object.fromEntries(
-            (await duckRows(db, `select table_name || '.' || column_name, data_type from information_schema.columns`)).map(([k, v]) => [k, v])
+            (await duckRows(db, `select table_name || '.' || column_name, data_type from information_schema.columns`)).map(([k, v]) => [
+              k,
+              v
+            ])
           )
           expect(types).toMatchObject({
             "market.volume": "DECIMAL(38,6)",

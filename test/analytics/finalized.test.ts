@@ -39,15 +39,24 @@ describe("finalized snapshots", () => {
 
         const state = yield* withPg(url, async (client) => ({
           checkpoint: (await client.query(`select block_number::int as block, block_hash as hash from indexer_checkpoint`)).rows[0],
-          lowest: (await client.query(`select number::int - 1 as block, parent_hash as hash, parent_digest as digest from indexed_block order by number limit 1`)).rows[0],
+          lowest: (
+            await client.query(
+              `select number::int - 1 as block, parent_hash as hash, parent_digest as digest from indexed_block order by number limit 1`
+            )
+          ).rows[0],
           undone: (await client.query(`select distinct table_name from undo_log order by 1`)).rows.map((r) => r.table_name as string),
-          appendedAbove: Number((await client.query(`select count(*) from trade where block_number > (select min(number) - 1 from indexed_block)`)).rows[0].count)
+          appendedAbove: Number(
+            (await client.query(`select count(*) from trade where block_number > (select min(number) - 1 from indexed_block)`)).rows[0]
+              .count
+          )
         }))
         // The case worth testing: unfinalized blocks that traded, so mutable rows differ from
         // their finalized state and append-only rows exist above it.
         expect(state.lowest.block).toBeLessThan(state.checkpoint.block)
         expect(state.appendedAbove).toBeGreaterThan(0)
-        expect(state.undone).toEqual(expect.arrayContaining(["market", "position", "user_stats", "protocol_stats", "token_holder", "candle"]))
+        expect(state.undone).toEqual(
+          expect.arrayContaining(["market", "position", "user_stats", "protocol_stats", "token_holder", "candle"])
+        )
 
         const tip = yield* exportSnapshot(url, { out: Path.join(dir, "tip.duckdb"), includeUnfinalized: true })
         const finalized = yield* exportSnapshot(url, { out: Path.join(dir, "finalized.duckdb") })
@@ -68,9 +77,12 @@ describe("finalized snapshots", () => {
         expect(exported).not.toEqual(yield* duckTables(Path.join(dir, "tip.duckdb")))
 
         yield* withDuck(Path.join(dir, "finalized.duckdb"), async (db) => {
-          expect(await duckRows(db, `select block_number::INTEGER, includes_unfinalized, finalized_block::INTEGER, indexed_block::INTEGER from manifest`)).toEqual([
-            [state.lowest.block, false, state.lowest.block, state.checkpoint.block]
-          ])
+          expect(
+            await duckRows(
+              db,
+              `select block_number::INTEGER, includes_unfinalized, finalized_block::INTEGER, indexed_block::INTEGER from manifest`
+            )
+          ).toEqual([[state.lowest.block, false, state.lowest.block, state.checkpoint.block]])
         })
       }),
     120_000

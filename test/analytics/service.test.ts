@@ -38,7 +38,10 @@ describe("export next to the running service", () => {
       await service.waitFor(new RegExp(`message="following the tip" .*\\bblock=${fixture.headNumber}\\b`), 120_000)
 
       const out = Path.join(dataDir, "snapshot.duckdb")
-      const exported = runCli(["export", "--out", out, "--parquet", Path.join(dataDir, "parquet")], { DATA_DIR: dataDir, LOG_LEVEL: "info" })
+      const exported = runCli(["export", "--out", out, "--parquet", Path.join(dataDir, "parquet")], {
+        DATA_DIR: dataDir,
+        LOG_LEVEL: "info"
+      })
       expect(await exported.exited, exported.output()).toBe(0)
       expect(exported.output()).toMatch(/message=exporting .*source="running embedded Postgres"/)
       expect(exported.output()).toMatch(new RegExp(`message="export written" .*\\bblock=${fixture.finalizedNumber}\\b`))

@@ -21,7 +21,10 @@ import { serveReplay } from "../../tools/replay/server.js"
 /** The fixture replayed over JSON-RPC, heads played only as far as a test asks. */
 export const fixtureChain = Effect.gen(function* () {
   const chain = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-  const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(chain)), (s) => Effect.promise(() => s.close()))
+  const server = yield* Effect.acquireRelease(
+    Effect.promise(() => serveReplay(chain)),
+    (s) => Effect.promise(() => s.close())
+  )
   return { chain, url: server.url }
 })
 
@@ -71,16 +74,26 @@ const q = (name: string) => `"${name}"`
 type Row = ReadonlyArray<unknown>
 
 const normalize = (value: unknown, kind: "json" | "bool" | "plain"): unknown =>
-  value === null ? null : kind === "json" ? JSON.parse(String(value)) : kind === "bool" ? value === true || value === "t" || value === "true" : String(value)
+  value === null
+    ? null
+    : kind === "json"
+      ? JSON.parse(String(value))
+      : kind === "bool"
+        ? value === true || value === "t" || value === "true"
+        : String(value)
 
 /** Every row of `table` in the DuckDB file, in the file's own order, in comparable form. */
 export const duckTable = async (db: DuckDBConnection, table: string): Promise<Array<Row>> => {
-  const columns = await duckRows(db, `select column_name, data_type from information_schema.columns where table_name = '${table}' order by ordinal_position`)
+  const columns = await duckRows(
+    db,
+    `select column_name, data_type from information_schema.columns where table_name = '${table}' order by ordinal_position`
+  )
   const select = columns.map(([name, type]) => {
     const c = q(String(name))
     const t = String(type)
     if (t === "DECIMAL(38,6)") return { sql: `replace(${c}::VARCHAR, '.', '')`, kind: "plain" as const, raw6: true }
-    if (t.startsWith("DECIMAL") && t.endsWith("[]")) return { sql: `to_json(list_transform(${c}, x -> x::VARCHAR))::VARCHAR`, kind: "json" as const }
+    if (t.startsWith("DECIMAL") && t.endsWith("[]"))
+      return { sql: `to_json(list_transform(${c}, x -> x::VARCHAR))::VARCHAR`, kind: "json" as const }
     if (t === "TIMESTAMP") return { sql: `epoch(${c})::BIGINT::VARCHAR`, kind: "plain" as const }
     if (t === "TIMESTAMP WITH TIME ZONE") return { sql: `epoch_us(${c})::VARCHAR`, kind: "plain" as const }
     if (t === "JSON") return { sql: `${c}::VARCHAR`, kind: "json" as const }
@@ -141,6 +154,9 @@ export const duckSnapshot = async (db: DuckDBConnection) => {
     db,
     `select chain_id, block_number, block_hash, digest, includes_unfinalized, finalized_block, finalized_block_hash, indexed_block, diamond, schema_version, export_format from manifest`
   )
-  out["manifest_tables"] = await duckRows(db, `select table_name, kind, primary_key, row_count, layout from manifest_tables order by table_name`)
+  out["manifest_tables"] = await duckRows(
+    db,
+    `select table_name, kind, primary_key, row_count, layout from manifest_tables order by table_name`
+  )
   return out
 }

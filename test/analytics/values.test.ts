@@ -37,10 +37,25 @@ const copyAll = (url: string, dir: string) =>
       }),
       ({ instance, connection }) => Effect.sync(() => (connection.closeSync(), instance.closeSync()))
     )
-    const context: CopyContext = { point: POINT, changed: new Set(), after: undefined, progress: noProgress, csvPath: (p) => Path.join(dir, `${p.name}.csv`) }
+    const context: CopyContext = {
+      point: POINT,
+      changed: new Set(),
+      after: undefined,
+      progress: noProgress,
+      csvPath: (p) => Path.join(dir, `${p.name}.csv`)
+    }
     yield* Effect.promise(() => createTables(db.connection, plans, undefined))
     const copy = (name: string) =>
-      Effect.tryPromise({ try: () => copyTable(pg!, db.connection, plans.find((p) => p.name === name)!, context), catch: (error) => error })
+      Effect.tryPromise({
+        try: () =>
+          copyTable(
+            pg!,
+            db.connection,
+            plans.find((p) => p.name === name)!,
+            context
+          ),
+        catch: (error) => error
+      })
     return { duck: db.connection, plans, copy }
   })
 
@@ -55,12 +70,32 @@ describe("values through the CSV COPY", () => {
       Effect.gen(function* () {
         const url = yield* scratchDatabaseUrl
         const dir = yield* tempDir("predix-values")
-        const edges = [0n, 1n, -1n, 999_999n, 1_000_000n, 1_500_000n, digits(18) - 1n, digits(18), digits(32), digits(38) - 1n, -(digits(38) - 1n), 2n ** 126n]
+        const edges = [
+          0n,
+          1n,
+          -1n,
+          999_999n,
+          1_000_000n,
+          1_500_000n,
+          digits(18) - 1n,
+          digits(18),
+          digits(32),
+          digits(38) - 1n,
+          -(digits(38) - 1n),
+          2n ** 126n
+        ]
         const random = fc.sample(fc.bigInt({ min: -(digits(38) - 1n), max: digits(38) - 1n }), 200)
         const raws = [...edges, ...random]
         // In `market`, volume and yes_price are units, DECIMAL(38,6); id and trade_count DECIMAL(38,0).
-        yield* query(url, `create table market (id numeric(78,0) primary key, volume numeric(78,0), yes_price numeric, trade_count numeric(78,0))`)
-        yield* query(url, `insert into market select i, v::numeric, v::numeric, v::numeric from unnest($1::text[]) with ordinality x(v, i)`, [raws.map(String)])
+        yield* query(
+          url,
+          `create table market (id numeric(78,0) primary key, volume numeric(78,0), yes_price numeric, trade_count numeric(78,0))`
+        )
+        yield* query(
+          url,
+          `insert into market select i, v::numeric, v::numeric, v::numeric from unnest($1::text[]) with ordinality x(v, i)`,
+          [raws.map(String)]
+        )
         // A whole unconstrained numeric written with zero decimals is the same whole number.
         yield* query(url, `insert into market values (100000, null, 5.000, null)`)
         yield* query(
@@ -78,25 +113,35 @@ describe("values through the CSV COPY", () => {
         yield* query(url, `insert into things values ('knull', null, null, null, null, null, null)`)
         // `event_group.market_ids` is a list of uint256: DECIMAL(38,0)[].
         yield* query(url, `create table event_group (id numeric(78,0) primary key, market_ids jsonb)`)
-        yield* query(url, `insert into event_group values (1, '["1", "2", "99999999999999999999999999999999999999"]'), (2, '[]'), (3, null)`)
+        yield* query(
+          url,
+          `insert into event_group values (1, '["1", "2", "99999999999999999999999999999999999999"]'), (2, '[]'), (3, null)`
+        )
 
         const { duck, plans, copy } = yield* copyAll(url, dir)
-        expect(plans.find((p) => p.name === "market")!.columns.map((c) => c.duckType)).toEqual(["DECIMAL(38,0)", "DECIMAL(38,6)", "DECIMAL(38,6)", "DECIMAL(38,0)"])
+        expect(plans.find((p) => p.name === "market")!.columns.map((c) => c.duckType)).toEqual([
+          "DECIMAL(38,0)",
+          "DECIMAL(38,6)",
+          "DECIMAL(38,6)",
+          "DECIMAL(38,0)"
+        ])
         for (const name of ["market", "things", "event_group"]) yield* copy(name)
 
         // Units: the stored integer (value * 1e6, computed exactly in DuckDB) is the raw integer.
         const stored = (c: string) => `replace(${c}::VARCHAR, '.', '')::HUGEINT::VARCHAR`
-        const market = yield* rows(duck, `select id::VARCHAR, ${stored("volume")}, ${stored("yes_price")}, trade_count::VARCHAR, typeof(volume) from market`)
+        const market = yield* rows(
+          duck,
+          `select id::VARCHAR, ${stored("volume")}, ${stored("yes_price")}, trade_count::VARCHAR, typeof(volume) from market`
+        )
         expect(market.slice(0, raws.length)).toEqual(raws.map((r, i) => [String(i + 1), String(r), String(r), String(r), "DECIMAL(38,6)"]))
         expect(market[raws.length]).toEqual(["100000", null, "5", null, "DECIMAL(38,6)"])
         const [[units]] = (yield* rows(duck, `select volume::VARCHAR from market where id = 10`)) as [[string]]
         expect(units).toBe("99999999999999999999999999999999.999999")
 
-        const things = (yield* rows(duck, `select k, t, j::VARCHAR, ok, epoch(created_at)::BIGINT, epoch(end_time)::BIGINT, epoch_us(first_seen) from things`)).map((r) => [
-          ...r.slice(0, 2),
-          r[2] === null ? null : JSON.parse(String(r[2])),
-          ...r.slice(3)
-        ])
+        const things = (yield* rows(
+          duck,
+          `select k, t, j::VARCHAR, ok, epoch(created_at)::BIGINT, epoch(end_time)::BIGINT, epoch_us(first_seen) from things`
+        )).map((r) => [...r.slice(0, 2), r[2] === null ? null : JSON.parse(String(r[2])), ...r.slice(3)])
         expect(things).toEqual([
           ...texts.map((t, n) => {
             const i = n + 1
@@ -128,13 +173,43 @@ describe("values through the CSV COPY", () => {
             return yield* Effect.flip(again.copy(table))
           })
         const cases: Array<[string, string, Record<string, string>, RegExp]> = [
-          [`update market set volume = 10::numeric ^ 38 where id = 1`, "market", { column: "volume", value: `1${"0".repeat(38)}` }, /more than 38 digits/],
-          [`update market set volume = 0, trade_count = -(10::numeric ^ 38) where id = 1`, "market", { column: "trade_count", value: `-1${"0".repeat(38)}` }, /more than 38 digits/],
-          [`update market set trade_count = 0, yes_price = 1.0000005 where id = 1`, "market", { column: "yes_price", value: "1.0000005" }, /more than 0 fraction digits/],
+          [
+            `update market set volume = 10::numeric ^ 38 where id = 1`,
+            "market",
+            { column: "volume", value: `1${"0".repeat(38)}` },
+            /more than 38 digits/
+          ],
+          [
+            `update market set volume = 0, trade_count = -(10::numeric ^ 38) where id = 1`,
+            "market",
+            { column: "trade_count", value: `-1${"0".repeat(38)}` },
+            /more than 38 digits/
+          ],
+          [
+            `update market set trade_count = 0, yes_price = 1.0000005 where id = 1`,
+            "market",
+            { column: "yes_price", value: "1.0000005" },
+            /more than 0 fraction digits/
+          ],
           [`update market set yes_price = 'NaN' where id = 1`, "market", { column: "yes_price", value: "NaN" }, /not a finite number/],
-          [`update things set created_at = 9223372036855 where k = 'k001'`, "things", { column: "created_at", value: "9223372036855" }, /beyond TIMESTAMP's range/],
-          [`update things set created_at = 0, end_time = 1.5 where k = 'k001'`, "things", { column: "end_time", value: "1.5" }, /more than 0 fraction digits/],
-          [`update event_group set market_ids = '["1.5"]' where id = 1`, "event_group", { column: "market_ids", value: '["1.5"]' }, /not a list/]
+          [
+            `update things set created_at = 9223372036855 where k = 'k001'`,
+            "things",
+            { column: "created_at", value: "9223372036855" },
+            /beyond TIMESTAMP's range/
+          ],
+          [
+            `update things set created_at = 0, end_time = 1.5 where k = 'k001'`,
+            "things",
+            { column: "end_time", value: "1.5" },
+            /more than 0 fraction digits/
+          ],
+          [
+            `update event_group set market_ids = '["1.5"]' where id = 1`,
+            "event_group",
+            { column: "market_ids", value: '["1.5"]' },
+            /not a list/
+          ]
         ]
         for (const [sql, table, named, why] of cases) {
           const error = yield* refused(sql, table)

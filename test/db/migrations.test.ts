@@ -42,10 +42,7 @@ const suite = (name: string, database: Effect.Effect<string, unknown, Scope.Scop
         const dir = yield* tempDir("predix-migrations")
         yield* Effect.promise(async () => {
           await fs.writeFile(Path.join(dir, "0001_good.sql"), "create table good_table (id int primary key);")
-          await fs.writeFile(
-            Path.join(dir, "0002_broken.sql"),
-            "create table half_done (id int);\ninsert into no_such_table values (1);"
-          )
+          await fs.writeFile(Path.join(dir, "0002_broken.sql"), "create table half_done (id int);\ninsert into no_such_table values (1);")
         })
         const exit = yield* Effect.exit(migrate(url, dir))
         expect(Exit.isFailure(exit)).toBe(true)
@@ -71,8 +68,9 @@ const suite = (name: string, database: Effect.Effect<string, unknown, Scope.Scop
         const url = yield* database
         yield* migrate(url)
         const bad = yield* Effect.exit(
-          Effect.flatMap(SqlClient.SqlClient, (sql) =>
-            sql`insert into indexer_checkpoint (chain_id, block_number, block_hash, digest) values (130, 1, '0xABC', '0x00')`
+          Effect.flatMap(
+            SqlClient.SqlClient,
+            (sql) => sql`insert into indexer_checkpoint (chain_id, block_number, block_hash, digest) values (130, 1, '0xABC', '0x00')`
           ).pipe(Effect.provide(pgClientLayer(Redacted.make(url))))
         )
         expect(Exit.isFailure(bad)).toBe(true)

@@ -6,7 +6,17 @@
  * operations are refused by the bundler and by the EntryPoint itself.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { BaseError, ContractFunctionRevertedError, encodeAbiParameters, encodeFunctionData, erc20Abi, maxUint256, parseAbi, type Address, type Hex } from "viem"
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  encodeAbiParameters,
+  encodeFunctionData,
+  erc20Abi,
+  maxUint256,
+  parseAbi,
+  type Address,
+  type Hex
+} from "viem"
 import { generatePrivateKey } from "viem/accounts"
 import {
   decodeAccountCalls,
@@ -48,7 +58,12 @@ beforeAll(async () => {
   // A fresh open market (the committed state's markets may have ended by the wall clock).
   const d = aa.manifest.devnet.addresses
   const end = BigInt(await aa.client.timestamp()) + 7n * 86_400n
-  await aa.client.send(ADMIN, "MarketFactory", d.marketFactory, "launch", ["AA test market: will it go up?", end, d.manualOracle, 3_000n * USDC])
+  await aa.client.send(ADMIN, "MarketFactory", d.marketFactory, "launch", [
+    "AA test market: will it go up?",
+    end,
+    d.manualOracle,
+    3_000n * USDC
+  ])
   marketId = await client.public.readContract({ address: d.diamond, abi: MARKET_ABI, functionName: "marketCount" })
   yesToken = (await client.public.readContract({ address: d.diamond, abi: MARKET_ABI, functionName: "marketTokens", args: [marketId] }))[0]
 }, 180_000)
@@ -65,12 +80,17 @@ const approveAndBuyYes = (account: Address, amount: bigint): ReadonlyArray<Accou
     {
       target: d.router,
       value: 0n,
-      data: encodeFunctionData({ abi: ROUTER_ABI, functionName: "trade", args: [BUY_YES, marketId, amount, 1n, account, 10n, maxUint256, ZERO] })
+      data: encodeFunctionData({
+        abi: ROUTER_ABI,
+        functionName: "trade",
+        args: [BUY_YES, marketId, amount, 1n, account, 10n, maxUint256, ZERO]
+      })
     }
   ]
 }
 
-const balanceOf = (token: Address, owner: Address) => client.public.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] })
+const balanceOf = (token: Address, owner: Address) =>
+  client.public.readContract({ address: token, abi: erc20Abi, functionName: "balanceOf", args: [owner] })
 const chainNow = async () => Number((await client.public.getBlock()).timestamp)
 
 /** A sponsored, signed operation of `signer`'s account buying YES for `amount` USDC (minted to it first). */
@@ -79,7 +99,12 @@ const sponsoredBuy = async (signer: AccountSigner, amount: bigint, window?: { va
   await aa.client.send(ADMIN, "TestUsdc", aa.manifest.devnet.addresses.testUsdc, "mint", [account, amount])
   const prepared = await client.prepare(signer, approveAndBuyYes(account, amount), { sponsored: true })
   const sponsorWindow = window ?? { validUntil: (await chainNow()) + 600, validAfter: 0 }
-  const sponsored = await sponsorUserOperation(prepared, { chainId: aa.chain.chainId, paymaster: aa.chain.paymaster, signerKey: aa.paymasterSignerKey, window: sponsorWindow })
+  const sponsored = await sponsorUserOperation(prepared, {
+    chainId: aa.chain.chainId,
+    paymaster: aa.chain.paymaster,
+    signerKey: aa.paymasterSignerKey,
+    window: sponsorWindow
+  })
   return { account, op: await client.sign(sponsored, signer), window: sponsorWindow }
 }
 
@@ -104,13 +129,20 @@ const entryPointVerdict = async (op: UserOperationV07): Promise<string> => {
 }
 
 const bundlerRefusal = async (op: UserOperationV07): Promise<BundlerRpcError> => {
-  const error = await client.send(op).then(() => undefined, (e: unknown) => e)
+  const error = await client.send(op).then(
+    () => undefined,
+    (e: unknown) => e
+  )
   expect(error).toBeInstanceOf(BundlerRpcError)
   return error as BundlerRpcError
 }
 
 const accepts = async (account: Address, op: UserOperationV07) => {
-  const paymasterDeposit = await client.public.readContract({ address: aa.chain.paymaster, abi: verifyingPaymasterAbi, functionName: "getDeposit" })
+  const paymasterDeposit = await client.public.readContract({
+    address: aa.chain.paymaster,
+    abi: verifyingPaymasterAbi,
+    functionName: "getDeposit"
+  })
   const before = await balanceOf(yesToken, account)
   const receipt = await client.waitForReceipt(await client.send(op))
   expect(receipt.success).toBe(true)
@@ -119,7 +151,9 @@ const accepts = async (account: Address, op: UserOperationV07) => {
   expect(await balanceOf(yesToken, account)).toBeGreaterThan(before)
   // The paymaster paid the gas: the account never held ETH.
   expect(await client.public.getBalance({ address: account })).toBe(0n)
-  expect(await client.public.readContract({ address: aa.chain.paymaster, abi: verifyingPaymasterAbi, functionName: "getDeposit" })).toBe(paymasterDeposit - BigInt(receipt.actualGasCost))
+  expect(await client.public.readContract({ address: aa.chain.paymaster, abi: verifyingPaymasterAbi, functionName: "getDeposit" })).toBe(
+    paymasterDeposit - BigInt(receipt.actualGasCost)
+  )
 }
 
 describe("account abstraction on the devnet (EntryPoint v0.7, alto)", () => {
@@ -143,10 +177,16 @@ describe("account abstraction on the devnet (EntryPoint v0.7, alto)", () => {
     expect(await client.accountAddress(ecdsa.owner)).toBe(account)
     // Only the EntryPoint executes: anyone else calling execute is refused.
     const direct = client.public.simulateContract({
-      address: account, abi: smartAccountAbi, functionName: "execute", args: [aa.manifest.devnet.addresses.testUsdc, 0n, "0x"], account: aa.client.address(ADMIN)
+      address: account,
+      abi: smartAccountAbi,
+      functionName: "execute",
+      args: [aa.manifest.devnet.addresses.testUsdc, 0n, "0x"],
+      account: aa.client.address(ADMIN)
     })
     await expect(direct).rejects.toThrow(/OnlyEntryPoint/)
-    expect(decodeAccountCalls(op.callData)).toEqual(approveAndBuyYes(account, 25n * USDC).map((c) => ({ ...c, target: c.target.toLowerCase(), data: c.data.toLowerCase() })))
+    expect(decodeAccountCalls(op.callData)).toEqual(
+      approveAndBuyYes(account, 25n * USDC).map((c) => ({ ...c, target: c.target.toLowerCase(), data: c.data.toLowerCase() }))
+    )
   }, 120_000)
 
   it("an undeployed passkey-owned account (WebAuthn P-256) does the same; ERC-1271 accepts its assertions and nothing else", async () => {
@@ -154,10 +194,13 @@ describe("account abstraction on the devnet (EntryPoint v0.7, alto)", () => {
     const { account, op } = await sponsoredBuy(passkey, 40n * USDC)
     expect(await client.isDeployed(account)).toBe(false)
     await accepts(account, op)
-    expect(await client.public.readContract({ address: account, abi: smartAccountAbi, functionName: "owner" })).toBe(encodeOwner(passkey.owner))
+    expect(await client.public.readContract({ address: account, abi: smartAccountAbi, functionName: "owner" })).toBe(
+      encodeOwner(passkey.owner)
+    )
 
     const hash = `0x${"ab".repeat(32)}` as Hex
-    const isValid = (signature: Hex) => client.public.readContract({ address: account, abi: smartAccountAbi, functionName: "isValidSignature", args: [hash, signature] })
+    const isValid = (signature: Hex) =>
+      client.public.readContract({ address: account, abi: smartAccountAbi, functionName: "isValidSignature", args: [hash, signature] })
     expect(await isValid(passkey.assert(hash).encoded)).toBe("0x1626ba7e")
     expect(await isValid(passkey.assert(`0x${"ac".repeat(32)}`).encoded)).toBe("0xffffffff") // another challenge
     expect(await isValid(softwarePasskey().assert(hash).encoded)).toBe("0xffffffff") // another key
@@ -178,13 +221,19 @@ describe("account abstraction on the devnet (EntryPoint v0.7, alto)", () => {
     expect(await entryPointVerdict(good)).toBe("accepted")
 
     const sig = good.signature
-    const tamperedUser: UserOperationV07 = { ...good, signature: `${sig.slice(0, 10)}${sig[10] === "0" ? "1" : "0"}${sig.slice(11)}` as Hex }
+    const tamperedUser: UserOperationV07 = {
+      ...good,
+      signature: `${sig.slice(0, 10)}${sig[10] === "0" ? "1" : "0"}${sig.slice(11)}` as Hex
+    }
     expect(await entryPointVerdict(tamperedUser)).toBe("AA24 signature error")
     expect((await bundlerRefusal(tamperedUser)).message).toMatch(/AA24|signature/i)
 
     // The user re-signs what it altered (the paymaster data is inside the userOpHash): only the sponsorship is wrong.
     const data = good.paymasterData!
-    const tamperedPaymaster = await client.sign({ ...good, paymasterData: `${data.slice(0, -20)}${data.at(-20) === "0" ? "1" : "0"}${data.slice(-19)}` as Hex }, ecdsa)
+    const tamperedPaymaster = await client.sign(
+      { ...good, paymasterData: `${data.slice(0, -20)}${data.at(-20) === "0" ? "1" : "0"}${data.slice(-19)}` as Hex },
+      ecdsa
+    )
     expect(await entryPointVerdict(tamperedPaymaster)).toBe("AA34 signature error")
     expect((await bundlerRefusal(tamperedPaymaster)).message).toMatch(/AA34|signature/i)
     const moreGas = await client.sign({ ...good, callGasLimit: good.callGasLimit * 2n }, ecdsa)

@@ -76,7 +76,9 @@ describe("devnet", () => {
 
   it("records the reorgs in the order they happened: orphaned heads, then the fork from the ancestor", async () => {
     const blocks = await blocksOf(recording)
-    const rewinds = blocks.flatMap((b, i) => (i > 0 && b.number <= blocks[i - 1]!.number ? [{ from: blocks[i - 1]!.number, to: b.number }] : []))
+    const rewinds = blocks.flatMap((b, i) =>
+      i > 0 && b.number <= blocks[i - 1]!.number ? [{ from: blocks[i - 1]!.number, to: b.number }] : []
+    )
     expect(rewinds.map((r) => r.from - r.to + 1)).toEqual(spec.summary.reorgs.map((r) => r.depth))
     const chain = await ReplayChain.load(recording)
     chain.advanceAll()
@@ -94,7 +96,9 @@ describe("devnet", () => {
       expect(await replay.call<string>("eth_blockNumber")).toBe(head)
       const d = spec.devnet.deployment
       const market = CATALOG.find((e) => e.contract === "marketFacet" && e.name === "MarketCreated")!.topic0
-      const created = await node.call<Array<{ data: string }>>("eth_getLogs", [{ address: d.diamond, topics: [market], fromBlock: "0x0", toBlock: head }])
+      const created = await node.call<Array<{ data: string }>>("eth_getLogs", [
+        { address: d.diamond, topics: [market], fromBlock: "0x0", toBlock: head }
+      ])
       const tokens = created.flatMap((l) => [`0x${l.data.slice(26, 66)}`, `0x${l.data.slice(90, 130)}`])
       const addresses = [d.diamond, d.router, d.exchange, d.hookProxy, d.manualOracle, d.priceFeedOracle, d.poolManager, ...tokens]
       const filters = [
@@ -127,20 +131,35 @@ describe("devnet", () => {
   })
 
   it("gives the same logs for the same seed, and section 7's variants behind the switch", async () => {
-    const again = await runDevnet({ seed: 5, steps: STEPS, deploymentFile: Path.join(dir, "again.deployment.json"), record: Path.join(dir, "again.ndjson.gz") })
+    const again = await runDevnet({
+      seed: 5,
+      steps: STEPS,
+      deploymentFile: Path.join(dir, "again.deployment.json"),
+      record: Path.join(dir, "again.ndjson.gz")
+    })
     await again.anvil.stop()
-    const logsOf = async (file: string) => (await blocksOf(file)).map((b) => [b.number, b.hash, b.logs.map((l) => [l.address, l.topics, l.data])])
+    const logsOf = async (file: string) =>
+      (await blocksOf(file)).map((b) => [b.number, b.hash, b.logs.map((l) => [l.address, l.topics, l.data])])
     expect(await logsOf(Path.join(dir, "again.ndjson.gz"))).toEqual(await logsOf(recording))
 
     const deployed = await runDevnet({
-      seed: 5, steps: STEPS, deployedVariants: true, deploymentFile: Path.join(dir, "deployed.deployment.json"), record: Path.join(dir, "deployed.ndjson.gz")
+      seed: 5,
+      steps: STEPS,
+      deployedVariants: true,
+      deploymentFile: Path.join(dir, "deployed.deployment.json"),
+      record: Path.join(dir, "deployed.ndjson.gz")
     })
     await deployed.anvil.stop()
     const coverage = await eventCoverage(Path.join(dir, "deployed.ndjson.gz"))
     expect(coverage.missing("deployed")).toEqual([])
     expect(coverage.unknown).toBe(0)
     // The spec forms the switch replaces are gone.
-    for (const gone of ["router.Trade/spec/3", "exchange.OrderPlaced/spec/3", "hook.Hook_MarketTraded/spec/2", "eventFacet.EventCreated/spec/2"]) {
+    for (const gone of [
+      "router.Trade/spec/3",
+      "exchange.OrderPlaced/spec/3",
+      "hook.Hook_MarketTraded/spec/2",
+      "eventFacet.EventCreated/spec/2"
+    ]) {
       expect(coverage.counts.has(gone), gone).toBe(false)
     }
   }, 240_000)

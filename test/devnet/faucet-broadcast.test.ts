@@ -55,10 +55,11 @@ const startRpcProxy = async (target: string) => {
     failNextBroadcast: (fault: Fault) => {
       next = fault
     },
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
   }
 }
 
@@ -100,7 +101,8 @@ const optionsWith = (privateKey: Hex): FaucetOptions => ({
 })
 
 const chain = () => createPublicClient({ transport: viemHttp(live.url) })
-const usdcOf = (address: Address) => chain().readContract({ address: live.manifest.devnet.addresses.testUsdc, abi: ERC20, functionName: "balanceOf", args: [address] })
+const usdcOf = (address: Address) =>
+  chain().readContract({ address: live.manifest.devnet.addresses.testUsdc, abi: ERC20, functionName: "balanceOf", args: [address] })
 const nonceOf = (address: Address) => chain().getTransactionCount({ address, blockTag: "latest" })
 const owner = () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Address
 
@@ -113,10 +115,17 @@ const claimWith = (privateKey: Hex, who: Address) =>
       quiet
     )
   )
-const rowsOf = async (address: string) => (await Effect.runPromise(query<{ status: string }>(dbUrl, "select status from faucet_claim where address = $1", [address]))).rows
+const rowsOf = async (address: string) =>
+  (await Effect.runPromise(query<{ status: string }>(dbUrl, "select status from faucet_claim where address = $1", [address]))).rows
 
 const anvilRpc = async (method: string, params: ReadonlyArray<unknown> = []) => {
-  const answer = (await (await fetch(live.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()) as { error?: { message: string } }
+  const answer = (await (
+    await fetch(live.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+    })
+  ).json()) as { error?: { message: string } }
   if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`)
 }
 
@@ -127,7 +136,15 @@ describe("a claim cut off between broadcast and receipt", () => {
     const before = await nonceOf(signer)
     const who = owner()
     const recorded = async () =>
-      (await Effect.runPromise(query<{ address: string; status: string; tx_hash: Hex | null }>(dbUrl, "select address, status, tx_hash from faucet_claim where owner = $1", [who]))).rows[0]
+      (
+        await Effect.runPromise(
+          query<{ address: string; status: string; tx_hash: Hex | null }>(
+            dbUrl,
+            "select address, status, tx_hash from faucet_claim where owner = $1",
+            [who]
+          )
+        )
+      ).rows[0]
     let hash: Hex | undefined
     // No block is mined until the claim's process is gone: its receipt never comes to it.
     await anvilRpc("evm_setIntervalMining", [0])
@@ -137,7 +154,16 @@ describe("a claim cut off between broadcast and receipt", () => {
         if (i > 300) throw new Error("the claim was never broadcast")
         await new Promise((r) => setTimeout(r, 100))
         const row = await recorded()
-        if (row?.tx_hash != null && (await chain().getTransaction({ hash: row.tx_hash }).then(() => true, () => false))) hash = row.tx_hash
+        if (
+          row?.tx_hash != null &&
+          (await chain()
+            .getTransaction({ hash: row.tx_hash })
+            .then(
+              () => true,
+              () => false
+            ))
+        )
+          hash = row.tx_hash
       }
       // The process ends here (its fiber is dropped as a kill drops it); the block is mined after.
       await Effect.runPromise(Fiber.interrupt(claiming))
@@ -210,9 +236,23 @@ describe("faucet broadcasts that fail", () => {
     expect(noUsdc.error.message).toMatch(/the faucet has run dry: its key 0x[0-9a-f]{40} holds 0\.000000 test USDC/)
 
     // Test USDC but no ETH.
-    const devnet = defineChain({ id: 130, name: "devnet", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [live.url] } } })
-    const wallet = createWalletClient({ account: mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: live.manifest.faucetAccount }), transport: viemHttp(live.url), chain: devnet })
-    const hash = await wallet.writeContract({ address: live.manifest.devnet.addresses.testUsdc, abi: ERC20, functionName: "transfer", args: [privateKeyToAccount(empty).address, FAUCET_USDC] })
+    const devnet = defineChain({
+      id: 130,
+      name: "devnet",
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [live.url] } }
+    })
+    const wallet = createWalletClient({
+      account: mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: live.manifest.faucetAccount }),
+      transport: viemHttp(live.url),
+      chain: devnet
+    })
+    const hash = await wallet.writeContract({
+      address: live.manifest.devnet.addresses.testUsdc,
+      abi: ERC20,
+      functionName: "transfer",
+      args: [privateKeyToAccount(empty).address, FAUCET_USDC]
+    })
     await chain().waitForTransactionReceipt({ hash })
     const noEth = await claimWith(empty, who)
     expect(noEth.ok).toBe(false)

@@ -52,7 +52,12 @@ describe("committed fixture", () => {
     const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-fixture-"))
     try {
       const out = Path.join(dir, "devnet.ndjson.gz")
-      const run = await runDevnet({ seed: FIXTURE.seed, steps: FIXTURE.steps, record: out, deploymentFile: Path.join(dir, "deployment.json") })
+      const run = await runDevnet({
+        seed: FIXTURE.seed,
+        steps: FIXTURE.steps,
+        record: out,
+        deploymentFile: Path.join(dir, "deployment.json")
+      })
       await run.anvil.stop()
       const shape = async (file: string) => (await blocksOf(file)).map((b) => [b.number, b.hash, b.parentHash, b.timestamp, b.logs])
       expect(await shape(out)).toEqual(await shape(FIXTURE_RECORDING))

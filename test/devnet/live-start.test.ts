@@ -25,7 +25,11 @@ const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)"])
 const FACTORY = parseAbi(["function getAddress(bytes owner, uint256 salt) view returns (address)"])
 
 const rpcResult = async (url: string, method: string): Promise<unknown> => {
-  const response = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] }) })
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: [] })
+  })
   return ((await response.json()) as { result?: unknown }).result
 }
 
@@ -38,14 +42,22 @@ const eventually = async (what: string, condition: () => Promise<boolean>, timeo
 }
 
 const anvilRpc = async (url: string, method: string, params: ReadonlyArray<unknown> = []) => {
-  const answer = (await (await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }) })).json()) as { error?: { message: string } }
+  const answer = (await (
+    await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
+    })
+  ).json()) as { error?: { message: string } }
   if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`)
 }
 
 /** SIWE sign-in with `key` against the backend at `base`; the session cookie. */
 const signIn = async (base: string, key: `0x${string}`) => {
   const account = privateKeyToAccount(key)
-  const challenge = (await (await fetch(`${base}/api/auth/challenge?address=${account.address}`)).json()) as { data: { message: string; nonce: string } }
+  const challenge = (await (await fetch(`${base}/api/auth/challenge?address=${account.address}`)).json()) as {
+    data: { message: string; nonce: string }
+  }
   const signature = await account.signMessage({ message: challenge.data.message })
   const verified = await fetch(`${base}/api/auth/verify`, {
     method: "POST",
@@ -74,12 +86,15 @@ describe("predix start on the live devnet (the default)", () => {
     await app.waitFor(/message=listening server=backend/)
     // The devnet's bundler starts with it (in the background) and serves the EntryPoint v0.7.
     const bundlerUrl = /bundler_url=(\S+)/.exec(await app.waitFor(/message="devnet: alto bundler"/, 120_000))![1]!
-    expect(((await rpcResult(bundlerUrl, "eth_supportedEntryPoints")) as Array<string>).map((a) => a.toLowerCase())).toEqual(["0x0000000071727de22e5e9d8baf0edac6f37da032"])
+    expect(((await rpcResult(bundlerUrl, "eth_supportedEntryPoints")) as Array<string>).map((a) => a.toLowerCase())).toEqual([
+      "0x0000000071727de22e5e9d8baf0edac6f37da032"
+    ])
     const indexer = `http://127.0.0.1:${ports.INDEXER_PORT}`
     const backend = `http://127.0.0.1:${ports.BACKEND_PORT}`
 
     // Indexed live past the fixture's head (1038) as blocks keep coming.
-    const health = async () => ((await (await fetch(`${indexer}/api/health`)).json()) as { data: { latestIndexedBlock: number | null } }).data
+    const health = async () =>
+      ((await (await fetch(`${indexer}/api/health`)).json()) as { data: { latestIndexedBlock: number | null } }).data
     await eventually("indexing past the committed state", async () => ((await health()).latestIndexedBlock ?? 0) > 1045, 120_000)
 
     // The faucet: no session, a wrong body, then a claim whose transfer is on chain.
@@ -91,7 +106,7 @@ describe("predix start on the live devnet (the default)", () => {
       expect(refused.body["code"]).toBe("VALIDATION_FAILED")
     }
     const owner = privateKeyToAccount(KEY).address.toLowerCase()
-    const before = await (await fetch(`${backend}/api/faucet/status?address=${owner}`)).json() as { data: Record<string, unknown> }
+    const before = (await (await fetch(`${backend}/api/faucet/status?address=${owner}`)).json()) as { data: Record<string, unknown> }
     expect(before.data).toMatchObject({ claimed: false, nextClaimAt: 0 })
 
     const answers = await Promise.all(Array.from({ length: 100 }, () => claim(backend, cookie)))
@@ -106,12 +121,19 @@ describe("predix start on the live devnet (the default)", () => {
     const chain = createPublicClient({ transport: http(rpcUrl) })
     // The destination is the owner's counterfactual account (ECDSA owner bytes, salt 0) of the manifest's factory.
     const manifest = JSON.parse(await fs.readFile("fixtures/devnet.live.json", "utf8")) as { smartAccountFactory: Address }
-    const counterfactual = await chain.readContract({ address: manifest.smartAccountFactory, abi: FACTORY, functionName: "getAddress", args: [owner as Address, 0n] })
+    const counterfactual = await chain.readContract({
+      address: manifest.smartAccountFactory,
+      abi: FACTORY,
+      functionName: "getAddress",
+      args: [owner as Address, 0n]
+    })
     expect(result.address).toBe(counterfactual.toLowerCase())
     const receipt = await chain.getTransactionReceipt({ hash: result.txHash })
     expect(receipt.status).toBe("success")
     // Balances equal the answer: exactly one transfer reached the account.
-    expect(await chain.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [result.address] })).toBe(10_000_000_000n)
+    expect(await chain.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [result.address] })).toBe(
+      10_000_000_000n
+    )
     expect(await chain.getBalance({ address: result.address })).toBe(500_000_000_000_000n)
 
     const again = await claim(backend, cookie)
@@ -122,7 +144,13 @@ describe("predix start on the live devnet (the default)", () => {
     ])
     for (const asked of [owner, result.address]) {
       const status = (await (await fetch(`${backend}/api/faucet/status?address=${asked}`)).json()) as { data: Record<string, unknown> }
-      expect(status.data).toMatchObject({ claimed: true, claimedAddress: result.address, txHash: result.txHash, confirmed: true, nextClaimAt: 253402300799 })
+      expect(status.data).toMatchObject({
+        claimed: true,
+        claimedAddress: result.address,
+        txHash: result.txHash,
+        confirmed: true,
+        nextClaimAt: 253402300799
+      })
     }
 
     // A claim cut off between broadcast and receipt: the transfer is signed, recorded, broadcast
@@ -136,7 +164,9 @@ describe("predix start on the live devnet (the default)", () => {
     const cutOff = claim(backend, cookie2).catch(() => undefined)
     let pending: `0x${string}` | undefined
     await eventually("the cut-off claim's transfer broadcast", async () => {
-      const status = (await (await fetch(`${backend}/api/faucet/status?address=${owner2}`)).json()) as { data: { txHash: `0x${string}` | null } }
+      const status = (await (await fetch(`${backend}/api/faucet/status?address=${owner2}`)).json()) as {
+        data: { txHash: `0x${string}` | null }
+      }
       pending = status.data.txHash ?? undefined
       return pending !== undefined && (await chain.getTransaction({ hash: pending }).then(() => true))
     })
@@ -149,9 +179,25 @@ describe("predix start on the live devnet (the default)", () => {
     const indexerPid = Number(/"indexer process started" pid=(\d+)/.exec(app.output())?.[1])
     app.child.kill("SIGKILL")
     await cutOff
-    await eventually("anvil stopped with the killed service", async () => !(await chain.getBlockNumber().then(() => true, () => false)), 30_000)
+    await eventually(
+      "anvil stopped with the killed service",
+      async () =>
+        !(await chain.getBlockNumber().then(
+          () => true,
+          () => false
+        )),
+      30_000
+    )
     await eventually("the indexer child gone", async () => !isAlive(indexerPid), 30_000)
-    await eventually("alto stopped with the killed service", async () => (await rpcResult(bundlerUrl, "eth_chainId").then(() => false, () => true)), 30_000)
+    await eventually(
+      "alto stopped with the killed service",
+      async () =>
+        await rpcResult(bundlerUrl, "eth_chainId").then(
+          () => false,
+          () => true
+        ),
+      30_000
+    )
 
     const second = runCli(["start"], { ...env, DEVNET_ACTIVITY: "off" })
     await second.waitFor(/message="devnet: continuing the chain of the previous run"/, 120_000)
@@ -161,16 +207,28 @@ describe("predix start on the live devnet (the default)", () => {
     const chain2 = createPublicClient({ transport: http(line2[1]!) })
     expect(Number(await chain2.getBlockNumber())).toBeGreaterThanOrEqual(head)
     expect((await chain2.getTransactionReceipt({ hash: result.txHash })).status).toBe("success")
-    expect(await chain2.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [result.address] })).toBe(10_000_000_000n)
+    expect(await chain2.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [result.address] })).toBe(
+      10_000_000_000n
+    )
     // Requests right after the restart are answered (they once hung: the server listened before it served).
     expect((await claim(backend, cookie)).body["code"]).toBe("RATE_LIMIT_EXCEEDED")
 
     // The cut-off claim is finished at start from its recorded transaction: confirmed, paid once.
-    const statusOf2 = async () => (await (await fetch(`${backend}/api/faucet/status?address=${owner2}`)).json()) as { data: { claimedAddress: Address; txHash: string; confirmed: boolean } }
+    const statusOf2 = async () =>
+      (await (await fetch(`${backend}/api/faucet/status?address=${owner2}`)).json()) as {
+        data: { claimedAddress: Address; txHash: string; confirmed: boolean }
+      }
     await eventually("the cut-off claim confirmed by the restart", async () => (await statusOf2()).data.confirmed, 60_000)
     const recovered = await statusOf2()
     expect(recovered.data).toMatchObject({ claimed: true, txHash: pending, confirmed: true })
-    expect(await chain2.readContract({ address: deployment.testUsdc, abi: ERC20, functionName: "balanceOf", args: [recovered.data.claimedAddress] })).toBe(10_000_000_000n)
+    expect(
+      await chain2.readContract({
+        address: deployment.testUsdc,
+        abi: ERC20,
+        functionName: "balanceOf",
+        args: [recovered.data.claimedAddress]
+      })
+    ).toBe(10_000_000_000n)
     expect(await chain2.getBalance({ address: recovered.data.claimedAddress })).toBe(500_000_000_000_000n)
     expect(await chain2.getTransactionCount({ address: signer })).toBe(signerNonce + 1)
     const again2 = await claim(backend, cookie2)

@@ -49,7 +49,8 @@ let backendUrl: string
 let indexerUrl: string
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
 
-const send = (from: number, contract: string, address: Address, fn: string, args: ReadonlyArray<unknown> = []) => client.send(from, contract, address, fn, args)
+const send = (from: number, contract: string, address: Address, fn: string, args: ReadonlyArray<unknown> = []) =>
+  client.send(from, contract, address, fn, args)
 
 beforeAll(async () => {
   const artifacts = compileContracts()
@@ -61,7 +62,13 @@ beforeAll(async () => {
   runtime = ManagedRuntime.make(database)
   await runtime.runPromise(runMigrations().pipe(quiet))
   const indexer = await runtime.runPromise(
-    makeIndexer({ rpc: makeRpc({ url: anvil.url }), deployment: devnet.deployment, chainId: 130, backfillThread: false, confirmations: 1_000 }).pipe(quiet)
+    makeIndexer({
+      rpc: makeRpc({ url: anvil.url }),
+      deployment: devnet.deployment,
+      chainId: 130,
+      backfillThread: false,
+      confirmations: 1_000
+    }).pipe(quiet)
   )
   let window = await runtime.runPromise(indexer.loadWindow)
   index = async () => {
@@ -72,11 +79,21 @@ beforeAll(async () => {
     if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
     return `http://127.0.0.1:${address.port}`
   }
-  indexerUrl = tcpUrl(await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1", cacheBytes: 0 }).pipe(Layer.provide(database)), scope).pipe(quiet)))
-  const backend = backendHttpLayer({ chainId: 130, indexerUrl, chainRpcUrl: anvil.url, cacheEntries: 0, rateLimits: { publicPerMinute: 0, userPerMinute: 0, perDay: 0, authPerMinute: 0 } }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
-    Layer.provide([database, BuildInfoLive])
+  indexerUrl = tcpUrl(
+    await Effect.runPromise(
+      Layer.buildWithScope(
+        indexerServerLayer(130, { port: 0, host: "127.0.0.1", cacheBytes: 0 }).pipe(Layer.provide(database)),
+        scope
+      ).pipe(quiet)
+    )
   )
+  const backend = backendHttpLayer({
+    chainId: 130,
+    indexerUrl,
+    chainRpcUrl: anvil.url,
+    cacheEntries: 0,
+    rateLimits: { publicPerMinute: 0, userPerMinute: 0, perDay: 0, authPerMinute: 0 }
+  }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })), Layer.provide([database, BuildInfoLive]))
   backendUrl = tcpUrl(await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet)))
 }, 240_000)
 
@@ -193,14 +210,29 @@ type Compared =
  * checks the quote against it: the same amounts and dust to the raw unit, or a 400 when the
  * router reverts.
  */
-const quoteThenTrade = async (m: TestMarket, tradeType: (typeof SIDES)[number], user: number, amountIn: bigint, maxFills: number | undefined): Promise<Compared> => {
+const quoteThenTrade = async (
+  m: TestMarket,
+  tradeType: (typeof SIDES)[number],
+  user: number,
+  amountIn: bigint,
+  maxFills: number | undefined
+): Promise<Compared> => {
   const a = devnet.addresses
   await index()
   const q = await quote(m.id, { tradeType, amountIn: (Number(amountIn) / 1e6).toFixed(6), ...(maxFills === undefined ? {} : { maxFills }) })
   let receipt: TransactionReceipt | undefined
   let revert: string | undefined
   try {
-    receipt = await send(user, "Router", a.router, "trade", [SIDES.indexOf(tradeType), m.id, amountIn, 0n, client.address(user), BigInt(maxFills ?? 0), maxUint256, ZERO])
+    receipt = await send(user, "Router", a.router, "trade", [
+      SIDES.indexOf(tradeType),
+      m.id,
+      amountIn,
+      0n,
+      client.address(user),
+      BigInt(maxFills ?? 0),
+      maxUint256,
+      ZERO
+    ])
   } catch (error) {
     revert = String(error).slice(0, 300)
   }
@@ -225,7 +257,8 @@ describe("quote vs router", () => {
   it(`matches ${TRADES} router trades to the raw unit, and refuses what the router refuses`, async () => {
     const a = devnet.addresses
     const approveAll = async (user: number, token: Address) => {
-      for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory]) await send(user, "TestUsdc", token, "approve", [spender, maxUint256])
+      for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory])
+        await send(user, "TestUsdc", token, "approve", [spender, maxUint256])
     }
     for (const user of [ADMIN, ...USERS]) {
       await send(ADMIN, "TestUsdc", a.testUsdc, "mint", [client.address(user), 1_000_000n * USDC])
@@ -278,7 +311,9 @@ describe("quote vs router", () => {
     expect([...types].sort()).toEqual([...SIDES].sort())
     expect(venues.clob + venues.both).toBeGreaterThan(10)
     expect(venues.amm + venues.both).toBeGreaterThan(10)
-    console.log(`quote vs router: ${matched} trades matched to the raw unit (${venues.clob} CLOB only, ${venues.amm} AMM only, ${venues.both} both); ${refused} refused by both`)
+    console.log(
+      `quote vs router: ${matched} trades matched to the raw unit (${venues.clob} CLOB only, ${venues.amm} AMM only, ${venues.both} both); ${refused} refused by both`
+    )
   }, 600_000)
 
   it("while the exchange is paused the quote skips the book as the router does: AMM alone for all four types, MARKET_PAUSED where the AMM cannot take it", async () => {
@@ -289,8 +324,10 @@ describe("quote vs router", () => {
     /** The book holds an order the router's CLOB leg would fill at `limit` were the exchange open (router-math's matching rule). */
     const bookWouldFill = (view: any, tradeType: (typeof SIDES)[number], limit: bigint) => {
       const [bidYes, askYes, bidNo, askNo] = [price(view.bestBidYes), price(view.bestAskYes), price(view.bestBidNo), price(view.bestAskNo)]
-      const buyAt = (ask: bigint | null, otherBid: bigint | null) => (ask !== null && ask <= limit) || (otherBid !== null && 1_000_000n - otherBid <= limit)
-      const sellAt = (bid: bigint | null, otherAsk: bigint | null) => (bid !== null && bid >= limit) || (otherAsk !== null && 1_000_000n - otherAsk >= limit)
+      const buyAt = (ask: bigint | null, otherBid: bigint | null) =>
+        (ask !== null && ask <= limit) || (otherBid !== null && 1_000_000n - otherBid <= limit)
+      const sellAt = (bid: bigint | null, otherAsk: bigint | null) =>
+        (bid !== null && bid >= limit) || (otherAsk !== null && 1_000_000n - otherAsk >= limit)
       if (tradeType === "BUY_YES") return buyAt(askYes, bidNo)
       if (tradeType === "SELL_YES") return sellAt(bidYes, askNo)
       if (tradeType === "BUY_NO") return buyAt(askNo, bidYes)
@@ -319,7 +356,9 @@ describe("quote vs router", () => {
      */
     const anchor = async (m: TestMarket, side: "bid" | "ask") => {
       await index()
-      const limit = price((await quote(m.id, { tradeType: side === "bid" ? "SELL_YES" : "BUY_YES", amountIn: "1" })).body.data.clobLimitPrice)!
+      const limit = price(
+        (await quote(m.id, { tradeType: side === "bid" ? "SELL_YES" : "BUY_YES", amountIn: "1" })).body.data.clobLimitPrice
+      )!
       const tick = side === "bid" ? ((limit + 9_999n) / 10_000n) * 10_000n : (limit / 10_000n) * 10_000n
       const clamped = tick < 10_000n ? 10_000n : tick > 990_000n ? 990_000n : tick
       await send(USERS[0]!, "Exchange", a.exchange, "placeOrder", [m.id, side === "bid" ? 0 : 1, clamped, 500n * USDC, ZERO32])
@@ -343,7 +382,10 @@ describe("quote vs router", () => {
           continue
         }
         expect(result.actual.clobFilled, context).toBe(0n)
-        expect(result.quoted.route.filter((leg: any) => leg.venue === "CLOB"), context).toEqual([])
+        expect(
+          result.quoted.route.filter((leg: any) => leg.venue === "CLOB"),
+          context
+        ).toEqual([])
         expect(clobSkipsOf(result.receipt, a.router), context).toEqual([EXCHANGE_PAUSED])
         paused.matched.set(tradeType, (paused.matched.get(tradeType) ?? 0) + 1)
         if (bookWouldFill(view, tradeType, price(result.quoted.clobLimitPrice)!)) paused.bookSkipped.add(tradeType)
@@ -379,10 +421,15 @@ describe("quote vs router", () => {
     // The indexer's admin history has the four pauses and unpauses, by the admin.
     const pauses = await get(`${indexerUrl}/api/admin/pauses?scope=EXCHANGE`)
     expect(pauses.data.map((p: any) => [p.paused, p.account, p.moduleId])).toEqual([
-      [false, admin, null], [true, admin, null], [false, admin, null], [true, admin, null]
+      [false, admin, null],
+      [true, admin, null],
+      [false, admin, null],
+      [true, admin, null]
     ])
     const matched = [...paused.matched.values()].reduce((x, y) => x + y, 0)
-    console.log(`quote vs router, exchange paused: ${matched} AMM-only trades matched to the raw unit (${SIDES.map((t) => `${t} ${paused.matched.get(t) ?? 0}`).join(", ")}); ${paused.refused} refused by both as MARKET_PAUSED; ${openClob} book fills between the pauses`)
+    console.log(
+      `quote vs router, exchange paused: ${matched} AMM-only trades matched to the raw unit (${SIDES.map((t) => `${t} ${paused.matched.get(t) ?? 0}`).join(", ")}); ${paused.refused} refused by both as MARKET_PAUSED; ${openClob} book fills between the pauses`
+    )
   }, 600_000)
 
   it("a buy quote with address reads the wallet's USDC on chain at the quoted block: INSUFFICIENT_BALANCE when it cannot pay", async () => {
@@ -391,7 +438,13 @@ describe("quote vs router", () => {
     const rich = client.address(USERS[0]!).toLowerCase()
     const poor = client.address(9).toLowerCase() as Address
     // What `start` records of the deployment: the backend asks its diamond for the collateral token.
-    await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`insert into indexed_deployment (chain_id, diamond, deploy_block, source) values (130, ${a.diamond.toLowerCase()}, 0, 'test') on conflict do nothing`))
+    await runtime.runPromise(
+      Effect.flatMap(
+        SqlClient.SqlClient,
+        (sql) =>
+          sql`insert into indexed_deployment (chain_id, diamond, deploy_block, source) values (130, ${a.diamond.toLowerCase()}, 0, 'test') on conflict do nothing`
+      )
+    )
     expect((await quote(id, { tradeType: "BUY_YES", amountIn: "10", address: rich })).status).toBe(200)
     const refused = await quote(id, { tradeType: "BUY_YES", amountIn: "10", address: poor })
     expect(refused.status).toBe(400)
@@ -412,7 +465,9 @@ describe("quote vs router", () => {
     await index()
     const paused = await quote(id, { tradeType: "BUY_YES", amountIn: "10" })
     expect(paused.body.code).toBe("MARKET_PAUSED")
-    await expect(send(USERS[0]!, "Router", a.router, "trade", [0, id, 10n * USDC, 0n, client.address(USERS[0]!), 0n, maxUint256, ZERO])).rejects.toThrow()
+    await expect(
+      send(USERS[0]!, "Router", a.router, "trade", [0, id, 10n * USDC, 0n, client.address(USERS[0]!), 0n, maxUint256, ZERO])
+    ).rejects.toThrow()
     await send(ADMIN, "AdminFacet", a.diamond, "unpauseModule", [MODULE_MARKET])
     await index()
     expect((await quote(id, { tradeType: "BUY_YES", amountIn: "10" })).status).toBe(200)
@@ -420,6 +475,8 @@ describe("quote vs router", () => {
     await index()
     const ended = await quote(id, { tradeType: "SELL_NO", amountIn: "10" })
     expect(ended.body.code).toBe("MARKET_PAUSED")
-    await expect(send(USERS[0]!, "Router", a.router, "trade", [3, id, 10n * USDC, 0n, client.address(USERS[0]!), 0n, maxUint256, ZERO])).rejects.toThrow()
+    await expect(
+      send(USERS[0]!, "Router", a.router, "trade", [3, id, 10n * USDC, 0n, client.address(USERS[0]!), 0n, maxUint256, ZERO])
+    ).rejects.toThrow()
   }, 120_000)
 })

@@ -37,7 +37,10 @@ const watchlistFor = (s: SyntheticSummary): Watchlist => {
 const hostileProxy = async (target: string) => {
   let n = 0
   const wordings = [
-    (from: number) => ({ code: -32005, message: `query returned more than 10000 results. Try with this block range [0x${from.toString(16)}, 0x${(from + 30).toString(16)}].` }),
+    (from: number) => ({
+      code: -32005,
+      message: `query returned more than 10000 results. Try with this block range [0x${from.toString(16)}, 0x${(from + 30).toString(16)}].`
+    }),
     () => ({ code: -32614, message: "eth_getLogs is limited to a 40 range" }),
     () => ({ code: -32600, message: "block range is too wide" })
   ]
@@ -46,7 +49,11 @@ const hostileProxy = async (target: string) => {
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", async () => {
       n++
-      const body = JSON.parse(Buffer.concat(chunks).toString()) as { id: number; method: string; params: Array<{ fromBlock: string; toBlock: string }> }
+      const body = JSON.parse(Buffer.concat(chunks).toString()) as {
+        id: number
+        method: string
+        params: Array<{ fromBlock: string; toBlock: string }>
+      }
       if (n % 7 === 0) return res.writeHead(n % 14 === 0 ? 429 : 503).end("busy")
       if (!Array.isArray(body) && body.method === "eth_getLogs") {
         const from = Number.parseInt(body.params[0]!.fromBlock, 16)
@@ -63,7 +70,11 @@ const hostileProxy = async (target: string) => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()) })
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      })
   }
 }
 

@@ -12,7 +12,12 @@ import { coalesceDecoded, type DecodedBatch, type LocatedEvent } from "../../pip
 const hashOf = (block: number) => `0x${block.toString(16).padStart(64, "0")}`
 
 const eventAt = (block: number, logIndex: number): LocatedEvent => ({
-  event: { _tag: "Transfer", from: "0x".padEnd(42, "a"), to: "0x".padEnd(42, "b"), value: BigInt(block * 10 + logIndex) } as unknown as LocatedEvent["event"],
+  event: {
+    _tag: "Transfer",
+    from: "0x".padEnd(42, "a"),
+    to: "0x".padEnd(42, "b"),
+    value: BigInt(block * 10 + logIndex)
+  } as unknown as LocatedEvent["event"],
   at: { block, timestamp: block * 2, txHash: `0x${"1".repeat(64)}`, logIndex, address: "0x".padEnd(42, "c") }
 })
 
@@ -41,7 +46,9 @@ describe("coalesceDecoded", () => {
         async (shapes, maxEvents) => {
           const input = batchesOf(shapes)
           const before = snapshot(input)
-          const joined = Chunk.toReadonlyArray(await Effect.runPromise(Stream.runCollect(Stream.fromIterable(input).pipe(coalesceDecoded(maxEvents, "1 second")))))
+          const joined = Chunk.toReadonlyArray(
+            await Effect.runPromise(Stream.runCollect(Stream.fromIterable(input).pipe(coalesceDecoded(maxEvents, "1 second"))))
+          )
           expect(snapshot(input)).toEqual(before)
           expect(joined[0]!.from).toBe(input[0]!.from)
           expect(joined[joined.length - 1]!.to).toBe(input[input.length - 1]!.to)

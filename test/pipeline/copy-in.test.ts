@@ -22,16 +22,27 @@ describe("COPY into the sink's tables", () => {
       Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         yield* sql.unsafe(`create table copy_probe (id integer primary key, label text, amount numeric(78,0), flag boolean, doc jsonb)`)
-        const rows = nasty.map((label, i) => [i, label, (10n ** 70n + BigInt(i)).toString(), i % 2 === 0, i === 3 ? null : { label, list: ["1", "2"] }] as const)
+        const rows = nasty.map(
+          (label, i) => [i, label, (10n ** 70n + BigInt(i)).toString(), i % 2 === 0, i === 3 ? null : { label, list: ["1", "2"] }] as const
+        )
         yield* sql.withTransaction(copyIn("copy_probe", ["id", "label", "amount", "flag", "doc"], rows))
-        const back = yield* sql.unsafe<{ id: number; label: string; amount: string; flag: boolean; doc: unknown }>(`select * from copy_probe order by id`)
+        const back = yield* sql.unsafe<{ id: number; label: string; amount: string; flag: boolean; doc: unknown }>(
+          `select * from copy_probe order by id`
+        )
         expect(back.map((r) => [r.id, r.label, r.amount, r.flag, r.doc])).toEqual(rows.map((r) => [...r]))
 
         const failed = yield* Effect.flip(
           sql.withTransaction(
             Effect.zipRight(
               sql.unsafe(`insert into copy_probe (id, label, amount, flag) values (100, 'before', 1, true)`),
-              copyIn("copy_probe", ["id", "label", "amount", "flag", "doc"], [[101, "new", "1", true, null], [0, "duplicate", "1", true, null]])
+              copyIn(
+                "copy_probe",
+                ["id", "label", "amount", "flag", "doc"],
+                [
+                  [101, "new", "1", true, null],
+                  [0, "duplicate", "1", true, null]
+                ]
+              )
             )
           )
         )

@@ -29,7 +29,9 @@ const snapshot = async (url: string) => {
     for (const t of ALL_TABLES) out[t] = (await client.query(`select * from ${t} order by (${t}.*)::text`)).rows
     out["checkpoint"] = (await client.query(`select block_number, block_hash, digest from indexer_checkpoint`)).rows
     // Secondary indexes deferred by a backfill from nothing are back, whatever the kills.
-    out["indexes"] = (await client.query(`select indexname, indexdef from pg_indexes where schemaname = current_schema() order by indexname`)).rows
+    out["indexes"] = (
+      await client.query(`select indexname, indexdef from pg_indexes where schemaname = current_schema() order by indexname`)
+    ).rows
     out["deferred"] = (await client.query(`select * from deferred_index`)).rows
     return out
   } finally {
@@ -68,110 +70,126 @@ const checkpointWatcher = (url: string) =>
   )
 
 describe("crash safety", () => {
-  it("SIGKILLed at scattered points and restarted, the index ends with the uninterrupted run's digest and tables", () =>
-    Effect.runPromise(
-      Effect.scoped(
-        Effect.gen(function* () {
-          const dir = yield* Effect.acquireRelease(
-            Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-crash-"))),
-            (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
-          )
-          const out = Path.join(dir, "chain.ndjson.gz")
-          const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 31, events: 40_000, users: 80, reorgEvery: 400 }))
-          const deploymentFile = Path.join(dir, "deployment.json")
-          yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(summary.deployment)))
-          const chain = yield* Effect.promise(() => ReplayChain.load(out))
-          chain.advanceAll()
-          const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(chain)), (s) => Effect.promise(() => s.close()))
+  it(
+    "SIGKILLed at scattered points and restarted, the index ends with the uninterrupted run's digest and tables",
+    () =>
+      Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const dir = yield* Effect.acquireRelease(
+              Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-crash-"))),
+              (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+            )
+            const out = Path.join(dir, "chain.ndjson.gz")
+            const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 31, events: 40_000, users: 80, reorgEvery: 400 }))
+            const deploymentFile = Path.join(dir, "deployment.json")
+            yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(summary.deployment)))
+            const chain = yield* Effect.promise(() => ReplayChain.load(out))
+            chain.advanceAll()
+            const server = yield* Effect.acquireRelease(
+              Effect.promise(() => serveReplay(chain)),
+              (s) => Effect.promise(() => s.close())
+            )
 
-          const start = (databaseUrl: string) =>
-            Effect.promise(async () => {
-              const port = await freePort()
-              const app = runCli(["start"], {
-                DATABASE_URL: databaseUrl,
-                RPC_URL: server.url,
-                DEPLOYMENT: deploymentFile,
-                INDEXER_PORT: String(port),
-                BACKEND_PORT: String(await freePort()),
-                LOG_LEVEL: "info"
+            const start = (databaseUrl: string) =>
+              Effect.promise(async () => {
+                const port = await freePort()
+                const app = runCli(["start"], {
+                  DATABASE_URL: databaseUrl,
+                  RPC_URL: server.url,
+                  DEPLOYMENT: deploymentFile,
+                  INDEXER_PORT: String(port),
+                  BACKEND_PORT: String(await freePort()),
+                  LOG_LEVEL: "info"
+                })
+                return { app, health: `http://127.0.0.1:${port}/api/health` }
               })
-              return { app, health: `http://127.0.0.1:${port}/api/health` }
-            })
-          /** Polls /api/health until the index stands at the head. */
-          const untilHead = (health: string) =>
-            Effect.promise(async () => {
-              for (let i = 0; i < 2400; i++) {
-                const body = await fetch(health).then((r) => r.json() as Promise<{ data?: { latestIndexedBlock: number | null } }>, () => undefined)
-                if (body?.data?.latestIndexedBlock === chain.headNumber) return
-                await new Promise((r) => setTimeout(r, 50))
-              }
-              throw new Error("the index never reached the head")
-            })
-          const finalized = chain.finalizedNumber
-          const head = chain.headNumber
-          expect(finalized).toBeLessThan(head)
+            /** Polls /api/health until the index stands at the head. */
+            const untilHead = (health: string) =>
+              Effect.promise(async () => {
+                for (let i = 0; i < 2400; i++) {
+                  const body = await fetch(health).then(
+                    (r) => r.json() as Promise<{ data?: { latestIndexedBlock: number | null } }>,
+                    () => undefined
+                  )
+                  if (body?.data?.latestIndexedBlock === chain.headNumber) return
+                  await new Promise((r) => setTimeout(r, 50))
+                }
+                throw new Error("the index never reached the head")
+              })
+            const finalized = chain.finalizedNumber
+            const head = chain.headNumber
+            expect(finalized).toBeLessThan(head)
 
-          // The uninterrupted run, timed by what it commits: the backfill's first commit, then the
-          // whole run to the head (the unfinalized tip one block at a time).
-          const uninterrupted = yield* scratchDatabaseUrl
-          const timeline = yield* Effect.gen(function* () {
-            const watcher = yield* checkpointWatcher(uninterrupted)
-            const { app, health } = yield* start(uninterrupted)
+            // The uninterrupted run, timed by what it commits: the backfill's first commit, then the
+            // whole run to the head (the unfinalized tip one block at a time).
+            const uninterrupted = yield* scratchDatabaseUrl
+            const timeline = yield* Effect.gen(function* () {
+              const watcher = yield* checkpointWatcher(uninterrupted)
+              const { app, health } = yield* start(uninterrupted)
+              yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
+              const began = Date.now()
+              yield* Effect.promise(() => watcher.until((b) => b >= 0))
+              const firstCommit = Date.now() - began
+              yield* untilHead(health)
+              const took = Date.now() - began
+              app.child.kill("SIGINT")
+              yield* Effect.promise(() => app.exited)
+              return { firstCommit, took }
+            }).pipe(Effect.scoped)
+            const expected = yield* Effect.promise(() => snapshot(uninterrupted))
+
+            const crashed = yield* scratchDatabaseUrl
+            const watcher = yield* checkpointWatcher(crashed)
+            const random = prng(31)
+            const within = (ms: number) => Math.round(random() * ms)
+            // Each life resumes where the last commit left it; each is SIGKILLed once its trigger
+            // holds (seen in the checkpoint) and a seeded random delay has passed.
+            const lives: ReadonlyArray<{ readonly trigger: (block: number, atStart: number) => boolean; readonly delay: number }> = [
+              // Inside the backfill, before its first commit (a batch transaction in flight).
+              { trigger: () => true, delay: within(timeline.firstCommit * 0.8) },
+              // Just after a commit of this life, the next batch already being fetched or written.
+              { trigger: (block, atStart) => block !== atStart, delay: within(20) },
+              // Among the one-block commits (with undo images) of the unfinalized tip: soon after the
+              // first, since the tip takes well under a second and a later kill may find it done.
+              { trigger: (block) => block > finalized, delay: within(20) },
+              // Anywhere in this life's share of the uninterrupted run's time.
+              { trigger: () => true, delay: within(timeline.took) }
+            ]
+            let killsWhileIndexing = 0
+            const killedAt: Array<number> = []
+            for (const life of lives) {
+              const atStart = yield* Effect.promise(() => watcher.block())
+              const { app } = yield* start(crashed)
+              yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
+              yield* Effect.promise(() => watcher.until((b) => life.trigger(b, atStart)))
+              yield* Effect.sleep(life.delay)
+              if (/message=indexed /.test(app.output())) killsWhileIndexing++
+              app.child.kill("SIGKILL")
+              yield* Effect.promise(() => app.exited)
+              killedAt.push(yield* Effect.promise(() => watcher.block()))
+            }
+            // The kills left the index mid-backfill and mid-tip, not only at the head.
+            expect(
+              killedAt.some((b) => b < finalized),
+              `checkpoints after the kills: ${killedAt}`
+            ).toBe(true)
+            expect(
+              killedAt.some((b) => b > finalized && b < head),
+              `checkpoints after the kills: ${killedAt}`
+            ).toBe(true)
+            const { app, health } = yield* start(crashed)
             yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
-            const began = Date.now()
-            yield* Effect.promise(() => watcher.until((b) => b >= 0))
-            const firstCommit = Date.now() - began
             yield* untilHead(health)
-            const took = Date.now() - began
             app.child.kill("SIGINT")
             yield* Effect.promise(() => app.exited)
-            return { firstCommit, took }
-          }).pipe(Effect.scoped)
-          const expected = yield* Effect.promise(() => snapshot(uninterrupted))
-
-          const crashed = yield* scratchDatabaseUrl
-          const watcher = yield* checkpointWatcher(crashed)
-          const random = prng(31)
-          const within = (ms: number) => Math.round(random() * ms)
-          // Each life resumes where the last commit left it; each is SIGKILLed once its trigger
-          // holds (seen in the checkpoint) and a seeded random delay has passed.
-          const lives: ReadonlyArray<{ readonly trigger: (block: number, atStart: number) => boolean; readonly delay: number }> = [
-            // Inside the backfill, before its first commit (a batch transaction in flight).
-            { trigger: () => true, delay: within(timeline.firstCommit * 0.8) },
-            // Just after a commit of this life, the next batch already being fetched or written.
-            { trigger: (block, atStart) => block !== atStart, delay: within(20) },
-            // Among the one-block commits (with undo images) of the unfinalized tip: soon after the
-            // first, since the tip takes well under a second and a later kill may find it done.
-            { trigger: (block) => block > finalized, delay: within(20) },
-            // Anywhere in this life's share of the uninterrupted run's time.
-            { trigger: () => true, delay: within(timeline.took) }
-          ]
-          let killsWhileIndexing = 0
-          const killedAt: Array<number> = []
-          for (const life of lives) {
-            const atStart = yield* Effect.promise(() => watcher.block())
-            const { app } = yield* start(crashed)
-            yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
-            yield* Effect.promise(() => watcher.until((b) => life.trigger(b, atStart)))
-            yield* Effect.sleep(life.delay)
-            if (/message=indexed /.test(app.output())) killsWhileIndexing++
-            app.child.kill("SIGKILL")
-            yield* Effect.promise(() => app.exited)
-            killedAt.push(yield* Effect.promise(() => watcher.block()))
-          }
-          // The kills left the index mid-backfill and mid-tip, not only at the head.
-          expect(killedAt.some((b) => b < finalized), `checkpoints after the kills: ${killedAt}`).toBe(true)
-          expect(killedAt.some((b) => b > finalized && b < head), `checkpoints after the kills: ${killedAt}`).toBe(true)
-          const { app, health } = yield* start(crashed)
-          yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
-          yield* untilHead(health)
-          app.child.kill("SIGINT")
-          yield* Effect.promise(() => app.exited)
-          const actual = yield* Effect.promise(() => snapshot(crashed))
-          expect(killsWhileIndexing).toBeGreaterThan(0)
-          expect(actual["checkpoint"]).toEqual(expected["checkpoint"])
-          expect(actual).toEqual(expected)
-        })
-      )
-    ), 300_000)
+            const actual = yield* Effect.promise(() => snapshot(crashed))
+            expect(killsWhileIndexing).toBeGreaterThan(0)
+            expect(actual["checkpoint"]).toEqual(expected["checkpoint"])
+            expect(actual).toEqual(expected)
+          })
+        )
+      ),
+    300_000
+  )
 })

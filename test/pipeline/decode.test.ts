@@ -13,7 +13,10 @@ import { arbitraryFor } from "../support/abi-arbitrary.js"
 const encode = (entry: CatalogEntry, values: Record<string, unknown>) => {
   const topics = encodeEventTopics({ abi: [entry.abi], eventName: entry.abi.name, args: values } as never) as Array<Hex>
   const plain = entry.abi.inputs.filter((i) => !i.indexed)
-  const data = encodeAbiParameters(plain as ReadonlyArray<AbiParameter>, plain.map((i) => values[i.name ?? ""]))
+  const data = encodeAbiParameters(
+    plain as ReadonlyArray<AbiParameter>,
+    plain.map((i) => values[i.name ?? ""])
+  )
   return { topics, data }
 }
 
@@ -28,7 +31,10 @@ describe("fixed-layout decoder", () => {
         fc.property(args, (values) => {
           const log = encode(entry, values)
           const reference = entry.toDomain(
-            decodeEventLog({ abi: [entry.abi], topics: log.topics as [Hex, ...Array<Hex>], data: log.data, strict: true }).args as Record<string, unknown>
+            decodeEventLog({ abi: [entry.abi], topics: log.topics as [Hex, ...Array<Hex>], data: log.data, strict: true }).args as Record<
+              string,
+              unknown
+            >
           )
           const mine = decodeLog([entry.contract], log)
           expect(mine?.entry).toBe(entry)
@@ -55,8 +61,14 @@ describe("fixed-layout decoder", () => {
   it("rejects a log whose data is shorter than its layout, with a message naming the event", () => {
     const trade = CATALOG.find((e) => e.contract === "router" && e.name === "Trade" && e.variant === "spec")!
     const log = encode(trade, {
-      marketId: 1n, trader: "0x000000000000000000000000000000000000dEaD", recipient: "0x000000000000000000000000000000000000dEaD",
-      tradeType: 0, amountIn: 1n, amountOut: 1n, clobFilled: 0n, ammFilled: 1n
+      marketId: 1n,
+      trader: "0x000000000000000000000000000000000000dEaD",
+      recipient: "0x000000000000000000000000000000000000dEaD",
+      tradeType: 0,
+      amountIn: 1n,
+      amountOut: 1n,
+      clobFilled: 0n,
+      ammFilled: 1n
     })
     expect(() => decodeLog(["router"], { topics: log.topics, data: log.data.slice(0, 66) })).toThrow(/Trade\(.*needs 160/)
   })

@@ -37,7 +37,10 @@ const MAX_FAILED_STEPS = 400
 const throughDrops = (seed: number, rate: number, backfillThread: boolean) =>
   Effect.gen(function* () {
     const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-    const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(live)), (s) => Effect.promise(() => s.close()))
+    const server = yield* Effect.acquireRelease(
+      Effect.promise(() => serveReplay(live)),
+      (s) => Effect.promise(() => s.close())
+    )
     const proxy = yield* Effect.acquireRelease(
       Effect.promise(() => startFaultProxy(server.url, { seed, rate: 0, slowMs: 0, rangeLimits: false, dropLogs: rate })),
       (p) => Effect.promise(() => p.close())
@@ -66,49 +69,58 @@ const throughDrops = (seed: number, rate: number, backfillThread: boolean) =>
   }).pipe(Effect.scoped)
 
 describe("a node that drops logs", () => {
-  it.live("is caught: the index equals a clean run's, or stops with LogsWithheld, never silently differs", () =>
-    Effect.gen(function* () {
-      const clean = yield* Effect.gen(function* () {
-        const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-        live.advanceAll()
-        const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(live)), (s) => Effect.promise(() => s.close()))
-        return yield* withDb(
-          Effect.gen(function* () {
-            const indexer = yield* makeIndexer({ rpc: makeRpc({ url: server.url }), deployment: live.meta.deployment, chainId: 130 })
-            yield* indexer.step(yield* indexer.loadWindow)
-            return yield* dump
-          })
-        )
-      }).pipe(Effect.scoped)
-
-      let dropped = 0
-      let withheld = 0
-      const check = (seed: number, rate: number, thread: boolean) =>
-        Effect.runPromise(
-          throughDrops(seed, rate, thread).pipe(
-            Effect.map((run) => {
-              dropped += run.dropped
-              if ("stoppedWith" in run) {
-                // Stopped: only ever by the typed error (or the node's ordinary transient ones).
-                expect(run.stoppedWith).toContain("LogsWithheld")
-                return
-              }
-              withheld += run.failures.filter((f) => f === "LogsWithheld").length
-              expect(run.tables.checkpoint).toEqual(clean.checkpoint)
-              expect(run.tables).toEqual(clean)
+  it.live(
+    "is caught: the index equals a clean run's, or stops with LogsWithheld, never silently differs",
+    () =>
+      Effect.gen(function* () {
+        const clean = yield* Effect.gen(function* () {
+          const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
+          live.advanceAll()
+          const server = yield* Effect.acquireRelease(
+            Effect.promise(() => serveReplay(live)),
+            (s) => Effect.promise(() => s.close())
+          )
+          return yield* withDb(
+            Effect.gen(function* () {
+              const indexer = yield* makeIndexer({ rpc: makeRpc({ url: server.url }), deployment: live.meta.deployment, chainId: 130 })
+              yield* indexer.step(yield* indexer.loadWindow)
+              return yield* dump
             })
           )
+        }).pipe(Effect.scoped)
+
+        let dropped = 0
+        let withheld = 0
+        const check = (seed: number, rate: number, thread: boolean) =>
+          Effect.runPromise(
+            throughDrops(seed, rate, thread).pipe(
+              Effect.map((run) => {
+                dropped += run.dropped
+                if ("stoppedWith" in run) {
+                  // Stopped: only ever by the typed error (or the node's ordinary transient ones).
+                  expect(run.stoppedWith).toContain("LogsWithheld")
+                  return
+                }
+                withheld += run.failures.filter((f) => f === "LogsWithheld").length
+                expect(run.tables.checkpoint).toEqual(clean.checkpoint)
+                expect(run.tables).toEqual(clean)
+              })
+            )
+          )
+        // A fixed run on the indexing thread (the backfill's checks where the test's rpc sees
+        // them), then seeded random ones as the service runs (backfill thread).
+        yield* Effect.promise(() => check(7, 0.3, false))
+        yield* Effect.promise(() =>
+          fc.assert(
+            fc.asyncProperty(fc.integer({ min: 1, max: 1_000_000 }), fc.double({ min: 0.05, max: 0.5, noNaN: true }), (seed, rate) =>
+              check(seed, rate, true)
+            ),
+            { numRuns: 3, seed: 22 }
+          )
         )
-      // A fixed run on the indexing thread (the backfill's checks where the test's rpc sees
-      // them), then seeded random ones as the service runs (backfill thread).
-      yield* Effect.promise(() => check(7, 0.3, false))
-      yield* Effect.promise(() =>
-        fc.assert(
-          fc.asyncProperty(fc.integer({ min: 1, max: 1_000_000 }), fc.double({ min: 0.05, max: 0.5, noNaN: true }), (seed, rate) => check(seed, rate, true)),
-          { numRuns: 3, seed: 22 }
-        )
-      )
-      expect(dropped).toBeGreaterThan(10)
-      expect(withheld).toBeGreaterThan(0)
-    }), 300_000)
+        expect(dropped).toBeGreaterThan(10)
+        expect(withheld).toBeGreaterThan(0)
+      }),
+    300_000
+  )
 })

@@ -17,5 +17,7 @@ export const dumpTables = Effect.gen(function* () {
 
 /** The current schema's indexes (name and definition), by name. */
 export const indexDefinitions = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql.unsafe<{ indexname: string; indexdef: string }>(`select indexname, indexdef from pg_indexes where schemaname = current_schema() order by indexname`)
+  sql.unsafe<{ indexname: string; indexdef: string }>(
+    `select indexname, indexdef from pg_indexes where schemaname = current_schema() order by indexname`
+  )
 )

@@ -9,13 +9,16 @@ import { databaseInvariants } from "../support/db-invariants.js"
 import { fixtureDatabaseUrl } from "../support/fixture-db.js"
 
 describe("the indexed fixture", () => {
-  it.live("holds the protocol invariants in the database", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const db = yield* fixtureDatabaseUrl
-        const markets = yield* Effect.provide(databaseInvariants, pgClientLayer(Redacted.make(db.url)))
-        expect(markets).toBeGreaterThanOrEqual(20)
-      })
-    )
-  , 60_000)
+  it.live(
+    "holds the protocol invariants in the database",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const db = yield* fixtureDatabaseUrl
+          const markets = yield* Effect.provide(databaseInvariants, pgClientLayer(Redacted.make(db.url)))
+          expect(markets).toBeGreaterThanOrEqual(20)
+        })
+      ),
+    60_000
+  )
 })

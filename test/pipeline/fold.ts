@@ -22,7 +22,10 @@ export const ROUTER = A(0xf00d)
 export const POOL_MANAGER = A(0xb001)
 export const EXCHANGE = A(0xe0)
 /** The protocol contracts of the reducer tests: router, exchange, pool manager. */
-export const protocol = { has: (a: string) => a === ROUTER || a === EXCHANGE || a === POOL_MANAGER, isVenue: (a: string) => a === ROUTER || a === EXCHANGE }
+export const protocol = {
+  has: (a: string) => a === ROUTER || a === EXCHANGE || a === POOL_MANAGER,
+  isVenue: (a: string) => a === ROUTER || a === EXCHANGE
+}
 
 /** Folds the steps in order; a step without a block gets the next block (one log each). */
 export const fold = (steps: ReadonlyArray<Step | DomainEvent>, state: State = emptyState()): State => {
@@ -45,5 +48,4 @@ export const fold = (steps: ReadonlyArray<Step | DomainEvent>, state: State = em
   return state
 }
 
-export const rows = <R>(set: { readonly map: Map<string, R | null> }): Array<R> =>
-  [...set.map.values()].filter((r): r is R => r !== null)
+export const rows = <R>(set: { readonly map: Map<string, R | null> }): Array<R> => [...set.map.values()].filter((r): r is R => r !== null)

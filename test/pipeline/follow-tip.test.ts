@@ -36,79 +36,90 @@ const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient | PgClient.P
   ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
 
 describe("following the tip", () => {
-  it.live("through the fixture's reorgs and a restart gives what indexing the final chain gives", () =>
-    Effect.gen(function* () {
-      const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-      const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(live)), (s) => Effect.promise(() => s.close()))
-      const rpc = makeRpc({ url: server.url })
-      const deployment = live.meta.deployment
+  it.live(
+    "through the fixture's reorgs and a restart gives what indexing the final chain gives",
+    () =>
+      Effect.gen(function* () {
+        const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => serveReplay(live)),
+          (s) => Effect.promise(() => s.close())
+        )
+        const rpc = makeRpc({ url: server.url })
+        const deployment = live.meta.deployment
 
-      // The "following the tip" lines while following head by head: not one per step.
-      const tipLines: Array<string> = []
-      const captured = Logger.replace(
-        Logger.defaultLogger,
-        Logger.make(({ message }) => {
-          const text = Array.isArray(message) ? message.join(" ") : String(message)
-          if (text === "following the tip") tipLines.push(text)
-        })
-      )
-      let blocksFollowed = 0
-      const followed = yield* withDb(
-        Effect.gen(function* () {
-          let indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
-          let window = yield* indexer.loadWindow
-          let reorgs = 0
-          let steps = 0
-          // Play the heads a few at a time; step after each play, as a poll would.
-          const from = window.tip.number
-          while (live.remaining > 0) {
-            live.advance(1 + (steps % 3))
-            window = yield* indexer.step(window).pipe(Effect.provide(captured), Logger.withMinimumLogLevel(LogLevel.Info))
-            steps++
-            if (steps === 150) {
-              // A restart: a new indexer that knows only what the database holds.
-              reorgs += indexer.stats().reorgs
-              indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
-              window = yield* indexer.loadWindow
+        // The "following the tip" lines while following head by head: not one per step.
+        const tipLines: Array<string> = []
+        const captured = Logger.replace(
+          Logger.defaultLogger,
+          Logger.make(({ message }) => {
+            const text = Array.isArray(message) ? message.join(" ") : String(message)
+            if (text === "following the tip") tipLines.push(text)
+          })
+        )
+        let blocksFollowed = 0
+        const followed = yield* withDb(
+          Effect.gen(function* () {
+            let indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+            let window = yield* indexer.loadWindow
+            let reorgs = 0
+            let steps = 0
+            // Play the heads a few at a time; step after each play, as a poll would.
+            const from = window.tip.number
+            while (live.remaining > 0) {
+              live.advance(1 + (steps % 3))
+              window = yield* indexer.step(window).pipe(Effect.provide(captured), Logger.withMinimumLogLevel(LogLevel.Info))
+              steps++
+              if (steps === 150) {
+                // A restart: a new indexer that knows only what the database holds.
+                reorgs += indexer.stats().reorgs
+                indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+                window = yield* indexer.loadWindow
+              }
             }
-          }
-          reorgs += indexer.stats().reorgs
-          blocksFollowed = window.tip.number - from
-          return { tables: yield* dump, reorgs, window }
-        })
-      )
-      expect(followed.reorgs).toBe(2)
-      // The first step, one line per TIP_LOG_EVERY blocks, the two reorgs and the restart's first step.
-      expect(tipLines.length).toBeGreaterThan(0)
-      expect(tipLines.length).toBeLessThanOrEqual(Math.ceil(blocksFollowed / TIP_LOG_EVERY) + 4)
-      expect(followed.window.tip.number).toBe(live.headNumber)
+            reorgs += indexer.stats().reorgs
+            blocksFollowed = window.tip.number - from
+            return { tables: yield* dump, reorgs, window }
+          })
+        )
+        expect(followed.reorgs).toBe(2)
+        // The first step, one line per TIP_LOG_EVERY blocks, the two reorgs and the restart's first step.
+        expect(tipLines.length).toBeGreaterThan(0)
+        expect(tipLines.length).toBeLessThanOrEqual(Math.ceil(blocksFollowed / TIP_LOG_EVERY) + 4)
+        expect(followed.window.tip.number).toBe(live.headNumber)
 
-      const notified: Array<{ block: number; hash: string; reverted: boolean }> = []
-      const straight = yield* withDb(
-        Effect.gen(function* () {
-          const pg = yield* PgClient.PgClient
-          yield* pg.listen(INDEXED_CHANNEL).pipe(
-            Stream.runForEach((payload) => Effect.sync(() => notified.push(JSON.parse(payload)))),
-            Effect.forkScoped
-          )
-          yield* Effect.sleep("200 millis") // LISTEN is in place
-          const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
-          yield* indexer.step(yield* indexer.loadWindow)
-          yield* Effect.sleep("200 millis")
-          return yield* dump
+        const notified: Array<{ block: number; hash: string; reverted: boolean }> = []
+        const straight = yield* withDb(
+          Effect.gen(function* () {
+            const pg = yield* PgClient.PgClient
+            yield* pg.listen(INDEXED_CHANNEL).pipe(
+              Stream.runForEach((payload) => Effect.sync(() => notified.push(JSON.parse(payload)))),
+              Effect.forkScoped
+            )
+            yield* Effect.sleep("200 millis") // LISTEN is in place
+            const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+            yield* indexer.step(yield* indexer.loadWindow)
+            yield* Effect.sleep("200 millis")
+            return yield* dump
+          })
+        )
+        // One NOTIFY per commit, the last naming the head.
+        expect(notified.length).toBeGreaterThan(live.headNumber - live.finalizedNumber)
+        expect(notified.at(-1)).toEqual({
+          chainId: 130,
+          block: live.headNumber,
+          hash: live.blockAt(live.headNumber)!.hash,
+          reverted: false
         })
-      )
-      // One NOTIFY per commit, the last naming the head.
-      expect(notified.length).toBeGreaterThan(live.headNumber - live.finalizedNumber)
-      expect(notified.at(-1)).toEqual({ chainId: 130, block: live.headNumber, hash: live.blockAt(live.headNumber)!.hash, reverted: false })
-      expect(followed.tables).toEqual(straight)
-      const checkpoint = (straight["indexer_checkpoint"] as Array<Record<string, string>>)[0]!
-      expect(checkpoint["block_number"]).toBe(String(live.headNumber))
-      expect(checkpoint["block_hash"]).toBe(live.blockAt(live.headNumber)!.hash)
-      // Only the unfinalized blocks keep window rows and undo images.
-      const held = (straight["indexed_block"] as Array<Record<string, string>>).map((r) => Number(r["number"]))
-      expect(held[0]).toBe(live.finalizedNumber + 1)
-      expect(held.at(-1)).toBe(live.headNumber)
-    }).pipe(Effect.scoped)
-  , 300_000)
+        expect(followed.tables).toEqual(straight)
+        const checkpoint = (straight["indexer_checkpoint"] as Array<Record<string, string>>)[0]!
+        expect(checkpoint["block_number"]).toBe(String(live.headNumber))
+        expect(checkpoint["block_hash"]).toBe(live.blockAt(live.headNumber)!.hash)
+        // Only the unfinalized blocks keep window rows and undo images.
+        const held = (straight["indexed_block"] as Array<Record<string, string>>).map((r) => Number(r["number"]))
+        expect(held[0]).toBe(live.finalizedNumber + 1)
+        expect(held.at(-1)).toBe(live.headNumber)
+      }).pipe(Effect.scoped),
+    300_000
+  )
 })

@@ -28,10 +28,17 @@ const agrees = (text: string, id: number) => {
   return read
 }
 
-const hexDigits = (n: number) => fc.array(fc.constantFrom(..."0123456789abcdefABCDEF"), { minLength: n, maxLength: n }).map((d) => d.join(""))
+const hexDigits = (n: number) =>
+  fc.array(fc.constantFrom(..."0123456789abcdefABCDEF"), { minLength: n, maxLength: n }).map((d) => d.join(""))
 /** Hashes and addresses from a small pool as often as not: consecutive logs share them, as logs of one block or transaction do. */
-const hash = fc.oneof(hexDigits(64).map((d) => `0x${d}`), fc.constantFrom(`0x${"ab".repeat(32)}`, `0x${"AB".repeat(32)}`, `0x${"0a".repeat(32)}`))
-const address = fc.oneof(hexDigits(40).map((d) => `0x${d}`), fc.constantFrom(`0x${"cd".repeat(20)}`, `0x${"Cd".repeat(20)}`))
+const hash = fc.oneof(
+  hexDigits(64).map((d) => `0x${d}`),
+  fc.constantFrom(`0x${"ab".repeat(32)}`, `0x${"AB".repeat(32)}`, `0x${"0a".repeat(32)}`)
+)
+const address = fc.oneof(
+  hexDigits(40).map((d) => `0x${d}`),
+  fc.constantFrom(`0x${"cd".repeat(20)}`, `0x${"Cd".repeat(20)}`)
+)
 const quantity = fc.integer({ min: 0, max: 2 ** 40 }).map((n) => `0x${n.toString(16)}`)
 
 /** A log as nodes write it: any key order, optional blockTimestamp, extra fields. */
@@ -50,7 +57,11 @@ const rawLog = fc
     logType: fc.option(fc.constantFrom("mined", null, true), { nil: undefined })
   })
   .chain((log) => fc.shuffledSubarray(Object.keys(log), { minLength: Object.keys(log).length }).map((order) => ({ log, order })))
-  .map(({ log, order }) => Object.fromEntries(order.filter((k) => (log as Record<string, unknown>)[k] !== undefined).map((k) => [k, (log as Record<string, unknown>)[k]])))
+  .map(({ log, order }) =>
+    Object.fromEntries(
+      order.filter((k) => (log as Record<string, unknown>)[k] !== undefined).map((k) => [k, (log as Record<string, unknown>)[k]])
+    )
+  )
 
 const answerText = (logs: Array<object>, id: number, space: number) => JSON.stringify({ jsonrpc: "2.0", id, result: logs }, null, space)
 
@@ -95,7 +106,10 @@ describe("readLogsAnswer", () => {
       transactionIndex: "0x0"
     }
     const cases: Array<[string, string]> = [
-      ["an error answer", JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32005, message: "query returned more than 10000 results" } })],
+      [
+        "an error answer",
+        JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32005, message: "query returned more than 10000 results" } })
+      ],
       ["another id", answerText([log], 2, 0)],
       ["a batch", JSON.stringify([{ jsonrpc: "2.0", id: 1, result: [log] }])],
       ["a removed log", answerText([{ ...log, removed: true }], 1, 0)],
@@ -115,11 +129,28 @@ describe("readLogsAnswer", () => {
 
   it("lowercases as parseLog does", () => {
     const text = answerText(
-      [{ address: `0x${"AB".repeat(20)}`, topics: [`0X${"CD".repeat(32)}`], data: "0xEF", blockNumber: "0X1A", blockHash: `0x${"0F".repeat(32)}`, logIndex: "0xA", transactionHash: `0x${"Aa".repeat(32)}`, transactionIndex: "0x0" }],
+      [
+        {
+          address: `0x${"AB".repeat(20)}`,
+          topics: [`0X${"CD".repeat(32)}`],
+          data: "0xEF",
+          blockNumber: "0X1A",
+          blockHash: `0x${"0F".repeat(32)}`,
+          logIndex: "0xA",
+          transactionHash: `0x${"Aa".repeat(32)}`,
+          transactionIndex: "0x0"
+        }
+      ],
       5,
       0
     )
     const read = agrees(text, 5)
-    expect(read?.[0]).toMatchObject({ address: `0x${"ab".repeat(20)}`, topics: [`0x${"cd".repeat(32)}`], data: "0xef", blockNumber: 26, logIndex: 10 })
+    expect(read?.[0]).toMatchObject({
+      address: `0x${"ab".repeat(20)}`,
+      topics: [`0x${"cd".repeat(32)}`],
+      data: "0xef",
+      blockNumber: 26,
+      logIndex: 10
+    })
   })
 })

@@ -12,8 +12,20 @@ const YES = A(0x10)
 const NO = A(0x11)
 const alice = A(1)
 const bob = A(2)
-const created: DomainEvent = { _tag: "MarketCreated", marketId: 1n, creator: alice, oracle: A(9), yesToken: YES, noToken: NO, endTime: 2_000_000_000n, question: "Q?" }
-const transfer = (token: string, from: string, to: string, value: bigint): Step => ({ event: { _tag: "Transfer", from, to, value }, address: token })
+const created: DomainEvent = {
+  _tag: "MarketCreated",
+  marketId: 1n,
+  creator: alice,
+  oracle: A(9),
+  yesToken: YES,
+  noToken: NO,
+  endTime: 2_000_000_000n,
+  question: "Q?"
+}
+const transfer = (token: string, from: string, to: string, value: bigint): Step => ({
+  event: { _tag: "Transfer", from, to, value },
+  address: token
+})
 
 describe("outcome-token holders", () => {
   it("mints, transfers and burns: balances, supply and holder counts, zero address excluded", () => {
@@ -25,7 +37,13 @@ describe("outcome-token holders", () => {
       transfer(NO, alice, bob, 10_000_000n), // alice's NO goes to zero: her row leaves
       transfer(YES, bob, ZERO_ADDRESS, 1_000_000n)
     ])
-    expect(s.rows.holders.map.get(holderKey(YES, alice))).toEqual({ token: YES, holder: alice, marketId: 1n, side: "YES", balance: 6_000_000n })
+    expect(s.rows.holders.map.get(holderKey(YES, alice))).toEqual({
+      token: YES,
+      holder: alice,
+      marketId: 1n,
+      side: "YES",
+      balance: 6_000_000n
+    })
     expect(s.rows.holders.map.get(holderKey(YES, bob))).toEqual({ token: YES, holder: bob, marketId: 1n, side: "YES", balance: 3_000_000n })
     expect(s.rows.holders.map.get(holderKey(NO, alice))).toBeNull()
     expect(s.rows.holders.map.get(holderKey(NO, bob))).toMatchObject({ side: "NO", balance: 10_000_000n })
@@ -37,7 +55,13 @@ describe("outcome-token holders", () => {
   })
 
   it("ignores transfers of contracts that are not announced outcome tokens, zero values and self-transfers", () => {
-    const s = fold([created, transfer(A(0x99), ZERO_ADDRESS, alice, 5n), transfer(YES, ZERO_ADDRESS, alice, 0n), transfer(YES, ZERO_ADDRESS, bob, 7n), transfer(YES, bob, bob, 7n)])
+    const s = fold([
+      created,
+      transfer(A(0x99), ZERO_ADDRESS, alice, 5n),
+      transfer(YES, ZERO_ADDRESS, alice, 0n),
+      transfer(YES, ZERO_ADDRESS, bob, 7n),
+      transfer(YES, bob, bob, 7n)
+    ])
     expect(rows(s.rows.holders)).toEqual([expect.objectContaining({ holder: bob, balance: 7n })])
     expect(s.rows.outcomeTokens.map.get(YES)).toMatchObject({ supply: 7n, holders: 1n })
   })

@@ -16,7 +16,13 @@ import { ReplayChain } from "../../tools/replay/chain.js"
 
 const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const ROUTER = A(0xf00d)
-const at = (block: number, logIndex = 0): Located => ({ block, timestamp: 1_700_000_000 + block, txHash: `0x${"ab".repeat(32)}`, logIndex, address: A(0xd1a) })
+const at = (block: number, logIndex = 0): Located => ({
+  block,
+  timestamp: 1_700_000_000 + block,
+  txHash: `0x${"ab".repeat(32)}`,
+  logIndex,
+  address: A(0xd1a)
+})
 const protocol = { has: (a: string) => a === ROUTER, isVenue: (a: string) => a === ROUTER }
 const alice = A(1)
 const bob = A(2)
@@ -27,9 +33,27 @@ const run = (events: ReadonlyArray<DomainEvent>): Working => {
   return w
 }
 
-const created: DomainEvent = { _tag: "MarketCreated", marketId: 1n, creator: alice, oracle: A(9), yesToken: A(10), noToken: A(11), endTime: 2_000_000_000n, question: "Q?" }
+const created: DomainEvent = {
+  _tag: "MarketCreated",
+  marketId: 1n,
+  creator: alice,
+  oracle: A(9),
+  yesToken: A(10),
+  noToken: A(11),
+  endTime: 2_000_000_000n,
+  question: "Q?"
+}
 const trade = (recipient: string, tradeType: 0 | 1 | 2 | 3, amountIn: bigint, amountOut: bigint, trader = alice): DomainEvent => ({
-  _tag: "Trade", marketId: 1n, trader, recipient, tradeType, amountIn, amountOut, clobFilled: 0n, ammFilled: amountOut, builder: null
+  _tag: "Trade",
+  marketId: 1n,
+  trader,
+  recipient,
+  tradeType,
+  amountIn,
+  amountOut,
+  clobFilled: 0n,
+  ammFilled: amountOut,
+  builder: null
 })
 
 describe("event-source rules", () => {
@@ -43,7 +67,19 @@ describe("event-source rules", () => {
   })
 
   it("2. Hook_MarketTraded moves the price and last-trade time, never volume or counts", () => {
-    const w = run([created, { _tag: "Hook_MarketTraded", marketId: 1n, trader: bob, isBuy: true, usdcVolume: 9_000_000n, yesVolume: 15_000_000n, yesPrice: 610_000n, noPrice: 390_000n }])
+    const w = run([
+      created,
+      {
+        _tag: "Hook_MarketTraded",
+        marketId: 1n,
+        trader: bob,
+        isBuy: true,
+        usdcVolume: 9_000_000n,
+        yesVolume: 15_000_000n,
+        yesPrice: 610_000n,
+        noPrice: 390_000n
+      }
+    ])
     const m = w.markets.get(1n)!
     expect(m.volume).toBe(0n)
     expect(m.tradeCount).toBe(0n)
@@ -76,7 +112,15 @@ describe("event-source rules", () => {
       trade(bob, 0, 40_000_000n, 100_000_000n), // 100 YES for 40 USDC
       trade(bob, 1, 50_000_000n, 30_000_000n, bob), // bob sells 50 YES for 30 USDC: cost 20, pnl +10
       { _tag: "MarketResolved", marketId: 1n, outcome: true, resolver: A(9) },
-      { _tag: "TokensRedeemed", marketId: 1n, user: bob, winningBurned: 50_000_000n, losingBurned: 0n, fee: 1_000_000n, payout: 49_000_000n }
+      {
+        _tag: "TokensRedeemed",
+        marketId: 1n,
+        user: bob,
+        winningBurned: 50_000_000n,
+        losingBurned: 0n,
+        fee: 1_000_000n,
+        payout: 49_000_000n
+      }
     ])
     const p = w.positions.get(positionKey(bob, 1n))!
     expect(p.realizedPnl).toBe(10_000_000n + (49_000_000n - 20_000_000n))
@@ -86,7 +130,11 @@ describe("event-source rules", () => {
   })
 
   it("a resolved market never flips back", () => {
-    const w = run([created, { _tag: "MarketResolved", marketId: 1n, outcome: true, resolver: A(9) }, { _tag: "MarketEmergencyResolved", marketId: 1n, outcome: false, resolver: A(9) }])
+    const w = run([
+      created,
+      { _tag: "MarketResolved", marketId: 1n, outcome: true, resolver: A(9) },
+      { _tag: "MarketEmergencyResolved", marketId: 1n, outcome: false, resolver: A(9) }
+    ])
     expect(w.markets.get(1n)).toMatchObject({ isResolved: true, outcome: true, resolutionType: "ORACLE" })
   })
 })
@@ -124,7 +172,12 @@ describe("folding a whole synthetic chain", () => {
           if (e._tag === "PositionMerged") collateral.set(e.marketId, (collateral.get(e.marketId) ?? 0n) - e.amount)
           if (e._tag === "TokensRedeemed") collateral.set(e.marketId, (collateral.get(e.marketId) ?? 0n) - e.winningBurned)
           if (e._tag === "MarketRefunded") collateral.set(e.marketId, (collateral.get(e.marketId) ?? 0n) - e.payout)
-          reduceEvent(w, e, { block: n, timestamp: block.timestamp, txHash: log.transactionHash, logIndex: log.logIndex, address: log.address }, protocolSet)
+          reduceEvent(
+            w,
+            e,
+            { block: n, timestamp: block.timestamp, txHash: log.transactionHash, logIndex: log.logIndex, address: log.address },
+            protocolSet
+          )
         }
       }
       expect(w.protocol.totalVolume).toBe(volume)

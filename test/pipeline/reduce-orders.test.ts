@@ -12,10 +12,25 @@ const bob = A(2)
 const M = (n: number) => H(0xa000 + n)
 
 const placed = (id: string, owner: string, side: 0 | 1 | 2 | 3, price: bigint, amount: bigint): DomainEvent => ({
-  _tag: "OrderPlaced", orderId: id, marketId: 1n, owner, side, price, amount, builder: null
+  _tag: "OrderPlaced",
+  orderId: id,
+  marketId: 1n,
+  owner,
+  side,
+  price,
+  amount,
+  builder: null
 })
 const matched = (maker: string, taker: string, amount: bigint, price: bigint, matchType: 0 | 1 | 2 = 0): DomainEvent => ({
-  _tag: "OrderMatched", makerOrderId: maker, takerOrderId: taker, marketId: 1n, matchType, amount, price, makerBuilder: null, takerBuilder: null
+  _tag: "OrderMatched",
+  makerOrderId: maker,
+  takerOrderId: taker,
+  marketId: 1n,
+  matchType,
+  amount,
+  price,
+  makerBuilder: null,
+  takerBuilder: null
 })
 const cancelled = (id: string): DomainEvent => ({ _tag: "OrderCancelled", orderId: id })
 
@@ -23,9 +38,20 @@ describe("exchange orders", () => {
   it("an order partially filled, then cancelled: filled stays, status CANCELLED, its level leaves the book", () => {
     const s = fold([placed(M(1), alice, 1, 600_000n, 10_000_000n), matched(M(1), ZERO_ORDER_ID, 4_000_000n, 600_000n)])
     expect(s.rows.orders.map.get(orderKey(M(1)))).toMatchObject({ filled: 4_000_000n, status: "PARTIALLY_FILLED", cancelledAt: null })
-    expect(s.rows.bookLevels.map.get(levelKey(1n, 1, 600_000n))).toEqual({ marketId: 1n, side: 1, price: 600_000n, amount: 6_000_000n, orders: 1n })
+    expect(s.rows.bookLevels.map.get(levelKey(1n, 1, 600_000n))).toEqual({
+      marketId: 1n,
+      side: 1,
+      price: 600_000n,
+      amount: 6_000_000n,
+      orders: 1n
+    })
     fold([{ event: cancelled(M(1)), block: 200, timestamp: 1_700_000_500 }], s)
-    expect(s.rows.orders.map.get(orderKey(M(1)))).toMatchObject({ filled: 4_000_000n, status: "CANCELLED", cancelledAt: 1_700_000_500, updatedAt: 1_700_000_500 })
+    expect(s.rows.orders.map.get(orderKey(M(1)))).toMatchObject({
+      filled: 4_000_000n,
+      status: "CANCELLED",
+      cancelledAt: 1_700_000_500,
+      updatedAt: 1_700_000_500
+    })
     expect(rows(s.rows.bookLevels)).toEqual([])
     // The match row names the maker; the zero taker id is no order.
     expect(s.logs.matches).toHaveLength(1)
@@ -41,7 +67,12 @@ describe("exchange orders", () => {
       { event: placed(M(2), bob, 0, 600_000n, 5_000_000n), block: 101, tx: 7 }
     ])
     expect(s.rows.orders.map.get(orderKey(M(1)))).toMatchObject({ filled: 3_000_000n, status: "FILLED", filledAt: 1_700_000_101 })
-    expect(s.rows.orders.map.get(orderKey(M(2)))).toMatchObject({ owner: bob, amount: 5_000_000n, filled: 3_000_000n, status: "PARTIALLY_FILLED" })
+    expect(s.rows.orders.map.get(orderKey(M(2)))).toMatchObject({
+      owner: bob,
+      amount: 5_000_000n,
+      filled: 3_000_000n,
+      status: "PARTIALLY_FILLED"
+    })
     expect(rows(s.rows.bookLevels)).toEqual([{ marketId: 1n, side: 0, price: 600_000n, amount: 2_000_000n, orders: 1n }])
     expect(s.logs.matches[0]).toMatchObject({ maker: alice, taker: bob, takerOrderId: M(2) })
     expect(s.pendingFills.size).toBe(0)
@@ -62,7 +93,16 @@ describe("exchange orders", () => {
       placed(M(1), alice, 1, 550_000n, 8_000_000n),
       matched(M(1), ZERO_ORDER_ID, 1_000_000n, 550_000n),
       matched(M(1), M(9), 1_000_000n, 550_000n),
-      { _tag: "TakerFilled", marketId: 1n, taker: A(0xf00d), recipient: A(0xf00d), takerSide: 0, totalFilled: 2_000_000n, totalCost: 1_100_000n, matchCount: 2n }
+      {
+        _tag: "TakerFilled",
+        marketId: 1n,
+        taker: A(0xf00d),
+        recipient: A(0xf00d),
+        takerSide: 0,
+        totalFilled: 2_000_000n,
+        totalCost: 1_100_000n,
+        matchCount: 2n
+      }
     ])
     expect(rows(s.rows.orders).map((o) => o.id)).toEqual([M(1)])
     expect(rows(s.rows.bookLevels)).toEqual([{ marketId: 1n, side: 1, price: 550_000n, amount: 6_000_000n, orders: 1n }])

@@ -22,21 +22,59 @@ const NO = A(11)
 const ZERO = A(0)
 const PROTOCOL = [ROUTER, EXCHANGE, POOL_MANAGER, YES, NO]
 
-const created: DomainEvent = { _tag: "MarketCreated", marketId: 1n, creator: carol, oracle: A(9), yesToken: YES, noToken: NO, endTime: 2_000_000_000n, question: "Q?" }
+const created: DomainEvent = {
+  _tag: "MarketCreated",
+  marketId: 1n,
+  creator: carol,
+  oracle: A(9),
+  yesToken: YES,
+  noToken: NO,
+  endTime: 2_000_000_000n,
+  question: "Q?"
+}
 const trade = (who: string, tradeType: 0 | 1 | 2 | 3, amountIn: bigint, amountOut: bigint, recipient = who): DomainEvent => ({
-  _tag: "Trade", marketId: 1n, trader: who, recipient, tradeType, amountIn, amountOut, clobFilled: 0n, ammFilled: amountOut, builder: null
+  _tag: "Trade",
+  marketId: 1n,
+  trader: who,
+  recipient,
+  tradeType,
+  amountIn,
+  amountOut,
+  clobFilled: 0n,
+  ammFilled: amountOut,
+  builder: null
 })
 const split = (user: string, amount: bigint): DomainEvent => ({ _tag: "PositionSplit", marketId: 1n, user, amount })
 const placed = (id: number, owner: string, side: number, price: bigint, amount: bigint): DomainEvent => ({
-  _tag: "OrderPlaced", orderId: H(id), marketId: 1n, owner, side: side as 0 | 1 | 2 | 3, price, amount, builder: null
+  _tag: "OrderPlaced",
+  orderId: H(id),
+  marketId: 1n,
+  owner,
+  side: side as 0 | 1 | 2 | 3,
+  price,
+  amount,
+  builder: null
 })
 const matched = (maker: number, taker: number | null, matchType: number, amount: bigint, price: bigint): DomainEvent => ({
-  _tag: "OrderMatched", makerOrderId: H(maker), takerOrderId: taker === null ? ZERO_ORDER_ID : H(taker), marketId: 1n, matchType: matchType as 0 | 1 | 2, amount, price,
-  makerBuilder: null, takerBuilder: null
+  _tag: "OrderMatched",
+  makerOrderId: H(maker),
+  takerOrderId: taker === null ? ZERO_ORDER_ID : H(taker),
+  marketId: 1n,
+  matchType: matchType as 0 | 1 | 2,
+  amount,
+  price,
+  makerBuilder: null,
+  takerBuilder: null
 })
-const transfer = (token: string, from: string, to: string, value: bigint): Step => ({ event: { _tag: "Transfer", from, to, value }, address: token })
+const transfer = (token: string, from: string, to: string, value: bigint): Step => ({
+  event: { _tag: "Transfer", from, to, value },
+  address: token
+})
 /** Outcome tokens minted to everyone first, so holder balances never run short (mints move no position). */
-const minted: ReadonlyArray<Step> = [alice, bob, carol, POOL_MANAGER, EXCHANGE, ROUTER].flatMap((who) => [transfer(YES, ZERO, who, 10n ** 15n), transfer(NO, ZERO, who, 10n ** 15n)])
+const minted: ReadonlyArray<Step> = [alice, bob, carol, POOL_MANAGER, EXCHANGE, ROUTER].flatMap((who) => [
+  transfer(YES, ZERO, who, 10n ** 15n),
+  transfer(NO, ZERO, who, 10n ** 15n)
+])
 
 const run = (steps: ReadonlyArray<Step | DomainEvent>): State => fold([created, ...minted, ...steps])
 const pos = (s: State, user: string): PositionRow | undefined => s.positions.get(positionKey(user, 1n))
@@ -105,7 +143,14 @@ describe("position and P&L rules, one per event", () => {
 
   it("market order on the exchange directly: a BUY's shares to the recipient, a SELL's out of the taker", () => {
     const filled = (takerSide: number, totalFilled: bigint, totalCost: bigint): DomainEvent => ({
-      _tag: "TakerFilled", marketId: 1n, taker: alice, recipient: alice, takerSide: takerSide as 0 | 1 | 2 | 3, totalFilled, totalCost, matchCount: 1n
+      _tag: "TakerFilled",
+      marketId: 1n,
+      taker: alice,
+      recipient: alice,
+      takerSide: takerSide as 0 | 1 | 2 | 3,
+      totalFilled,
+      totalCost,
+      matchCount: 1n
     })
     const s = run([filled(0, 10n * USDC, 4n * USDC), filled(1, 3n * USDC, 5n * USDC)])
     // bought 10 YES for 4, sold 5 of them for 3: cost 2 leaves, realized +1
@@ -116,8 +161,25 @@ describe("position and P&L rules, one per event", () => {
     const s = run([
       placed(1, bob, 1, 500_000n, 10n * USDC),
       { event: matched(1, null, 0, 10n * USDC, 500_000n), tx: 7, block: 200 },
-      { event: { _tag: "TakerFilled", marketId: 1n, taker: ROUTER, recipient: ROUTER, takerSide: 0, totalFilled: 10n * USDC, totalCost: 5n * USDC, matchCount: 1n }, tx: 7, block: 200 },
-      { event: { ...(trade(alice, 0, 5n * USDC, 10n * USDC) as DomainEvent & { _tag: "Trade" }), clobFilled: 10n * USDC, ammFilled: 0n }, tx: 7, block: 200 }
+      {
+        event: {
+          _tag: "TakerFilled",
+          marketId: 1n,
+          taker: ROUTER,
+          recipient: ROUTER,
+          takerSide: 0,
+          totalFilled: 10n * USDC,
+          totalCost: 5n * USDC,
+          matchCount: 1n
+        },
+        tx: 7,
+        block: 200
+      },
+      {
+        event: { ...(trade(alice, 0, 5n * USDC, 10n * USDC) as DomainEvent & { _tag: "Trade" }), clobFilled: 10n * USDC, ammFilled: 0n },
+        tx: 7,
+        block: 200
+      }
     ])
     expect(pos(s, alice)).toMatchObject({ yesBalance: 10n * USDC, yesCost: 5n * USDC })
     expect(pos(s, ROUTER)).toBeUndefined()
@@ -126,7 +188,16 @@ describe("position and P&L rules, one per event", () => {
   it("split: both sides in, the USDC shared at the market's YES price (0.5 before any price)", () => {
     const s = run([
       split(alice, 10n * USDC),
-      { _tag: "Hook_MarketTraded", marketId: 1n, trader: carol, isBuy: true, usdcVolume: 1n, yesVolume: 1n, yesPrice: 700_000n, noPrice: 300_000n },
+      {
+        _tag: "Hook_MarketTraded",
+        marketId: 1n,
+        trader: carol,
+        isBuy: true,
+        usdcVolume: 1n,
+        yesVolume: 1n,
+        yesPrice: 700_000n,
+        noPrice: 300_000n
+      },
       split(bob, 10n * USDC)
     ])
     expect(pos(s, alice)).toMatchObject({ yesBalance: 10n * USDC, noBalance: 10n * USDC, yesCost: 5n * USDC, noCost: 5n * USDC })
@@ -134,8 +205,18 @@ describe("position and P&L rules, one per event", () => {
   })
 
   it("merge: a pair out of each side for 1 USDC, proceeds minus both average costs realized", () => {
-    const s = run([trade(alice, 0, 3n * USDC, 10n * USDC), trade(alice, 2, 6n * USDC, 10n * USDC), { _tag: "PositionMerged", marketId: 1n, user: alice, amount: 5n * USDC }])
-    expect(pos(s, alice)).toMatchObject({ yesBalance: 5n * USDC, noBalance: 5n * USDC, yesCost: 1_500_000n, noCost: 3n * USDC, realizedPnl: 500_000n })
+    const s = run([
+      trade(alice, 0, 3n * USDC, 10n * USDC),
+      trade(alice, 2, 6n * USDC, 10n * USDC),
+      { _tag: "PositionMerged", marketId: 1n, user: alice, amount: 5n * USDC }
+    ])
+    expect(pos(s, alice)).toMatchObject({
+      yesBalance: 5n * USDC,
+      noBalance: 5n * USDC,
+      yesCost: 1_500_000n,
+      noCost: 3n * USDC,
+      realizedPnl: 500_000n
+    })
   })
 
   it("redeem: both sides burned, the payout (after fee) minus their cost realized", () => {
@@ -143,7 +224,15 @@ describe("position and P&L rules, one per event", () => {
       trade(alice, 0, 4n * USDC, 10n * USDC),
       trade(alice, 2, 3n * USDC, 5n * USDC),
       { _tag: "MarketResolved", marketId: 1n, outcome: false, resolver: A(9) },
-      { _tag: "TokensRedeemed", marketId: 1n, user: alice, winningBurned: 5n * USDC, losingBurned: 10n * USDC, fee: 50_000n, payout: 4_950_000n }
+      {
+        _tag: "TokensRedeemed",
+        marketId: 1n,
+        user: alice,
+        winningBurned: 5n * USDC,
+        losingBurned: 10n * USDC,
+        fee: 50_000n,
+        payout: 4_950_000n
+      }
     ])
     expect(pos(s, alice)).toMatchObject({ yesBalance: 0n, noBalance: 0n, yesCost: 0n, noCost: 0n, realizedPnl: 4_950_000n - 7n * USDC })
     expect(s.markets.get(1n)!.yesPrice).toBe(0n)
@@ -155,7 +244,13 @@ describe("position and P&L rules, one per event", () => {
       { _tag: "RefundModeEnabled", marketId: 1n, enabler: carol },
       { _tag: "MarketRefunded", marketId: 1n, user: alice, yesBurned: 4n * USDC, noBurned: 4n * USDC, payout: 4n * USDC }
     ])
-    expect(pos(s, alice)).toMatchObject({ yesBalance: 6n * USDC, noBalance: 6n * USDC, yesCost: 3n * USDC, noCost: 3n * USDC, realizedPnl: 0n })
+    expect(pos(s, alice)).toMatchObject({
+      yesBalance: 6n * USDC,
+      noBalance: 6n * USDC,
+      yesCost: 3n * USDC,
+      noCost: 3n * USDC,
+      realizedPnl: 0n
+    })
   })
 
   it("transfer between users: out of the sender pro rata (its cost realized as a loss), in at cost 0", () => {
@@ -166,7 +261,13 @@ describe("position and P&L rules, one per event", () => {
 
   it("liquidity and other contracts: shares to the pool manager leave like a transfer, shares back arrive at cost 0", () => {
     const s = run([split(alice, 10n * USDC), transfer(YES, alice, POOL_MANAGER, 10n * USDC), transfer(YES, POOL_MANAGER, alice, 4n * USDC)])
-    expect(pos(s, alice)).toMatchObject({ yesBalance: 4n * USDC, yesCost: 0n, noBalance: 10n * USDC, noCost: 5n * USDC, realizedPnl: -5n * USDC })
+    expect(pos(s, alice)).toMatchObject({
+      yesBalance: 4n * USDC,
+      yesCost: 0n,
+      noBalance: 10n * USDC,
+      noCost: 5n * USDC,
+      realizedPnl: -5n * USDC
+    })
   })
 
   it("router dust refund of an outcome token: in at cost 0; escrow to the exchange and back is no movement", () => {
@@ -212,21 +313,53 @@ interface Book {
 const USERS = [alice, bob, carol]
 
 type Intent =
-  | { readonly kind: "buy" | "sell"; readonly user: number; readonly yes: boolean; readonly shares: bigint; readonly price: bigint; readonly to: number }
+  | {
+      readonly kind: "buy" | "sell"
+      readonly user: number
+      readonly yes: boolean
+      readonly shares: bigint
+      readonly price: bigint
+      readonly to: number
+    }
   | { readonly kind: "split" | "merge"; readonly user: number; readonly shares: bigint }
   | { readonly kind: "transfer" | "pool"; readonly user: number; readonly yes: boolean; readonly shares: bigint; readonly to: number }
   | { readonly kind: "maker"; readonly user: number; readonly side: number; readonly shares: bigint; readonly price: bigint }
-  | { readonly kind: "cross"; readonly user: number; readonly to: number; readonly matchType: number; readonly yes: boolean; readonly shares: bigint; readonly price: bigint; readonly limit: bigint }
+  | {
+      readonly kind: "cross"
+      readonly user: number
+      readonly to: number
+      readonly matchType: number
+      readonly yes: boolean
+      readonly shares: bigint
+      readonly price: bigint
+      readonly limit: bigint
+    }
 
 const amount = fc.bigInt({ min: 1n, max: 50n * USDC })
 const price = fc.bigInt({ min: 1n, max: 99n }).map((p) => p * 10_000n)
 const who = fc.integer({ min: 0, max: 2 })
 const intent: fc.Arbitrary<Intent> = fc.oneof(
-  fc.record({ kind: fc.constantFrom("buy" as const, "sell" as const), user: who, yes: fc.boolean(), shares: amount, price: fc.bigInt({ min: 1n, max: 1_400_000n }), to: fc.integer({ min: 0, max: 3 }) }),
+  fc.record({
+    kind: fc.constantFrom("buy" as const, "sell" as const),
+    user: who,
+    yes: fc.boolean(),
+    shares: amount,
+    price: fc.bigInt({ min: 1n, max: 1_400_000n }),
+    to: fc.integer({ min: 0, max: 3 })
+  }),
   fc.record({ kind: fc.constantFrom("split" as const, "merge" as const), user: who, shares: amount }),
   fc.record({ kind: fc.constantFrom("transfer" as const, "pool" as const), user: who, yes: fc.boolean(), shares: amount, to: who }),
   fc.record({ kind: fc.constant("maker" as const), user: who, side: fc.integer({ min: 0, max: 3 }), shares: amount, price }),
-  fc.record({ kind: fc.constant("cross" as const), user: who, to: who, matchType: fc.integer({ min: 0, max: 2 }), yes: fc.boolean(), shares: amount, price, limit: price })
+  fc.record({
+    kind: fc.constant("cross" as const),
+    user: who,
+    to: who,
+    matchType: fc.integer({ min: 0, max: 2 }),
+    yes: fc.boolean(),
+    shares: amount,
+    price,
+    limit: price
+  })
 )
 
 /**
@@ -344,7 +477,10 @@ const scenario = (intents: ReadonlyArray<Intent>, outcome: boolean | null) => {
         steps.push({ event: placed(takerId, taker, takerSide, i.limit, shares), tx, block })
         const makerUsdc = (shares * i.price) / USDC
         const takerUsdc = (shares * (i.matchType === 0 ? i.price : i.limit)) / USDC
-        for (const [book, side, usdc] of [[b, makerSide, makerUsdc], [t, takerSide, takerUsdc]] as const) {
+        for (const [book, side, usdc] of [
+          [b, makerSide, makerUsdc],
+          [t, takerSide, takerUsdc]
+        ] as const) {
           const buy = side === 0 || side === 2
           if (buy) book.paid += usdc
           else book.received += usdc
@@ -355,7 +491,10 @@ const scenario = (intents: ReadonlyArray<Intent>, outcome: boolean | null) => {
     }
   }
   // The end: liquidity comes back, then the market resolves (or refunds) and everybody claims.
-  for (const [yes, inPool] of [[true, pool.yes], [false, pool.no]] as const) {
+  for (const [yes, inPool] of [
+    [true, pool.yes],
+    [false, pool.no]
+  ] as const) {
     if (inPool === 0n) continue
     steps.push(transfer(yes ? YES : NO, POOL_MANAGER, alice, inPool))
     move(books.get(alice)!, yes, inPool)
@@ -390,28 +529,34 @@ const mark = (yes: bigint, no: bigint, p: bigint) => (yes * p) / USDC + (no * (U
 describe("P&L property over generated event sequences", () => {
   it("realized + unrealized = received + mark value held - paid, per user, at every prefix; no protocol contract has a position or user row", () => {
     fc.assert(
-      fc.property(fc.array(intent, { maxLength: 40 }), fc.option(fc.boolean(), { nil: null }), fc.bigInt({ min: 0n, max: USDC }), fc.nat(), (intents, outcome, p, cut) => {
-        const { steps, books } = scenario(intents, outcome)
-        // the whole sequence: books at the end; a prefix: the ledger's own identity still holds
-        const s = run(steps)
-        for (const [user, b] of books) {
-          const row = pos(s, user) ?? { yesBalance: 0n, noBalance: 0n, yesCost: 0n, noCost: 0n, realizedPnl: 0n }
-          expect([row.yesBalance, row.noBalance], user).toEqual([b.yes, b.no])
-          const unrealized = mark(row.yesBalance, row.noBalance, p) - row.yesCost - row.noCost
-          expect(row.realizedPnl + unrealized, user).toBe(b.received + mark(b.yes, b.no, p) - b.paid)
-          expect(s.users.get(user)?.realizedPnl ?? 0n).toBe(row.realizedPnl)
-        }
-        const prefix = run(steps.slice(0, cut % (steps.length + 1)))
-        for (const state of [s, prefix]) {
-          for (const contract of PROTOCOL) {
-            expect(pos(state, contract)).toBeUndefined()
-            expect(state.users.has(contract)).toBe(false)
+      fc.property(
+        fc.array(intent, { maxLength: 40 }),
+        fc.option(fc.boolean(), { nil: null }),
+        fc.bigInt({ min: 0n, max: USDC }),
+        fc.nat(),
+        (intents, outcome, p, cut) => {
+          const { steps, books } = scenario(intents, outcome)
+          // the whole sequence: books at the end; a prefix: the ledger's own identity still holds
+          const s = run(steps)
+          for (const [user, b] of books) {
+            const row = pos(s, user) ?? { yesBalance: 0n, noBalance: 0n, yesCost: 0n, noCost: 0n, realizedPnl: 0n }
+            expect([row.yesBalance, row.noBalance], user).toEqual([b.yes, b.no])
+            const unrealized = mark(row.yesBalance, row.noBalance, p) - row.yesCost - row.noCost
+            expect(row.realizedPnl + unrealized, user).toBe(b.received + mark(b.yes, b.no, p) - b.paid)
+            expect(s.users.get(user)?.realizedPnl ?? 0n).toBe(row.realizedPnl)
           }
-          for (const row of state.positions.values()) {
-            expect(row.yesBalance >= 0n && row.noBalance >= 0n && row.yesCost >= 0n && row.noCost >= 0n).toBe(true)
+          const prefix = run(steps.slice(0, cut % (steps.length + 1)))
+          for (const state of [s, prefix]) {
+            for (const contract of PROTOCOL) {
+              expect(pos(state, contract)).toBeUndefined()
+              expect(state.users.has(contract)).toBe(false)
+            }
+            for (const row of state.positions.values()) {
+              expect(row.yesBalance >= 0n && row.noBalance >= 0n && row.yesCost >= 0n && row.noCost >= 0n).toBe(true)
+            }
           }
         }
-      }),
+      ),
       { numRuns: 300 }
     )
   })
@@ -434,7 +579,9 @@ describe("position history", () => {
     expect(alices[0]).toMatchObject({ minute: T, yesBalance: 30n * USDC, yesCost: 18n * USDC, noBalance: 0n, realizedPnl: 4n * USDC })
     // The last row is the position as it stands.
     expect(alices[1]).toMatchObject({ minute: T + 60, ...pos(s, alice) })
-    expect(history.filter((r) => r.user === carol)).toEqual([expect.objectContaining({ minute: T + 60, yesBalance: 2n * USDC, yesCost: 1n * USDC })])
+    expect(history.filter((r) => r.user === carol)).toEqual([
+      expect.objectContaining({ minute: T + 60, yesBalance: 2n * USDC, yesCost: 1n * USDC })
+    ])
     // bob paid but received nothing: his position moved by nothing, so no row.
     expect(history.filter((r) => r.user === bob)).toEqual([])
   })

@@ -9,7 +9,11 @@ import { emptyState } from "../../pipeline/reduce/state.js"
 import { A, fold, H } from "./fold.js"
 
 const referral = (referrer: string, trader: string, usdcVolume: bigint, marketId = 1n): DomainEvent => ({
-  _tag: "Hook_ReferralRecorded", marketId, referrer, trader, usdcVolume
+  _tag: "Hook_ReferralRecorded",
+  marketId,
+  referrer,
+  trader,
+  usdcVolume
 })
 
 describe("referrals", () => {
@@ -20,9 +24,39 @@ describe("referrals", () => {
       referral(A(4), A(3), 1n)
     ])
     expect(s.logs.referrals).toEqual([
-      { block: 101, logIndex: 0, txHash: H(101), timestamp: 1_700_000_101, address: A(0xd1a), marketId: 1n, referrer: A(1), trader: A(2), usdcVolume: 10_000_000n },
-      { block: 101, logIndex: 1, txHash: H(101), timestamp: 1_700_000_101, address: A(0xd1a), marketId: 3n, referrer: A(1), trader: A(2), usdcVolume: 2_500_000n },
-      { block: 102, logIndex: 0, txHash: H(102), timestamp: 1_700_000_102, address: A(0xd1a), marketId: 1n, referrer: A(4), trader: A(3), usdcVolume: 1n }
+      {
+        block: 101,
+        logIndex: 0,
+        txHash: H(101),
+        timestamp: 1_700_000_101,
+        address: A(0xd1a),
+        marketId: 1n,
+        referrer: A(1),
+        trader: A(2),
+        usdcVolume: 10_000_000n
+      },
+      {
+        block: 101,
+        logIndex: 1,
+        txHash: H(101),
+        timestamp: 1_700_000_101,
+        address: A(0xd1a),
+        marketId: 3n,
+        referrer: A(1),
+        trader: A(2),
+        usdcVolume: 2_500_000n
+      },
+      {
+        block: 102,
+        logIndex: 0,
+        txHash: H(102),
+        timestamp: 1_700_000_102,
+        address: A(0xd1a),
+        marketId: 1n,
+        referrer: A(4),
+        trader: A(3),
+        usdcVolume: 1n
+      }
     ])
   })
 

@@ -15,12 +15,28 @@ import { withScratchDb } from "../support/postgres.js"
 import { A, fold, H, rows } from "./fold.js"
 
 const DAY0 = 19_700 // a UTC day number; its first second is DAY0 * 86400
-const at = (day: number, second = 0) => DAY0 * DAY_SECONDS + (day * DAY_SECONDS) + second
-const created: DomainEvent = { _tag: "MarketCreated", marketId: 1n, creator: A(1), oracle: A(9), yesToken: A(10), noToken: A(11), endTime: 2_000_000_000n, question: "Q?" }
+const at = (day: number, second = 0) => DAY0 * DAY_SECONDS + day * DAY_SECONDS + second
+const created: DomainEvent = {
+  _tag: "MarketCreated",
+  marketId: 1n,
+  creator: A(1),
+  oracle: A(9),
+  yesToken: A(10),
+  noToken: A(11),
+  endTime: 2_000_000_000n,
+  question: "Q?"
+}
 const trade = (trader: string, tradeType: 0 | 1 | 2 | 3, usdc: bigint, shares: bigint, recipient = trader): DomainEvent => ({
-  _tag: "Trade", marketId: 1n, trader, recipient, tradeType,
-  amountIn: tradeType === 0 || tradeType === 2 ? usdc : shares, amountOut: tradeType === 0 || tradeType === 2 ? shares : usdc,
-  clobFilled: 0n, ammFilled: tradeType === 0 || tradeType === 2 ? shares : usdc, builder: null
+  _tag: "Trade",
+  marketId: 1n,
+  trader,
+  recipient,
+  tradeType,
+  amountIn: tradeType === 0 || tradeType === 2 ? usdc : shares,
+  amountOut: tradeType === 0 || tradeType === 2 ? shares : usdc,
+  clobFilled: 0n,
+  ammFilled: tradeType === 0 || tradeType === 2 ? shares : usdc,
+  builder: null
 })
 const USDC = 1_000_000n
 
@@ -35,8 +51,19 @@ describe("trader totals (in memory)", () => {
     ])
     const [total] = rows(s.rows.traderTotals)
     expect(total).toMatchObject({
-      address: A(2), day: DAY0 + 9, volume: 25n * USDC, trades: 10n, firstTrade: true, firstTradeAt: at(0, 100), lastTradeAt: at(9, 200),
-      dayFirstTradeAt: at(9, 100), lastTradeDay: DAY0 + 9, run: 2, longestRun: 7, streaks: 1, liquidityDays: 0
+      address: A(2),
+      day: DAY0 + 9,
+      volume: 25n * USDC,
+      trades: 10n,
+      firstTrade: true,
+      firstTradeAt: at(0, 100),
+      lastTradeAt: at(9, 200),
+      dayFirstTradeAt: at(9, 100),
+      lastTradeDay: DAY0 + 9,
+      run: 2,
+      longestRun: 7,
+      streaks: 1,
+      liquidityDays: 0
     })
     const byDay = rows(s.rows.traderDays).sort((a, b) => a.day - b.day)
     expect(byDay.map((r) => r.day - DAY0)).toEqual(days)
@@ -49,7 +76,10 @@ describe("trader totals (in memory)", () => {
   })
 
   it("a trade's shares count for the recipient's market row, its volume for the trader", () => {
-    const s = fold([{ event: created, timestamp: at(0) }, { event: trade(A(2), 2, 50n * USDC, 80n * USDC, A(3)), timestamp: at(0, 5) }])
+    const s = fold([
+      { event: created, timestamp: at(0) },
+      { event: trade(A(2), 2, 50n * USDC, 80n * USDC, A(3)), timestamp: at(0, 5) }
+    ])
     expect(rows(s.rows.traderTotals).map((r) => [r.address, r.volume])).toEqual([[A(2), 50n * USDC]])
     expect(rows(s.rows.traderMarkets).sort((a, b) => a.address.localeCompare(b.address))).toEqual([
       { address: A(2), marketId: 1n, lastTradedAt: at(0, 5), netYes: 0n, netNo: 0n },
@@ -63,18 +93,41 @@ const ROUTER = A(0xf00d)
 const protocol = { has: (a: string) => a === ROUTER, isVenue: (a: string) => a === ROUTER }
 const POOL = H(0x9001)
 const ev = (block: number, logIndex: number, timestamp: number, event: DomainEvent): LocatedEvent => ({
-  event, at: { block, timestamp, txHash: H(block * 100 + logIndex), logIndex, address: A(0xd1a) }
+  event,
+  at: { block, timestamp, txHash: H(block * 100 + logIndex), logIndex, address: A(0xd1a) }
 })
 const lp = (block: number, logIndex: number, timestamp: number, owner: string, delta: bigint) =>
-  ev(block, logIndex, timestamp, { _tag: "ModifyLiquidity", id: POOL, sender: owner, tickLower: -600, tickUpper: 600, liquidityDelta: delta, salt: H(0) })
+  ev(block, logIndex, timestamp, {
+    _tag: "ModifyLiquidity",
+    id: POOL,
+    sender: owner,
+    tickLower: -600,
+    tickUpper: 600,
+    liquidityDelta: delta,
+    salt: H(0)
+  })
 const block10 = [
   ev(10, 0, at(0), created),
   ev(10, 1, at(0), { _tag: "Hook_PoolRegistered", marketId: 1n, poolId: POOL, yesToken: A(10), quoteToken: A(0x20), yesIsCurrency0: true }),
-  ev(10, 2, at(0), { _tag: "Initialize", id: POOL, currency0: A(10), currency1: A(0x20), fee: 0x800000, tickSpacing: 60, hooks: A(0x30), sqrtPriceX96: 1n << 96n, tick: 0 }),
+  ev(10, 2, at(0), {
+    _tag: "Initialize",
+    id: POOL,
+    currency0: A(10),
+    currency1: A(0x20),
+    fee: 0x800000,
+    tickSpacing: 60,
+    hooks: A(0x30),
+    sqrtPriceX96: 1n << 96n,
+    tick: 0
+  }),
   ev(10, 3, at(0, 10), trade(A(2), 0, 20n * USDC, 30n * USDC)),
   lp(10, 4, at(0, 20), A(2), 1_000n)
 ]
-const block11 = [ev(11, 0, at(1, 10), trade(A(2), 0, 7n * USDC, 9n * USDC)), lp(11, 1, at(1, 20), A(2), 500n), lp(11, 2, at(1, 30), A(2), -200n)]
+const block11 = [
+  ev(11, 0, at(1, 10), trade(A(2), 0, 7n * USDC, 9n * USDC)),
+  lp(11, 1, at(1, 20), A(2), 500n),
+  lp(11, 2, at(1, 30), A(2), -200n)
+]
 const block12 = [ev(12, 0, at(2, 10), trade(A(3), 3, 4n * USDC, 5n * USDC)), ev(12, 1, at(2, 20), trade(A(2), 1, 1n * USDC, 2n * USDC))]
 const block11b = [ev(11, 0, at(0, 500), trade(A(2), 2, 3n * USDC, 4n * USDC)), lp(11, 1, at(1, 5), A(4), 7n)]
 
@@ -100,7 +153,9 @@ describe("trader totals (Postgres, reorg)", () => {
           const at12 = yield* dump
           for (const t of TABLES) expect.soft(at12[t], t).not.toEqual(atAncestor[t])
           // Three days of A(2): a run of 3 trading days, liquidity on days 0 and 1.
-          expect(at12["trader_total"]).toContainEqual(expect.objectContaining({ address: A(2), trades: "3", run: 3, longest_run: 3, liquidity_days: 2, volume: "28000000" }))
+          expect(at12["trader_total"]).toContainEqual(
+            expect.objectContaining({ address: A(2), trades: "3", run: 3, longest_run: 3, liquidity_days: 2, volume: "28000000" })
+          )
           yield* revertTo({ chainId: 130, block: 10, hash: H(10), digest: H(10) })
           expect(yield* dump).toEqual(atAncestor)
           yield* applyBatch(block11b, cp(11, 1), protocol, 11)
@@ -116,7 +171,15 @@ describe("trader totals (Postgres, reorg)", () => {
       )
       expect(reorged).toEqual(scratch)
       expect(scratch["trader_total"]).toEqual([
-        expect.objectContaining({ address: A(2), day: String(DAY0), trades: "2", volume: "23000000", first_trade: true, liquidity_days: 1, run: 1 }),
+        expect.objectContaining({
+          address: A(2),
+          day: String(DAY0),
+          trades: "2",
+          volume: "23000000",
+          first_trade: true,
+          liquidity_days: 1,
+          run: 1
+        }),
         expect.objectContaining({ address: A(4), day: String(DAY0 + 1), trades: "0", volume: "0", liquidity_days: 1 })
       ])
     })

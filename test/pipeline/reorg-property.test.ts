@@ -43,65 +43,77 @@ const reorgDepths = async (file: string) => {
 const MAX_DEPTH = 8
 
 describe("reorg equivalence", () => {
-  it.live("holds for random reorg depths within the window and random head chunks", () =>
-    Effect.promise(async () => {
-      // Depths of the reorgs the follower met one head at a time, over every run.
-      const metHeadByHead = new Set<number>()
-      await fc.assert(
-        fc.asyncProperty(
-          fc.integer({ min: 1, max: 1_000_000 }),
-          fc.integer({ min: 1, max: MAX_DEPTH }),
-          fc.integer({ min: 15, max: 60 }),
-          fc.integer({ min: 1, max: 4 }),
-          async (seed, maxReorgDepth, reorgEvery, chunk) => {
-            const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-prop-"))
-            try {
-              const out = Path.join(dir, "c.ndjson.gz")
-              const summary = await generateSynthetic({ out, seed, events: 1_500, users: 20, maxMarkets: 12, reorgEvery, maxReorgDepth, finalityDepth: 32 })
-              if (chunk === 1) for (const depth of await reorgDepths(out)) metHeadByHead.add(depth)
-              const live = await ReplayChain.load(out)
-              const server = await serveReplay(live)
+  it.live(
+    "holds for random reorg depths within the window and random head chunks",
+    () =>
+      Effect.promise(async () => {
+        // Depths of the reorgs the follower met one head at a time, over every run.
+        const metHeadByHead = new Set<number>()
+        await fc.assert(
+          fc.asyncProperty(
+            fc.integer({ min: 1, max: 1_000_000 }),
+            fc.integer({ min: 1, max: MAX_DEPTH }),
+            fc.integer({ min: 15, max: 60 }),
+            fc.integer({ min: 1, max: 4 }),
+            async (seed, maxReorgDepth, reorgEvery, chunk) => {
+              const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-prop-"))
               try {
-                const rpc = makeRpc({ url: server.url })
-                const deployment = summary.deployment
-                const followed = await Effect.runPromise(
-                  withDb(
-                    Effect.gen(function* () {
-                      const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
-                      let window = yield* indexer.loadWindow
-                      while (live.remaining > 0) {
-                        live.advance(chunk)
-                        window = yield* indexer.step(window)
-                      }
-                      const live_markets = yield* databaseInvariants
-                      return { tables: yield* dump, reorgs: indexer.stats().reorgs, live_markets }
-                    })
+                const out = Path.join(dir, "c.ndjson.gz")
+                const summary = await generateSynthetic({
+                  out,
+                  seed,
+                  events: 1_500,
+                  users: 20,
+                  maxMarkets: 12,
+                  reorgEvery,
+                  maxReorgDepth,
+                  finalityDepth: 32
+                })
+                if (chunk === 1) for (const depth of await reorgDepths(out)) metHeadByHead.add(depth)
+                const live = await ReplayChain.load(out)
+                const server = await serveReplay(live)
+                try {
+                  const rpc = makeRpc({ url: server.url })
+                  const deployment = summary.deployment
+                  const followed = await Effect.runPromise(
+                    withDb(
+                      Effect.gen(function* () {
+                        const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+                        let window = yield* indexer.loadWindow
+                        while (live.remaining > 0) {
+                          live.advance(chunk)
+                          window = yield* indexer.step(window)
+                        }
+                        const live_markets = yield* databaseInvariants
+                        return { tables: yield* dump, reorgs: indexer.stats().reorgs, live_markets }
+                      })
+                    )
                   )
-                )
-                const straight = await Effect.runPromise(
-                  withDb(
-                    Effect.gen(function* () {
-                      const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
-                      yield* indexer.step(yield* indexer.loadWindow)
-                      return yield* dump
-                    })
+                  const straight = await Effect.runPromise(
+                    withDb(
+                      Effect.gen(function* () {
+                        const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
+                        yield* indexer.step(yield* indexer.loadWindow)
+                        return yield* dump
+                      })
+                    )
                   )
-                )
-                expect(followed.reorgs).toBeGreaterThan(0)
-                expect(followed.tables).toEqual(straight)
+                  expect(followed.reorgs).toBeGreaterThan(0)
+                  expect(followed.tables).toEqual(straight)
+                } finally {
+                  await server.close()
+                }
               } finally {
-                await server.close()
+                await fs.rm(dir, { recursive: true, force: true })
               }
-            } finally {
-              await fs.rm(dir, { recursive: true, force: true })
             }
-          }
-        ),
-        // The example (seed 11, depth up to 8, a reorg every ~15 blocks, one head per step) has
-        // eleven reorgs of depths 5, 7, 1, 6, 8, 8, 3, 2, 2, 4, 1; it counts as one of numRuns.
-        { numRuns: 3, seed: 424242, examples: [[11, MAX_DEPTH, 15, 1]] }
-      )
-      expect([...metHeadByHead].sort((a, b) => a - b)).toEqual(Array.from({ length: MAX_DEPTH }, (_, i) => i + 1))
-    })
-  , 180_000)
+          ),
+          // The example (seed 11, depth up to 8, a reorg every ~15 blocks, one head per step) has
+          // eleven reorgs of depths 5, 7, 1, 6, 8, 8, 3, 2, 2, 4, 1; it counts as one of numRuns.
+          { numRuns: 3, seed: 424242, examples: [[11, MAX_DEPTH, 15, 1]] }
+        )
+        expect([...metHeadByHead].sort((a, b) => a - b)).toEqual(Array.from({ length: MAX_DEPTH }, (_, i) => i + 1))
+      }),
+    180_000
+  )
 })

@@ -24,96 +24,114 @@ const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) => withScr
 const cp = (b: BlockRecord) => ({ chainId: 130, block: b.number, hash: b.hash, digest: b.hash, head: null })
 
 describe("following a chain through reorgs", () => {
-  it.live("gives the same tables as indexing the canonical chain, and those tables keep the protocol's invariants", () =>
-    Effect.gen(function* () {
-      const dir = yield* Effect.acquireRelease(
-        Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-reorg-"))),
-        (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
-      )
-      const out = Path.join(dir, "c.ndjson.gz")
-      const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 21, events: 5_000, users: 25, reorgEvery: 30, maxReorgDepth: 4 }))
-      expect(summary.reorgs).toBeGreaterThan(3)
-      const records = yield* Effect.promise(async () => {
-        const all: Array<RecordLine> = []
-        for await (const r of readRecords(out)) all.push(r)
-        return all
-      })
-      const deployment = summary.deployment
-      const book = new AddressBook(deployment)
-      const protocol = protocolContracts(deployment, book)
-      const decode = (b: BlockRecord): Array<LocatedEvent> =>
-        b.logs.flatMap((log) => {
-          const kinds = book.kindsOf(log.address)
-          const e = kinds && decodeLog(kinds, log)?.event
-          if (!e) return []
-          if (e._tag === "MarketCreated") {
-            book.watchToken(e.yesToken)
-            book.watchToken(e.noToken)
-          }
-          return [{ event: e, at: { block: b.number, timestamp: b.timestamp, txHash: log.transactionHash, logIndex: log.logIndex, address: log.address.toLowerCase() } }]
+  it.live(
+    "gives the same tables as indexing the canonical chain, and those tables keep the protocol's invariants",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* Effect.acquireRelease(
+          Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-reorg-"))),
+          (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+        )
+        const out = Path.join(dir, "c.ndjson.gz")
+        const summary = yield* Effect.promise(() =>
+          generateSynthetic({ out, seed: 21, events: 5_000, users: 25, reorgEvery: 30, maxReorgDepth: 4 })
+        )
+        expect(summary.reorgs).toBeGreaterThan(3)
+        const records = yield* Effect.promise(async () => {
+          const all: Array<RecordLine> = []
+          for await (const r of readRecords(out)) all.push(r)
+          return all
         })
-
-      // Head by head: every block unfinalized (undo rows), a reorg reverts to the block before it.
-      const followed = yield* withDb(
-        Effect.gen(function* () {
-          const seen = new Map<number, BlockRecord>()
-          let tip = -1
-          let reverts = 0
-          for (const r of records) {
-            if (r.t === "finalized") {
-              yield* pruneUndo(r.number)
-              continue
+        const deployment = summary.deployment
+        const book = new AddressBook(deployment)
+        const protocol = protocolContracts(deployment, book)
+        const decode = (b: BlockRecord): Array<LocatedEvent> =>
+          b.logs.flatMap((log) => {
+            const kinds = book.kindsOf(log.address)
+            const e = kinds && decodeLog(kinds, log)?.event
+            if (!e) return []
+            if (e._tag === "MarketCreated") {
+              book.watchToken(e.yesToken)
+              book.watchToken(e.noToken)
             }
-            if (r.t !== "block") continue
-            if (r.number <= tip) {
-              const ancestor = seen.get(r.number - 1)!
-              yield* revertTo({ chainId: 130, block: ancestor.number, hash: ancestor.hash, digest: ancestor.hash })
-              reverts++
-            }
-            yield* applyBatch(decode(r), cp(r), protocol, r.number)
-            seen.set(r.number, r)
-            tip = r.number
-          }
-          expect(reverts).toBe(summary.reorgs)
-          return { tables: yield* dumpTables, canonical: [...seen.values()].filter((b) => b.number <= tip).sort((a, b) => a.number - b.number) }
-        })
-      )
+            return [
+              {
+                event: e,
+                at: {
+                  block: b.number,
+                  timestamp: b.timestamp,
+                  txHash: log.transactionHash,
+                  logIndex: log.logIndex,
+                  address: log.address.toLowerCase()
+                }
+              }
+            ]
+          })
 
-      // The final canonical chain straight through, in batches of 40 blocks, no undo.
-      const straight = yield* withDb(
-        Effect.gen(function* () {
-          const blocks = followed.canonical
-          for (let i = 0; i < blocks.length; i += 40) {
-            const chunk = blocks.slice(i, i + 40)
-            yield* applyBatch(chunk.flatMap(decode), cp(chunk[chunk.length - 1]!), protocol, undefined)
-          }
-          const sql = yield* SqlClient.SqlClient
-          const invariant = (query: string) => sql.unsafe<Record<string, unknown>>(query)
-          return {
-            tables: yield* dumpTables,
-            // INV-1: for live markets, YES supply == NO supply == totalCollateral.
-            supplyMismatch: yield* invariant(
-              `select m.id from market m join outcome_token y on y.address = m.yes_token join outcome_token n on n.address = m.no_token
+        // Head by head: every block unfinalized (undo rows), a reorg reverts to the block before it.
+        const followed = yield* withDb(
+          Effect.gen(function* () {
+            const seen = new Map<number, BlockRecord>()
+            let tip = -1
+            let reverts = 0
+            for (const r of records) {
+              if (r.t === "finalized") {
+                yield* pruneUndo(r.number)
+                continue
+              }
+              if (r.t !== "block") continue
+              if (r.number <= tip) {
+                const ancestor = seen.get(r.number - 1)!
+                yield* revertTo({ chainId: 130, block: ancestor.number, hash: ancestor.hash, digest: ancestor.hash })
+                reverts++
+              }
+              yield* applyBatch(decode(r), cp(r), protocol, r.number)
+              seen.set(r.number, r)
+              tip = r.number
+            }
+            expect(reverts).toBe(summary.reorgs)
+            return {
+              tables: yield* dumpTables,
+              canonical: [...seen.values()].filter((b) => b.number <= tip).sort((a, b) => a.number - b.number)
+            }
+          })
+        )
+
+        // The final canonical chain straight through, in batches of 40 blocks, no undo.
+        const straight = yield* withDb(
+          Effect.gen(function* () {
+            const blocks = followed.canonical
+            for (let i = 0; i < blocks.length; i += 40) {
+              const chunk = blocks.slice(i, i + 40)
+              yield* applyBatch(chunk.flatMap(decode), cp(chunk[chunk.length - 1]!), protocol, undefined)
+            }
+            const sql = yield* SqlClient.SqlClient
+            const invariant = (query: string) => sql.unsafe<Record<string, unknown>>(query)
+            return {
+              tables: yield* dumpTables,
+              // INV-1: for live markets, YES supply == NO supply == totalCollateral.
+              supplyMismatch: yield* invariant(
+                `select m.id from market m join outcome_token y on y.address = m.yes_token join outcome_token n on n.address = m.no_token
                where not m.is_resolved and not m.refund_mode and (y.supply <> m.total_collateral or n.supply <> m.total_collateral)`
-            ),
-            // Holder rows sum to each token's supply and count to its holders.
-            holderMismatch: yield* invariant(
-              `select t.address from outcome_token t left join (select token, sum(balance) s, count(*) c from token_holder group by token) h on h.token = t.address
+              ),
+              // Holder rows sum to each token's supply and count to its holders.
+              holderMismatch: yield* invariant(
+                `select t.address from outcome_token t left join (select token, sum(balance) s, count(*) c from token_holder group by token) h on h.token = t.address
                where coalesce(h.s, 0) <> t.supply or coalesce(h.c, 0) <> t.holders`
-            ),
-            // The book is the open remainder of the live orders.
-            bookMismatch: yield* invariant(
-              `(select market_id, side, price, sum(amount - filled) as amount, count(*) as orders from exchange_order
+              ),
+              // The book is the open remainder of the live orders.
+              bookMismatch: yield* invariant(
+                `(select market_id, side, price, sum(amount - filled) as amount, count(*) as orders from exchange_order
                 where status in ('OPEN', 'PARTIALLY_FILLED') group by 1, 2, 3
                 except select market_id, side, price, amount, orders from order_book_level)
                union all
                (select market_id, side, price, amount, orders from order_book_level
                 except select market_id, side, price, sum(amount - filled), count(*) from exchange_order
                 where status in ('OPEN', 'PARTIALLY_FILLED') group by 1, 2, 3)`
-            ),
-            // 1m and 1h candles are the price snapshots' OHLC and the router trades' volume.
-            candleMismatch: yield* invariant(
-              `with tf(name, secs) as (values ('1m', 60), ('1h', 3600)),
+              ),
+              // 1m and 1h candles are the price snapshots' OHLC and the router trades' volume.
+              candleMismatch: yield* invariant(
+                `with tf(name, secs) as (values ('1m', 60), ('1h', 3600)),
                p as (select tf.name, s.market_id, (s.timestamp / tf.secs) * tf.secs as bucket,
                        (array_agg(s.yes_price order by s.block_number, s.log_index))[1] as open, max(s.yes_price) as high, min(s.yes_price) as low,
                        (array_agg(s.yes_price order by s.block_number desc, s.log_index desc))[1] as close
@@ -127,20 +145,37 @@ describe("following a chain through reorgs", () => {
                (select * from expected except select timeframe, market_id, bucket, open, high, low, close, volume, trade_count from candle where timeframe in ('1m', '1h'))
                union all
                (select timeframe, market_id, bucket, open, high, low, close, volume, trade_count from candle where timeframe in ('1m', '1h') except select * from expected)`
-            )
-          }
-        })
-      )
+              )
+            }
+          })
+        )
 
-      expect(followed.tables).toEqual(straight.tables)
-      expect(straight.supplyMismatch).toEqual([])
-      expect(straight.holderMismatch).toEqual([])
-      expect(straight.bookMismatch).toEqual([])
-      expect(straight.candleMismatch).toEqual([])
-      // The chain exercised the new tables.
-      for (const t of ["outcome_token", "token_holder", "exchange_order", "order_book_level", "order_match", "taker_fill", "amm_pool", "liquidity_position", "liquidity_event", "candle", "role_change", "pause_change", "pause_state", "manual_report", "manual_oracle_action"]) {
-        expect(straight.tables[t]!.length, t).toBeGreaterThan(0)
-      }
-    }).pipe(Effect.scoped)
-  , 120_000)
+        expect(followed.tables).toEqual(straight.tables)
+        expect(straight.supplyMismatch).toEqual([])
+        expect(straight.holderMismatch).toEqual([])
+        expect(straight.bookMismatch).toEqual([])
+        expect(straight.candleMismatch).toEqual([])
+        // The chain exercised the new tables.
+        for (const t of [
+          "outcome_token",
+          "token_holder",
+          "exchange_order",
+          "order_book_level",
+          "order_match",
+          "taker_fill",
+          "amm_pool",
+          "liquidity_position",
+          "liquidity_event",
+          "candle",
+          "role_change",
+          "pause_change",
+          "pause_state",
+          "manual_report",
+          "manual_oracle_action"
+        ]) {
+          expect(straight.tables[t]!.length, t).toBeGreaterThan(0)
+        }
+      }).pipe(Effect.scoped),
+    120_000
+  )
 })

@@ -22,7 +22,11 @@ import { scratchDatabaseUrl } from "../support/postgres.js"
 
 /** Flips the last nibble of a 32-byte hash: self-inverse, so every block gets another identity. */
 const flip = (hash: string) => hash.slice(0, -1) + (Number.parseInt(hash.slice(-1), 16) ^ 1).toString(16)
-const flipHeader = <H extends { hash: string; parentHash: string }>(h: H): H => ({ ...h, hash: flip(h.hash), parentHash: flip(h.parentHash) })
+const flipHeader = <H extends { hash: string; parentHash: string }>(h: H): H => ({
+  ...h,
+  hash: flip(h.hash),
+  parentHash: flip(h.parentHash)
+})
 const flipLogs = <L extends { blockHash: string }>(logs: ReadonlyArray<L>) => logs.map((l) => ({ ...l, blockHash: flip(l.blockHash) }))
 
 /** The same chain as `rpc`, with every block hash flipped: a history that shares no block with it. */
@@ -37,49 +41,57 @@ const otherHistory = (rpc: Rpc): Rpc => ({
 })
 
 describe("a reorg deeper than the window", () => {
-  it.live("stops following with ReorgTooDeep and leaves the index as it was", () =>
-    Effect.scoped(
-      Effect.gen(function* () {
-        const dir = yield* Effect.acquireRelease(
-          Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-deep-"))),
-          (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
-        )
-        const out = Path.join(dir, "chain.ndjson.gz")
-        const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 11, events: 800, users: 10, reorgEvery: 0, finalityDepth: 16 }))
-        const chain = yield* Effect.promise(() => ReplayChain.load(out))
-        chain.advanceAll()
-        const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(chain)), (s) => Effect.promise(() => s.close()))
-        const real = makeRpc({ url: server.url })
-        let node: Rpc = real
-        const switchable = new Proxy({} as Rpc, { get: (_, key) => node[key as keyof Rpc] })
+  it.live(
+    "stops following with ReorgTooDeep and leaves the index as it was",
+    () =>
+      Effect.scoped(
+        Effect.gen(function* () {
+          const dir = yield* Effect.acquireRelease(
+            Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-deep-"))),
+            (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+          )
+          const out = Path.join(dir, "chain.ndjson.gz")
+          const summary = yield* Effect.promise(() =>
+            generateSynthetic({ out, seed: 11, events: 800, users: 10, reorgEvery: 0, finalityDepth: 16 })
+          )
+          const chain = yield* Effect.promise(() => ReplayChain.load(out))
+          chain.advanceAll()
+          const server = yield* Effect.acquireRelease(
+            Effect.promise(() => serveReplay(chain)),
+            (s) => Effect.promise(() => s.close())
+          )
+          const real = makeRpc({ url: server.url })
+          let node: Rpc = real
+          const switchable = new Proxy({} as Rpc, { get: (_, key) => node[key as keyof Rpc] })
 
-        const url = yield* scratchDatabaseUrl
-        yield* Effect.provide(
-          Effect.gen(function* () {
-            yield* runMigrations()
-            const sql = yield* SqlClient.SqlClient
-            const indexer = yield* makeIndexer({
-              rpc: switchable,
-              deployment: summary.deployment,
-              chainId: 130,
-              pollInterval: 10,
-              // The other history lives in this wrapper only: a backfill thread would ask the node itself.
-              backfillThread: false
-            })
-            const window = yield* indexer.step(yield* indexer.loadWindow)
-            expect(window.headers.length).toBeGreaterThan(0)
-            const before = yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`)
+          const url = yield* scratchDatabaseUrl
+          yield* Effect.provide(
+            Effect.gen(function* () {
+              yield* runMigrations()
+              const sql = yield* SqlClient.SqlClient
+              const indexer = yield* makeIndexer({
+                rpc: switchable,
+                deployment: summary.deployment,
+                chainId: 130,
+                pollInterval: 10,
+                // The other history lives in this wrapper only: a backfill thread would ask the node itself.
+                backfillThread: false
+              })
+              const window = yield* indexer.step(yield* indexer.loadWindow)
+              expect(window.headers.length).toBeGreaterThan(0)
+              const before = yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`)
 
-            node = otherHistory(real)
-            const stopped = yield* Effect.flip(indexer.follow)
-            expect(stopped._tag).toBe("ReorgTooDeep")
-            expect(stopped.message).toMatch(/reorg deeper than the unfinalized window/)
-            expect(stopped.message).toMatch(/in the window/)
-            expect(yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`)).toEqual(before)
-          }),
-          pgClientLayer(Redacted.make(url))
-        )
-      })
-    ).pipe(Logger.withMinimumLogLevel(LogLevel.None))
-  , 60_000)
+              node = otherHistory(real)
+              const stopped = yield* Effect.flip(indexer.follow)
+              expect(stopped._tag).toBe("ReorgTooDeep")
+              expect(stopped.message).toMatch(/reorg deeper than the unfinalized window/)
+              expect(stopped.message).toMatch(/in the window/)
+              expect(yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`)).toEqual(before)
+            }),
+            pgClientLayer(Redacted.make(url))
+          )
+        })
+      ).pipe(Logger.withMinimumLogLevel(LogLevel.None)),
+    60_000
+  )
 })

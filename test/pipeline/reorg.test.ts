@@ -42,7 +42,9 @@ describe("head reconciliation", () => {
     )
     const deep = chain(100, 112, 2, 99)
     const byHash = new Map(deep.map((h) => [h.hash, h]))
-    const error = await Effect.runPromise(Effect.flip(findAncestor(w, deep[deep.length - 1]!, (h) => Effect.succeed(byHash.get(h.parentHash)!))))
+    const error = await Effect.runPromise(
+      Effect.flip(findAncestor(w, deep[deep.length - 1]!, (h) => Effect.succeed(byHash.get(h.parentHash)!)))
+    )
     expect(error).toBeInstanceOf(ReorgTooDeep)
     expect(error.message).toMatch(/finalized block 100 .*10 in the window/)
   })

@@ -31,7 +31,14 @@ const faultProxy = async (target: string, failures: Array<(res: http.ServerRespo
     })
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()) }) }
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      })
+  }
 }
 
 beforeAll(async () => {
@@ -65,7 +72,10 @@ describe("chain source", () => {
       (res) => res.writeHead(429).end("Too Many Requests"),
       (res) => res.writeHead(503).end("Service Unavailable"),
       (res) => res.writeHead(200, { "content-type": "application/json" }).end('{"jsonrpc":"2.0","id":1,"res'),
-      (res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32000, message: "header not found" } }))
+      (res) =>
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32000, message: "header not found" } }))
     ])
     try {
       const rpc = makeRpc({ url: proxy.url })
@@ -79,8 +89,19 @@ describe("chain source", () => {
   it("surfaces range errors at once, with the provider's suggestion, and rejects bad requests without retrying", async () => {
     const proxy = await faultProxy(replay.url, [
       (res) =>
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32005, message: "query returned more than 10000 results. Try with this block range [0x3e8, 0x3f0]." } })),
-      (res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32602, message: "invalid argument" } }))
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(
+            JSON.stringify({
+              jsonrpc: "2.0",
+              id: 1,
+              error: { code: -32005, message: "query returned more than 10000 results. Try with this block range [0x3e8, 0x3f0]." }
+            })
+          ),
+      (res) =>
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: 1, error: { code: -32602, message: "invalid argument" } }))
     ])
     try {
       const rpc = makeRpc({ url: proxy.url })
@@ -98,8 +119,14 @@ describe("chain source", () => {
     const exit = await Effect.runPromiseExit(rpc.header(10_000_000))
     expect(Exit.isFailure(exit) && JSON.stringify(exit.cause)).toMatch(/UnknownBlock/)
     const proxy = await faultProxy(replay.url, [
-      (res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: [{ address: "0x00", topics: [], data: "0x" }] })),
-      (res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: [{ address: "0x00", topics: [], data: "0x" }] }))
+      (res) =>
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: [{ address: "0x00", topics: [], data: "0x" }] })),
+      (res) =>
+        res
+          .writeHead(200, { "content-type": "application/json" })
+          .end(JSON.stringify({ jsonrpc: "2.0", id: 1, result: [{ address: "0x00", topics: [], data: "0x" }] }))
     ])
     try {
       const broken = makeRpc({ url: proxy.url, retries: 1 })

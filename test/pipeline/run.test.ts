@@ -32,104 +32,116 @@ const dump = Effect.gen(function* () {
 })
 
 describe("indexing loop", () => {
-  it.live("indexes the finalized chain exactly once, and resuming from the checkpoint changes nothing", () =>
-    Effect.gen(function* () {
-      const dir = yield* Effect.acquireRelease(
-        Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-run-"))),
-        (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
-      )
-      const out = Path.join(dir, "c.ndjson.gz")
-      const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 9, events: 40_000, users: 40, reorgEvery: 250 }))
-      const chain = yield* Effect.promise(() => ReplayChain.load(out))
-      chain.advanceAll()
-      const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(chain)), (s) => Effect.promise(() => s.close()))
-      const rpc = makeRpc({ url: server.url })
-      const finalized = chain.finalizedNumber
-      const middle = Math.floor((summary.deployment.deployBlock + finalized) / 2)
+  it.live(
+    "indexes the finalized chain exactly once, and resuming from the checkpoint changes nothing",
+    () =>
+      Effect.gen(function* () {
+        const dir = yield* Effect.acquireRelease(
+          Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-run-"))),
+          (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+        )
+        const out = Path.join(dir, "c.ndjson.gz")
+        const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 9, events: 40_000, users: 40, reorgEvery: 250 }))
+        const chain = yield* Effect.promise(() => ReplayChain.load(out))
+        chain.advanceAll()
+        const server = yield* Effect.acquireRelease(
+          Effect.promise(() => serveReplay(chain)),
+          (s) => Effect.promise(() => s.close())
+        )
+        const rpc = makeRpc({ url: server.url })
+        const finalized = chain.finalizedNumber
+        const middle = Math.floor((summary.deployment.deployBlock + finalized) / 2)
 
-      // Independent sums over the canonical events up to the finalized block.
-      const book = new AddressBook(summary.deployment)
-      let volume = 0n
-      let trades = 0n
-      for (let n = summary.deployment.deployBlock; n <= finalized; n++) {
-        for (const log of chain.blockAt(n)!.logs) {
-          const kinds = book.kindsOf(log.address)
-          const e = kinds && decodeLog(kinds, log)?.event
-          if (e?._tag === "MarketCreated") {
-            book.watchToken(e.yesToken)
-            book.watchToken(e.noToken)
-          }
-          if (e?._tag === "Trade") {
-            volume += e.tradeType === 0 || e.tradeType === 2 ? e.amountIn : e.amountOut
-            trades++
+        // Independent sums over the canonical events up to the finalized block.
+        const book = new AddressBook(summary.deployment)
+        let volume = 0n
+        let trades = 0n
+        for (let n = summary.deployment.deployBlock; n <= finalized; n++) {
+          for (const log of chain.blockAt(n)!.logs) {
+            const kinds = book.kindsOf(log.address)
+            const e = kinds && decodeLog(kinds, log)?.event
+            if (e?._tag === "MarketCreated") {
+              book.watchToken(e.yesToken)
+              book.watchToken(e.noToken)
+            }
+            if (e?._tag === "Trade") {
+              volume += e.tradeType === 0 || e.tradeType === 2 ? e.amountIn : e.amountOut
+              trades++
+            }
           }
         }
-      }
 
-      const index = (stops: ReadonlyArray<number>, backfillThread = true, cacheLimit?: number) =>
-        Effect.scoped(
+        const index = (stops: ReadonlyArray<number>, backfillThread = true, cacheLimit?: number) =>
+          Effect.scoped(
+            Effect.gen(function* () {
+              const url = yield* scratchDatabaseUrl
+              return yield* Effect.provide(
+                Effect.gen(function* () {
+                  yield* runMigrations()
+                  const migrated = yield* indexDefinitions
+                  for (const stop of stops) {
+                    // A fresh indexer per stop: a restart that knows only what the database holds.
+                    const indexer = yield* makeIndexer({
+                      rpc,
+                      deployment: summary.deployment,
+                      chainId: 130,
+                      backfillThread,
+                      ...(cacheLimit === undefined ? {} : { cacheLimit, batchEvents: 1_000 })
+                    })
+                    yield* indexer.indexTo(stop, chain.headNumber)
+                    // The secondary indexes deferred through the backfill from nothing are back.
+                    expect(yield* indexDefinitions).toEqual(migrated)
+                  }
+                  return yield* dump
+                }),
+                pgClientLayer(Redacted.make(url))
+              )
+            })
+          ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+
+        // Indexes left deferred by a process killed mid-backfill: the next indexer creates them first.
+        // A backfill that fails builds them before it returns.
+        yield* Effect.scoped(
           Effect.gen(function* () {
             const url = yield* scratchDatabaseUrl
-            return yield* Effect.provide(
+            yield* Effect.provide(
               Effect.gen(function* () {
                 yield* runMigrations()
                 const migrated = yield* indexDefinitions
-                for (const stop of stops) {
-                  // A fresh indexer per stop: a restart that knows only what the database holds.
-                  const indexer = yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130, backfillThread, ...(cacheLimit === undefined ? {} : { cacheLimit, batchEvents: 1_000 }) })
-                  yield* indexer.indexTo(stop, chain.headNumber)
-                  // The secondary indexes deferred through the backfill from nothing are back.
-                  expect(yield* indexDefinitions).toEqual(migrated)
-                }
-                return yield* dump
+                yield* deferIndexes
+                const deferred = yield* indexDefinitions
+                expect(deferred.length).toBeLessThan(migrated.length - 20)
+                yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130 })
+                expect(yield* indexDefinitions).toEqual(migrated)
+
+                // A backfill from nothing that fails (a node nobody answers at): built again on the way out.
+                const nowhere = makeRpc({ url: `http://127.0.0.1:${yield* Effect.promise(freePort)}`, retries: 0 })
+                const failing = yield* makeIndexer({ rpc: nowhere, deployment: summary.deployment, chainId: 130 })
+                const failure = yield* Effect.flip(failing.indexTo(finalized, chain.headNumber))
+                expect(failure._tag).toBe("ServerError")
+                expect(yield* indexDefinitions).toEqual(migrated)
+                expect(yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`select * from deferred_index`))).toEqual([])
               }),
               pgClientLayer(Redacted.make(url))
             )
           })
-        ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
+        )
 
-      // Indexes left deferred by a process killed mid-backfill: the next indexer creates them first.
-      // A backfill that fails builds them before it returns.
-      yield* Effect.scoped(
-        Effect.gen(function* () {
-          const url = yield* scratchDatabaseUrl
-          yield* Effect.provide(
-            Effect.gen(function* () {
-              yield* runMigrations()
-              const migrated = yield* indexDefinitions
-              yield* deferIndexes
-              const deferred = yield* indexDefinitions
-              expect(deferred.length).toBeLessThan(migrated.length - 20)
-              yield* makeIndexer({ rpc, deployment: summary.deployment, chainId: 130 })
-              expect(yield* indexDefinitions).toEqual(migrated)
-
-              // A backfill from nothing that fails (a node nobody answers at): built again on the way out.
-              const nowhere = makeRpc({ url: `http://127.0.0.1:${yield* Effect.promise(freePort)}`, retries: 0 })
-              const failing = yield* makeIndexer({ rpc: nowhere, deployment: summary.deployment, chainId: 130 })
-              const failure = yield* Effect.flip(failing.indexTo(finalized, chain.headNumber))
-              expect(failure._tag).toBe("ServerError")
-              expect(yield* indexDefinitions).toEqual(migrated)
-              expect(yield* Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`select * from deferred_index`))).toEqual([])
-            }),
-            pgClientLayer(Redacted.make(url))
-          )
-        })
-      )
-
-      const straight = yield* index([finalized])
-      const resumed = yield* index([middle, middle, finalized])
-      expect(resumed).toEqual(straight)
-      // Fetching and decoding on the indexing thread instead of the backfill thread: the same.
-      expect(yield* index([middle, finalized], false)).toEqual(straight)
-      // A row cache too small for the chain: dropped after the first batches, the rest loaded per batch.
-      expect(yield* index([finalized], true, 500)).toEqual(straight)
-      const stats = (straight["protocol_stats"] as Array<Record<string, string>>)[0]!
-      expect(stats["total_volume"]).toBe(volume.toString())
-      expect(stats["total_trades"]).toBe(trades.toString())
-      expect((straight["trade"] as Array<unknown>).length).toBe(Number(trades))
-      const checkpoint = (straight["indexer_checkpoint"] as Array<Record<string, string>>)[0]!
-      expect(checkpoint["block_number"]).toBe(String(finalized))
-      expect(checkpoint["block_hash"]).toBe(chain.blockAt(finalized)!.hash)
-    }).pipe(Effect.scoped)
-  , 60_000)
+        const straight = yield* index([finalized])
+        const resumed = yield* index([middle, middle, finalized])
+        expect(resumed).toEqual(straight)
+        // Fetching and decoding on the indexing thread instead of the backfill thread: the same.
+        expect(yield* index([middle, finalized], false)).toEqual(straight)
+        // A row cache too small for the chain: dropped after the first batches, the rest loaded per batch.
+        expect(yield* index([finalized], true, 500)).toEqual(straight)
+        const stats = (straight["protocol_stats"] as Array<Record<string, string>>)[0]!
+        expect(stats["total_volume"]).toBe(volume.toString())
+        expect(stats["total_trades"]).toBe(trades.toString())
+        expect((straight["trade"] as Array<unknown>).length).toBe(Number(trades))
+        const checkpoint = (straight["indexer_checkpoint"] as Array<Record<string, string>>)[0]!
+        expect(checkpoint["block_number"]).toBe(String(finalized))
+        expect(checkpoint["block_hash"]).toBe(chain.blockAt(finalized)!.hash)
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })

@@ -17,17 +17,53 @@ const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const H = (n: number) => `0x${n.toString(16).padStart(64, "0")}`
 const ROUTER = A(0xf00d)
 const protocol = { has: (a: string) => a === ROUTER, isVenue: (a: string) => a === ROUTER }
-const ev = (block: number, logIndex: number, event: DomainEvent, address = A(0xd1a)): LocatedEvent => ({ event, at: { block, timestamp: 1_700_000_000 + block, txHash: H(block * 100 + logIndex), logIndex, address } })
+const ev = (block: number, logIndex: number, event: DomainEvent, address = A(0xd1a)): LocatedEvent => ({
+  event,
+  at: { block, timestamp: 1_700_000_000 + block, txHash: H(block * 100 + logIndex), logIndex, address }
+})
 const trade = (recipient: string, tradeType: 0 | 1 | 2 | 3, amountIn: bigint, amountOut: bigint): DomainEvent => ({
-  _tag: "Trade", marketId: 1n, trader: recipient, recipient, tradeType, amountIn, amountOut, clobFilled: 0n, ammFilled: amountOut, builder: null
+  _tag: "Trade",
+  marketId: 1n,
+  trader: recipient,
+  recipient,
+  tradeType,
+  amountIn,
+  amountOut,
+  clobFilled: 0n,
+  ammFilled: amountOut,
+  builder: null
 })
 
 const block10 = [
-  ev(10, 0, { _tag: "MarketCreated", marketId: 1n, creator: A(1), oracle: A(9), yesToken: A(10), noToken: A(11), endTime: 2_000_000_000n, question: "Q?" }),
+  ev(10, 0, {
+    _tag: "MarketCreated",
+    marketId: 1n,
+    creator: A(1),
+    oracle: A(9),
+    yesToken: A(10),
+    noToken: A(11),
+    endTime: 2_000_000_000n,
+    question: "Q?"
+  }),
   ev(10, 1, { _tag: "PositionSplit", marketId: 1n, user: A(1), amount: 100_000_000n })
 ]
-const block11 = [ev(11, 0, trade(A(2), 0, 10_000_000n, 18_000_000n)), ev(11, 1, { _tag: "Hook_MarketTraded", marketId: 1n, trader: A(2), isBuy: true, usdcVolume: 10_000_000n, yesVolume: 18_000_000n, yesPrice: 560_000n, noPrice: 440_000n })]
-const block12 = [ev(12, 0, trade(A(3), 2, 7_000_000n, 12_000_000n)), ev(12, 1, { _tag: "PositionSplit", marketId: 1n, user: A(3), amount: 5_000_000n })]
+const block11 = [
+  ev(11, 0, trade(A(2), 0, 10_000_000n, 18_000_000n)),
+  ev(11, 1, {
+    _tag: "Hook_MarketTraded",
+    marketId: 1n,
+    trader: A(2),
+    isBuy: true,
+    usdcVolume: 10_000_000n,
+    yesVolume: 18_000_000n,
+    yesPrice: 560_000n,
+    noPrice: 440_000n
+  })
+]
+const block12 = [
+  ev(12, 0, trade(A(3), 2, 7_000_000n, 12_000_000n)),
+  ev(12, 1, { _tag: "PositionSplit", marketId: 1n, user: A(3), amount: 5_000_000n })
+]
 const block11b = [ev(11, 0, trade(A(4), 0, 3_000_000n, 5_000_000n))]
 
 /**
@@ -41,20 +77,49 @@ const MANUAL = A(0x0c1)
 const FEED = A(0x0c2)
 const POOL = H(0x9001)
 const O = (n: number) => H(0xa000 + n)
-const transfer = (block: number, logIndex: number, token: string, from: string, to: string, value: bigint) => ev(block, logIndex, { _tag: "Transfer", from, to, value }, token)
+const transfer = (block: number, logIndex: number, token: string, from: string, to: string, value: bigint) =>
+  ev(block, logIndex, { _tag: "Transfer", from, to, value }, token)
 const lp = (block: number, logIndex: number, delta: bigint) =>
-  ev(block, logIndex, { _tag: "ModifyLiquidity", id: POOL, sender: A(7), tickLower: -600, tickUpper: 600, liquidityDelta: delta, salt: H(0) })
+  ev(block, logIndex, {
+    _tag: "ModifyLiquidity",
+    id: POOL,
+    sender: A(7),
+    tickLower: -600,
+    tickUpper: 600,
+    liquidityDelta: delta,
+    salt: H(0)
+  })
 const place = (block: number, logIndex: number, id: string, owner: string, side: 0 | 1, price: bigint, amount: bigint) =>
   ev(block, logIndex, { _tag: "OrderPlaced", orderId: id, marketId: 1n, owner, side, price, amount, builder: null })
 const match = (block: number, logIndex: number, maker: string, taker: string, amount: bigint) =>
-  ev(block, logIndex, { _tag: "OrderMatched", makerOrderId: maker, takerOrderId: taker, marketId: 1n, matchType: 0, amount, price: 550_000n, makerBuilder: null, takerBuilder: null })
+  ev(block, logIndex, {
+    _tag: "OrderMatched",
+    makerOrderId: maker,
+    takerOrderId: taker,
+    marketId: 1n,
+    matchType: 0,
+    amount,
+    price: 550_000n,
+    makerBuilder: null,
+    takerBuilder: null
+  })
 
 const wide10 = [
   ...block10,
   transfer(10, 2, YES, ZERO, A(1), 100_000_000n),
   transfer(10, 3, NO, ZERO, A(1), 100_000_000n),
   ev(10, 4, { _tag: "Hook_PoolRegistered", marketId: 1n, poolId: POOL, yesToken: YES, quoteToken: A(0x20), yesIsCurrency0: true }),
-  ev(10, 5, { _tag: "Initialize", id: POOL, currency0: YES, currency1: A(0x20), fee: 0x800000, tickSpacing: 60, hooks: A(0x30), sqrtPriceX96: 1n << 96n, tick: 0 }),
+  ev(10, 5, {
+    _tag: "Initialize",
+    id: POOL,
+    currency0: YES,
+    currency1: A(0x20),
+    fee: 0x800000,
+    tickSpacing: 60,
+    hooks: A(0x30),
+    sqrtPriceX96: 1n << 96n,
+    tick: 0
+  }),
   lp(10, 6, 1_000n),
   place(10, 7, O(1), A(1), 1, 550_000n, 10_000_000n),
   ev(10, 8, { _tag: "EventCreated", eventId: 1n, creator: A(1), endTime: 2_000_000_000n, name: "E", marketIds: [1n, 2n], oracle: null }),
@@ -66,18 +131,42 @@ const wide11 = [
   transfer(11, 2, YES, A(1), A(2), 30_000_000n),
   match(11, 3, O(1), O(2), 4_000_000n),
   place(11, 4, O(2), A(2), 0, 600_000n, 6_000_000n),
-  ev(11, 5, { _tag: "Swap", id: POOL, sender: ROUTER, amount0: -5n, amount1: 6n, sqrtPriceX96: (1n << 96n) + 1000n, liquidity: 1_000n, tick: 1, fee: 10_000 }),
+  ev(11, 5, {
+    _tag: "Swap",
+    id: POOL,
+    sender: ROUTER,
+    amount0: -5n,
+    amount1: 6n,
+    sqrtPriceX96: (1n << 96n) + 1000n,
+    liquidity: 1_000n,
+    tick: 1,
+    fee: 10_000
+  }),
   lp(11, 6, 500n),
   ev(11, 7, { _tag: "ChallengeDelayUpdated", previous: 0n, current: 60n }, MANUAL),
   ev(11, 8, { _tag: "OutcomeReported", marketId: 1n, outcome: true, reporter: A(3) }, MANUAL),
   ev(11, 9, { _tag: "RoleGranted", role: H(5), account: A(3), sender: A(1) }),
   ev(11, 10, { _tag: "GlobalPaused", account: A(1) }),
   ev(11, 11, { _tag: "ModulePaused", moduleId: H(6), account: A(1) }),
-  ev(11, 12, { _tag: "DiamondCut", cuts: [{ facetAddress: A(0xfa), action: 1, functionSelectors: ["0xabcdef01"] }], init: ZERO, data: "0x" }),
+  ev(11, 12, {
+    _tag: "DiamondCut",
+    cuts: [{ facetAddress: A(0xfa), action: 1, functionSelectors: ["0xabcdef01"] }],
+    init: ZERO,
+    data: "0x"
+  }),
   ev(11, 13, { _tag: "MarketCreationFeeUpdated", previousFee: 0n, newFee: 5n }),
   ev(11, 14, { _tag: "Hook_UpgradeProposed", implementation: A(0x1e), readyAt: 1_700_100_000n }),
   ev(11, 15, { _tag: "EventResolved", eventId: 1n, winningIndex: 0n, resolver: A(1) }),
-  ev(11, 16, { _tag: "TakerFilled", marketId: 1n, taker: A(2), recipient: A(2), takerSide: 0, totalFilled: 4_000_000n, totalCost: 2_200_000n, matchCount: 1n }),
+  ev(11, 16, {
+    _tag: "TakerFilled",
+    marketId: 1n,
+    taker: A(2),
+    recipient: A(2),
+    takerSide: 0,
+    totalFilled: 4_000_000n,
+    totalCost: 2_200_000n,
+    matchCount: 1n
+  }),
   ev(11, 17, { _tag: "FeeCollected", marketId: 1n, amount: 9n }),
   ev(11, 18, { _tag: "Hook_ReferralRecorded", marketId: 1n, referrer: A(5), trader: A(2), usdcVolume: 10_000_000n })
 ]
@@ -142,50 +231,56 @@ describe("sink", () => {
     })
   )
 
-  it.live("undo entries of the first slice written before migration 0019 are converted, so a reorg across the upgrade restores exactly", () =>
-    Effect.gen(function* () {
-      const { atAncestor, reverted } = yield* withDb(
-        Effect.gen(function* () {
-          const sql = yield* SqlClient.SqlClient
-          yield* applyBatch(block10, cp(10), protocol, undefined)
-          const atAncestor = yield* dump
-          yield* applyBatch(block11, cp(11), protocol, 11)
-          // Block 11's entries as the code before 0019 wrote them: the reducer's key text, and the
-          // reducer's row (camelCase fields, bigints as decimal strings) as the image.
-          const camel = (image: Record<string, unknown> | null) =>
-            image === null
-              ? null
-              : Object.fromEntries(
-                  Object.entries(image)
-                    .filter(([k]) => k !== "id" || image["total_markets"] === undefined)
-                    .map(([k, v]) => [k === "user_address" ? "user" : k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()), v])
-                )
-          const oldKey = (table: string, key: Record<string, string | number>) =>
-            table === "position" ? `${key["user_address"]}:${key["market_id"]}` : String(key["id"] ?? key["address"])
-          const entries = yield* sql.unsafe<{ table_name: string; row_key: string; image: Record<string, unknown> | null }>(
-            `select table_name, row_key, image from undo_log where block_number = 11 and table_name in ('market', 'position', 'user_stats', 'protocol_stats')`
-          )
-          expect(new Set(entries.map((e) => e.table_name))).toEqual(new Set(["market", "position", "user_stats", "protocol_stats"]))
-          yield* sql.unsafe(`delete from undo_log where block_number = 11 and table_name in ('market', 'position', 'user_stats', 'protocol_stats')`)
-          for (const e of entries) {
-            yield* sql.unsafe(`insert into undo_log values (11, $1, $2, $3::jsonb)`, [
-              e.table_name,
-              oldKey(e.table_name, JSON.parse(e.row_key)),
-              e.image === null ? null : JSON.stringify(camel(e.image))
-            ])
-          }
-          // Block 12 by the new code, on top of block 11's old-format entries; then the upgrade.
-          yield* applyBatch(block12, cp(12), protocol, 12)
-          const migration = yield* Effect.promise(() => readFile(new URL("../../migrations/0019_one_undo_format.sql", import.meta.url), "utf8"))
-          for (const statement of migration.replace(/--.*$/gm, "").split(";")) if (statement.trim() !== "") yield* sql.unsafe(statement)
-          const mixed = yield* sql.unsafe<{ row_key: string }>(`select row_key from undo_log where row_key not like '{%'`)
-          expect(mixed).toEqual([])
-          yield* revertTo({ chainId: 130, block: 10, hash: H(10), digest: H(10) })
-          return { atAncestor, reverted: yield* dump }
-        })
-      )
-      expect(reverted).toEqual(atAncestor)
-    })
+  it.live(
+    "undo entries of the first slice written before migration 0019 are converted, so a reorg across the upgrade restores exactly",
+    () =>
+      Effect.gen(function* () {
+        const { atAncestor, reverted } = yield* withDb(
+          Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
+            yield* applyBatch(block10, cp(10), protocol, undefined)
+            const atAncestor = yield* dump
+            yield* applyBatch(block11, cp(11), protocol, 11)
+            // Block 11's entries as the code before 0019 wrote them: the reducer's key text, and the
+            // reducer's row (camelCase fields, bigints as decimal strings) as the image.
+            const camel = (image: Record<string, unknown> | null) =>
+              image === null
+                ? null
+                : Object.fromEntries(
+                    Object.entries(image)
+                      .filter(([k]) => k !== "id" || image["total_markets"] === undefined)
+                      .map(([k, v]) => [k === "user_address" ? "user" : k.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase()), v])
+                  )
+            const oldKey = (table: string, key: Record<string, string | number>) =>
+              table === "position" ? `${key["user_address"]}:${key["market_id"]}` : String(key["id"] ?? key["address"])
+            const entries = yield* sql.unsafe<{ table_name: string; row_key: string; image: Record<string, unknown> | null }>(
+              `select table_name, row_key, image from undo_log where block_number = 11 and table_name in ('market', 'position', 'user_stats', 'protocol_stats')`
+            )
+            expect(new Set(entries.map((e) => e.table_name))).toEqual(new Set(["market", "position", "user_stats", "protocol_stats"]))
+            yield* sql.unsafe(
+              `delete from undo_log where block_number = 11 and table_name in ('market', 'position', 'user_stats', 'protocol_stats')`
+            )
+            for (const e of entries) {
+              yield* sql.unsafe(`insert into undo_log values (11, $1, $2, $3::jsonb)`, [
+                e.table_name,
+                oldKey(e.table_name, JSON.parse(e.row_key)),
+                e.image === null ? null : JSON.stringify(camel(e.image))
+              ])
+            }
+            // Block 12 by the new code, on top of block 11's old-format entries; then the upgrade.
+            yield* applyBatch(block12, cp(12), protocol, 12)
+            const migration = yield* Effect.promise(() =>
+              readFile(new URL("../../migrations/0019_one_undo_format.sql", import.meta.url), "utf8")
+            )
+            for (const statement of migration.replace(/--.*$/gm, "").split(";")) if (statement.trim() !== "") yield* sql.unsafe(statement)
+            const mixed = yield* sql.unsafe<{ row_key: string }>(`select row_key from undo_log where row_key not like '{%'`)
+            expect(mixed).toEqual([])
+            yield* revertTo({ chainId: 130, block: 10, hash: H(10), digest: H(10) })
+            return { atAncestor, reverted: yield* dump }
+          })
+        )
+        expect(reverted).toEqual(atAncestor)
+      })
   )
 
   it.live("every table of the later reducers is restored exactly by a revert, and the new branch equals indexing it from scratch", () =>
@@ -235,7 +330,16 @@ describe("sink", () => {
       expect(scratch["pause_state"]).toEqual([expect.objectContaining({ scope: "global", paused: true })])
       // The referrals of the reorged-out blocks are gone; the replacing branch's one is there once.
       expect(scratch["referral"]).toEqual([
-        { block_number: "11", log_index: 6, tx_hash: H(1106), timestamp: "1700000011", market_id: "1", referrer: A(6), trader: A(4), usdc_volume: "3000000" }
+        {
+          block_number: "11",
+          log_index: 6,
+          tx_hash: H(1106),
+          timestamp: "1700000011",
+          market_id: "1",
+          referrer: A(6),
+          trader: A(4),
+          usdc_volume: "3000000"
+        }
       ])
     })
   )
@@ -266,7 +370,9 @@ describe("sink", () => {
       expect(tables["order_match"]).toEqual([expect.objectContaining({ maker: A(1), taker: A(2), amount: "4000000" })])
       expect(tables["manual_report"]).toEqual([expect.objectContaining({ state: "REPORTED", finalizes_at: String(1_700_000_011 + 60) })])
       // Views: the pause state as markets see it, and holder counts per market.
-      expect(tables["market_pause"]).toEqual([{ market_id: "1", global_paused: true, module_paused: false, amm_paused: false, paused: true }])
+      expect(tables["market_pause"]).toEqual([
+        { market_id: "1", global_paused: true, module_paused: false, amm_paused: false, paused: true }
+      ])
       expect(tables["market_holder_count"]).toEqual([{ market_id: "1", yes_holders: "2", no_holders: "1", holders: "2" }])
     })
   )

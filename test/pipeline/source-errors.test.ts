@@ -17,7 +17,11 @@ describe("classifying provider failures by shape", () => {
     ],
     ["QuickNode", { code: -32614, message: "eth_getLogs is limited to a 10,000 range" }, { maxBlocks: 10_000 }],
     ["Ankr", { code: -32600, message: "block range is too wide" }, {}],
-    ["a node with max results", { code: -32005, message: "query exceeds max results 20000, retry with the range 24383075-24383096" }, { suggested: { from: 24383075, to: 24383096 } }],
+    [
+      "a node with max results",
+      { code: -32005, message: "query exceeds max results 20000, retry with the range 24383075-24383096" },
+      { suggested: { from: 24383075, to: 24383096 } }
+    ],
     ["a gateway", { httpStatus: 400, message: "exceed maximum block range: 5000" }, { maxBlocks: 5000 }],
     ["Chainstack", { code: -32000, message: "ranges over 10000 blocks are not supported on freemium" }, { maxBlocks: 10_000 }]
   ])("%s range errors are RangeTooLarge with what they suggest", (_name, failure, extra) => {
@@ -42,7 +46,8 @@ describe("classifying provider failures by shape", () => {
 })
 
 describe("adaptive ranges", () => {
-  const rangeError = (extra: Partial<ConstructorParameters<typeof RangeTooLarge>[0]> = {}) => new RangeTooLarge({ message: "too big", ...extra })
+  const rangeError = (extra: Partial<ConstructorParameters<typeof RangeTooLarge>[0]> = {}) =>
+    new RangeTooLarge({ message: "too big", ...extra })
 
   it("doubles on success, halves on a plain range error, and stops at one block", () => {
     let state = initialRange({ initial: 1000, max: 100_000, forgetAfter: 16, targetLogs: 5_000 })
@@ -76,25 +81,30 @@ describe("adaptive ranges", () => {
 
   it("always makes progress: any sequence of outcomes keeps the size in [1, max] and below a stated cap", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(fc.constant("ok" as const), fc.record({ max: fc.option(fc.integer({ min: 1, max: 50_000 }), { nil: undefined }) }))), (steps) => {
-        let state = initialRange()
-        for (const step of steps) {
-          if (step === "ok") state = grow(state)
-          else {
-            const next = shrink(state, state.size, rangeError(step.max === undefined ? {} : { maxBlocks: step.max }))
-            if (next === undefined) {
-              expect(state.size).toBe(1)
-              state = initialRange()
-              continue
+      fc.property(
+        fc.array(
+          fc.oneof(fc.constant("ok" as const), fc.record({ max: fc.option(fc.integer({ min: 1, max: 50_000 }), { nil: undefined }) }))
+        ),
+        (steps) => {
+          let state = initialRange()
+          for (const step of steps) {
+            if (step === "ok") state = grow(state)
+            else {
+              const next = shrink(state, state.size, rangeError(step.max === undefined ? {} : { maxBlocks: step.max }))
+              if (next === undefined) {
+                expect(state.size).toBe(1)
+                state = initialRange()
+                continue
+              }
+              expect(next.size).toBeLessThan(state.size)
+              state = next
             }
-            expect(next.size).toBeLessThan(state.size)
-            state = next
+            expect(state.size).toBeGreaterThanOrEqual(1)
+            expect(state.size).toBeLessThanOrEqual(100_000)
+            if (state.statedCap !== undefined) expect(state.size).toBeLessThanOrEqual(state.statedCap)
           }
-          expect(state.size).toBeGreaterThanOrEqual(1)
-          expect(state.size).toBeLessThanOrEqual(100_000)
-          if (state.statedCap !== undefined) expect(state.size).toBeLessThanOrEqual(state.statedCap)
         }
-      })
+      )
     )
   })
 })

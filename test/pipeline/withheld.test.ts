@@ -49,7 +49,11 @@ const rewritingProxy = async (target: string, rewrite: (call: Call, answer: Answ
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     calls,
-    close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()) })
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections()
+        server.close(() => r())
+      })
   }
 }
 
@@ -69,7 +73,15 @@ const watchlistFor = (s: SyntheticSummary): Watchlist => {
 }
 
 const run = (url: string) =>
-  Effect.runPromiseExit(collectBatches(backfill(makeRpc({ url, retries: 1 }), watchlistFor(summary), { from: summary.deployment.deployBlock, to: chain.finalizedNumber, concurrency: 2 })))
+  Effect.runPromiseExit(
+    collectBatches(
+      backfill(makeRpc({ url, retries: 1 }), watchlistFor(summary), {
+        from: summary.deployment.deployBlock,
+        to: chain.finalizedNumber,
+        concurrency: 2
+      })
+    )
+  )
 
 const logsOf = (exit: Exit.Exit<ReadonlyArray<{ readonly logs: ReadonlyArray<unknown> }>, unknown>) => {
   if (!Exit.isSuccess(exit)) throw new Error(`backfill failed: ${String(exit.cause)}`)
@@ -77,7 +89,9 @@ const logsOf = (exit: Exit.Exit<ReadonlyArray<{ readonly logs: ReadonlyArray<unk
 }
 
 const failureTag = (exit: Exit.Exit<unknown, { readonly _tag: string }>) =>
-  Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error._tag : `not a failure: ${String(Exit.isFailure(exit) ? exit.cause : "success")}`
+  Exit.isFailure(exit) && exit.cause._tag === "Fail"
+    ? exit.cause.error._tag
+    : `not a failure: ${String(Exit.isFailure(exit) ? exit.cause : "success")}`
 
 /** A block with watched logs below the finalized head, and the hex of its number. */
 const victim = () => {
@@ -90,7 +104,9 @@ const victim = () => {
 }
 
 const withoutBlock = (answer: Answer, hex: string): Answer =>
-  Array.isArray(answer.result) ? { ...answer, result: (answer.result as Array<{ blockNumber?: string }>).filter((l) => l.blockNumber !== hex) } : answer
+  Array.isArray(answer.result)
+    ? { ...answer, result: (answer.result as Array<{ blockNumber?: string }>).filter((l) => l.blockNumber !== hex) }
+    : answer
 
 beforeAll(async () => {
   dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-withheld-"))

@@ -29,7 +29,10 @@ describe("record --follow", () => {
     const server = await serveReplay(chain)
     const proxy = await startTcpProxy({ host: "127.0.0.1", port: Number(new URL(server.url).port) })
     const out = Path.join(dir, "recorded.ndjson.gz")
-    const recorder = runCli(["record", "--rpc", `http://127.0.0.1:${proxy.port}`, "--deployment", deployment, "--out", out, "--follow", "--interval-ms", "100"], {})
+    const recorder = runCli(
+      ["record", "--rpc", `http://127.0.0.1:${proxy.port}`, "--deployment", deployment, "--out", out, "--follow", "--interval-ms", "100"],
+      {}
+    )
     const recordedHead = (head: number) => recorder.waitFor(new RegExp(`message=recorded .*block=${head}\\b`), 60_000)
     try {
       await recordedHead(chain.headNumber)
@@ -40,7 +43,10 @@ describe("record --follow", () => {
         await new Promise((r) => setTimeout(r, 200))
       }
       expect(recorder.child.exitCode, recorder.output()).toBeNull()
-      const retries = recorder.output().split("\n").filter((l) => l.includes(`message="recording failed; retrying"`))
+      const retries = recorder
+        .output()
+        .split("\n")
+        .filter((l) => l.includes(`message="recording failed; retrying"`))
       expect(retries.length, recorder.output()).toBeGreaterThan(1)
       for (const line of retries) expect(line).toMatch(/ attempt=\d+ .*error=/)
       proxy.restore()

@@ -58,7 +58,13 @@ beforeAll(async () => {
   rpcUrl = `http://127.0.0.1:${port}`
   const rpc = new Rpc(rpcUrl)
   for (let i = 0; i < 100; i++) {
-    if (await rpc.call("eth_chainId").then(() => true, () => false)) break
+    if (
+      await rpc.call("eth_chainId").then(
+        () => true,
+        () => false
+      )
+    )
+      break
     await new Promise((r) => setTimeout(r, 100))
   }
   dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-rec-"))
@@ -104,8 +110,19 @@ describe("recorder and replay", () => {
     const a = emitter.address
     const deployment: Deployment = {
       chainId: 130,
-      diamond: a, router: a, exchange: a, hookProxy: a, marketFactory: a, manualOracle: a, priceFeedOracle: a,
-      timelock: a, paymaster: a, faucet: a, testUsdc: a, poolManager: a, permit2: a,
+      diamond: a,
+      router: a,
+      exchange: a,
+      hookProxy: a,
+      marketFactory: a,
+      manualOracle: a,
+      priceFeedOracle: a,
+      timelock: a,
+      paymaster: a,
+      faucet: a,
+      testUsdc: a,
+      poolManager: a,
+      permit2: a,
       deployBlock: emitter.block
     } as Deployment
     const out = Path.join(dir, "chain.ndjson.gz")
@@ -150,7 +167,14 @@ describe("recorder and replay", () => {
             // A token is watched from the block that announces it, not before.
             .filter((l) => String(l["address"]).toLowerCase() === a || Number(l["blockNumber"]) >= announced)
             .map(({ address, topics, data, blockNumber, blockHash, transactionHash, logIndex, transactionIndex }) => ({
-              address: String(address).toLowerCase(), topics, data, blockNumber, blockHash, transactionHash, logIndex, transactionIndex
+              address: String(address).toLowerCase(),
+              topics,
+              data,
+              blockNumber,
+              blockHash,
+              transactionHash,
+              logIndex,
+              transactionIndex
             }))
         expect(strip(actual)).toEqual(strip(expected))
       }

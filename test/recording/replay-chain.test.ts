@@ -36,7 +36,9 @@ describe("ReplayChain", () => {
     expect((chain.request({ method: "eth_getBlockByNumber", params: ["finalized", false] }) as { number: string }).number).toBe("0xa")
     expect(chain.request({ method: "eth_getBlockByNumber", params: ["0xc", false] })).toBeNull()
     chain.advanceAll()
-    const logs = chain.request({ method: "eth_getLogs", params: [{ fromBlock: "0xa", toBlock: "latest", address: ADDRESS }] }) as Array<{ blockNumber: string }>
+    const logs = chain.request({ method: "eth_getLogs", params: [{ fromBlock: "0xa", toBlock: "latest", address: ADDRESS }] }) as Array<{
+      blockNumber: string
+    }>
     expect(logs.map((l) => l.blockNumber)).toEqual(["0xa", "0xb", "0xc"])
     const byTopic = chain.request({ method: "eth_getLogs", params: [{ fromBlock: "0xa", topics: [[TOPIC], h(1)] }] }) as Array<unknown>
     expect(byTopic).toHaveLength(1)
@@ -45,7 +47,9 @@ describe("ReplayChain", () => {
   })
 
   it("a block at or below the head replaces the chain from its number up (a reorg)", () => {
-    const chain = new ReplayChain(meta, [block(1), block(2), block(3), block(4), block(3, 1, 0), block(4, 1), block(5, 1)], { finalityDepth: 2 })
+    const chain = new ReplayChain(meta, [block(1), block(2), block(3), block(4), block(3, 1, 0), block(4, 1), block(5, 1)], {
+      finalityDepth: 2
+    })
     chain.advance(4)
     expect(chain.head?.hash).toBe(h(4))
     chain.advance(1)

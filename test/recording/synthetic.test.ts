@@ -36,7 +36,21 @@ describe("synthetic recordings", () => {
     const events = await decodeCanonical(out)
     expect(events.length).toBe(summary.logs)
     const tags = new Set(events.map((e) => e.event._tag))
-    for (const tag of ["MarketCreated", "PositionSplit", "PositionMerged", "Trade", "Swap", "Hook_MarketTraded", "OrderPlaced", "OrderMatched", "OrderCancelled", "TakerFilled", "MarketResolved", "TokensRedeemed", "Transfer"]) {
+    for (const tag of [
+      "MarketCreated",
+      "PositionSplit",
+      "PositionMerged",
+      "Trade",
+      "Swap",
+      "Hook_MarketTraded",
+      "OrderPlaced",
+      "OrderMatched",
+      "OrderCancelled",
+      "TakerFilled",
+      "MarketResolved",
+      "TokensRedeemed",
+      "Transfer"
+    ]) {
       expect(tags).toContain(tag)
     }
 

@@ -27,7 +27,9 @@ describe("schema/aa", () => {
   it("account calls: one call is execute, several executeBatch, and they decode back", () => {
     const one = [{ target: token, value: 0n, data: approve }]
     const two = [...one, { target: router, value: 1n, data: "0xdeadbeef" as Hex }]
-    expect(encodeAccountCalls(one).slice(0, 10)).toBe(encodeFunctionData({ abi: smartAccountAbi, functionName: "execute", args: [token, 0n, approve] }).slice(0, 10))
+    expect(encodeAccountCalls(one).slice(0, 10)).toBe(
+      encodeFunctionData({ abi: smartAccountAbi, functionName: "execute", args: [token, 0n, approve] }).slice(0, 10)
+    )
     expect(decodeAccountCalls(encodeAccountCalls(one))).toEqual(one)
     expect(decodeAccountCalls(encodeAccountCalls(two))).toEqual(two)
     // executeBatch of one call is also what the account runs: decoded as such.
@@ -57,7 +59,13 @@ describe("schema/aa", () => {
   })
 
   it("paymasterAndData: the packed layout round-trips; too short or an out-of-range window is undefined", () => {
-    const fields = { paymaster: router, verificationGasLimit: 60_000n, postOpGasLimit: 1n, window: { validUntil: 1_800_000_000, validAfter: 5 }, signature: `0x${"11".repeat(65)}` as Hex }
+    const fields = {
+      paymaster: router,
+      verificationGasLimit: 60_000n,
+      postOpGasLimit: 1n,
+      window: { validUntil: 1_800_000_000, validAfter: 5 },
+      signature: `0x${"11".repeat(65)}` as Hex
+    }
     const packed = encodePaymasterAndData(fields)
     expect((packed.length - 2) / 2).toBe(20 + 16 + 16 + 64 + 65)
     expect(decodePaymasterAndData(packed)).toEqual(fields)
@@ -70,7 +78,14 @@ describe("schema/aa", () => {
     const client = webAuthnClientData(challenge, "http://localhost:3000")
     expect(client.clientDataJSON.startsWith('{"type":"webauthn.get"', client.typeIndex - 1)).toBe(true)
     expect(client.clientDataJSON.slice(client.challengeIndex)).toMatch(/^"challenge":"q6ur/)
-    const sig = { authenticatorData: `0x${"00".repeat(37)}` as Hex, clientDataJSON: client.clientDataJSON, challengeIndex: client.challengeIndex, typeIndex: client.typeIndex, r: 5n, s: P256_N - 7n }
+    const sig = {
+      authenticatorData: `0x${"00".repeat(37)}` as Hex,
+      clientDataJSON: client.clientDataJSON,
+      challengeIndex: client.challengeIndex,
+      typeIndex: client.typeIndex,
+      r: 5n,
+      s: P256_N - 7n
+    }
     expect(decodeWebAuthnSignature(encodeWebAuthnSignature(sig))).toEqual({ ...sig, s: 7n })
     expect(decodeWebAuthnSignature("0x1234")).toBeUndefined()
   })

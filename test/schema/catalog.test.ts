@@ -1,14 +1,6 @@
 import { Schema } from "effect"
 import * as fc from "fast-check"
-import {
-  decodeEventLog,
-  encodeAbiParameters,
-  encodeEventTopics,
-  getAddress,
-  type AbiEvent,
-  type AbiParameter,
-  type Hex
-} from "viem"
+import { decodeEventLog, encodeAbiParameters, encodeEventTopics, getAddress, type AbiEvent, type AbiParameter, type Hex } from "viem"
 import { arbitraryFor } from "../support/abi-arbitrary.js"
 import { describe, expect, it } from "vitest"
 import { deployedEvents, specEvents } from "../../schema/abi.js"
@@ -102,8 +94,7 @@ const SPEC_TABLES: { readonly [K in ContractKind]?: Readonly<Record<string, stri
     ClobSkipped: "marketId* uint256, recipient* address, reason bytes4"
   },
   exchange: {
-    OrderPlaced:
-      "orderId* bytes32, marketId* uint256, owner* address, side uint8, price uint256, amount uint256, builder bytes32",
+    OrderPlaced: "orderId* bytes32, marketId* uint256, owner* address, side uint8, price uint256, amount uint256, builder bytes32",
     OrderMatched:
       "makerOrderId* bytes32, takerOrderId* bytes32, marketId* uint256, matchType uint8, amount uint256, price uint256, makerBuilder bytes32, takerBuilder bytes32",
     OrderCancelled: "orderId* bytes32",
@@ -118,8 +109,7 @@ const SPEC_TABLES: { readonly [K in ContractKind]?: Readonly<Record<string, stri
     PositionMerged: "marketId* uint256, user* address, amount uint256",
     MarketResolved: "marketId* uint256, outcome bool, resolver* address",
     MarketEmergencyResolved: "marketId* uint256, outcome bool, resolver* address",
-    TokensRedeemed:
-      "marketId* uint256, user* address, winningBurned uint256, losingBurned uint256, fee uint256, payout uint256",
+    TokensRedeemed: "marketId* uint256, user* address, winningBurned uint256, losingBurned uint256, fee uint256, payout uint256",
     RefundModeEnabled: "marketId* uint256, enabler* address",
     MarketRefunded: "marketId* uint256, user* address, yesBurned uint256, noBurned uint256, payout uint256"
   },
@@ -129,8 +119,7 @@ const SPEC_TABLES: { readonly [K in ContractKind]?: Readonly<Record<string, stri
     EventRefundModeEnabled: "eventId* uint256"
   },
   hook: {
-    Hook_PoolRegistered:
-      "marketId* uint256, poolId* bytes32, yesToken address, quoteToken address, yesIsCurrency0 bool",
+    Hook_PoolRegistered: "marketId* uint256, poolId* bytes32, yesToken address, quoteToken address, yesIsCurrency0 bool",
     Hook_MarketTraded:
       "marketId* uint256, trader* address, isBuy bool, usdcVolume uint256, yesVolume uint256, yesPrice uint256, noPrice uint256"
   },
@@ -151,8 +140,7 @@ const SPEC_TABLES: { readonly [K in ContractKind]?: Readonly<Record<string, stri
   diamondAdmin: {
     RoleGranted: "role* bytes32, account* address, sender address",
     RoleRevoked: "role* bytes32, account* address, sender address",
-    DiamondCut:
-      "cuts (address facetAddress, uint8 action, bytes4[] functionSelectors)[], init address, data bytes",
+    DiamondCut: "cuts (address facetAddress, uint8 action, bytes4[] functionSelectors)[], init address, data bytes",
     GlobalPaused: "account address",
     ModulePaused: "module bytes32, account address"
   },
@@ -166,8 +154,7 @@ const SPEC_TABLES: { readonly [K in ContractKind]?: Readonly<Record<string, stri
     Initialize:
       "id* bytes32, currency0* address, currency1* address, fee uint24, tickSpacing int24, hooks address, sqrtPriceX96 uint160, tick int24",
     Swap: "id* bytes32, sender* address, amount0 int128, amount1 int128, sqrtPriceX96 uint160, liquidity uint128, tick int24, fee uint24",
-    ModifyLiquidity:
-      "id* bytes32, sender* address, tickLower int24, tickUpper int24, liquidityDelta int256, salt bytes32"
+    ModifyLiquidity: "id* bytes32, sender* address, tickLower int24, tickUpper int24, liquidityDelta int256, salt bytes32"
   }
 }
 
@@ -190,18 +177,14 @@ const entriesOf = (contract: ContractKind, name: string, variant?: "spec" | "dep
   catalogFor(contract).filter((e) => e.name === name && (variant === undefined || e.variant === variant))
 
 const only = (contract: ContractKind, name: string, variant: "spec" | "deployed", topicCount?: number) => {
-  const found = entriesOf(contract, name, variant).filter(
-    (e) => topicCount === undefined || 1 + e.indexedCount === topicCount
-  )
+  const found = entriesOf(contract, name, variant).filter((e) => topicCount === undefined || 1 + e.indexedCount === topicCount)
   expect(found).toHaveLength(1)
   return found[0] as CatalogEntry
 }
 
 /** An encoded log of `entry` carrying `args`, as a node would return it. */
 const encodeLog = (entry: CatalogEntry, args: Readonly<Record<string, unknown>>) => {
-  const indexed = Object.fromEntries(
-    entry.abi.inputs.filter((p) => p.indexed === true).map((p) => [p.name ?? "", args[p.name ?? ""]])
-  )
+  const indexed = Object.fromEntries(entry.abi.inputs.filter((p) => p.indexed === true).map((p) => [p.name ?? "", args[p.name ?? ""]]))
   const dataParams = entry.abi.inputs.filter((p) => p.indexed !== true)
   const topics = encodeEventTopics({ abi: [entry.abi], eventName: entry.name, args: indexed } as never) as Array<Hex>
   const data = encodeAbiParameters(dataParams as ReadonlyArray<AbiParameter>, dataParams.map((p) => args[p.name ?? ""]) as never)
@@ -292,10 +275,7 @@ describe("catalog shape", () => {
   })
 
   it("no two entries of one contract, or of one component's address, share (topic0, topic count)", () => {
-    const groups: Array<ReadonlyArray<ContractKind>> = [
-      ...CONTRACT_KINDS.map((k) => [k]),
-      ...Object.values(COMPONENT_KINDS)
-    ]
+    const groups: Array<ReadonlyArray<ContractKind>> = [...CONTRACT_KINDS.map((k) => [k]), ...Object.values(COMPONENT_KINDS)]
     for (const kinds of groups) {
       const keys = kinds.flatMap((k) => catalogFor(k).map((e) => `${e.topic0}/${1 + e.indexedCount}`))
       expect(new Set(keys).size, kinds.join("+")).toBe(keys.length)
@@ -445,10 +425,7 @@ describe("round trip: encode, route, decode with viem, map to the domain", () =>
       encodeLog(only("eventFacet", "EventResolved", "deployed"), { eventId: 2n, winningIndex: 1n, resolver: A.oracle })
     )
     expect(resolvedDeployed.domain).toEqual({ ...resolvedSpec.domain, winningIndex: 1n })
-    const refundSpec = roundTrip(
-      "eventFacet",
-      encodeLog(only("eventFacet", "EventRefundModeEnabled", "spec"), { eventId: 4n })
-    )
+    const refundSpec = roundTrip("eventFacet", encodeLog(only("eventFacet", "EventRefundModeEnabled", "spec"), { eventId: 4n }))
     expect(refundSpec.domain).toEqual({ _tag: "EventRefundModeEnabled", eventId: 4n, enabler: null })
   })
 
@@ -477,14 +454,8 @@ describe("round trip: encode, route, decode with viem, map to the domain", () =>
 
   it("ModulePaused: same topic0, told apart by topic count, one domain event", () => {
     const moduleId = "0x" + "AB".repeat(32)
-    const spec = roundTrip(
-      "diamondAdmin",
-      encodeLog(only("diamondAdmin", "ModulePaused", "spec"), { module: moduleId, account: A.trader })
-    )
-    const deployed = roundTrip(
-      "diamondAdmin",
-      encodeLog(only("diamondAdmin", "ModulePaused", "deployed"), { moduleId, account: A.trader })
-    )
+    const spec = roundTrip("diamondAdmin", encodeLog(only("diamondAdmin", "ModulePaused", "spec"), { module: moduleId, account: A.trader }))
+    const deployed = roundTrip("diamondAdmin", encodeLog(only("diamondAdmin", "ModulePaused", "deployed"), { moduleId, account: A.trader }))
     expect(spec.entry.topic0).toBe(deployed.entry.topic0)
     expect(spec.entry.indexedCount).toBe(0)
     expect(deployed.entry.indexedCount).toBe(1)
@@ -564,34 +535,28 @@ const expectedValue = (param: Param, value: unknown): unknown => {
 const RENAMED: Readonly<Record<string, string>> = { "diamondAdmin/ModulePaused/module": "moduleId" }
 
 describe("every entry round-trips arbitrary arguments into a valid domain event", () => {
-  it.each(CATALOG.map((e) => [`${e.contract} ${e.variant} ${e.signature} /${1 + e.indexedCount}`, e] as const))(
-    "%s",
-    (_label, entry) => {
-      const args = fc.record(
-        Object.fromEntries(entry.abi.inputs.map((p) => [p.name ?? "", arbitraryFor(p)])) as Record<
-          string,
-          fc.Arbitrary<unknown>
-        >
-      )
-      fc.assert(
-        fc.property(args, (values) => {
-          if (entry.domain === "Hook_MarketTraded" && typeof values.yesPrice === "bigint") {
-            // On-chain yesPrice is clamped to [0, 1e6].
-            values = { ...values, yesPrice: values.yesPrice % 1_000_001n }
-          }
-          const { entry: routed, domain } = roundTrip(entry.contract, encodeLog(entry, values))
-          expect(routed).toBe(entry)
-          expect(domain._tag).toBe(entry.domain)
-          expect(Schema.is(DomainEvent)(domain)).toBe(true)
-          const fields = domain as unknown as Record<string, unknown>
-          for (const p of entry.abi.inputs) {
-            const name = p.name ?? ""
-            const field = RENAMED[`${entry.contract}/${entry.name}/${name}`] ?? name
-            expect(fields[field]).toEqual(expectedValue(p, values[name]))
-          }
-        }),
-        { numRuns: 25 }
-      )
-    }
-  )
+  it.each(CATALOG.map((e) => [`${e.contract} ${e.variant} ${e.signature} /${1 + e.indexedCount}`, e] as const))("%s", (_label, entry) => {
+    const args = fc.record(
+      Object.fromEntries(entry.abi.inputs.map((p) => [p.name ?? "", arbitraryFor(p)])) as Record<string, fc.Arbitrary<unknown>>
+    )
+    fc.assert(
+      fc.property(args, (values) => {
+        if (entry.domain === "Hook_MarketTraded" && typeof values.yesPrice === "bigint") {
+          // On-chain yesPrice is clamped to [0, 1e6].
+          values = { ...values, yesPrice: values.yesPrice % 1_000_001n }
+        }
+        const { entry: routed, domain } = roundTrip(entry.contract, encodeLog(entry, values))
+        expect(routed).toBe(entry)
+        expect(domain._tag).toBe(entry.domain)
+        expect(Schema.is(DomainEvent)(domain)).toBe(true)
+        const fields = domain as unknown as Record<string, unknown>
+        for (const p of entry.abi.inputs) {
+          const name = p.name ?? ""
+          const field = RENAMED[`${entry.contract}/${entry.name}/${name}`] ?? name
+          expect(fields[field]).toEqual(expectedValue(p, values[name]))
+        }
+      }),
+      { numRuns: 25 }
+    )
+  })
 })

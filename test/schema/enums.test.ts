@@ -109,6 +109,8 @@ describe("Timeframe", () => {
     expect(TIMEFRAME_SECONDS).toEqual({ "1m": 60, "5m": 300, "15m": 900, "1h": 3600, "4h": 14400, "1d": 86400, "1w": 604800 })
     expect(timeframeSeconds("4h")).toBe(4 * 3600)
     for (const tf of TIMEFRAMES) expect(Schema.decodeUnknownSync(Timeframe)(tf)).toBe(tf)
-    expect(message(Schema.decodeUnknownEither(Timeframe)("2h"))).toBe('expected a timeframe: "1m", "5m", "15m", "1h", "4h", "1d" or "1w", got "2h"')
+    expect(message(Schema.decodeUnknownEither(Timeframe)("2h"))).toBe(
+      'expected a timeframe: "1m", "5m", "15m", "1h", "4h", "1d" or "1w", got "2h"'
+    )
   })
 })

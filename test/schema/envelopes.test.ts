@@ -35,7 +35,10 @@ describe("indexer envelopes", () => {
     const wire = Schema.encodeSync(IndexerList(Position))(indexerList([position], { limit: 20, offset: 0, count: 57 }))
     expect(wire).toStrictEqual({ data: [positionWire], meta: { limit: 20, offset: 0, count: 57 } })
     expect(JSON.parse(JSON.stringify(wire))).toStrictEqual(wire)
-    expect(Schema.decodeUnknownSync(IndexerList(Position))(wire)).toStrictEqual({ data: [position], meta: { limit: 20, offset: 0, count: 57 } })
+    expect(Schema.decodeUnknownSync(IndexerList(Position))(wire)).toStrictEqual({
+      data: [position],
+      meta: { limit: 20, offset: 0, count: 57 }
+    })
   })
 
   it("a single item encodes as { data, meta: null }", () => {
@@ -67,14 +70,21 @@ describe("backend envelopes", () => {
 
   it("a list adds meta.pagination { limit, offset, total }", () => {
     const wire = Schema.encodeSync(BackendList(Position))(backendList([position], backendMeta(5), { limit: 20, offset: 40, total: 41 }))
-    expect(wire).toStrictEqual({ data: [positionWire], meta: { timestamp: 5, version: "v2", pagination: { limit: 20, offset: 40, total: 41 } } })
+    expect(wire).toStrictEqual({
+      data: [positionWire],
+      meta: { timestamp: 5, version: "v2", pagination: { limit: 20, offset: 40, total: 41 } }
+    })
     expect(Either.isLeft(Schema.decodeUnknownEither(BackendList(Position))({ data: [], meta: { timestamp: 5, version: "v2" } }))).toBe(true)
   })
 
   it("meta.timestamp is integer unix seconds", () => {
     const result = Schema.decodeUnknownEither(BackendItem(Schema.String))({ data: "x", meta: { timestamp: 1.5, version: "v2" } })
     expect(failure(result).issues).toEqual([
-      { _tag: "Refinement", path: ["meta", "timestamp"], message: "expected a unix timestamp in seconds (a non-negative whole number), got 1.5, which is fractional" }
+      {
+        _tag: "Refinement",
+        path: ["meta", "timestamp"],
+        message: "expected a unix timestamp in seconds (a non-negative whole number), got 1.5, which is fractional"
+      }
     ])
   })
 })
@@ -108,8 +118,12 @@ describe("pagination query", () => {
     [{ offset: "-1" }, "offset", 'offset must be a whole number from 0 to 9007199254740991, got "-1"'],
     [{ offset: "1e3" }, "offset", 'offset must be a whole number from 0 to 9007199254740991, got "1e3"'],
     // Digits beyond the range: the message states the range, not merely "0 or more".
-    [{ offset: "99999999999999999999" }, "offset", 'offset must be a whole number from 0 to 9007199254740991, got "99999999999999999999", which is too large'],
-    [{ offset: "9007199254740992" }, "offset", "offset must be from 0 to 9007199254740991, got \"9007199254740992\""]
+    [
+      { offset: "99999999999999999999" },
+      "offset",
+      'offset must be a whole number from 0 to 9007199254740991, got "99999999999999999999", which is too large'
+    ],
+    [{ offset: "9007199254740992" }, "offset", 'offset must be from 0 to 9007199254740991, got "9007199254740992"']
   ])("rejects %j with a message naming %s", (query, parameter, message) => {
     const { issues, tree } = failure(decode(query))
     expect(issues).toEqual([{ _tag: "Transformation", path: [parameter], message }])
@@ -119,7 +133,9 @@ describe("pagination query", () => {
   it("the fields spread into an endpoint's own parameters and show up in OpenAPI", () => {
     const Params = Schema.Struct({ ...paginationFields, q: Schema.optional(Schema.String) })
     expect(Schema.decodeUnknownSync(Params)({ q: "rain" })).toEqual({ limit: 20, offset: 0, q: "rain" })
-    const api = HttpApi.make("p").add(HttpApiGroup.make("g").add(HttpApiEndpoint.get("list", "/items").setUrlParams(PaginationQuery).addSuccess(Schema.String)))
+    const api = HttpApi.make("p").add(
+      HttpApiGroup.make("g").add(HttpApiEndpoint.get("list", "/items").setUrlParams(PaginationQuery).addSuccess(Schema.String))
+    )
     const parameters = OpenApi.fromApi(api).paths["/items"]?.get?.parameters ?? []
     expect(parameters.map((p) => [p.name, p.in, p.required])).toEqual([
       ["limit", "query", false],

@@ -118,7 +118,12 @@ describe("backend error codes", () => {
 
   it("validation failures carry details with path and message", () => {
     const error = new ValidationFailed({ message: "body invalid", details: [{ path: "amountIn", message: "must be positive" }] })
-    const body = { error: "VALIDATION_FAILED", message: "body invalid", code: "VALIDATION_FAILED", details: [{ path: "amountIn", message: "must be positive" }] }
+    const body = {
+      error: "VALIDATION_FAILED",
+      message: "body invalid",
+      code: "VALIDATION_FAILED",
+      details: [{ path: "amountIn", message: "must be positive" }]
+    }
     expect(toBackendErrorBody(error)).toEqual(body)
     expect(Schema.encodeSync(ValidationFailed.wire)(error)).toEqual(body)
     expect(Schema.decodeUnknownSync(BackendErrorBody)(body)).toEqual(body)

@@ -90,7 +90,9 @@ describe("Address", () => {
 
   it("names a non-hex character and where it is", () => {
     const input = `0x12g4${"0".repeat(36)}`
-    expect(failure(Address, input)).toBe(`expected an address: 0x followed by 40 hex digits, got "${input}", which contains a non-hex character "g" at position 4`)
+    expect(failure(Address, input)).toBe(
+      `expected an address: 0x followed by 40 hex digits, got "${input}", which contains a non-hex character "g" at position 4`
+    )
     expect(failure(Address, `0x${"0".repeat(39)} `)).toContain("contains whitespace")
   })
 
@@ -107,7 +109,11 @@ describe("Address", () => {
     expect(Either.isLeft(result)).toBe(true)
     if (Either.isLeft(result)) {
       expect(ParseResult.ArrayFormatter.formatErrorSync(result.left)).toEqual([
-        { _tag: "Transformation", path: ["creator"], message: 'expected an address: 0x followed by 40 hex digits, got "0x12" (2 hex digits)' }
+        {
+          _tag: "Transformation",
+          path: ["creator"],
+          message: 'expected an address: 0x followed by 40 hex digits, got "0x12" (2 hex digits)'
+        }
       ])
     }
   })
@@ -137,7 +143,9 @@ describe("MarketIdHex, TxHash, Bytes32, Hex", () => {
   it("Hex wants an even number of digits", () => {
     expect(Schema.decodeSync(Hex)("0x")).toBe("0x")
     expect(Schema.decodeSync(Hex)("0xABcd")).toBe("0xabcd")
-    expect(failure(Hex, "0xabc")).toBe('expected hex bytes: 0x followed by an even number of hex digits, got "0xabc" (3 hex digits, an odd number)')
+    expect(failure(Hex, "0xabc")).toBe(
+      'expected hex bytes: 0x followed by an even number of hex digits, got "0xabc" (3 hex digits, an odd number)'
+    )
   })
 })
 
@@ -202,11 +210,15 @@ describe("Uint256 and Int256", () => {
     ["1.2.3", "which has more than one decimal point"],
     [(1n << 256n).toString(), "which is 2^256 or more (the largest uint256 is 2^256 - 1)"]
   ])("rejects %j and says %s", (input, reason) => {
-    expect(failure(Uint256, input)).toBe(`expected a uint256 as a decimal string, got ${JSON.stringify(input)}, ${reason}${reasonTail(reason)}`)
+    expect(failure(Uint256, input)).toBe(
+      `expected a uint256 as a decimal string, got ${JSON.stringify(input)}, ${reason}${reasonTail(reason)}`
+    )
   })
 
   it("explains that a JSON number is not a uint256", () => {
-    expect(failure(Uint256, 1000)).toBe("expected a uint256 as a decimal string, got 1000 (a number); uint256 values are decimal strings, never JSON numbers")
+    expect(failure(Uint256, 1000)).toBe(
+      "expected a uint256 as a decimal string, got 1000 (a number); uint256 values are decimal strings, never JSON numbers"
+    )
   })
 
   it("refuses to encode a bigint out of range, saying so", () => {
@@ -358,7 +370,12 @@ describe("Price", () => {
 describe("Money", () => {
   it("money() formats decimal with exactly `decimals` fraction digits", () => {
     expect(money(10_000_000_000n, 6, "USDC")).toEqual({ decimal: "10000.000000", raw: "10000000000", decimals: 6, unit: "USDC" })
-    expect(money(5n * 10n ** 14n, 18, "ETH")).toEqual({ decimal: "0.000500000000000000", raw: "500000000000000", decimals: 18, unit: "ETH" })
+    expect(money(5n * 10n ** 14n, 18, "ETH")).toEqual({
+      decimal: "0.000500000000000000",
+      raw: "500000000000000",
+      decimals: 18,
+      unit: "ETH"
+    })
     expect(money(-1n, 6, "YES").decimal).toBe("-0.000001")
     expect(money(3n, 0, "NO")).toEqual({ decimal: "3", raw: "3", decimals: 0, unit: "NO" })
     expect(() => money(1n, -1, "USDC")).toThrow(/decimals must be a whole number from 0 to 77/)
@@ -368,7 +385,9 @@ describe("Money", () => {
     const usdc = money(1_500_000n, 6, "USDC")
     expect(Schema.decodeUnknownSync(Money)(usdc)).toEqual(usdc)
     expect(Schema.encodeSync(Money)(usdc)).toEqual(usdc)
-    expect(failure(Money, { ...usdc, decimal: "1.5" })).toBe('Money.decimal "1.5" does not match raw "1500000" with 6 decimals (expected "1.500000")')
+    expect(failure(Money, { ...usdc, decimal: "1.5" })).toBe(
+      'Money.decimal "1.5" does not match raw "1500000" with 6 decimals (expected "1.500000")'
+    )
     expect(failure(Money, { ...usdc, raw: "1.5" })).toContain('expected Money.raw as an integer decimal string of base units, got "1.5"')
     expect(failure(Money, { ...usdc, decimals: 1.5 })).toContain("expected Money.decimals as a whole number from 0 to 77")
     expect(failure(Money, { ...usdc, unit: "DAI" })).toContain('expected a money unit "USDC", "ETH", "YES" or "NO", got "DAI"')
@@ -402,7 +421,9 @@ describe("Timestamp and BlockNumber", () => {
     expect(Schema.decodeSync(TimestampFromString)("1700000000")).toBe(1_700_000_000)
     expect(Schema.encodeSync(TimestampFromString)(5)).toBe("5")
     expect(Schema.decodeSync(BlockNumberFromString)("12")).toBe(12)
-    expect(failure(TimestampFromString, "-5")).toBe('expected a unix timestamp in seconds as a string of decimal digits, got "-5", which is negative')
+    expect(failure(TimestampFromString, "-5")).toBe(
+      'expected a unix timestamp in seconds as a string of decimal digits, got "-5", which is negative'
+    )
     expect(failure(BlockNumberFromString, "1.5")).toContain("which is fractional")
   })
 

@@ -39,7 +39,11 @@ describe("hook", () => {
 
 describe("exchange: market orders", () => {
   it("fills the best price first, FIFO within a level, and pays the maker's price rounded up", () => {
-    const book = [order("a", SELL_YES, 400_000n, 5_000_000n), order("b", SELL_YES, 300_000n, 1_000_000n), order("c", SELL_YES, 300_000n, 1_000_000n)]
+    const book = [
+      order("a", SELL_YES, 400_000n, 5_000_000n),
+      order("b", SELL_YES, 300_000n, 1_000_000n),
+      order("c", SELL_YES, 300_000n, 1_000_000n)
+    ]
     const r = matchMarketOrder(book, BUY_YES, 450_000n, 1_000_000n, 10)
     expect(r.fills.map((f) => f.orderId)).toEqual(["b", "c", "a"])
     // 1 share at 0.30 twice (0.60 USDC), then 0.40 left buys floor(0.4 / 0.4) = 1 share of "a".
@@ -47,20 +51,36 @@ describe("exchange: market orders", () => {
   })
 
   it("stops at the limit and at maxFills", () => {
-    const book = [order("a", SELL_YES, 300_000n, 1_000_000n), order("b", SELL_YES, 300_000n, 1_000_000n), order("c", SELL_YES, 500_000n, 1_000_000n)]
+    const book = [
+      order("a", SELL_YES, 300_000n, 1_000_000n),
+      order("b", SELL_YES, 300_000n, 1_000_000n),
+      order("c", SELL_YES, 500_000n, 1_000_000n)
+    ]
     expect(matchMarketOrder(book, BUY_YES, 400_000n, 10_000_000n, 10).fills.map((f) => f.orderId)).toEqual(["a", "b"])
     expect(matchMarketOrder(book, BUY_YES, 400_000n, 10_000_000n, 1).fills.map((f) => f.orderId)).toEqual(["a"])
   })
 
   it("mints against a NO bid when that is cheaper, and merges against a NO ask for a seller", () => {
     // BUY_YES taker, NO bid at 0.75: YES effectively at 0.25, cheaper than the YES ask at 0.30.
-    const mint = matchMarketOrder([order("ask", SELL_YES, 300_000n, 10_000_000n), order("nobid", BUY_NO, 750_000n, 2_000_000n)], BUY_YES, 400_000n, 1_000_000n, 10)
+    const mint = matchMarketOrder(
+      [order("ask", SELL_YES, 300_000n, 10_000_000n), order("nobid", BUY_NO, 750_000n, 2_000_000n)],
+      BUY_YES,
+      400_000n,
+      1_000_000n,
+      10
+    )
     expect(mint.fills[0]).toMatchObject({ orderId: "nobid", kind: "MINT" })
     // The maker's lock pays 0.75 per share; the taker pays the rest: 2 shares for 0.50 USDC.
     expect(mint.fills[0]!.shares).toBe(2_000_000n)
     expect(mint.cost).toBeGreaterThanOrEqual(500_000n)
     // SELL_YES taker, NO ask at 0.40: merging pays 0.60 per YES, more than the YES bid at 0.55.
-    const merge = matchMarketOrder([order("bid", BUY_YES, 550_000n, 10_000_000n), order("noask", SELL_NO, 400_000n, 1_000_000n)], SELL_YES, 500_000n, 1_000_000n, 10)
+    const merge = matchMarketOrder(
+      [order("bid", BUY_YES, 550_000n, 10_000_000n), order("noask", SELL_NO, 400_000n, 1_000_000n)],
+      SELL_YES,
+      500_000n,
+      1_000_000n,
+      10
+    )
     expect(merge).toMatchObject({ filled: 600_000n, cost: 1_000_000n })
     expect(merge.fills[0]!.kind).toBe("MERGE")
   })
@@ -111,9 +131,17 @@ describe("router", () => {
       }
       return "no revert"
     }
-    expect(revert(() => quoteTrade({ pool: undefined, endTime: 10n ** 9n, book, exchangePaused: true }, SELL_YES, 3_000_000n, 0, 0n))).toBe("ExchangePaused")
-    expect(revert(() => quoteTrade({ pool: { ...pool, liquidity: 0n }, endTime: 10n ** 9n, book, exchangePaused: true }, BUY_NO, 3_000_000n, 0, 0n))).toBe("ExchangePaused")
+    expect(revert(() => quoteTrade({ pool: undefined, endTime: 10n ** 9n, book, exchangePaused: true }, SELL_YES, 3_000_000n, 0, 0n))).toBe(
+      "ExchangePaused"
+    )
+    expect(
+      revert(() =>
+        quoteTrade({ pool: { ...pool, liquidity: 0n }, endTime: 10n ** 9n, book, exchangePaused: true }, BUY_NO, 3_000_000n, 0, 0n)
+      )
+    ).toBe("ExchangePaused")
     // Both venues paused: the hook's pause is the reason.
-    expect(revert(() => quoteTrade({ pool, endTime: 10n ** 9n, book, exchangePaused: true, hookPaused: true }, BUY_YES, 3_000_000n, 0, 0n))).toBe("HookPaused")
+    expect(
+      revert(() => quoteTrade({ pool, endTime: 10n ** 9n, book, exchangePaused: true, hookPaused: true }, BUY_YES, 3_000_000n, 0, 0n))
+    ).toBe("HookPaused")
   })
 })

@@ -27,7 +27,8 @@ export interface AaDevnet {
 }
 
 /** The private key of mnemonic account `index`. */
-export const devnetKey = (index: number): Hex => bytesToHex(mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: index }).getHdKey().privateKey!)
+export const devnetKey = (index: number): Hex =>
+  bytesToHex(mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: index }).getHdKey().privateKey!)
 
 export const startAaDevnet = async (): Promise<AaDevnet> => {
   const dataDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-aa-"))

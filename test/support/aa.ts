@@ -5,16 +5,7 @@
  * `startAaDevnet` (aa-devnet.ts) gives a live devnet with its own alto to run them against.
  */
 import { createHash, createSign, generateKeyPairSync, randomBytes, type KeyObject } from "node:crypto"
-import {
-  bytesToHex,
-  concat,
-  createPublicClient,
-  http,
-  numberToHex,
-  type Address,
-  type Hex,
-  type PublicClient
-} from "viem"
+import { bytesToHex, concat, createPublicClient, http, numberToHex, type Address, type Hex, type PublicClient } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import {
   accountFactoryData,
@@ -76,9 +67,15 @@ export interface SoftwarePasskey extends AccountSigner {
   /** Signature counter (incremented by each assertion, as authenticators with a counter do). */
   readonly counter: () => number
   /** A WebAuthn assertion of `challenge` (raw bytes; base64url-encoded into clientDataJSON). */
-  readonly assert: (challenge: Hex | Uint8Array, options?: { readonly origin?: string; readonly rpId?: string; readonly userPresent?: boolean; readonly userVerified?: boolean }) => PasskeyAssertion
+  readonly assert: (
+    challenge: Hex | Uint8Array,
+    options?: { readonly origin?: string; readonly rpId?: string; readonly userPresent?: boolean; readonly userVerified?: boolean }
+  ) => PasskeyAssertion
   /** A "none"-attestation registration (`navigator.credentials.create`) for `challenge`. */
-  readonly register: (challenge: Hex | Uint8Array, options?: { readonly origin?: string; readonly rpId?: string }) => {
+  readonly register: (
+    challenge: Hex | Uint8Array,
+    options?: { readonly origin?: string; readonly rpId?: string }
+  ) => {
     readonly clientDataJSON: string
     readonly attestationObject: Uint8Array
   }
@@ -144,18 +141,48 @@ export const softwarePasskey = (defaults: { readonly origin?: string; readonly r
     const authenticatorData = new Uint8Array(Buffer.concat([sha256(rpId(options.rpId)), Buffer.from([flags]), counter]))
     const challengeHex = typeof challenge === "string" ? challenge : bytesToHex(challenge)
     const client = webAuthnClientData(challengeHex, origin(options.origin))
-    const raw = createSign("sha256").update(authenticatorData).update(sha256(client.clientDataJSON)).sign({ key: privateKey, dsaEncoding: "ieee-p1363" })
+    const raw = createSign("sha256")
+      .update(authenticatorData)
+      .update(sha256(client.clientDataJSON))
+      .sign({ key: privateKey, dsaEncoding: "ieee-p1363" })
     const r = BigInt(`0x${raw.subarray(0, 32).toString("hex")}`)
     let s = BigInt(`0x${raw.subarray(32).toString("hex")}`)
     // The account takes low s only; (r, n - s) is the same signature's other form.
     if (s > P256_N / 2n) s = P256_N - s
-    const encoded = encodeWebAuthnSignature({ authenticatorData: bytesToHex(authenticatorData), clientDataJSON: client.clientDataJSON, challengeIndex: client.challengeIndex, typeIndex: client.typeIndex, r, s })
-    return { authenticatorData, clientDataJSON: client.clientDataJSON, challengeIndex: client.challengeIndex, typeIndex: client.typeIndex, r, s, signatureDer: derSignature(r, s), encoded }
+    const encoded = encodeWebAuthnSignature({
+      authenticatorData: bytesToHex(authenticatorData),
+      clientDataJSON: client.clientDataJSON,
+      challengeIndex: client.challengeIndex,
+      typeIndex: client.typeIndex,
+      r,
+      s
+    })
+    return {
+      authenticatorData,
+      clientDataJSON: client.clientDataJSON,
+      challengeIndex: client.challengeIndex,
+      typeIndex: client.typeIndex,
+      r,
+      s,
+      signatureDer: derSignature(r, s),
+      encoded
+    }
   }
 
   const register: SoftwarePasskey["register"] = (challenge, options = {}) => {
-    const clientDataJSON = JSON.stringify({ type: "webauthn.create", challenge: base64Url(toBytes(challenge)), origin: origin(options.origin), crossOrigin: false })
-    const coseKey = cbor([[1, 2], [3, -7], [-1, 1], [-2, xBytes], [-3, yBytes]])
+    const clientDataJSON = JSON.stringify({
+      type: "webauthn.create",
+      challenge: base64Url(toBytes(challenge)),
+      origin: origin(options.origin),
+      crossOrigin: false
+    })
+    const coseKey = cbor([
+      [1, 2],
+      [3, -7],
+      [-1, 1],
+      [-2, xBytes],
+      [-3, yBytes]
+    ])
     const idLength = Buffer.alloc(2)
     idLength.writeUInt16BE(credentialId.length)
     const authData = Buffer.concat([
@@ -167,7 +194,13 @@ export const softwarePasskey = (defaults: { readonly origin?: string; readonly r
       credentialId,
       coseKey
     ])
-    const attestationObject = new Uint8Array(cbor([["fmt", "none"], ["attStmt", []], ["authData", new Uint8Array(authData)]]))
+    const attestationObject = new Uint8Array(
+      cbor([
+        ["fmt", "none"],
+        ["attStmt", []],
+        ["authData", new Uint8Array(authData)]
+      ])
+    )
     return { clientDataJSON, attestationObject }
   }
 
@@ -197,7 +230,11 @@ export interface AaChain {
 
 export class BundlerRpcError extends Error {
   override readonly name = "BundlerRpcError"
-  constructor(readonly code: number, message: string, readonly data: unknown) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: unknown
+  ) {
     super(`bundler error ${code}: ${message}`)
   }
 }
@@ -237,7 +274,12 @@ export const sponsorUserOperation = async (
   op: UserOperationV07,
   sponsor: { readonly chainId: number; readonly paymaster: Address; readonly signerKey: Hex; readonly window: PaymasterWindow }
 ): Promise<UserOperationV07> => {
-  const withPaymaster: UserOperationV07 = { ...op, paymaster: sponsor.paymaster, paymasterVerificationGasLimit: op.paymasterVerificationGasLimit ?? PAYMASTER_VERIFICATION_GAS, paymasterPostOpGasLimit: op.paymasterPostOpGasLimit ?? 0n }
+  const withPaymaster: UserOperationV07 = {
+    ...op,
+    paymaster: sponsor.paymaster,
+    paymasterVerificationGasLimit: op.paymasterVerificationGasLimit ?? PAYMASTER_VERIFICATION_GAS,
+    paymasterPostOpGasLimit: op.paymasterPostOpGasLimit ?? 0n
+  }
   const hash = paymasterHash(withPaymaster, sponsor.chainId, sponsor.paymaster, sponsor.window)
   const signature = await privateKeyToAccount(sponsor.signerKey).signMessage({ message: { raw: hash } })
   return { ...withPaymaster, paymasterData: encodePaymasterData(sponsor.window, signature) }
@@ -292,10 +334,19 @@ export class AaClient {
    * is not deployed yet, the EntryPoint's nonce, fees from the chain, gas limits from the
    * bundler's estimate (with a paymaster stand-in when `sponsored`), the signature left empty.
    */
-  async prepare(signer: AccountSigner, calls: ReadonlyArray<AccountCall>, options: { readonly sponsored?: boolean } = {}): Promise<UserOperationV07> {
+  async prepare(
+    signer: AccountSigner,
+    calls: ReadonlyArray<AccountCall>,
+    options: { readonly sponsored?: boolean } = {}
+  ): Promise<UserOperationV07> {
     const sender = await this.accountAddress(signer.owner)
     const deployed = await this.isDeployed(sender)
-    const nonce = await this.public.readContract({ address: this.chain.entryPoint, abi: entryPointAbi, functionName: "getNonce", args: [sender, 0n] })
+    const nonce = await this.public.readContract({
+      address: this.chain.entryPoint,
+      abi: entryPointAbi,
+      functionName: "getNonce",
+      args: [sender, 0n]
+    })
     // Fees from the chain (not pimlico_getUserOperationGasPrice, which a method allow-list may refuse): twice the base fee plus the tip.
     const block = await this.public.getBlock()
     const maxPriorityFeePerGas = await this.public.estimateMaxPriorityFeePerGas()
@@ -347,10 +398,18 @@ export class AaClient {
   }
 
   /** Polls eth_getUserOperationReceipt until the operation is on chain. */
-  async waitForReceipt(userOpHash: Hex, timeoutMs = 30_000): Promise<{ success: boolean; receipt: { transactionHash: Hex; blockNumber: Hex }; actualGasCost: Hex; paymaster?: Address }> {
+  async waitForReceipt(
+    userOpHash: Hex,
+    timeoutMs = 30_000
+  ): Promise<{ success: boolean; receipt: { transactionHash: Hex; blockNumber: Hex }; actualGasCost: Hex; paymaster?: Address }> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
-      const receipt = await this.bundler<{ success: boolean; receipt: { transactionHash: Hex; blockNumber: Hex }; actualGasCost: Hex; paymaster?: Address } | null>("eth_getUserOperationReceipt", [userOpHash])
+      const receipt = await this.bundler<{
+        success: boolean
+        receipt: { transactionHash: Hex; blockNumber: Hex }
+        actualGasCost: Hex
+        paymaster?: Address
+      } | null>("eth_getUserOperationReceipt", [userOpHash])
       if (receipt !== null) return receipt
       if (Date.now() > deadline) throw new Error(`user operation ${userOpHash} not included within ${timeoutMs} ms`)
       await new Promise((r) => setTimeout(r, 200))

@@ -20,10 +20,7 @@ export const arbitraryFor = (param: Param): fc.Arbitrary<unknown> => {
   }
   if (param.type === "tuple") {
     return fc.record(
-      Object.fromEntries((param.components ?? []).map((c) => [c.name ?? "", arbitraryFor(c)])) as Record<
-        string,
-        fc.Arbitrary<unknown>
-      >
+      Object.fromEntries((param.components ?? []).map((c) => [c.name ?? "", arbitraryFor(c)])) as Record<string, fc.Arbitrary<unknown>>
     )
   }
   const hexOf = (bytes: number) =>
@@ -32,7 +29,11 @@ export const arbitraryFor = (param: Param): fc.Arbitrary<unknown> => {
   if (param.type === "address") return hexOf(20).map((h) => getAddress(h.toLowerCase()))
   if (param.type === "bool") return fc.boolean()
   if (param.type === "string") return fc.string({ unit: "grapheme", maxLength: 40 })
-  if (param.type === "bytes") return fc.integer({ min: 0, max: 70 }).chain((n) => hexOf(n)).map((h) => h.replace("0X", "0x"))
+  if (param.type === "bytes")
+    return fc
+      .integer({ min: 0, max: 70 })
+      .chain((n) => hexOf(n))
+      .map((h) => h.replace("0X", "0x"))
   const bytesN = /^bytes(\d+)$/.exec(param.type)
   if (bytesN !== null) return hexOf(Number(bytesN[1])).map((h) => h.replace("0X", "0x"))
   const int = /^(u?)int(\d+)$/.exec(param.type)
@@ -47,4 +48,3 @@ export const arbitraryFor = (param: Param): fc.Arbitrary<unknown> => {
   }
   throw new Error(`no arbitrary for ${param.type}`)
 }
-

@@ -18,7 +18,15 @@ import { expect } from "vitest"
 
 export const databaseInvariants = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
-  const markets = yield* sql.unsafe<{ id: string; collateral: string; resolved: boolean; outcome: boolean | null; refund: boolean; yes: string | null; no: string | null }>(`
+  const markets = yield* sql.unsafe<{
+    id: string
+    collateral: string
+    resolved: boolean
+    outcome: boolean | null
+    refund: boolean
+    yes: string | null
+    no: string | null
+  }>(`
     select m.id::text, m.total_collateral::text as collateral, m.is_resolved as resolved, m.outcome, m.refund_mode as refund,
       (select supply::text from outcome_token t where t.address = m.yes_token) as yes,
       (select supply::text from outcome_token t where t.address = m.no_token) as no

@@ -12,7 +12,8 @@
 import * as http from "node:http"
 import { prng } from "../../tools/prng.js"
 
-export type Fault = "rateLimited" | "serverError" | "slow" | "rangeLimit" | "truncated" | "wrongBlock" | "emptyBody" | "nullResult" | "droppedLogs"
+export type Fault =
+  "rateLimited" | "serverError" | "slow" | "rangeLimit" | "truncated" | "wrongBlock" | "emptyBody" | "nullResult" | "droppedLogs"
 
 export interface FaultProxy {
   readonly url: string
@@ -56,7 +57,9 @@ export interface FaultOptions {
 const dropOneBlock = (text: string, random: () => number): string | undefined => {
   const answers = JSON.parse(text) as unknown
   const list = (Array.isArray(answers) ? answers : [answers]) as Array<{ result?: unknown }>
-  const withLogs = list.filter((a) => Array.isArray(a.result) && a.result.length > 0 && typeof (a.result[0] as Record<string, unknown>)["logIndex"] === "string")
+  const withLogs = list.filter(
+    (a) => Array.isArray(a.result) && a.result.length > 0 && typeof (a.result[0] as Record<string, unknown>)["logIndex"] === "string"
+  )
   if (withLogs.length === 0) return undefined
   const answer = withLogs[Math.floor(random() * withLogs.length)]!
   const logs = answer.result as Array<{ blockNumber: string }>
@@ -128,7 +131,10 @@ export const startFaultProxy = (target: string, options: FaultOptions): Promise<
           const text = await forward(body)
           const answers = JSON.parse(text) as unknown
           const list = (Array.isArray(answers) ? answers : [answers]) as Array<{ result?: unknown }>
-          const withLogs = list.find((a) => Array.isArray(a.result) && a.result.length > 0 && typeof (a.result[0] as Record<string, unknown>)["blockHash"] === "string")
+          const withLogs = list.find(
+            (a) =>
+              Array.isArray(a.result) && a.result.length > 0 && typeof (a.result[0] as Record<string, unknown>)["blockHash"] === "string"
+          )
           if (withLogs !== undefined) {
             count("wrongBlock")
             const log = (withLogs.result as Array<Record<string, string>>)[0]!

@@ -25,7 +25,10 @@ export const indexFixtureInto = (url: string) =>
     Effect.gen(function* () {
       const chain = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
       chain.advanceAll()
-      const server = yield* Effect.acquireRelease(Effect.promise(() => serveReplay(chain)), (s) => Effect.promise(() => s.close()))
+      const server = yield* Effect.acquireRelease(
+        Effect.promise(() => serveReplay(chain)),
+        (s) => Effect.promise(() => s.close())
+      )
       const rpc = makeRpc({ url: server.url })
       yield* Effect.provide(
         Effect.gen(function* () {

@@ -47,7 +47,12 @@ export const decodeCanonical = async (recording: string): Promise<Array<Decoded>
       if (routes === undefined) continue
       const entry = lookupAny(routes, log.topics[0]!, log.topics.length)
       if (entry === undefined) throw new Error(`unknown log at block ${n}: ${log.address} ${log.topics[0]}`)
-      const args = decodeEventLog({ abi: [entry.abi], topics: log.topics as [Hex, ...Array<Hex>], data: log.data as Hex, strict: true }).args
+      const args = decodeEventLog({
+        abi: [entry.abi],
+        topics: log.topics as [Hex, ...Array<Hex>],
+        data: log.data as Hex,
+        strict: true
+      }).args
       const event = entry.toDomain(args as Record<string, unknown>)
       if (event._tag === "MarketCreated") {
         kinds.set(event.yesToken, ["outcomeToken"])

@@ -46,13 +46,25 @@ const entryPointCreationCode = (): Hex => {
 export const deployAccountAbstraction = async (client: DevnetClient): Promise<AaDeployment> => {
   const creationCode = entryPointCreationCode()
   const landed = getContractAddress({ opcode: "CREATE2", from: DETERMINISTIC_DEPLOYER, salt: ENTRY_POINT_SALT, bytecode: creationCode })
-  if (landed.toLowerCase() !== ENTRY_POINT_V07) throw new Error(`the EntryPoint creation code would land at ${landed}, not ${ENTRY_POINT_V07}`)
+  if (landed.toLowerCase() !== ENTRY_POINT_V07)
+    throw new Error(`the EntryPoint creation code would land at ${landed}, not ${ENTRY_POINT_V07}`)
   await client.sendRaw(PAYMASTER_ACCOUNT, DETERMINISTIC_DEPLOYER, concat([ENTRY_POINT_SALT, creationCode]))
   if ((await client.public.getCode({ address: ENTRY_POINT_V07 })) === undefined) throw new Error("the EntryPoint was not deployed")
   const factory = await client.deploy(PAYMASTER_ACCOUNT, "SmartAccountFactory", [ENTRY_POINT_V07])
-  const paymaster = await client.deploy(PAYMASTER_ACCOUNT, "VerifyingPaymaster", [ENTRY_POINT_V07, client.address(PAYMASTER_ACCOUNT), client.address(PAYMASTER_ACCOUNT)])
+  const paymaster = await client.deploy(PAYMASTER_ACCOUNT, "VerifyingPaymaster", [
+    ENTRY_POINT_V07,
+    client.address(PAYMASTER_ACCOUNT),
+    client.address(PAYMASTER_ACCOUNT)
+  ])
   await client.send(PAYMASTER_ACCOUNT, "VerifyingPaymaster", paymaster.address, "deposit", [], PAYMASTER_DEPOSIT)
-  await client.send(PAYMASTER_ACCOUNT, "VerifyingPaymaster", paymaster.address, "addStake", [PAYMASTER_UNSTAKE_DELAY_SECONDS], PAYMASTER_STAKE)
+  await client.send(
+    PAYMASTER_ACCOUNT,
+    "VerifyingPaymaster",
+    paymaster.address,
+    "addStake",
+    [PAYMASTER_UNSTAKE_DELAY_SECONDS],
+    PAYMASTER_STAKE
+  )
   return {
     entryPoint: ENTRY_POINT_V07,
     smartAccountFactory: factory.address,

@@ -28,7 +28,12 @@ export interface Anvil {
 
 export const anvilBinary = (): string => {
   const require = createRequire(import.meta.url)
-  const candidates = ["@foundry-rs/anvil-linux-amd64", "@foundry-rs/anvil-linux-arm64", "@foundry-rs/anvil-darwin-arm64", "@foundry-rs/anvil-darwin-amd64"]
+  const candidates = [
+    "@foundry-rs/anvil-linux-amd64",
+    "@foundry-rs/anvil-linux-arm64",
+    "@foundry-rs/anvil-darwin-arm64",
+    "@foundry-rs/anvil-darwin-amd64"
+  ]
   for (const name of candidates) {
     try {
       const bin = join(dirname(require.resolve(`${name}/package.json`)), "bin", "anvil")
@@ -64,8 +69,20 @@ const rpc = async (url: string, method: string, params: ReadonlyArray<unknown> =
 export const startAnvil = async (options: { readonly port?: number; readonly host?: string } = {}): Promise<Anvil> => {
   const host = options.host ?? "127.0.0.1"
   const args = [
-    "--host", host, "--port", String(options.port ?? 0), "--chain-id", String(DEVNET_CHAIN_ID), "--mnemonic", DEVNET_MNEMONIC,
-    "--accounts", String(DEVNET_ACCOUNTS), "--balance", "100000", "--timestamp", String(GENESIS_TIMESTAMP)
+    "--host",
+    host,
+    "--port",
+    String(options.port ?? 0),
+    "--chain-id",
+    String(DEVNET_CHAIN_ID),
+    "--mnemonic",
+    DEVNET_MNEMONIC,
+    "--accounts",
+    String(DEVNET_ACCOUNTS),
+    "--balance",
+    "100000",
+    "--timestamp",
+    String(GENESIS_TIMESTAMP)
   ]
   const child: ChildProcess = spawn(anvilBinary(), args, { stdio: ["ignore", "pipe", "pipe"] })
   let stderr = ""
@@ -90,7 +107,12 @@ export const startAnvil = async (options: { readonly port?: number; readonly hos
     if (child.exitCode !== null) throw new AnvilError(`anvil exited with code ${child.exitCode}: ${stderr.trim()}`)
     if (port !== undefined) {
       const url = `http://${host}:${port}`
-      if (await rpc(url, "eth_chainId").then(() => true, () => false)) {
+      if (
+        await rpc(url, "eth_chainId").then(
+          () => true,
+          () => false
+        )
+      ) {
         await rpc(url, "anvil_setBlockTimestampInterval", [BLOCK_TIME_STEP])
         return { url, port, stop }
       }

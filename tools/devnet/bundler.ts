@@ -53,26 +53,45 @@ export const startBundler = async (options: {
   readonly utilityKey: Hex
 }): Promise<Bundler> => {
   const args = [
-    "--entrypoints", options.entryPoint,
-    "--rpc-url", options.rpcUrl,
-    "--port", "0",
-    "--safe-mode", "false",
-    "--executor-private-keys", options.executorKey,
-    "--utility-private-key", options.utilityKey,
-    "--refilling-wallets", "false",
-    "--utility-wallet-monitor", "false",
-    "--json", "--log-level", "info",
-    "--public-client-log-level", "warn", "--wallet-client-log-level", "warn"
+    "--entrypoints",
+    options.entryPoint,
+    "--rpc-url",
+    options.rpcUrl,
+    "--port",
+    "0",
+    "--safe-mode",
+    "false",
+    "--executor-private-keys",
+    options.executorKey,
+    "--utility-private-key",
+    options.utilityKey,
+    "--refilling-wallets",
+    "false",
+    "--utility-wallet-monitor",
+    "false",
+    "--json",
+    "--log-level",
+    "info",
+    "--public-client-log-level",
+    "warn",
+    "--wallet-client-log-level",
+    "warn"
   ]
   // alto loads slowly (~5 s on a quiet machine) and deploys its simulation contracts on a fresh chain.
-  const { port, stop } = await startKept({ name: "alto", executable: process.execPath, args: [altoCli(), ...args], listenTimeoutMs: 120_000, stopTimeoutMs: 10_000 })
-    .catch((error: Error) => {
-      throw new BundlerError(error.message)
-    })
+  const { port, stop } = await startKept({
+    name: "alto",
+    executable: process.execPath,
+    args: [altoCli(), ...args],
+    listenTimeoutMs: 120_000,
+    stopTimeoutMs: 10_000
+  }).catch((error: Error) => {
+    throw new BundlerError(error.message)
+  })
   const url = `http://127.0.0.1:${port}`
   for (let attempt = 0; ; attempt++) {
     const entryPoints = await rpc(url, "eth_supportedEntryPoints").catch(() => undefined)
-    if (Array.isArray(entryPoints) && entryPoints.some((e) => String(e).toLowerCase() === options.entryPoint.toLowerCase())) return { url, stop }
+    if (Array.isArray(entryPoints) && entryPoints.some((e) => String(e).toLowerCase() === options.entryPoint.toLowerCase()))
+      return { url, stop }
     if (attempt >= 200) {
       await stop()
       throw new BundlerError(`alto did not answer on ${url}`)

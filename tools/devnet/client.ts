@@ -34,7 +34,10 @@ export class DevnetClient {
   private readonly accounts = new Map<number, HDAccount>()
   private readonly chain: ReturnType<typeof devnetChain>
 
-  constructor(readonly url: string, readonly artifacts: Artifacts) {
+  constructor(
+    readonly url: string,
+    readonly artifacts: Artifacts
+  ) {
     this.chain = devnetChain(url)
     const transport = http(url, { batch: false, retryCount: 0 })
     this.public = createPublicClient({ chain: this.chain, transport, pollingInterval: 20 })
@@ -64,7 +67,12 @@ export class DevnetClient {
     return artifact.abi
   }
 
-  async deploy(from: number, contract: string, args: ReadonlyArray<unknown> = [], value = 0n): Promise<{ address: Address; receipt: TransactionReceipt }> {
+  async deploy(
+    from: number,
+    contract: string,
+    args: ReadonlyArray<unknown> = [],
+    value = 0n
+  ): Promise<{ address: Address; receipt: TransactionReceipt }> {
     const artifact = this.artifacts[contract]
     if (artifact === undefined) throw new Error(`no compiled contract named ${contract}`)
     const hash = await this.wallet(from).deployContract({ abi: artifact.abi, bytecode: artifact.bytecode as Hex, args: [...args], value })
@@ -74,7 +82,14 @@ export class DevnetClient {
   }
 
   /** Sends a call as account `from`; throws (with the revert reason) if it would revert. */
-  async send(from: number, contract: string, address: Address, functionName: string, args: ReadonlyArray<unknown> = [], value = 0n): Promise<TransactionReceipt> {
+  async send(
+    from: number,
+    contract: string,
+    address: Address,
+    functionName: string,
+    args: ReadonlyArray<unknown> = [],
+    value = 0n
+  ): Promise<TransactionReceipt> {
     const hash = await this.wallet(from).writeContract({ address, abi: this.abi(contract), functionName, args: [...args], value } as never)
     return this.receipt(hash)
   }
@@ -98,9 +113,15 @@ export class DevnetClient {
       const direct = await this.public.getTransactionReceipt({ hash }).catch(() => undefined)
       if (direct === undefined) {
         const pool = await this.public.request({ method: "txpool_content" as never }).catch(() => "unavailable")
-        const known = await this.public.getTransaction({ hash }).then((t) => `known, block ${t.blockNumber}, nonce ${t.nonce}`, () => "unknown to the node")
+        const known = await this.public.getTransaction({ hash }).then(
+          (t) => `known, block ${t.blockNumber}, nonce ${t.nonce}`,
+          () => "unknown to the node"
+        )
         const head = await this.public.getBlockNumber().catch(() => "unavailable")
-        throw new Error(`transaction ${hash} not mined within 15 s (${known}; head ${head}); txpool: ${JSON.stringify(pool).slice(0, 2000)}`, { cause: error })
+        throw new Error(
+          `transaction ${hash} not mined within 15 s (${known}; head ${head}); txpool: ${JSON.stringify(pool).slice(0, 2000)}`,
+          { cause: error }
+        )
       }
       receipt = direct
     }

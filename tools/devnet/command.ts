@@ -24,7 +24,16 @@ export interface DevnetArgs {
 export const devnet = (given: DevnetArgs) =>
   Effect.gen(function* () {
     const args: DevnetArgs = given.fixture
-      ? { ...given, seed: FIXTURE.seed, steps: FIXTURE.steps, record: Option.some(FIXTURE.record), deployment: FIXTURE.deployment, port: 0, follow: false, liveState: Option.some(FIXTURE.liveState) }
+      ? {
+          ...given,
+          seed: FIXTURE.seed,
+          steps: FIXTURE.steps,
+          record: Option.some(FIXTURE.record),
+          deployment: FIXTURE.deployment,
+          port: 0,
+          follow: false,
+          liveState: Option.some(FIXTURE.liveState)
+        }
       : given
     const controller = new AbortController()
     yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
@@ -42,7 +51,10 @@ export const devnet = (given: DevnetArgs) =>
       log
     })
     const result = yield* Effect.acquireRelease(
-      Effect.tryPromise({ try: () => started, catch: (cause) => new DevnetFailed({ message: `devnet: ${(cause as Error).message ?? String(cause)}` }) }),
+      Effect.tryPromise({
+        try: () => started,
+        catch: (cause) => new DevnetFailed({ message: `devnet: ${(cause as Error).message ?? String(cause)}` })
+      }),
       (r) => Effect.promise(() => r.anvil.stop())
     )
     const s = result.summary

@@ -34,7 +34,9 @@ export class CompileError extends Error {
 
 const sources = (): Record<string, { content: string }> => {
   const files: Record<string, { content: string }> = { "Events.sol": { content: eventsSource() } }
-  for (const file of readdirSync(CONTRACTS_DIR).filter((f) => f.endsWith(".sol")).sort()) {
+  for (const file of readdirSync(CONTRACTS_DIR)
+    .filter((f) => f.endsWith(".sol"))
+    .sort()) {
     files[file] = { content: readFileSync(join(CONTRACTS_DIR, file), "utf8") }
   }
   return files

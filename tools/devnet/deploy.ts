@@ -68,7 +68,12 @@ export const deployDevnet = async (client: DevnetClient, options: { readonly dep
   const usdc = await client.deploy(ADMIN, "TestUsdc")
   const deployBlock = Number(usdc.receipt.blockNumber)
   const diamond = await client.deploy(ADMIN, "Diamond", [
-    admin, usdc.address, client.address(FEE_RECIPIENT), options.deployedVariants, TIMING.emergencyDelay, TIMING.sweepGrace
+    admin,
+    usdc.address,
+    client.address(FEE_RECIPIENT),
+    options.deployedVariants,
+    TIMING.emergencyDelay,
+    TIMING.sweepGrace
   ])
   const cutSelector = toFunctionSelector("diamondCut((address,uint8,bytes4[])[],address,bytes)")
   const facets = [
@@ -76,7 +81,11 @@ export const deployDevnet = async (client: DevnetClient, options: { readonly dep
     ["MarketFacet", (await client.deploy(ADMIN, "MarketFacet")).address],
     ["EventFacet", (await client.deploy(ADMIN, "EventFacet")).address]
   ] as const
-  const cuts = facets.map(([name, address]) => ({ facetAddress: address, action: 0, functionSelectors: selectorsOf(client, name, [cutSelector]) }))
+  const cuts = facets.map(([name, address]) => ({
+    facetAddress: address,
+    action: 0,
+    functionSelectors: selectorsOf(client, name, [cutSelector])
+  }))
   await client.send(ADMIN, "AdminFacet", diamond.address, "diamondCut", [cuts, "0x0000000000000000000000000000000000000000", "0x"])
 
   const poolManager = await client.deploy(ADMIN, "PoolManager")
@@ -102,7 +111,10 @@ export const deployDevnet = async (client: DevnetClient, options: { readonly dep
   await client.send(ADMIN, "TestUsdc", usdc.address, "setMinter", [faucet.address, true])
 
   for (const [name, account] of [
-    ["ADMIN", admin], ["PAUSER", admin], ["CREATOR", admin], ["CREATOR", marketFactory.address]
+    ["ADMIN", admin],
+    ["PAUSER", admin],
+    ["CREATOR", admin],
+    ["CREATOR", marketFactory.address]
   ] as const) {
     await client.send(ADMIN, "AdminFacet", diamond.address, "grantRole", [ROLES[name], account])
   }

@@ -18,9 +18,7 @@ const typeOf = (param: AbiParameter): string => {
 
 /** Types passed by reference in an event declaration need no location; only names differ. */
 const declare = (event: AbiEvent): string => {
-  const params = event.inputs.map(
-    (input) => `${typeOf(input)}${input.indexed === true ? " indexed" : ""} ${input.name ?? ""}`.trim()
-  )
+  const params = event.inputs.map((input) => `${typeOf(input)}${input.indexed === true ? " indexed" : ""} ${input.name ?? ""}`.trim())
   return `    event ${event.name}(${params.join(", ")});`
 }
 
@@ -35,7 +33,12 @@ const block = (name: string, events: ReadonlyArray<AbiEvent>): string => {
 export const eventsSource = (): string => {
   // The header names this file where it used to live (src/devnet/): the text is compiled into every
   // contract's metadata hash, so changing it would change all the bytecode and the committed fixture.
-  const parts = ["// SPDX-License-Identifier: MIT", "// Generated from schema/abi.ts by src/devnet/events-sol.ts; do not edit.", "pragma solidity ^0.8.24;", ""]
+  const parts = [
+    "// SPDX-License-Identifier: MIT",
+    "// Generated from schema/abi.ts by src/devnet/events-sol.ts; do not edit.",
+    "pragma solidity ^0.8.24;",
+    ""
+  ]
   for (const [kind, events] of Object.entries(specEvents)) {
     parts.push(block(`Spec_${kind}`, Object.values(events) as ReadonlyArray<AbiEvent>), "")
   }

@@ -49,7 +49,10 @@ export const startKept = async (options: {
   })
   const stop = async () => {
     if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill("SIGTERM")
-    const done = await Promise.race([exited(keeper).then(() => true), new Promise<false>((r) => setTimeout(() => r(false), options.stopTimeoutMs))])
+    const done = await Promise.race([
+      exited(keeper).then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), options.stopTimeoutMs))
+    ])
     if (!done) {
       // The keeper leads its own process group, the child in it: kill both, never orphan the child.
       try {

@@ -38,7 +38,17 @@ export interface LiveManifest extends AaDeployment {
 }
 
 /** The contracts whose ABIs the manifest carries. */
-const LIVE_ABIS = ["MarketFacet", "MarketFactory", "Router", "Exchange", "TestUsdc", "FaucetDispenser", "SmartAccountFactory", "SmartAccount", "VerifyingPaymaster"] as const
+const LIVE_ABIS = [
+  "MarketFacet",
+  "MarketFactory",
+  "Router",
+  "Exchange",
+  "TestUsdc",
+  "FaucetDispenser",
+  "SmartAccountFactory",
+  "SmartAccount",
+  "VerifyingPaymaster"
+] as const
 
 /** The manifest's ABIs as a `DevnetClient` wants them (calls only: no bytecode, nothing to deploy). */
 export const liveArtifacts = (manifest: LiveManifest): Artifacts =>

@@ -48,17 +48,41 @@ const rpc = async (url: string, method: string, params: ReadonlyArray<unknown> =
 /** Starts anvil under the keeper on `statePath`; resolves once it answers. */
 const keptAnvil = async (statePath: string, blockTime: number | undefined): Promise<{ url: string; stop: () => Promise<void> }> => {
   const args = [
-    "--host", "127.0.0.1", "--port", "0", "--chain-id", String(DEVNET_CHAIN_ID), "--mnemonic", DEVNET_MNEMONIC,
-    "--accounts", String(DEVNET_ACCOUNTS), "--balance", "100000", "--state", statePath,
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "0",
+    "--chain-id",
+    String(DEVNET_CHAIN_ID),
+    "--mnemonic",
+    DEVNET_MNEMONIC,
+    "--accounts",
+    String(DEVNET_ACCOUNTS),
+    "--balance",
+    "100000",
+    "--state",
+    statePath,
     ...(blockTime === undefined ? [] : ["--block-time", String(blockTime)])
   ]
   // anvil writes its state on SIGTERM; a large state takes a moment.
-  const { port, stop } = await startKept({ name: "anvil", executable: anvilBinary(), args, listenTimeoutMs: 30_000, stopTimeoutMs: 20_000 }).catch((error: Error) => {
+  const { port, stop } = await startKept({
+    name: "anvil",
+    executable: anvilBinary(),
+    args,
+    listenTimeoutMs: 30_000,
+    stopTimeoutMs: 20_000
+  }).catch((error: Error) => {
     throw new AnvilError(error.message)
   })
   const url = `http://127.0.0.1:${port}`
   for (let attempt = 0; ; attempt++) {
-    if (await rpc(url, "eth_chainId").then(() => true, () => false)) return { url, stop }
+    if (
+      await rpc(url, "eth_chainId").then(
+        () => true,
+        () => false
+      )
+    )
+      return { url, stop }
     if (attempt >= 200) {
       await stop()
       throw new AnvilError(`anvil did not answer on ${url}`)

@@ -60,9 +60,15 @@ export const runDevnet = async (options: DevnetOptions): Promise<DevnetResult> =
     log(`deployed at block ${devnet.deployment.deployBlock}; deployment written to ${options.deploymentFile}`)
     // A recording belongs to one chain: a new devnet starts a new file, never resumes an old one.
     if (options.record !== undefined) rmSync(options.record, { force: true })
-    const recorder = options.record === undefined
-      ? undefined
-      : await Recorder.open({ rpcUrl: anvil.url, deployment: devnet.deployment, out: options.record, source: `devnet seed=${options.seed}` })
+    const recorder =
+      options.record === undefined
+        ? undefined
+        : await Recorder.open({
+            rpcUrl: anvil.url,
+            deployment: devnet.deployment,
+            out: options.record,
+            source: `devnet seed=${options.seed}`
+          })
     const poll = async () => {
       await recorder?.poll()
     }
@@ -70,7 +76,9 @@ export const runDevnet = async (options: DevnetOptions): Promise<DevnetResult> =
     await recorder?.close()
     if (options.liveState !== undefined) {
       const manifest = await writeLiveState(client, devnet, options.liveState)
-      log(`live state written to ${options.liveState} (scenario head ${manifest.scenarioHead.number}, state head ${manifest.stateHead.number})`)
+      log(
+        `live state written to ${options.liveState} (scenario head ${manifest.scenarioHead.number}, state head ${manifest.stateHead.number})`
+      )
     }
     if (options.follow === true) await followTrading(client, devnet, { seed: options.seed + 1, stop: options.stopSignal, log })
     return { anvil, devnet, summary }

@@ -48,10 +48,11 @@ const ARBITRAGEUR = LPS[1]!
 const SIDE = { BUY_YES: 0, SELL_YES: 1, BUY_NO: 2, SELL_NO: 3 } as const
 const ZERO = "0x0000000000000000000000000000000000000000" as Address
 const ZERO32 = `0x${"0".repeat(64)}`
-const ORDER_PLACED_TOPICS = new Set<string>(CATALOG.filter((e) => e.contract === "exchange" && e.name === "OrderPlaced").map((e) => e.topic0))
+const ORDER_PLACED_TOPICS = new Set<string>(
+  CATALOG.filter((e) => e.contract === "exchange" && e.name === "OrderPlaced").map((e) => e.topic0)
+)
 /** anvil's finalized block trails the head by 64; a few more for good measure. */
 const FINALITY_MARGIN = 70
-
 
 interface MarketInfo {
   readonly id: bigint
@@ -63,13 +64,27 @@ interface MarketInfo {
 }
 
 const QUESTIONS = [
-  "Will ETH close above $4,000 on 31 Jan 2026?", "Will BTC trade above $120k in January 2026?", "Will the Fed cut rates in January 2026?",
-  "Will SpaceX launch Starship again before February?", "Will the Lakers win on opening night?", "Will it snow in Hanoi this winter?",
-  "Will a new L2 pass $1B TVL this month?", "Will USDC supply exceed 80B by February?", "Will the S&P 500 hit a record this week?",
-  "Will gold close above $3,000 this week?", "Will Apple announce a foldable iPhone?", "Will the Champions League final go to penalties?",
-  "Will inflation print below 3% in January?", "Will a stablecoin depeg below $0.98 this month?", "Will ETH gas average below 5 gwei this week?",
-  "Will Unichain daily transactions exceed 1M?", "Will ETH be above $3,000 at the snapshot?", "Will ETH be above $3,200 at the snapshot?",
-  "Will ETH be below $2,800 at the snapshot?", "Will ETH be above $3,500 at the snapshot?", "Will a prediction market top $1B monthly volume?",
+  "Will ETH close above $4,000 on 31 Jan 2026?",
+  "Will BTC trade above $120k in January 2026?",
+  "Will the Fed cut rates in January 2026?",
+  "Will SpaceX launch Starship again before February?",
+  "Will the Lakers win on opening night?",
+  "Will it snow in Hanoi this winter?",
+  "Will a new L2 pass $1B TVL this month?",
+  "Will USDC supply exceed 80B by February?",
+  "Will the S&P 500 hit a record this week?",
+  "Will gold close above $3,000 this week?",
+  "Will Apple announce a foldable iPhone?",
+  "Will the Champions League final go to penalties?",
+  "Will inflation print below 3% in January?",
+  "Will a stablecoin depeg below $0.98 this month?",
+  "Will ETH gas average below 5 gwei this week?",
+  "Will Unichain daily transactions exceed 1M?",
+  "Will ETH be above $3,000 at the snapshot?",
+  "Will ETH be above $3,200 at the snapshot?",
+  "Will ETH be below $2,800 at the snapshot?",
+  "Will ETH be above $3,500 at the snapshot?",
+  "Will a prediction market top $1B monthly volume?",
   "Will the next block time average stay under 1s?"
 ]
 
@@ -85,7 +100,13 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
   const reorgs: Array<{ depth: number; atBlock: number }> = []
   const approved = new Set<string>()
 
-  const send = async (from: number, contract: string, address: Address, fn: string, args: ReadonlyArray<unknown> = []): Promise<TransactionReceipt> => {
+  const send = async (
+    from: number,
+    contract: string,
+    address: Address,
+    fn: string,
+    args: ReadonlyArray<unknown> = []
+  ): Promise<TransactionReceipt> => {
     const receipt = await client.send(from, contract, address, fn, args)
     transactions++
     return receipt
@@ -137,11 +158,22 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
     const short = i < 12 || feed
     const endTime = short ? shortEnd : longEnd
     const oracle = feed ? a.priceFeedOracle : a.manualOracle
-    const receipt = await send(ADMIN, "MarketFactory", a.marketFactory, "launch", [QUESTIONS[i], endTime, oracle, BigInt(between(2, 6)) * 1000n * USDC])
+    const receipt = await send(ADMIN, "MarketFactory", a.marketFactory, "launch", [
+      QUESTIONS[i],
+      endTime,
+      oracle,
+      BigInt(between(2, 6)) * 1000n * USDC
+    ])
     const market = await created(receipt, feed ? "feed" : "manual", endTime, short)
     if (feed) {
       const thresholds = [3_000n, 3_200n, 2_800n, 3_500n]
-      await send(ADMIN, "PriceFeedOracle", a.priceFeedOracle, "register", [market.id, a.priceFeed, thresholds[i - 16]! * 10n ** 8n, i !== 18, endTime])
+      await send(ADMIN, "PriceFeedOracle", a.priceFeedOracle, "register", [
+        market.id,
+        a.priceFeed,
+        thresholds[i - 16]! * 10n ** 8n,
+        i !== 18,
+        endTime
+      ])
     }
   }
   const eventChildren = async (name: string, questions: ReadonlyArray<string>, endTime: bigint, short: boolean) => {
@@ -187,7 +219,8 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
   const tradable = async () => {
     const t = await now()
     const open: Array<MarketInfo> = []
-    for (const m of markets) if (m.endTime > t + 60n && (await client.read<boolean>("MarketFacet", a.diamond, "isTradable", [m.id]))) open.push(m)
+    for (const m of markets)
+      if (m.endTime > t + 60n && (await client.read<boolean>("MarketFacet", a.diamond, "isTradable", [m.id]))) open.push(m)
     return open
   }
   const yesPrice = async (m: MarketInfo): Promise<bigint> => {
@@ -214,14 +247,26 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
     if (side === SIDE.BUY_YES || side === SIDE.BUY_NO) amount = BigInt(between(5, 400)) * USDC
     else {
       const held = await balance(side === SIDE.SELL_YES ? m.yes : m.no, me)
-      if (held < 2n * USDC) return attempt("buy", () => send(user, "Router", a.router, "trade", [SIDE.BUY_YES, m.id, 50n * USDC, 50n * USDC, me, 10n, maxUint256, ZERO]))
+      if (held < 2n * USDC)
+        return attempt("buy", () =>
+          send(user, "Router", a.router, "trade", [SIDE.BUY_YES, m.id, 50n * USDC, 50n * USDC, me, 10n, maxUint256, ZERO])
+        )
       amount = (held * BigInt(between(20, 100))) / 100n
       await approve(user, side === SIDE.SELL_YES ? m.yes : m.no, a.router)
     }
     // A buyer never pays more than a split costs: at least one share per USDC, or no trade.
     const minOut = side === SIDE.BUY_YES || side === SIDE.BUY_NO ? amount : 0n
     const done = await attempt(`trade ${side} on ${m.id}`, () =>
-      send(user, "Router", a.router, "trade", [side, m.id, amount, minOut, extras.recipient ?? me, 10n, maxUint256, extras.referrer ?? ZERO])
+      send(user, "Router", a.router, "trade", [
+        side,
+        m.id,
+        amount,
+        minOut,
+        extras.recipient ?? me,
+        10n,
+        maxUint256,
+        extras.referrer ?? ZERO
+      ])
     )
     await arbitrage(m)
     return done
@@ -240,7 +285,12 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
       if (!(await attempt("arbitrage split", () => send(ARBITRAGEUR, "MarketFacet", a.diamond, "splitPosition", [m.id, size])))) return
       await approve(ARBITRAGEUR, m.yes, a.router)
       const me = client.address(ARBITRAGEUR)
-      if (!(await attempt("arbitrage sell", () => send(ARBITRAGEUR, "Router", a.router, "trade", [SIDE.SELL_YES, m.id, size, (size * 95n) / 100n, me, 10n, maxUint256, ZERO])))) return
+      if (
+        !(await attempt("arbitrage sell", () =>
+          send(ARBITRAGEUR, "Router", a.router, "trade", [SIDE.SELL_YES, m.id, size, (size * 95n) / 100n, me, 10n, maxUint256, ZERO])
+        ))
+      )
+        return
     }
   }
 
@@ -278,7 +328,8 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
 
   const splitOrMerge = async (user: number, m: MarketInfo) => {
     const me = client.address(user)
-    if (chance(0.6)) return attempt("split", () => send(user, "MarketFacet", a.diamond, "splitPosition", [m.id, BigInt(between(1, 200)) * USDC]))
+    if (chance(0.6))
+      return attempt("split", () => send(user, "MarketFacet", a.diamond, "splitPosition", [m.id, BigInt(between(1, 200)) * USDC]))
     const yes = await balance(m.yes, me)
     const no = await balance(m.no, me)
     const both = yes < no ? yes : no
@@ -292,13 +343,17 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
     const salt = `0x${lp.toString(16).padStart(64, "0")}`
     const id = await client.read<`0x${string}`>("PoolManager", a.poolManager, "poolId", [key])
     const { keccak256, encodeAbiParameters } = await import("viem")
-    const position = keccak256(encodeAbiParameters(
-      [{ type: "bytes32" }, { type: "address" }, { type: "int24" }, { type: "int24" }, { type: "bytes32" }],
-      [id, client.address(lp), lower, upper, salt as `0x${string}`]
-    ))
+    const position = keccak256(
+      encodeAbiParameters(
+        [{ type: "bytes32" }, { type: "address" }, { type: "int24" }, { type: "int24" }, { type: "bytes32" }],
+        [id, client.address(lp), lower, upper, salt as `0x${string}`]
+      )
+    )
     const held = await client.read<bigint>("PoolManager", a.poolManager, "positions", [position])
     if (held > 0n && chance(0.4)) {
-      return attempt("remove liquidity", () => send(lp, "PoolManager", a.poolManager, "modifyLiquidity", [key, lower, upper, -(held / 2n), salt]))
+      return attempt("remove liquidity", () =>
+        send(lp, "PoolManager", a.poolManager, "modifyLiquidity", [key, lower, upper, -(held / 2n), salt])
+      )
     }
     // Liquidity L needs about L*2^96/sqrtP of currency0 and L*sqrtP/2^96 of currency1: mint YES
     // generously by splitting, then add.
@@ -347,7 +402,11 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
       const next = await client.deploy(ADMIN, "MarketFacet")
       transactions++
       const selectors = selectorsOf(client, "MarketFacet")
-      await send(ADMIN, "AdminFacet", a.diamond, "diamondCut", [[{ facetAddress: next.address, action: 1, functionSelectors: selectors }], ZERO, "0x"])
+      await send(ADMIN, "AdminFacet", a.diamond, "diamondCut", [
+        [{ facetAddress: next.address, action: 1, functionSelectors: selectors }],
+        ZERO,
+        "0x"
+      ])
     },
     fees: async () => {
       await send(ADMIN, "AdminFacet", a.diamond, "setMarketCreationFee", [5n * USDC])
@@ -410,7 +469,8 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
 
   // ---- resolution -------------------------------------------------------------------------
   await client.advanceTime(3 * 3600)
-  const oracle = (fn: string, args: ReadonlyArray<unknown>, from = REPORTER) => attempt(fn, () => send(from, "ManualOracle", a.manualOracle, fn, args))
+  const oracle = (fn: string, args: ReadonlyArray<unknown>, from = REPORTER) =>
+    attempt(fn, () => send(from, "ManualOracle", a.manualOracle, fn, args))
   const manual = markets.filter((m) => m.oracle === "manual" && m.short)
   const [first, ...others] = manual
   await oracle("report", [first!.id, false])
@@ -429,7 +489,8 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
   await client.advanceTime(TIMING.emergencyDelay + 60)
   for (const m of [first!, ...others.slice(0, -2)]) await oracle("finalize", [m.id], REPORTER)
   await oracle("finalizeEvent", [final.eventId], REPORTER)
-  for (const m of feeds.slice(0, -1)) await attempt("feed resolve", () => send(REPORTER, "PriceFeedOracle", a.priceFeedOracle, "resolve", [m.id]))
+  for (const m of feeds.slice(0, -1))
+    await attempt("feed resolve", () => send(REPORTER, "PriceFeedOracle", a.priceFeedOracle, "resolve", [m.id]))
   for (const m of [...emergency, feeds.at(-1)!]) {
     await attempt("emergency", () => send(ADMIN, "MarketFacet", a.diamond, "emergencyResolve", [m.id, chance(0.5)]))
   }
@@ -478,7 +539,12 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
 export const followTrading = async (
   client: DevnetClient,
   devnet: Devnet,
-  options: { readonly seed: number; readonly stop?: AbortSignal | undefined; readonly intervalMs?: number; readonly log?: (line: string) => void }
+  options: {
+    readonly seed: number
+    readonly stop?: AbortSignal | undefined
+    readonly intervalMs?: number
+    readonly log?: (line: string) => void
+  }
 ): Promise<void> => {
   const random = prng(options.seed)
   const a = devnet.addresses
@@ -491,11 +557,17 @@ export const followTrading = async (
       const count = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
       const open: Array<bigint> = []
       // The newest markets: a few, so their prices visibly move.
-      for (let id = count; id >= 1n && open.length < 4; id--) if (await client.read<boolean>("MarketFacet", a.diamond, "isTradable", [id])) open.push(id)
+      for (let id = count; id >= 1n && open.length < 4; id--)
+        if (await client.read<boolean>("MarketFacet", a.diamond, "isTradable", [id])) open.push(id)
       const roll = random()
       if (open.length < 3) {
         const end = BigInt(await client.timestamp()) + 7n * 86_400n
-        await client.send(ADMIN, "MarketFactory", a.marketFactory, "launch", [`Live market #${++opened}: will it go up?`, end, a.manualOracle, 3_000n * USDC])
+        await client.send(ADMIN, "MarketFactory", a.marketFactory, "launch", [
+          `Live market #${++opened}: will it go up?`,
+          end,
+          a.manualOracle,
+          3_000n * USDC
+        ])
       } else if (roll < 0.5) {
         const user = pick(USERS)
         const side = pick([SIDE.BUY_YES, SIDE.BUY_NO])
@@ -506,7 +578,13 @@ export const followTrading = async (
         const side = pick([SIDE.BUY_YES, SIDE.BUY_NO])
         // A resting bid a few ticks under the middle (prices in millionths, one tick = 0.01).
         const price = BigInt(20 + Math.floor(random() * 30)) * PRICE_TICK
-        const receipt = await client.send(user, "Exchange", a.exchange, "placeOrder", [pick(open), side, price, BigInt(1 + Math.floor(random() * 50)) * USDC, ZERO32])
+        const receipt = await client.send(user, "Exchange", a.exchange, "placeOrder", [
+          pick(open),
+          side,
+          price,
+          BigInt(1 + Math.floor(random() * 50)) * USDC,
+          ZERO32
+        ])
         const log = receipt.logs.find((l) => l.address.toLowerCase() === a.exchange && ORDER_PLACED_TOPICS.has(l.topics[0] ?? ""))
         if (log?.topics[1] !== undefined) openOrders.push({ id: log.topics[1], owner: user })
       } else {

@@ -16,7 +16,10 @@ const isStatic = (type: string) =>
 const word = (type: string, value: unknown): string => {
   if (type === "address") return String(value).slice(2).toLowerCase().padStart(64, "0")
   if (type === "bool") return value ? "1".padStart(64, "0") : "0".repeat(64)
-  if (type.startsWith("uint")) return BigInt(value as bigint | number).toString(16).padStart(64, "0")
+  if (type.startsWith("uint"))
+    return BigInt(value as bigint | number)
+      .toString(16)
+      .padStart(64, "0")
   if (type.startsWith("int")) {
     let v = BigInt(value as bigint | number)
     if (v < 0n) v += TWO_256

@@ -27,7 +27,6 @@ import { announcedTokens } from "../../pipeline/decode.js"
 import { type BlockRecord, FORMAT_VERSION, type MetaRecord, parseRecord, type Record, type RecordedLog } from "./format.js"
 import { type RecordWriter, writeRecords } from "./io.js"
 
-
 /** How many recent block hashes are kept to find a common ancestor after a reorg. */
 const REORG_WINDOW = 512
 
@@ -233,7 +232,8 @@ export class Recorder {
     const out: Array<RawBlock> = []
     for (let start = from; start <= to; start += 100) {
       const calls = []
-      for (let n = start; n <= Math.min(to, start + 99); n++) calls.push({ method: "eth_getBlockByNumber", params: [`0x${n.toString(16)}`, false] })
+      for (let n = start; n <= Math.min(to, start + 99); n++)
+        calls.push({ method: "eth_getBlockByNumber", params: [`0x${n.toString(16)}`, false] })
       const blocks = await this.rpc.batch<RawBlock | null>(calls)
       blocks.forEach((b, i) => {
         if (b === null) throw new Error(`block ${start + i} is not available from the endpoint`)

@@ -47,7 +47,6 @@ export interface SyntheticSummary {
   readonly deployment: Deployment
 }
 
-
 const hex32 = (prefix: number, n: number) => `0x${prefix.toString(16).padStart(8, "0")}${n.toString(16).padStart(56, "0")}`
 const address = (kind: number, n: number) => `0x${kind.toString(16).padStart(4, "0")}${n.toString(16).padStart(36, "0")}`
 const ZERO = `0x${"0".repeat(40)}`
@@ -137,9 +136,20 @@ export const syntheticDeployment = (seed: number): Deployment => {
   const a = (i: number) => address(0xd000 + i, seed)
   return {
     chainId: 130,
-    diamond: a(1), router: a(2), exchange: a(3), hookProxy: a(4), marketFactory: a(5), manualOracle: a(6),
-    priceFeedOracle: a(7), timelock: a(8), paymaster: a(9), faucet: a(10), testUsdc: a(11), poolManager: a(12),
-    permit2: a(13), deployBlock: 1000
+    diamond: a(1),
+    router: a(2),
+    exchange: a(3),
+    hookProxy: a(4),
+    marketFactory: a(5),
+    manualOracle: a(6),
+    priceFeedOracle: a(7),
+    timelock: a(8),
+    paymaster: a(9),
+    faucet: a(10),
+    testUsdc: a(11),
+    poolManager: a(12),
+    permit2: a(13),
+    deployBlock: 1000
   } as Deployment
 }
 
@@ -175,7 +185,14 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
     txHash = hex32(0xe0000000 + (options.seed & 0xffff), ++txCounter)
   }
   const emit = (emitter: string, log: { topics: ReadonlyArray<string>; data: string }) => {
-    blockLogs.push({ address: emitter, topics: log.topics, data: log.data, logIndex: blockLogs.length, transactionHash: txHash, transactionIndex: txIndex })
+    blockLogs.push({
+      address: emitter,
+      topics: log.topics,
+      data: log.data,
+      logIndex: blockLogs.length,
+      transactionHash: txHash,
+      transactionIndex: txIndex
+    })
   }
   const endTx = () => {
     txIndex++
@@ -216,21 +233,50 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
     const poolId = hex32(0xc0000000 + (options.seed & 0xffff), Number(id))
     const sqrtP = yesIsCurrency0 ? sqrtBig((Q96 * Q96) / 2n) : sqrtBig(Q96 * Q96 * 2n)
     const m: Market = {
-      id, yes, no, poolId, yesIsCurrency0, collateral: 0n, sqrtP, liquidity: 0n,
-      resolved: false, outcome: false, refund: false, balances: [new Map(), new Map()], orders: []
+      id,
+      yes,
+      no,
+      poolId,
+      yesIsCurrency0,
+      collateral: 0n,
+      sqrtP,
+      liquidity: 0n,
+      resolved: false,
+      outcome: false,
+      refund: false,
+      balances: [new Map(), new Map()],
+      orders: []
     }
     state.markets.push(m)
     const creator = pick(users)
     beginTx()
-    emit(deployment.diamond, enc.created({
-      marketId: id, creator, oracle: deployment.manualOracle, yesToken: yes, noToken: no,
-      endTime: BigInt(1_800_000_000 + Number(id) * 3600), question: `Will synthetic event #${id} happen?`
-    }))
+    emit(
+      deployment.diamond,
+      enc.created({
+        marketId: id,
+        creator,
+        oracle: deployment.manualOracle,
+        yesToken: yes,
+        noToken: no,
+        endTime: BigInt(1_800_000_000 + Number(id) * 3600),
+        question: `Will synthetic event #${id} happen?`
+      })
+    )
     const [c0, c1] = yesIsCurrency0 ? [yes, deployment.testUsdc] : [deployment.testUsdc, yes]
     emit(deployment.hookProxy, enc.poolRegistered({ marketId: id, poolId, yesToken: yes, quoteToken: deployment.testUsdc, yesIsCurrency0 }))
-    emit(deployment.poolManager, enc.initialize({
-      id: poolId, currency0: c0, currency1: c1, fee: 0x800000, tickSpacing: 60, hooks: deployment.hookProxy, sqrtPriceX96: sqrtP, tick: tickOf(sqrtP)
-    }))
+    emit(
+      deployment.poolManager,
+      enc.initialize({
+        id: poolId,
+        currency0: c0,
+        currency1: c1,
+        fee: 0x800000,
+        tickSpacing: 60,
+        hooks: deployment.hookProxy,
+        sqrtPriceX96: sqrtP,
+        tick: tickOf(sqrtP)
+      })
+    )
     endTx()
     // Seed liquidity: split S, add S YES and S/2 USDC full-range at 0.5.
     const lp = pick(users)
@@ -240,9 +286,17 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
     m.liquidity = sqrtBig(seedAmount * (seedAmount / 2n))
     move(m, 0, lp, deployment.poolManager, seedAmount)
     usdc(lp, deployment.poolManager, seedAmount / 2n)
-    emit(deployment.poolManager, enc.modifyLiquidity({
-      id: poolId, sender: lp, tickLower: -887220, tickUpper: 887220, liquidityDelta: m.liquidity, salt: ZERO32
-    }))
+    emit(
+      deployment.poolManager,
+      enc.modifyLiquidity({
+        id: poolId,
+        sender: lp,
+        tickLower: -887220,
+        tickUpper: 887220,
+        liquidityDelta: m.liquidity,
+        salt: ZERO32
+      })
+    )
     endTx()
   }
 
@@ -264,12 +318,25 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
       m.sqrtP = next
     }
     const [amount0, amount1] = zeroForOne ? [-amountIn, out] : [out, -amountIn]
-    emit(deployment.poolManager, enc.swap({
-      id: m.poolId, sender: deployment.router, amount0, amount1, sqrtPriceX96: m.sqrtP, liquidity: m.liquidity, tick: tickOf(m.sqrtP), fee: 10000
-    }))
+    emit(
+      deployment.poolManager,
+      enc.swap({
+        id: m.poolId,
+        sender: deployment.router,
+        amount0,
+        amount1,
+        sqrtPriceX96: m.sqrtP,
+        liquidity: m.liquidity,
+        tick: tickOf(m.sqrtP),
+        fee: 10000
+      })
+    )
     const yesPrice = yesPriceOf(m.sqrtP, m.yesIsCurrency0)
     const [usdcVolume, yesVolume] = buyYes ? [amountIn, out] : [out, amountIn]
-    emit(deployment.hookProxy, enc.marketTraded({ marketId: m.id, trader, isBuy: buyYes, usdcVolume, yesVolume, yesPrice, noPrice: UNIT - yesPrice }))
+    emit(
+      deployment.hookProxy,
+      enc.marketTraded({ marketId: m.id, trader, isBuy: buyYes, usdcVolume, yesVolume, yesPrice, noPrice: UNIT - yesPrice })
+    )
     return out
   }
 
@@ -301,10 +368,19 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
       const cost = (fill * order.price) / UNIT
       order.remaining -= fill
       matches++
-      emit(deployment.exchange, enc.matched({
-        makerOrderId: order.id, takerOrderId: ZERO32, marketId: m.id, matchType: 0, amount: fill, price: order.price,
-        makerBuilder: ZERO32, takerBuilder: ZERO32
-      }))
+      emit(
+        deployment.exchange,
+        enc.matched({
+          makerOrderId: order.id,
+          takerOrderId: ZERO32,
+          marketId: m.id,
+          matchType: 0,
+          amount: fill,
+          price: order.price,
+          makerBuilder: ZERO32,
+          takerBuilder: ZERO32
+        })
+      )
       if (buy) {
         // The maker's locked YES goes to the router; the router's USDC to the maker.
         move(m, 0, deployment.exchange, deployment.router, fill)
@@ -322,9 +398,18 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
     }
     m.orders.splice(0, m.orders.length, ...m.orders.filter((o) => o.remaining > 0n))
     if (matches > 0) {
-      emit(deployment.exchange, enc.takerFilled({
-        marketId: m.id, taker: deployment.router, recipient: deployment.router, takerSide: buy ? 0 : 1, totalFilled: clobOut, totalCost: clobIn, matchCount: BigInt(matches)
-      }))
+      emit(
+        deployment.exchange,
+        enc.takerFilled({
+          marketId: m.id,
+          taker: deployment.router,
+          recipient: deployment.router,
+          takerSide: buy ? 0 : 1,
+          totalFilled: clobOut,
+          totalCost: clobIn,
+          matchCount: BigInt(matches)
+        })
+      )
     }
     let ammOut = 0n
     if (remaining > 0n) {
@@ -339,9 +424,19 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
     }
     const amountOut = clobOut + ammOut
     buy ? move(m, 0, deployment.router, user, amountOut) : usdc(deployment.router, user, amountOut)
-    emit(deployment.router, enc.trade({
-      marketId: m.id, trader: user, recipient: user, tradeType: buy ? 0 : 1, amountIn, amountOut, clobFilled: clobOut, ammFilled: ammOut
-    }))
+    emit(
+      deployment.router,
+      enc.trade({
+        marketId: m.id,
+        trader: user,
+        recipient: user,
+        tradeType: buy ? 0 : 1,
+        amountIn,
+        amountOut,
+        clobFilled: clobOut,
+        ammFilled: ammOut
+      })
+    )
     endTx()
     return true
   }
@@ -353,10 +448,19 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
     if (sell && bal(m, 0, user) < amount) return false
     const tick = sell ? Math.min(99, spot + between(-2, 4)) : Math.max(1, spot - between(-2, 4))
     const price = BigInt(Math.max(1, Math.min(99, tick))) * 10_000n
-    const order: Order = { id: hex32(0xf0000000 + (options.seed & 0xffff), state.nextOrder++), owner: user, side: sell ? 1 : 0, price, remaining: amount }
+    const order: Order = {
+      id: hex32(0xf0000000 + (options.seed & 0xffff), state.nextOrder++),
+      owner: user,
+      side: sell ? 1 : 0,
+      price,
+      remaining: amount
+    }
     beginTx()
     sell ? move(m, 0, user, deployment.exchange, amount) : usdc(user, deployment.exchange, (amount * price) / UNIT)
-    emit(deployment.exchange, enc.placed({ orderId: order.id, marketId: m.id, owner: user, side: order.side, price, amount, builder: ZERO32 }))
+    emit(
+      deployment.exchange,
+      enc.placed({ orderId: order.id, marketId: m.id, owner: user, side: order.side, price, amount, builder: ZERO32 })
+    )
     endTx()
     m.orders.push(order)
     return true
@@ -367,7 +471,9 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
     if (order === undefined) return false
     beginTx()
     emit(deployment.exchange, enc.cancelled({ orderId: order.id }))
-    order.side === 1 ? move(m, 0, deployment.exchange, order.owner, order.remaining) : usdc(deployment.exchange, order.owner, (order.remaining * order.price) / UNIT)
+    order.side === 1
+      ? move(m, 0, deployment.exchange, order.owner, order.remaining)
+      : usdc(deployment.exchange, order.owner, (order.remaining * order.price) / UNIT)
     endTx()
     m.orders.splice(m.orders.indexOf(order), 1)
     return true
@@ -378,7 +484,9 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
     beginTx()
     for (const order of m.orders) {
       emit(deployment.exchange, enc.cancelled({ orderId: order.id }))
-      order.side === 1 ? move(m, 0, deployment.exchange, order.owner, order.remaining) : usdc(deployment.exchange, order.owner, (order.remaining * order.price) / UNIT)
+      order.side === 1
+        ? move(m, 0, deployment.exchange, order.owner, order.remaining)
+        : usdc(deployment.exchange, order.owner, (order.remaining * order.price) / UNIT)
     }
     m.orders.length = 0
     endTx()
@@ -405,7 +513,10 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
       const fee = (winning * 200n) / 10_000n
       move(m, 0, user, ZERO, yes)
       move(m, 1, user, ZERO, no)
-      emit(deployment.diamond, enc.redeemed({ marketId: m.id, user, winningBurned: winning, losingBurned: losing, fee, payout: winning - fee }))
+      emit(
+        deployment.diamond,
+        enc.redeemed({ marketId: m.id, user, winningBurned: winning, losingBurned: losing, fee, payout: winning - fee })
+      )
       usdc(deployment.diamond, user, winning - fee)
       usdc(deployment.diamond, FEE_RECIPIENT, fee)
       m.collateral -= winning

@@ -35,8 +35,10 @@ export interface ChainNow {
 
 export const readChainNow = Effect.zipWith(
   headTime,
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<{ paused: boolean; exchange_paused: boolean }>`
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<{ paused: boolean; exchange_paused: boolean }>`
       select exists (select 1 from pause_state where paused and scope in ('global', ${MARKET_MODULE_ID})) as paused,
         exists (select 1 from pause_state where paused and scope = 'exchange') as exchange_paused`
   ),
@@ -158,12 +160,18 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
     const where = sql.and([
       ...statusFilter,
       ...(filter.category === undefined ? [] : [sql`d.category = ${filter.category}`]),
-      ...(filter.featured === undefined ? [] : [filter.featured ? sql.literal("d.featured") : sql.literal("coalesce(d.featured, false) = false")]),
+      ...(filter.featured === undefined
+        ? []
+        : [filter.featured ? sql.literal("d.featured") : sql.literal("coalesce(d.featured, false) = false")]),
       ...(pattern === undefined
         ? []
-        : [sql`(m.question ilike ${pattern} or d.slug ilike ${pattern} or exists (select 1 from jsonb_each_text(d.title) tt where tt.value ilike ${pattern}))`]),
+        : [
+            sql`(m.question ilike ${pattern} or d.slug ilike ${pattern} or exists (select 1 from jsonb_each_text(d.title) tt where tt.value ilike ${pattern}))`
+          ]),
       ...(filter.eventId !== undefined
-        ? [sql`exists (select 1 from event_group e where e.id = ${filter.eventId.toString()}::numeric and e.market_ids @> jsonb_build_array(m.id::text))`]
+        ? [
+            sql`exists (select 1 from event_group e where e.id = ${filter.eventId.toString()}::numeric and e.market_ids @> jsonb_build_array(m.id::text))`
+          ]
         : filter.includeEventChildren
           ? []
           : [sql.literal(`not ${IN_EVENT}`)])
@@ -210,7 +218,11 @@ export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
     }
     totals?.set(totalKey, total)
     return {
-      rows: rows.map((row): MarketWithRecent => ({ market: toMarket(row), recentVolume: BigInt(row.recent_volume), recentTrades: Number(row.recent_trades) })),
+      rows: rows.map((row): MarketWithRecent => ({
+        market: toMarket(row),
+        recentVolume: BigInt(row.recent_volume),
+        recentTrades: Number(row.recent_trades)
+      })),
       total
     }
   }).pipe(read)
@@ -233,13 +245,19 @@ export const listHotRows = (limit: number, now: ChainNow) =>
       where not m.is_resolved and not m.refund_mode and m.end_time > ${now.time} and not ${sql.literal(IN_EVENT)}
       order by coalesce(d.featured, false) desc, r.volume + r.trades * ${HOT_TRADE_WEIGHT.toString()}::numeric desc, m.volume desc, m.id asc
       limit ${limit}`
-    return rows.map((row): MarketWithRecent => ({ market: toMarket(row), recentVolume: BigInt(row.recent_volume), recentTrades: Number(row.recent_trades) }))
+    return rows.map((row): MarketWithRecent => ({
+      market: toMarket(row),
+      recentVolume: BigInt(row.recent_volume),
+      recentTrades: Number(row.recent_trades)
+    }))
   }).pipe(read)
 
 /** The market with this id, or undefined. */
 export const findMarketById = (id: bigint) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id = ${id.toString()}::numeric`
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) =>
+      sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id = ${id.toString()}::numeric`
   ).pipe(
     Effect.map((rows) => (rows[0] === undefined ? undefined : toMarket(rows[0]))),
     read
@@ -247,8 +265,9 @@ export const findMarketById = (id: bigint) =>
 
 /** The market with this slug, or undefined. */
 export const findMarketBySlug = (slug: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where d.slug = ${slug}`
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where d.slug = ${slug}`
   ).pipe(
     Effect.map((rows) => (rows[0] === undefined ? undefined : toMarket(rows[0]))),
     read
@@ -269,7 +288,10 @@ export const readEventMembers = (eventIds: ReadonlyArray<bigint>) =>
         : yield* sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id in ${sql.in(memberIds)}`
     const markets = new Map(rows.map((row) => [row.id, toMarket(row)]))
     for (const event of events) {
-      byEvent.set(event.id, event.market_ids.flatMap((id) => markets.get(id) ?? []))
+      byEvent.set(
+        event.id,
+        event.market_ids.flatMap((id) => markets.get(id) ?? [])
+      )
     }
     return byEvent
   }).pipe(read)

@@ -74,7 +74,9 @@ export const readViewState = (marketId: bigint) =>
     )
     const summary: Array<SideSummary> = [0, 1, 2, 3].map((side) => {
       const row = sides.find((r) => r.side === side)
-      return row === undefined ? { best: null, shares: 0n, levels: 0 } : { best: BigInt(row.best), shares: BigInt(row.shares), levels: Number(row.levels) }
+      return row === undefined
+        ? { best: null, shares: 0n, levels: 0 }
+        : { best: BigInt(row.best), shares: BigInt(row.shares), levels: Number(row.levels) }
     })
     return { pool: toPool(pools[0]), sides: summary }
   }).pipe(read)

@@ -94,8 +94,7 @@ const totalsAt = (sql: Sql, until: number | null) => {
 }
 
 /** At or before `until` (unix seconds); everything when null. */
-const upTo = (sql: Sql, column: Statement.Fragment, until: number | null) =>
-  until === null ? sql`true` : sql`${column} <= ${until}`
+const upTo = (sql: Sql, column: Statement.Fragment, until: number | null) => (until === null ? sql`true` : sql`${column} <= ${until}`)
 
 /**
  * The referrer of every referred user (`REFERRAL_RULE`), counting on-chain referrals at or before
@@ -170,18 +169,25 @@ const withoutJit = <A, E, R>(read: Effect.Effect<A, E, R>) =>
 
 /** One address's points (all-time, connect included), and its share of everybody's. */
 export const readPoints = (address: string) =>
-  withoutJit(Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<PointsRow & { all_points: string; holders: string }>`
+  withoutJit(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const rows = yield* sql<PointsRow & { all_points: string; holders: string }>`
       select p.*, sum(p.points) over () as all_points, count(*) filter (where p.points > 0) over () as holders
       from (${pointsQuery(sql, null, true)}) p`
-    const mine = rows.find((r) => r.address === address)
-    return { row: mine, allPoints: BigInt(rows[0]?.all_points ?? "0") }
-  }))
+      const mine = rows.find((r) => r.address === address)
+      return { row: mine, allPoints: BigInt(rows[0]?.all_points ?? "0") }
+    })
+  )
 
 export const LEADERBOARD_PERIODS = ["24h", "7d", "30d", "90d", "all"] as const
 export type Period = (typeof LEADERBOARD_PERIODS)[number]
-export const PERIOD_SECONDS: Record<Exclude<Period, "all">, number> = { "24h": 86_400, "7d": 7 * 86_400, "30d": 30 * 86_400, "90d": 90 * 86_400 }
+export const PERIOD_SECONDS: Record<Exclude<Period, "all">, number> = {
+  "24h": 86_400,
+  "7d": 7 * 86_400,
+  "30d": 30 * 86_400,
+  "90d": 90 * 86_400
+}
 
 export const BOARD_SORTS = ["volume", "pnl", "accuracy", "points", "trades"] as const
 export type BoardSort = (typeof BOARD_SORTS)[number]
@@ -226,26 +232,27 @@ export interface BoardQuery {
  * start, chain events only). The accuracy board lists only addresses with `minResolved` calls.
  */
 export const readBoard = (q: BoardQuery) =>
-  withoutJit(Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const since = q.since
-    const after = (column: Statement.Fragment) => (since === null ? sql`true` : sql`${column} > ${since}`)
-    // P&L at the start: each position's realized P&L at the end of the last minute before the period.
-    const startMinute = since === null ? null : Math.floor(since / 60) * 60
-    const pointsNow = pointsQuery(sql, null, since === null)
-    const earned =
-      since === null
-        ? sql`select address, points from (${pointsNow}) n`
-        : sql`select n.address, n.points - coalesce(s.points, 0) as points
+  withoutJit(
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const since = q.since
+      const after = (column: Statement.Fragment) => (since === null ? sql`true` : sql`${column} > ${since}`)
+      // P&L at the start: each position's realized P&L at the end of the last minute before the period.
+      const startMinute = since === null ? null : Math.floor(since / 60) * 60
+      const pointsNow = pointsQuery(sql, null, since === null)
+      const earned =
+        since === null
+          ? sql`select address, points from (${pointsNow}) n`
+          : sql`select n.address, n.points - coalesce(s.points, 0) as points
               from (${pointsNow}) n left join (${pointsQuery(sql, since, false)}) s on s.address = n.address`
-    const day = since === null ? 0 : Math.floor(since / DAY)
-    // Volume and trades in the period: the totals now minus the totals at its start.
-    const stats =
-      since === null
-        ? sql`
+      const day = since === null ? 0 : Math.floor(since / DAY)
+      // Volume and trades in the period: the totals now minus the totals at its start.
+      const stats =
+        since === null
+          ? sql`
           select n.address, n.volume, n.trades, n.first_trade_at, n.last_trade_at
           from trader_total n join user_stats u on u.address = n.address where n.trades > 0`
-        : sql`
+          : sql`
           select n.address, n.volume - coalesce(s.volume, 0) as volume, n.trades - coalesce(s.trades, 0) as trades,
                  coalesce(f.first_at, (select d.day_first_trade_at from trader_day d
                                        where d.address = n.address and d.day > ${day} and d.day_first_trade_at is not null
@@ -256,7 +263,7 @@ export const readBoard = (q: BoardQuery) =>
           left join (select t.trader, min(t.timestamp) as first_at from trade t
                      where t.timestamp > ${since} and t.timestamp < ${(day + 1) * DAY} group by t.trader) f on f.trader = n.address
           where n.trades > coalesce(s.trades, 0)`
-    const board = sql`
+      const board = sql`
       with stats as (
         select s.*, coalesce(k.markets, 0) as markets from (${stats}) s
         left join (select address, count(*) as markets from trader_market
@@ -288,19 +295,21 @@ export const readBoard = (q: BoardQuery) =>
       left join pnl p on p.address = s.address
       left join accuracy a on a.address = s.address
       left join (${earned}) e on e.address = s.address`
-    const rows = yield* sql<BoardRow>`
+      const rows = yield* sql<BoardRow>`
       select b.*, count(*) over () as total_count from (${board}) b
       where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}
       order by ${sql.literal(BOARD_ORDER[q.sort])} limit ${q.limit} offset ${q.offset}`
-    const total =
-      rows[0] !== undefined || q.offset === 0
-        ? Number(rows[0]?.total_count ?? 0)
-        : Number(
-            (yield* sql<{ count: string }>`
-              select count(*) as count from (${board}) b where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}`)[0]?.count ?? 0
-          )
-    return { rows, total }
-  }))
+      const total =
+        rows[0] !== undefined || q.offset === 0
+          ? Number(rows[0]?.total_count ?? 0)
+          : Number(
+              (yield* sql<{ count: string }>`
+              select count(*) as count from (${board}) b where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}`)[0]
+                ?.count ?? 0
+            )
+      return { rows, total }
+    })
+  )
 
 /** A code from 8 characters of [a-z0-9]. */
 export const REFERRAL_CODE = /^[a-z0-9]{8}$/
@@ -348,7 +357,10 @@ export const readReferred = (referrer: string, limit: number, offset: number) =>
     const [totals] =
       rows[0] !== undefined || offset === 0
         ? [{ users: rows[0]?.total_count ?? "0", volume: rows[0]?.total_volume ?? "0" }]
-        : yield* sql<{ users: string; volume: string | null }>`select count(*) as users, sum(r.referred_volume) as volume from (${referred}) r`
+        : yield* sql<{
+            users: string
+            volume: string | null
+          }>`select count(*) as users, sum(r.referred_volume) as volume from (${referred}) r`
     const [by] = yield* sql<{ referrer: string; via_sign_in: boolean }>`
       select e.referrer, exists (select 1 from referral_link k where k.referee = ${referrer}) as via_sign_in
       from (${effectiveReferrer(sql, null)}) e where e.referee = ${referrer}`

@@ -13,7 +13,8 @@ import { toTrade } from "../../indexer/queries/market-trades.js"
 export const listUserTrades = (address: Address, page: { readonly limit: number; readonly offset: number; readonly marketId?: bigint }) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const market = (column: string) => (page.marketId === undefined ? sql`` : sql`and ${sql(column)} = ${page.marketId.toString()}::numeric`)
+    const market = (column: string) =>
+      page.marketId === undefined ? sql`` : sql`and ${sql(column)} = ${page.marketId.toString()}::numeric`
     const union = sql`
       select 'router' as source, t.block_number, t.log_index, t.tx_hash, t.timestamp, t.market_id, t.trader, t.recipient,
              t.trade_type, t.amount_in, t.amount_out, t.clob_filled, t.amm_filled, null::numeric as match_count
@@ -39,7 +40,13 @@ export const listUserTrades = (address: Address, page: { readonly limit: number;
 export const readRedemptionFeeBps = (marketId: bigint, createdBlock: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const rows = yield* sql<{ kind: string; market_id: string | null; new_value: string; overridden: boolean | null; block_number: string }>`
+    const rows = yield* sql<{
+      kind: string
+      market_id: string | null
+      new_value: string
+      overridden: boolean | null
+      block_number: string
+    }>`
       select kind, market_id, new_value, overridden, block_number from fee_change
       where kind = 'DEFAULT_REDEMPTION_FEE' or (kind = 'MARKET_REDEMPTION_FEE' and market_id = ${marketId.toString()}::numeric)
       order by block_number, log_index`
@@ -57,7 +64,6 @@ export const readRedemptionFeeBps = (marketId: bigint, createdBlock: number) =>
     }
     return fee
   }).pipe(read)
-
 
 /**
  * An address's YES and NO token balances in a market: what `redeem()` and `refund()` burn. Not

@@ -65,20 +65,16 @@ export const listPauses = (query: PauseQuery) =>
 
 type StoredCut = { readonly facetAddress: string; readonly action: number; readonly functionSelectors: ReadonlyArray<string> }
 
-const diamondCuts = history(
-  "diamond_cut",
-  { cuts: json<ReadonlyArray<StoredCut>>(), init: text<Address>(), data: text<Hex>() },
-  (row) => ({
-    ...chainPosition(row),
-    cuts: row.cuts.map((cut) => ({
-      facetAddress: cut.facetAddress.toLowerCase() as Address,
-      action: FacetCutAction.names[cut.action] ?? "Add",
-      functionSelectors: cut.functionSelectors.map((s) => s.toLowerCase())
-    })),
-    init: row.init,
-    data: row.data
-  })
-)
+const diamondCuts = history("diamond_cut", { cuts: json<ReadonlyArray<StoredCut>>(), init: text<Address>(), data: text<Hex>() }, (row) => ({
+  ...chainPosition(row),
+  cuts: row.cuts.map((cut) => ({
+    facetAddress: cut.facetAddress.toLowerCase() as Address,
+    action: FacetCutAction.names[cut.action] ?? "Add",
+    functionSelectors: cut.functionSelectors.map((s) => s.toLowerCase())
+  })),
+  init: row.init,
+  data: row.data
+}))
 
 export const listDiamondCuts = (query: Paging) => diamondCuts((sql) => sql.and([]), query)
 

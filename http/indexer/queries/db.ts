@@ -11,7 +11,10 @@ import { InvalidParameter, ServiceUnavailable } from "../../../schema/errors.js"
 /** A read whose database failures (and answers slower than five seconds) are `ServiceUnavailable`. */
 export const read = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
   effect.pipe(
-    Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new ServiceUnavailable({ message: "database did not answer within 5 seconds" }) }),
+    Effect.timeoutFail({
+      duration: "5 seconds",
+      onTimeout: () => new ServiceUnavailable({ message: "database did not answer within 5 seconds" })
+    }),
     Effect.catchIf(
       (error): error is SqlError => error instanceof SqlError,
       (error) => Effect.fail(new ServiceUnavailable({ message: `database unavailable: ${error.message}` }))

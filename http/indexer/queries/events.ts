@@ -82,7 +82,10 @@ export const listEvents = (query: EventListQuery) =>
       ...(query.category === undefined ? [] : [sql`d.category = ${query.category}`]),
       ...(query.featured === undefined ? [] : [query.featured ? sql`d.featured` : sql`coalesce(d.featured, false) = false`])
     ])
-    return yield* listPage({ select: EVENT_COLUMNS, from: sql`${sql.literal(EVENT_FROM)} where ${where}`, orderBy: "e.id desc", record: toEvent }, query)
+    return yield* listPage(
+      { select: EVENT_COLUMNS, from: sql`${sql.literal(EVENT_FROM)} where ${where}`, orderBy: "e.id desc", record: toEvent },
+      query
+    )
   }).pipe(read)
 
 export const getEvent = (id: bigint) =>
@@ -93,6 +96,8 @@ export const getEvent = (id: bigint) =>
   }).pipe(
     read,
     Effect.flatMap((event) =>
-      event === undefined ? Effect.fail(new EventNotFound({ message: `no event with id ${id}` })) : Effect.succeed({ data: event, meta: null })
+      event === undefined
+        ? Effect.fail(new EventNotFound({ message: `no event with id ${id}` }))
+        : Effect.succeed({ data: event, meta: null })
     )
   )

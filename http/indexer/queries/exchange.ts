@@ -78,7 +78,9 @@ export const getOrder = (orderId: string) =>
   }).pipe(
     read,
     Effect.flatMap((order) =>
-      order === undefined ? Effect.fail(new OrderNotFound({ message: `no order with id ${orderId}` })) : Effect.succeed({ data: order, meta: null })
+      order === undefined
+        ? Effect.fail(new OrderNotFound({ message: `no order with id ${orderId}` }))
+        : Effect.succeed({ data: order, meta: null })
     )
   )
 
@@ -122,7 +124,10 @@ export const toMatch = (raw: unknown): Match => {
 /** One page of `order_match` rows under `where`, newest first (the order every match list uses). */
 export const matchPage = (where: Statement.Fragment, paging: Paging) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    listPage({ select: MATCH_COLUMNS, from: sql`order_match where ${where}`, orderBy: "block_number desc, log_index desc", record: toMatch }, paging)
+    listPage(
+      { select: MATCH_COLUMNS, from: sql`order_match where ${where}`, orderBy: "block_number desc, log_index desc", record: toMatch },
+      paging
+    )
   )
 
 export const listMatches = (query: MatchListQuery) =>

@@ -28,7 +28,14 @@ const decodePoolRow = rowDecoder({
   updated_block: int
 })
 
-const decodeRangeRow = rowDecoder({ pool_id: text<Bytes32>(), tick_lower: int, tick_upper: int, liquidity: bigint, positions: int, in_range: bool })
+const decodeRangeRow = rowDecoder({
+  pool_id: text<Bytes32>(),
+  tick_lower: int,
+  tick_upper: int,
+  liquidity: bigint,
+  positions: int,
+  in_range: bool
+})
 
 export const readAmmState = (marketId: bigint) =>
   Effect.gen(function* () {

@@ -61,7 +61,6 @@ export const listPrices = (marketId: bigint, query: PriceQuery) =>
     )
   }).pipe(read)
 
-
 export const listCandles = (marketId: bigint, query: CandleQuery) =>
   Effect.gen(function* () {
     yield* checkRange(query.from, query.to)
@@ -102,8 +101,10 @@ const decodeHeadTimeRow = rowDecoder({ head_time: int })
  * The time windows end at: the latest indexed block's timestamp (the unfinalized window holds
  * the head), else the latest price snapshot's, else the current time.
  */
-export const headTime = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql`
+export const headTime = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) =>
+    sql`
     select coalesce(
       (select timestamp from indexed_block order by number desc limit 1),
       (select timestamp from price_snapshot order by block_number desc, log_index desc limit 1),

@@ -106,7 +106,9 @@ export const listMarketTrades = (marketId: bigint, query: TradeListQuery) =>
       from ${takerFillsSource(sql, id)} f
       where true ${query.trader === undefined ? sql`` : sql`and f.taker = ${query.trader}`}`
     const clob = sql`${market} union all ${limit}`
-    const union =
-      query.source === "router" ? router : query.source === "clob" ? clob : sql`${router} union all ${clob}`
-    return yield* listPage({ select: "x.*", from: sql`(${union}) x`, orderBy: "x.block_number desc, x.log_index desc", record: toTrade }, query)
+    const union = query.source === "router" ? router : query.source === "clob" ? clob : sql`${router} union all ${clob}`
+    return yield* listPage(
+      { select: "x.*", from: sql`(${union}) x`, orderBy: "x.block_number desc, x.log_index desc", record: toTrade },
+      query
+    )
   }).pipe(read)

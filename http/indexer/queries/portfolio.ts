@@ -68,7 +68,16 @@ const summarize = (address: Address, rows: ReadonlyArray<HeldPositionRow>) => {
   const value = positions.reduce((sum, p) => sum + p.value, 0n)
   const cost = positions.reduce((sum, p) => sum + p.yesCost + p.noCost, 0n)
   const realizedPnl = rows.reduce((sum, row) => sum + row.realized_pnl, 0n)
-  return { address, positions, openPositions: positions.length, value, cost, unrealizedPnl: value - cost, realizedPnl, totalPnl: realizedPnl + value - cost }
+  return {
+    address,
+    positions,
+    openPositions: positions.length,
+    value,
+    cost,
+    unrealizedPnl: value - cost,
+    realizedPnl,
+    totalPnl: realizedPnl + value - cost
+  }
 }
 
 export const readPortfolio = (address: Address) =>
@@ -193,8 +202,15 @@ export const readPortfolioHistory = (address: Address, query: PortfolioHistoryQu
       ...(query.from === undefined ? [] : [sql`bucket >= ${query.from}`]),
       ...(query.to === undefined ? [] : [sql`bucket <= ${query.to}`])
     ])
-    const page = yield* listPage({ select: "s.*", from: sql`(${series}) s where ${where}`, orderBy: "bucket", record: decodeFlowRow }, query)
-    const totals = yield* carriedTotals(address, query.timeframe, page.data.map((row) => row.bucket))
+    const page = yield* listPage(
+      { select: "s.*", from: sql`(${series}) s where ${where}`, orderBy: "bucket", record: decodeFlowRow },
+      query
+    )
+    const totals = yield* carriedTotals(
+      address,
+      query.timeframe,
+      page.data.map((row) => row.bucket)
+    )
     const data = page.data.map((row): PortfolioHistoryPoint => {
       const t = totals.get(row.bucket) ?? { value: 0n, cost: 0n, realizedPnl: 0n, openPositions: 0 }
       return {

@@ -100,11 +100,14 @@ export const readUserStats = (address: Address) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const [[raw], accuracy] = yield* Effect.all(
-      [sql`
+      [
+        sql`
         select u.volume, u.trade_count, u.realized_pnl,
                case when u.trade_count > 0 then 1 + (select count(*) from user_stats o where o.trade_count > 0
                  and (o.realized_pnl > u.realized_pnl or (o.realized_pnl = u.realized_pnl and o.address < u.address))) end as rank
-        from user_stats u where u.address = ${address}`, readAccuracy(address)],
+        from user_stats u where u.address = ${address}`,
+        readAccuracy(address)
+      ],
       { concurrency: 2 }
     )
     const row = raw === undefined ? undefined : decodeRankedRow(raw)

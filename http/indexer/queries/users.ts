@@ -10,7 +10,11 @@ import { positionsSource } from "./positions.js"
 import { bigint, bool, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
 import { readAccuracy } from "./user-stats.js"
 
-export const readUserAccuracy = (address: Address) => readAccuracy(address).pipe(Effect.map((data) => ({ data, meta: null })), read)
+export const readUserAccuracy = (address: Address) =>
+  readAccuracy(address).pipe(
+    Effect.map((data) => ({ data, meta: null })),
+    read
+  )
 
 const decodeResolvedRow = rowDecoder({
   ...positionColumns,

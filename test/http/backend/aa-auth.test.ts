@@ -20,7 +20,8 @@ let backends: Backends
 let app: Instance
 
 /** What the factory answers for `owner` (salt 0). */
-const accountOf = (owner: Hex) => getContractAddress({ opcode: "CREATE2", from: factory, salt: pad("0x00", { size: 32 }), bytecodeHash: keccak256(owner) }).toLowerCase()
+const accountOf = (owner: Hex) =>
+  getContractAddress({ opcode: "CREATE2", from: factory, salt: pad("0x00", { size: 32 }), bytecodeHash: keccak256(owner) }).toLowerCase()
 
 beforeAll(async () => {
   ;({ anvil, factory } = await startAddressFactoryChain())
@@ -48,32 +49,54 @@ const ceremony = async (purpose: "register" | "login", overrides: Partial<Ceremo
 }
 
 const register = async (passkey: SoftwarePasskey) => {
-  const answer = await app.call("POST", "/api/aa/auth/passkey/register/verify", { body: { response: passkey.register(await ceremony("register")) } })
+  const answer = await app.call("POST", "/api/aa/auth/passkey/register/verify", {
+    body: { response: passkey.register(await ceremony("register")) }
+  })
   expect(answer.status, JSON.stringify(answer.body)).toBe(200)
   return answer.body.data as { credentialId: string; owner: string; smartAccount: string; transports: Array<string> }
 }
 
 const login = async (passkey: SoftwarePasskey, overrides: Partial<Ceremony> = {}, counter?: number) =>
-  app.call("POST", "/api/aa/auth/passkey/login", { body: { response: passkey.assert(await ceremony("login", overrides), counter === undefined ? {} : { counter }) } })
+  app.call("POST", "/api/aa/auth/passkey/login", {
+    body: { response: passkey.assert(await ceremony("login", overrides), counter === undefined ? {} : { counter }) }
+  })
 
 describe("passkeys", () => {
   it("registers a P-256 passkey (public key, counter, transports stored) and signs in to its counterfactual smart account with the SIWE session", async () => {
     const passkey = new SoftwarePasskey()
     const options = await app.call("POST", "/api/aa/auth/passkey/register/challenge", { body: {} })
-    expect(options.body.data.options).toMatchObject({ rp: { id: RP_ID }, challenge: options.body.data.challenge, pubKeyCredParams: [{ alg: -7, type: "public-key" }] })
+    expect(options.body.data.options).toMatchObject({
+      rp: { id: RP_ID },
+      challenge: options.body.data.challenge,
+      pubKeyCredParams: [{ alg: -7, type: "public-key" }]
+    })
     expect(options.body.data.expiresAt - Math.floor(Date.now() / 1000)).toBeLessThanOrEqual(300)
 
     const registered = await register(passkey)
     const owner = encodeAbiParameters([{ type: "uint256" }, { type: "uint256" }], [passkey.x, passkey.y])
-    expect(registered).toMatchObject({ credentialId: passkey.id, owner, smartAccount: accountOf(owner), transports: ["internal", "hybrid"] })
-    const [row] = await backends.sql(`select counter, transports, length(public_key) as key_bytes, smart_account from passkey_credential where id = $1`, [passkey.id])
+    expect(registered).toMatchObject({
+      credentialId: passkey.id,
+      owner,
+      smartAccount: accountOf(owner),
+      transports: ["internal", "hybrid"]
+    })
+    const [row] = await backends.sql(
+      `select counter, transports, length(public_key) as key_bytes, smart_account from passkey_credential where id = $1`,
+      [passkey.id]
+    )
     expect(row).toMatchObject({ counter: "0", transports: ["internal", "hybrid"], smart_account: accountOf(owner) })
     expect(row!.key_bytes).toBeGreaterThan(64)
 
     passkey.counter = 1
     const signedIn = await login(passkey)
     expect(signedIn.status).toBe(200)
-    expect(signedIn.body.data).toMatchObject({ address: accountOf(owner), method: "passkey", owner, smartAccount: accountOf(owner), role: "user" })
+    expect(signedIn.body.data).toMatchObject({
+      address: accountOf(owner),
+      method: "passkey",
+      owner,
+      smartAccount: accountOf(owner),
+      role: "user"
+    })
     const cookie = sessionCookieOf(signedIn)
     const me = await app.call("GET", "/api/auth/me", withCookie(cookie))
     expect(me.body.data).toMatchObject({ address: accountOf(owner), method: "passkey", owner, smartAccount: accountOf(owner) })
@@ -103,11 +126,15 @@ describe("passkeys", () => {
   it("refuses a wrong origin and a wrong RP id, at registration and sign-in", async () => {
     const passkey = new SoftwarePasskey()
     expectInvalid(
-      await app.call("POST", "/api/aa/auth/passkey/register/verify", { body: { response: passkey.register(await ceremony("register", { origin: "https://evil.example" })) } }),
+      await app.call("POST", "/api/aa/auth/passkey/register/verify", {
+        body: { response: passkey.register(await ceremony("register", { origin: "https://evil.example" })) }
+      }),
       /origin/i
     )
     expectInvalid(
-      await app.call("POST", "/api/aa/auth/passkey/register/verify", { body: { response: passkey.register(await ceremony("register", { rpId: "evil.example" })) } }),
+      await app.call("POST", "/api/aa/auth/passkey/register/verify", {
+        body: { response: passkey.register(await ceremony("register", { rpId: "evil.example" })) }
+      }),
       /RP ?ID/i
     )
     await register(passkey)
@@ -128,13 +155,22 @@ describe("passkeys", () => {
     }
 
     const shared = await ceremony("register")
-    expect((await app.call("POST", "/api/aa/auth/passkey/register/verify", { body: { response: new SoftwarePasskey().register(shared) } })).status).toBe(200)
-    expectInvalid(await app.call("POST", "/api/aa/auth/passkey/register/verify", { body: { response: new SoftwarePasskey().register(shared) } }), /challenge already used/)
+    expect(
+      (await app.call("POST", "/api/aa/auth/passkey/register/verify", { body: { response: new SoftwarePasskey().register(shared) } }))
+        .status
+    ).toBe(200)
+    expectInvalid(
+      await app.call("POST", "/api/aa/auth/passkey/register/verify", { body: { response: new SoftwarePasskey().register(shared) } }),
+      /challenge already used/
+    )
 
     const forged = { challenge: Buffer.alloc(32, 7).toString("base64url"), rpId: RP_ID, origin: ORIGIN }
     expectInvalid(await app.call("POST", "/api/aa/auth/passkey/login", { body: { response: passkey.assert(forged) } }), /unknown challenge/)
     const registration = await ceremony("register")
-    expectInvalid(await app.call("POST", "/api/aa/auth/passkey/login", { body: { response: passkey.assert(registration) } }), /unknown challenge/)
+    expectInvalid(
+      await app.call("POST", "/api/aa/auth/passkey/login", { body: { response: passkey.assert(registration) } }),
+      /unknown challenge/
+    )
   })
 
   it("refuses an assertion by another key for a registered credential id, and an unknown credential", async () => {
@@ -155,17 +191,24 @@ describe("ECDSA smart accounts", () => {
     const smartAccount = accountOf(eoa.address.toLowerCase() as Hex)
     expect(challenge.body.data.smartAccount).toBe(smartAccount)
     const signature = await eoa.signMessage({ message: challenge.body.data.message })
-    const verify = await app.call("POST", "/api/aa/auth/ecdsa/verify", { body: { address: eoa.address, signature, nonce: challenge.body.data.nonce } })
+    const verify = await app.call("POST", "/api/aa/auth/ecdsa/verify", {
+      body: { address: eoa.address, signature, nonce: challenge.body.data.nonce }
+    })
     expect(verify.status).toBe(200)
     expect(verify.body.data).toMatchObject({ address: smartAccount, method: "ecdsa", owner: eoa.address.toLowerCase(), smartAccount })
     const me = await app.call("GET", "/api/auth/me", withCookie(sessionCookieOf(verify)))
     expect(me.body.data).toMatchObject({ address: smartAccount, method: "ecdsa", owner: eoa.address.toLowerCase(), smartAccount })
-    expectInvalid(await app.call("POST", "/api/aa/auth/ecdsa/verify", { body: { address: eoa.address, signature, nonce: challenge.body.data.nonce } }), /nonce already used/)
+    expectInvalid(
+      await app.call("POST", "/api/aa/auth/ecdsa/verify", { body: { address: eoa.address, signature, nonce: challenge.body.data.nonce } }),
+      /nonce already used/
+    )
 
     const other = privateKeyToAccount(generatePrivateKey())
     const theirs = await app.call("POST", "/api/aa/auth/ecdsa/challenge", { body: { address: other.address } })
     expectInvalid(
-      await app.call("POST", "/api/aa/auth/ecdsa/verify", { body: { address: other.address, signature: await eoa.signMessage({ message: theirs.body.data.message }) } }),
+      await app.call("POST", "/api/aa/auth/ecdsa/verify", {
+        body: { address: other.address, signature: await eoa.signMessage({ message: theirs.body.data.message }) }
+      }),
       /signature invalid/
     )
   })
@@ -173,7 +216,9 @@ describe("ECDSA smart accounts", () => {
   it("a SIWE session says it has no smart account", async () => {
     const eoa = privateKeyToAccount(generatePrivateKey())
     const challenge = await app.call("GET", `/api/auth/challenge?address=${eoa.address}`)
-    const verify = await app.call("POST", "/api/auth/verify", { body: { address: eoa.address, signature: await eoa.signMessage({ message: challenge.body.data.message }) } })
+    const verify = await app.call("POST", "/api/auth/verify", {
+      body: { address: eoa.address, signature: await eoa.signMessage({ message: challenge.body.data.message }) }
+    })
     expect(verify.body.data).toMatchObject({ address: eoa.address.toLowerCase(), method: "siwe", owner: null, smartAccount: null })
   })
 })

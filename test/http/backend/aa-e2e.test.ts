@@ -12,7 +12,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { BaseError, ContractFunctionRevertedError, createPublicClient, encodeFunctionData, erc20Abi, formatUnits, http, maxUint256, parseAbi, type Address, type Hex, type PublicClient } from "viem"
+import {
+  BaseError,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  encodeFunctionData,
+  erc20Abi,
+  formatUnits,
+  http,
+  maxUint256,
+  parseAbi,
+  type Address,
+  type Hex,
+  type PublicClient
+} from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import {
   accountFactoryData,
@@ -37,7 +50,10 @@ const USDC = 1_000_000n
 const BUY_YES = 0
 const ADMIN = 0
 const ZERO = "0x0000000000000000000000000000000000000000" as Address
-const MARKET_ABI = parseAbi(["function marketCount() view returns (uint256)", "function marketTokens(uint256 marketId) view returns (address yes, address no)"])
+const MARKET_ABI = parseAbi([
+  "function marketCount() view returns (uint256)",
+  "function marketTokens(uint256 marketId) view returns (address yes, address no)"
+])
 const ROUTER_ABI = parseAbi([
   "function trade(uint8 tradeType, uint256 marketId, uint256 amountIn, uint256 minOut, address recipient, uint256 maxFills, uint256 deadline, address referrer) returns (uint256, uint256, uint256)"
 ])
@@ -73,7 +89,14 @@ beforeAll(async () => {
   // The machine's Postgres (a scratch database), not an embedded one: quicker to start. The
   // sign-in limit (5 per minute per IP) is off: this file signs in more often from one address.
   const databaseUrl = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
-  app = runCli(["start"], { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, LOG_LEVEL: "info", DEVNET_ACTIVITY: "off", RATE_LIMIT_AUTH_PER_MINUTE: "0", ...ports })
+  app = runCli(["start"], {
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: "info",
+    DEVNET_ACTIVITY: "off",
+    RATE_LIMIT_AUTH_PER_MINUTE: "0",
+    ...ports
+  })
   const line = await app.waitFor(/message="devnet: live local chain"/, 300_000)
   const rpcUrl = /rpc_url=(\S+)/.exec(line)![1]!
   await app.waitFor(/message=listening server=backend/, 300_000)
@@ -89,7 +112,9 @@ beforeAll(async () => {
   const end = BigInt(await devnet.timestamp()) + 7n * 86_400n
   await devnet.send(ADMIN, "MarketFactory", d.marketFactory, "launch", ["AA end-to-end market", end, d.manualOracle, 3_000n * USDC])
   marketId = await chain.readContract({ address: d.diamond, abi: MARKET_ABI, functionName: "marketCount" })
-  yesToken = (await chain.readContract({ address: d.diamond, abi: MARKET_ABI, functionName: "marketTokens", args: [marketId] }))[0].toLowerCase() as Address
+  yesToken = (
+    await chain.readContract({ address: d.diamond, abi: MARKET_ABI, functionName: "marketTokens", args: [marketId] })
+  )[0].toLowerCase() as Address
 }, 600_000)
 
 afterAll(async () => {
@@ -117,7 +142,8 @@ const call = async (method: string, path: string, body?: unknown, cookie?: strin
   return { status: response.status, body: await response.json(), ...(setCookie === undefined ? {} : { cookie: setCookie.split(";")[0]! }) }
 }
 
-const rpc = async (method: string, params: ReadonlyArray<unknown>, cookie?: string) => call("POST", "/api/aa/bundler", { jsonrpc: "2.0", id: 1, method, params }, cookie)
+const rpc = async (method: string, params: ReadonlyArray<unknown>, cookie?: string) =>
+  call("POST", "/api/aa/bundler", { jsonrpc: "2.0", id: 1, method, params }, cookie)
 
 const fromBase64Url = (text: string): Uint8Array => new Uint8Array(Buffer.from(text, "base64url"))
 
@@ -129,7 +155,11 @@ const registrationJson = (passkey: SoftwarePasskey, challenge: string) => {
     id,
     rawId: id,
     type: "public-key",
-    response: { clientDataJSON: Buffer.from(made.clientDataJSON).toString("base64url"), attestationObject: base64Url(made.attestationObject), transports: ["internal"] },
+    response: {
+      clientDataJSON: Buffer.from(made.clientDataJSON).toString("base64url"),
+      attestationObject: base64Url(made.attestationObject),
+      transports: ["internal"]
+    },
     clientExtensionResults: {}
   }
 }
@@ -152,7 +182,9 @@ const assertionJson = (passkey: SoftwarePasskey, challenge: string) => {
 
 const passkeySignIn = async (passkey: SoftwarePasskey) => {
   const registerChallenge = await call("POST", "/api/aa/auth/passkey/register/challenge", {})
-  const registered = await call("POST", "/api/aa/auth/passkey/register/verify", { response: registrationJson(passkey, registerChallenge.body.data.challenge) })
+  const registered = await call("POST", "/api/aa/auth/passkey/register/verify", {
+    response: registrationJson(passkey, registerChallenge.body.data.challenge)
+  })
   expect(registered.status, JSON.stringify(registered.body)).toBe(200)
   const loginChallenge = await call("POST", "/api/aa/auth/passkey/login/challenge", {})
   const assertion = assertionJson(passkey, loginChallenge.body.data.challenge)
@@ -175,15 +207,38 @@ const approveAndBuyYes = (account: Address, amount: bigint, minOut = 1n): Readon
   const d = manifest.devnet.addresses
   return [
     { target: d.testUsdc, value: 0n, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [d.router, amount] }) },
-    { target: d.router, value: 0n, data: encodeFunctionData({ abi: ROUTER_ABI, functionName: "trade", args: [BUY_YES, marketId, amount, minOut, account, 10n, maxUint256, ZERO] }) }
+    {
+      target: d.router,
+      value: 0n,
+      data: encodeFunctionData({
+        abi: ROUTER_ABI,
+        functionName: "trade",
+        args: [BUY_YES, marketId, amount, minOut, account, 10n, maxUint256, ZERO]
+      })
+    }
   ]
 }
 
 /** A draft operation with stand-in signatures, gas estimated through /api/aa/bundler. */
-const prepare = async (signer: AccountSigner, account: Address, calls: ReadonlyArray<AccountCall>): Promise<{ op?: UserOperationV07; estimate: Answer }> => {
+const prepare = async (
+  signer: AccountSigner,
+  account: Address,
+  calls: ReadonlyArray<AccountCall>
+): Promise<{ op?: UserOperationV07; estimate: Answer }> => {
   const deployed = (await chain.getCode({ address: account })) !== undefined
-  const nonce = await chain.readContract({ address: manifest.entryPoint, abi: entryPointAbi, functionName: "getNonce", args: [account, 0n] })
-  const prices = (await (await fetch(alto, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "pimlico_getUserOperationGasPrice", params: [] }) })).json()) as {
+  const nonce = await chain.readContract({
+    address: manifest.entryPoint,
+    abi: entryPointAbi,
+    functionName: "getNonce",
+    args: [account, 0n]
+  })
+  const prices = (await (
+    await fetch(alto, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "pimlico_getUserOperationGasPrice", params: [] })
+    })
+  ).json()) as {
     result: { fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }
   }
   const draft: UserOperationV07 = {
@@ -217,7 +272,8 @@ const prepare = async (signer: AccountSigner, account: Address, calls: ReadonlyA
   }
 }
 
-const sponsor = (op: UserOperationV07, cookie: string) => call("POST", "/api/aa/paymaster/sponsor", { userOperation: userOperationToJson(op), entryPoint: manifest.entryPoint }, cookie)
+const sponsor = (op: UserOperationV07, cookie: string) =>
+  call("POST", "/api/aa/paymaster/sponsor", { userOperation: userOperationToJson(op), entryPoint: manifest.entryPoint }, cookie)
 
 /** The operation with the backend's sponsorship and the owner's signature over its hash. */
 const sponsoredAndSigned = async (op: UserOperationV07, signer: AccountSigner, cookie: string) => {
@@ -244,12 +300,20 @@ const receiptOf = (userOpHash: Hex, cookie?: string) =>
 /** The EntryPoint's own verdict on `op` (handleOps simulated from an EOA, no bundler). */
 const entryPointVerdict = async (op: UserOperationV07): Promise<string> => {
   try {
-    await chain.simulateContract({ address: manifest.entryPoint, abi: entryPointAbi, functionName: "handleOps", args: [[packUserOperation(op)], devnet.address(ADMIN)], account: devnet.address(ADMIN) })
+    await chain.simulateContract({
+      address: manifest.entryPoint,
+      abi: entryPointAbi,
+      functionName: "handleOps",
+      args: [[packUserOperation(op)], devnet.address(ADMIN)],
+      account: devnet.address(ADMIN)
+    })
     return "accepted"
   } catch (error) {
     const reverted = error instanceof BaseError ? error.walk((e) => e instanceof ContractFunctionRevertedError) : null
     const data = reverted instanceof ContractFunctionRevertedError ? reverted.data : undefined
-    return data?.errorName === "FailedOp" || data?.errorName === "FailedOpWithRevert" ? String(data.args?.[1]) : `rejected otherwise: ${String(error).slice(0, 200)}`
+    return data?.errorName === "FailedOp" || data?.errorName === "FailedOpWithRevert"
+      ? String(data.args?.[1])
+      : `rejected otherwise: ${String(error).slice(0, 200)}`
   }
 }
 
@@ -258,7 +322,14 @@ const tradeEndToEnd = async (signer: AccountSigner, session: { cookie: string; a
   const faucet = await call("POST", "/api/faucet", {}, session.cookie)
   expect(faucet.status, JSON.stringify(faucet.body)).toBe(200)
   expect(faucet.body.data.address).toBe(session.account)
-  expect(await chain.readContract({ address: manifest.devnet.addresses.testUsdc, abi: erc20Abi, functionName: "balanceOf", args: [session.account] })).toBe(10_000n * USDC)
+  expect(
+    await chain.readContract({
+      address: manifest.devnet.addresses.testUsdc,
+      abi: erc20Abi,
+      functionName: "balanceOf",
+      args: [session.account]
+    })
+  ).toBe(10_000n * USDC)
 
   const prepared = await prepare(signer, session.account, approveAndBuyYes(session.account, 25n * USDC))
   expect(prepared.op, JSON.stringify(prepared.estimate.body)).toBeDefined()
@@ -277,7 +348,9 @@ const tradeEndToEnd = async (signer: AccountSigner, session: { cookie: string; a
   const shares = formatUnits(yes, 6)
   let seen: unknown
   await eventually("the indexer's portfolio shows the YES position", async () => {
-    const body = (await (await fetch(`${indexer}/api/portfolio/${session.account}`)).json()) as { data: { positions: Array<{ marketId: string; yesBalance: string }> } }
+    const body = (await (await fetch(`${indexer}/api/portfolio/${session.account}`)).json()) as {
+      data: { positions: Array<{ marketId: string; yesBalance: string }> }
+    }
     seen = body
     return body.data.positions.some((p) => p.marketId === marketId.toString() && p.yesBalance === shares) ? body : undefined
   }).catch((error: Error) => {
@@ -303,15 +376,22 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
 
   it("passkey: register, sign in, faucet to the smart account, sponsored approve + buy YES through the proxy, in both portfolios", async () => {
     passkeySession = await passkeySignIn(passkey)
-    const expected = (await chain.readContract({
-      address: manifest.smartAccountFactory,
-      abi: parseAbi(["function getAddress(bytes owner, uint256 salt) view returns (address)"]),
-      functionName: "getAddress",
-      args: [passkeySession.registered.owner, 0n]
-    })).toLowerCase()
+    const expected = (
+      await chain.readContract({
+        address: manifest.smartAccountFactory,
+        abi: parseAbi(["function getAddress(bytes owner, uint256 salt) view returns (address)"]),
+        functionName: "getAddress",
+        args: [passkeySession.registered.owner, 0n]
+      })
+    ).toLowerCase()
     expect(passkeySession.account).toBe(expected)
     const me = await call("GET", "/api/auth/me", undefined, passkeySession.cookie)
-    expect(me.body.data).toMatchObject({ method: "passkey", address: expected, smartAccount: expected, owner: passkeySession.registered.owner })
+    expect(me.body.data).toMatchObject({
+      method: "passkey",
+      address: expected,
+      smartAccount: expected,
+      owner: passkeySession.registered.owner
+    })
     await tradeEndToEnd(passkey, passkeySession)
   }, 240_000)
 
@@ -332,7 +412,10 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
     const { op: signed } = await sponsoredAndSigned(op, owner, ecdsaSession.cookie)
     expect((await rpc("eth_sendUserOperation", [userOperationToJson(signed), manifest.entryPoint], passkeySession.cookie)).status).toBe(403)
     // A non-protocol target.
-    const stray = await sponsor({ ...op, callData: encodeAccountCalls([{ target: devnet.address(5), value: 0n, data: "0x" }]) }, ecdsaSession.cookie)
+    const stray = await sponsor(
+      { ...op, callData: encodeAccountCalls([{ target: devnet.address(5), value: 0n, data: "0x" }]) },
+      ecdsaSession.cookie
+    )
     expect(stray.status).toBe(403)
     expect(stray.body.details[0].message).toMatch(/not a protocol contract/)
     // Gas over the caps.
@@ -340,7 +423,17 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
     expect(greedy.status).toBe(400)
     expect(greedy.body.details).toEqual([{ path: "callGasLimit", message: expect.stringMatching(/over the cap/) }])
     // The day's budget (0.05 ETH): one operation at the caps could cost more than what is left.
-    const costly = await sponsor({ ...op, callGasLimit: 2_000_000n, verificationGasLimit: 2_000_000n, preVerificationGas: 500_000n, maxFeePerGas: 100_000_000_000n, maxPriorityFeePerGas: 1n }, ecdsaSession.cookie)
+    const costly = await sponsor(
+      {
+        ...op,
+        callGasLimit: 2_000_000n,
+        verificationGasLimit: 2_000_000n,
+        preVerificationGas: 500_000n,
+        maxFeePerGas: 100_000_000_000n,
+        maxPriorityFeePerGas: 1n
+      },
+      ecdsaSession.cookie
+    )
     expect(costly.status).toBe(429)
     expect(costly.body.message).toMatch(/daily sponsorship budget/)
     // A tampered sponsorship: the bundler refuses it, and so does the EntryPoint on chain.

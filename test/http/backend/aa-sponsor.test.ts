@@ -47,13 +47,25 @@ const signInAccount = async (instance: Instance) => {
 const TOKEN = parseAbi(["function approve(address spender, uint256 amount) returns (bool)"])
 const hex = (n: bigint) => `0x${n.toString(16)}`
 
-const userOperation = (sender: Address, calls?: ReadonlyArray<{ target: Address; value: bigint; data: Hex }>, gas: Partial<Record<string, bigint>> = {}) => ({
+const userOperation = (
+  sender: Address,
+  calls?: ReadonlyArray<{ target: Address; value: bigint; data: Hex }>,
+  gas: Partial<Record<string, bigint>> = {}
+) => ({
   sender,
   nonce: "0x0",
   callData: encodeAccountCalls(
     calls ?? [
-      { target: options.protocol.usdc, value: 0n, data: encodeFunctionData({ abi: TOKEN, functionName: "approve", args: [options.protocol.router, 10n ** 12n] }) },
-      { target: options.protocol.router, value: 0n, data: encodeFunctionData({ abi: ROUTER_ABI, functionName: "buyYes", args: [1n, 5_000_000n, 1n, sender, 10n, 2n ** 40n] }) }
+      {
+        target: options.protocol.usdc,
+        value: 0n,
+        data: encodeFunctionData({ abi: TOKEN, functionName: "approve", args: [options.protocol.router, 10n ** 12n] })
+      },
+      {
+        target: options.protocol.router,
+        value: 0n,
+        data: encodeFunctionData({ abi: ROUTER_ABI, functionName: "buyYes", args: [1n, 5_000_000n, 1n, sender, 10n, 2n ** 40n] })
+      }
     ]
   ),
   callGasLimit: hex(gas["callGasLimit"] ?? 400_000n),
@@ -64,7 +76,10 @@ const userOperation = (sender: Address, calls?: ReadonlyArray<{ target: Address;
 })
 
 const sponsor = (instance: Instance, cookie: string | undefined, op: unknown) =>
-  instance.call("POST", "/api/aa/paymaster/sponsor", { body: { userOperation: op }, headers: cookie === undefined ? {} : { cookie: `predix_session=${cookie}` } })
+  instance.call("POST", "/api/aa/paymaster/sponsor", {
+    body: { userOperation: op },
+    headers: cookie === undefined ? {} : { cookie: `predix_session=${cookie}` }
+  })
 
 describe("paymaster sponsor", () => {
   it("signs paymasterAndData over the protocol-facts hash, valid 10 minutes of chain time, charging the day's budget", async () => {
@@ -73,7 +88,13 @@ describe("paymaster sponsor", () => {
     const answer = await sponsor(app, cookie, op)
     expect(answer.status, JSON.stringify(answer.body)).toBe(200)
     const data = answer.body.data
-    const block = (await (await fetch(anvil.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["latest", false] }) })).json()) as { result: { timestamp: Hex } }
+    const block = (await (
+      await fetch(anvil.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["latest", false] })
+      })
+    ).json()) as { result: { timestamp: Hex } }
     expect(data.validAfter).toBe(Number(BigInt(block.result.timestamp)))
     expect(data.validUntil - data.validAfter).toBe(600)
     expect(data.validUntil).not.toBe(0)
@@ -97,8 +118,11 @@ describe("paymaster sponsor", () => {
       options.paymaster,
       decoded.window
     )
-    expect(await recoverMessageAddress({ message: { raw: hash }, signature: decoded.signature })).toBe(privateKeyToAccount(signerKey).address)
-    const cost = (400_000n + 400_000n + 100_000n + BigInt(data.paymasterVerificationGasLimit) + BigInt(data.paymasterPostOpGasLimit)) * 2_000_000_000n
+    expect(await recoverMessageAddress({ message: { raw: hash }, signature: decoded.signature })).toBe(
+      privateKeyToAccount(signerKey).address
+    )
+    const cost =
+      (400_000n + 400_000n + 100_000n + BigInt(data.paymasterVerificationGasLimit) + BigInt(data.paymasterPostOpGasLimit)) * 2_000_000_000n
     expect(data.maxCostWei).toBe(cost.toString())
     expect(data.budget).toMatchObject({ spentWei: cost.toString(), operations: 1 })
     const [row] = await backends.sql(`select spent_wei::text as spent from sponsorship_budget where address = $1`, [account])
@@ -114,7 +138,11 @@ describe("paymaster sponsor", () => {
     const theirs = await sponsor(app, cookie, userOperation(other.account))
     expect(theirs.status).toBe(403)
     expect(theirs.body.message).toMatch(/not the session's smart account/)
-    const stray = await sponsor(app, cookie, userOperation(account, [{ target: "0x5555555555555555555555555555555555555555", value: 0n, data: "0x" }]))
+    const stray = await sponsor(
+      app,
+      cookie,
+      userOperation(account, [{ target: "0x5555555555555555555555555555555555555555", value: 0n, data: "0x" }])
+    )
     expect(stray.status).toBe(403)
     expect(stray.body.details).toEqual([{ path: "callData.calls.0", message: expect.stringMatching(/not a protocol contract/) }])
     const greedy = await sponsor(app, cookie, userOperation(account, undefined, { callGasLimit: 2_000_001n }))
@@ -123,7 +151,11 @@ describe("paymaster sponsor", () => {
     expect((await sponsor(app, undefined, userOperation(account))).body.code).toBe("AUTH_REQUIRED")
     const eoa = privateKeyToAccount(generatePrivateKey())
     const challenge = await app.call("GET", `/api/auth/challenge?address=${eoa.address}`)
-    const siwe = sessionCookieOf(await app.call("POST", "/api/auth/verify", { body: { address: eoa.address, signature: await eoa.signMessage({ message: challenge.body.data.message }) } }))
+    const siwe = sessionCookieOf(
+      await app.call("POST", "/api/auth/verify", {
+        body: { address: eoa.address, signature: await eoa.signMessage({ message: challenge.body.data.message }) }
+      })
+    )
     expect((await sponsor(app, siwe, userOperation(eoa.address))).status).toBe(403)
     expect(await backends.sql(`select * from sponsorship_budget where address = $1`, [account])).toEqual([])
   })
@@ -133,7 +165,9 @@ describe("paymaster sponsor", () => {
     const tight = await backends.start({ aa: { ...options, caps: { dailyBudgetWei: cost * 3n } } })
     try {
       const { cookie, account } = await signInAccount(tight)
-      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => sponsor(tight, cookie, { ...userOperation(account), nonce: hex(BigInt(i)) })))
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => sponsor(tight, cookie, { ...userOperation(account), nonce: hex(BigInt(i)) }))
+      )
       expect(answers.filter((a) => a.status === 200)).toHaveLength(3)
       const refused = answers.filter((a) => a.status === 429)
       expect(refused).toHaveLength(7)
@@ -151,8 +185,18 @@ const rpc = (instance: Instance, body: unknown, cookie?: string) =>
 
 describe("bundler proxy", () => {
   it("forwards allowed methods and returns the upstream's answers, errors included, unchanged", async () => {
-    expect((await rpc(app, { jsonrpc: "2.0", id: 7, method: "eth_chainId", params: [] })).body).toEqual({ jsonrpc: "2.0", id: 7, result: "0x82" })
-    const direct = await (await fetch(anvil.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "eth_supportedEntryPoints", params: [] }) })).json()
+    expect((await rpc(app, { jsonrpc: "2.0", id: 7, method: "eth_chainId", params: [] })).body).toEqual({
+      jsonrpc: "2.0",
+      id: 7,
+      result: "0x82"
+    })
+    const direct = await (
+      await fetch(anvil.url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "eth_supportedEntryPoints", params: [] })
+      })
+    ).json()
     const proxied = await rpc(app, { jsonrpc: "2.0", id: 8, method: "eth_supportedEntryPoints", params: [] })
     expect(proxied.status).toBe(200)
     expect(proxied.body).toEqual(direct)
@@ -183,7 +227,8 @@ describe("bundler proxy", () => {
   it("sends only with a smart-account session, and only the session's own operations", async () => {
     const { cookie, account } = await signInAccount(app)
     const other = await signInAccount(app)
-    const send = (sender: Address, withCookie?: string) => rpc(app, { jsonrpc: "2.0", id: 3, method: "eth_sendUserOperation", params: [userOperation(sender), options.entryPoint] }, withCookie)
+    const send = (sender: Address, withCookie?: string) =>
+      rpc(app, { jsonrpc: "2.0", id: 3, method: "eth_sendUserOperation", params: [userOperation(sender), options.entryPoint] }, withCookie)
     expect((await send(account)).body.code).toBe("AUTH_REQUIRED")
     const foreign = await send(other.account, cookie)
     expect(foreign.status).toBe(403)

@@ -16,7 +16,10 @@ const users = Array.from({ length: 10 }, () => privateKeyToAccount(generatePriva
 const cookies = new Map<PrivateKeyAccount, string>()
 const [alice, bob, carol, mod] = users as [PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount, PrivateKeyAccount]
 
-const as = (account: PrivateKeyAccount, body?: unknown) => ({ headers: { cookie: `predix_session=${cookies.get(account)}` }, ...(body === undefined ? {} : { body }) })
+const as = (account: PrivateKeyAccount, body?: unknown) => ({
+  headers: { cookie: `predix_session=${cookies.get(account)}` },
+  ...(body === undefined ? {} : { body })
+})
 const MARKET = "/api/markets/1/comments"
 /** Moves the instance's clock past the cooldown. */
 const later = (instance: Instance, seconds = 31) => void (instance.clock.offsetMs += seconds * 1000)
@@ -51,7 +54,8 @@ describe("comments", () => {
       ["/api/notifications/unread-count", "get"],
       ["/api/notifications/{id}/read", "patch"],
       ["/api/notifications/read-all", "post"]
-    ]) expect(security(path!, method!)).toEqual([{ session: [] }])
+    ])
+      expect(security(path!, method!)).toEqual([{ session: [] }])
     expect(document.components.schemas.CommentBody.description).toMatch(/never rendered as HTML/)
   })
 
@@ -63,7 +67,14 @@ describe("comments", () => {
       posted.push(answer.body.data)
       later(api)
     }
-    expect(posted[0]).toMatchObject({ body: "first <b>not html</b>", author: alice.address.toLowerCase(), parentId: null, status: "visible", replyCount: 0, editedAt: null })
+    expect(posted[0]).toMatchObject({
+      body: "first <b>not html</b>",
+      author: alice.address.toLowerCase(),
+      parentId: null,
+      status: "visible",
+      replyCount: 0,
+      editedAt: null
+    })
     expect(posted[0].marketId).toBe(`0x${"0".repeat(63)}1`)
     for (const body of ["a reply", "another reply"]) {
       expect((await api.call("POST", MARKET, as(bob, { body, parentId: posted[0].id }))).status).toBe(201)
@@ -74,13 +85,20 @@ describe("comments", () => {
     expect(newest.body.data.map((c: any) => c.body)).toEqual(["third", "second", "first <b>not html</b>"])
     expect(newest.body.meta.pagination).toEqual({ limit: 20, offset: 0, total: 3 })
     const top = await api.call("GET", `${MARKET}?sort=top`)
-    expect(top.body.data.map((c: any) => [c.body, c.replyCount])).toEqual([["first <b>not html</b>", 2], ["third", 0], ["second", 0]])
+    expect(top.body.data.map((c: any) => [c.body, c.replyCount])).toEqual([
+      ["first <b>not html</b>", 2],
+      ["third", 0],
+      ["second", 0]
+    ])
     const page = await api.call("GET", `${MARKET}?limit=2&offset=2`)
     expect(page.body.data.map((c: any) => c.body)).toEqual(["first <b>not html</b>"])
     expect(page.body.meta.pagination).toEqual({ limit: 2, offset: 2, total: 3 })
     expect((await api.call("GET", `${MARKET}?offset=50`)).body.meta.pagination.total).toBe(3)
     const replies = await api.call("GET", `${MARKET}?parentId=${posted[0].id}`)
-    expect(replies.body.data.map((c: any) => [c.body, c.parentId])).toEqual([["another reply", posted[0].id], ["a reply", posted[0].id]])
+    expect(replies.body.data.map((c: any) => [c.body, c.parentId])).toEqual([
+      ["another reply", posted[0].id],
+      ["a reply", posted[0].id]
+    ])
     // The same market by its slug, and another market's thread is its own.
     const [{ slug }] = (await backends.sql(`select slug from display_metadata where kind = 'market' and id = 1`)) as [{ slug: string }]
     expect((await api.call("GET", `/api/markets/${slug}/comments`)).body.meta.pagination.total).toBe(3)
@@ -171,7 +189,10 @@ describe("comments", () => {
     // The moderator hides: the body is gone from answers; the author can no longer edit or delete it.
     const hidden = await api.call("PATCH", at, as(mod, { status: "hidden" }))
     expect(hidden.body.data).toMatchObject({ status: "hidden", body: null })
-    expect((await api.call("GET", `${MARKET}?limit=100`)).body.data.find((c: any) => c.id === created.id)).toMatchObject({ status: "hidden", body: null })
+    expect((await api.call("GET", `${MARKET}?limit=100`)).body.data.find((c: any) => c.id === created.id)).toMatchObject({
+      status: "hidden",
+      body: null
+    })
     expect((await api.call("PATCH", at, as(alice, { body: "sneaky" }))).status).toBe(403)
     expect((await api.call("PATCH", at, as(alice, { status: "deleted" }))).status).toBe(403)
     expect((await api.call("PATCH", at, as(mod, { status: "visible" }))).body.data).toMatchObject({ status: "visible", body: "final" })
@@ -188,7 +209,9 @@ describe("comments", () => {
     expect((await api.call("PATCH", `${MARKET}/999999999`, as(alice, { status: "deleted" }))).status).toBe(404)
     expect((await api.call("PATCH", `/api/markets/15/comments/${created.id}`, as(alice, { status: "deleted" }))).status).toBe(404)
     expect((await api.call("PATCH", `${MARKET}/abc`, as(alice, { status: "deleted" }))).status).toBe(404)
-    expect((await api.call("PATCH", `/api/markets/999999/comments/${created.id}`, as(alice, { status: "deleted" }))).body.code).toBe("MARKET_NOT_FOUND")
+    expect((await api.call("PATCH", `/api/markets/999999/comments/${created.id}`, as(alice, { status: "deleted" }))).body.code).toBe(
+      "MARKET_NOT_FOUND"
+    )
   })
 
   it("reads, counts and marks notifications of the user's own only; another user's id is a 404; muted types are not shown", async () => {
@@ -199,7 +222,12 @@ describe("comments", () => {
     const count = async (user: PrivateKeyAccount) => (await api.call("GET", "/api/notifications/unread-count", as(user))).body.data.unread
     expect(await count(carol)).toBe(1)
     const [note] = (await api.call("GET", "/api/notifications?unread=true", as(carol))).body.data
-    expect(note).toMatchObject({ type: "commentReply", read: false, marketId: `0x${"0".repeat(63)}1`, detail: { commentId: reply.id, parentId: parent.id } })
+    expect(note).toMatchObject({
+      type: "commentReply",
+      read: false,
+      marketId: `0x${"0".repeat(63)}1`,
+      detail: { commentId: reply.id, parentId: parent.id }
+    })
 
     // Another user's notification: 404 for reading it, and it stays unread.
     const stolen = await api.call("PATCH", `/api/notifications/${note.id}/read`, as(bob))
@@ -241,16 +269,22 @@ describe("comments", () => {
     const burst = await backends.start({ comments: { cooldownSeconds: 0, perDay: 50 } })
     // Another UTC day than the other tests' posts (run last: it moves every user's last post days ahead) (sessions last 7 days).
     burst.clock.offsetMs = api.clock.offsetMs + 3 * 86_400_000
-    const before = await backends.sql<{ author: string; n: number }>(`select author, count(*)::int as n from market_comment where market_id = 15 group by author`)
+    const before = await backends.sql<{ author: string; n: number }>(
+      `select author, count(*)::int as n from market_comment where market_id = 15 group by author`
+    )
     expect(before).toEqual([])
     // All 1,000 are sent at once, over 100 keep-alive connections (one client cannot open 1,000 to a loopback server without resets).
     const agent = new Agent({ keepAlive: true, maxSockets: 100 })
     const post = (user: PrivateKeyAccount, body: string) =>
       new Promise<{ status: number }>((resolve, reject) => {
-        const r = request(`${burst.url}/api/markets/15/comments`, { method: "POST", agent, headers: { "content-type": "application/json", cookie: `predix_session=${cookies.get(user)}` } }, (response) => {
-          response.resume()
-          response.on("end", () => resolve({ status: response.statusCode ?? 0 }))
-        })
+        const r = request(
+          `${burst.url}/api/markets/15/comments`,
+          { method: "POST", agent, headers: { "content-type": "application/json", cookie: `predix_session=${cookies.get(user)}` } },
+          (response) => {
+            response.resume()
+            response.on("end", () => resolve({ status: response.statusCode ?? 0 }))
+          }
+        )
         r.on("error", reject)
         r.end(JSON.stringify({ body }))
       })
@@ -259,12 +293,15 @@ describe("comments", () => {
     const byStatus = new Map<number, number>()
     for (const a of answers) byStatus.set(a.status, (byStatus.get(a.status) ?? 0) + 1)
     expect(Object.fromEntries(byStatus)).toEqual({ 201: 500, 429: 500 })
-    const counts = await backends.sql<{ author: string; n: number }>(`select author, count(*)::int as n from market_comment where market_id = 15 group by author`)
+    const counts = await backends.sql<{ author: string; n: number }>(
+      `select author, count(*)::int as n from market_comment where market_id = 15 group by author`
+    )
     expect(counts.map((c) => c.n)).toEqual(Array(10).fill(50))
-    const quotas = await backends.sql<{ posted_today: number }>(`select posted_today from comment_quota where address = any($1)`, [users.map((u) => u.address.toLowerCase())])
+    const quotas = await backends.sql<{ posted_today: number }>(`select posted_today from comment_quota where address = any($1)`, [
+      users.map((u) => u.address.toLowerCase())
+    ])
     expect(quotas.map((q) => q.posted_today)).toEqual(Array(10).fill(50))
     expect((await burst.call("GET", "/api/markets/15/comments?limit=1")).body.meta.pagination.total).toBe(500)
     await burst.close()
   }, 120_000)
-
 })

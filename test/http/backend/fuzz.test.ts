@@ -28,7 +28,10 @@ beforeAll(async () => {
   const challenge = await api.get(`/api/auth/challenge?address=${account.address}`)
   const signature = await account.signMessage({ message: challenge.body.data.message })
   const verify = await api.call("POST", "/api/auth/verify", { body: { address: account.address, signature } })
-  session = verify.headers.getSetCookie().find((c) => c.startsWith("predix_session="))!.split(";")[0]!
+  session = verify.headers
+    .getSetCookie()
+    .find((c) => c.startsWith("predix_session="))!
+    .split(";")[0]!
 }, 120_000)
 afterAll(async () => {
   await api?.close()
@@ -60,7 +63,27 @@ const VALID: Record<string, ReadonlyArray<string>> = {
 }
 
 const hostile: fc.Arbitrary<string> = fc.oneof(
-  fc.constantFrom("'", "';--", "1 OR 1=1", "%", "_", "NULL", "__proto__", "../../etc/passwd", "", " ", "-1", "1e400", "0x10", `0x${"f".repeat(64)}`, `0x${"0".repeat(64)}`, "９", "😀", "\u0000", "\ud800"),
+  fc.constantFrom(
+    "'",
+    "';--",
+    "1 OR 1=1",
+    "%",
+    "_",
+    "NULL",
+    "__proto__",
+    "../../etc/passwd",
+    "",
+    " ",
+    "-1",
+    "1e400",
+    "0x10",
+    `0x${"f".repeat(64)}`,
+    `0x${"0".repeat(64)}`,
+    "９",
+    "😀",
+    "\u0000",
+    "\ud800"
+  ),
   fc.string({ maxLength: 40 }),
   fc.string({ unit: "binary", maxLength: 20 }),
   fc.bigInt({ min: -(1n << 300n), max: 1n << 300n }).map(String),
@@ -69,7 +92,12 @@ const hostile: fc.Arbitrary<string> = fc.oneof(
 )
 
 type Parameter = { readonly name: string; readonly in: "path" | "query"; readonly schema: { readonly enum?: ReadonlyArray<string> } }
-type Operation = { readonly method: string; readonly template: string; readonly parameters: ReadonlyArray<Parameter>; readonly secured: boolean }
+type Operation = {
+  readonly method: string
+  readonly template: string
+  readonly parameters: ReadonlyArray<Parameter>
+  readonly secured: boolean
+}
 
 const operationsOf = (): Array<Operation> =>
   Object.entries(api.document.paths).flatMap(([template, item]) =>
@@ -96,26 +124,69 @@ const encode = (value: string): string => {
 
 /** Bodies: near-valid quotes and batches with one field spoiled, and arbitrary JSON. */
 const body: fc.Arbitrary<unknown> = fc.oneof(
+  fc.record(
+    {
+      tradeType: fc.oneof(fc.constantFrom("BUY_YES", "SELL_YES", "BUY_NO", "SELL_NO"), hostile),
+      amountIn: fc.oneof(fc.constantFrom("1", "10.5", "0.001", "1000000", "99999999999"), hostile, fc.integer()),
+      slippageBps: fc.option(fc.oneof(fc.integer({ min: -5, max: 20_000 }), fc.double()), { nil: undefined }),
+      maxFills: fc.option(fc.integer({ min: -1, max: 30 }), { nil: undefined }),
+      address: fc.option(fc.oneof(fc.constant(USER), hostile), { nil: undefined })
+    },
+    { requiredKeys: [] }
+  ),
+  fc.record(
+    {
+      marketIds: fc.array(fc.oneof(fc.constantFrom("1", "2", `0x${"0".repeat(63)}3`), hostile), { maxLength: 60 }),
+      timeframe: fc.option(fc.oneof(fc.constant("1h"), hostile), { nil: undefined })
+    },
+    { requiredKeys: [] }
+  ),
+  fc.record(
+    {
+      body: fc.oneof(
+        fc.constantFrom("hello", "<script>alert(1)</script>", "x".repeat(2_001), "😀".repeat(2_000), "\u0000", " "),
+        hostile,
+        fc.integer()
+      ),
+      parentId: fc.option(fc.oneof(fc.constantFrom("1", "2", "0", "-1"), hostile, fc.integer()), { nil: undefined }),
+      status: fc.option(fc.oneof(fc.constantFrom("deleted", "hidden", "visible"), hostile), { nil: undefined })
+    },
+    { requiredKeys: [] }
+  ),
+  fc.record(
+    {
+      jsonrpc: fc.oneof(fc.constant("2.0"), hostile),
+      id: fc.oneof(fc.integer(), hostile, fc.constant(null)),
+      method: fc.oneof(
+        fc.constantFrom(
+          "eth_chainId",
+          "eth_supportedEntryPoints",
+          "eth_getUserOperationByHash",
+          "eth_sendUserOperation",
+          "eth_estimateUserOperationGas",
+          "eth_sendRawTransaction",
+          "debug_bundler_clearState"
+        ),
+        hostile
+      ),
+      params: fc.oneof(fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }), fc.jsonValue({ maxDepth: 1 }))
+    },
+    { requiredKeys: [] }
+  ),
   fc.record({
-    tradeType: fc.oneof(fc.constantFrom("BUY_YES", "SELL_YES", "BUY_NO", "SELL_NO"), hostile),
-    amountIn: fc.oneof(fc.constantFrom("1", "10.5", "0.001", "1000000", "99999999999"), hostile, fc.integer()),
-    slippageBps: fc.option(fc.oneof(fc.integer({ min: -5, max: 20_000 }), fc.double()), { nil: undefined }),
-    maxFills: fc.option(fc.integer({ min: -1, max: 30 }), { nil: undefined }),
-    address: fc.option(fc.oneof(fc.constant(USER), hostile), { nil: undefined })
-  }, { requiredKeys: [] }),
-  fc.record({ marketIds: fc.array(fc.oneof(fc.constantFrom("1", "2", `0x${"0".repeat(63)}3`), hostile), { maxLength: 60 }), timeframe: fc.option(fc.oneof(fc.constant("1h"), hostile), { nil: undefined }) }, { requiredKeys: [] }),
-  fc.record({
-    body: fc.oneof(fc.constantFrom("hello", "<script>alert(1)</script>", "x".repeat(2_001), "😀".repeat(2_000), "\u0000", " "), hostile, fc.integer()),
-    parentId: fc.option(fc.oneof(fc.constantFrom("1", "2", "0", "-1"), hostile, fc.integer()), { nil: undefined }),
-    status: fc.option(fc.oneof(fc.constantFrom("deleted", "hidden", "visible"), hostile), { nil: undefined })
-  }, { requiredKeys: [] }),
-  fc.record({
-    jsonrpc: fc.oneof(fc.constant("2.0"), hostile),
-    id: fc.oneof(fc.integer(), hostile, fc.constant(null)),
-    method: fc.oneof(fc.constantFrom("eth_chainId", "eth_supportedEntryPoints", "eth_getUserOperationByHash", "eth_sendUserOperation", "eth_estimateUserOperationGas", "eth_sendRawTransaction", "debug_bundler_clearState"), hostile),
-    params: fc.oneof(fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }), fc.jsonValue({ maxDepth: 1 }))
-  }, { requiredKeys: [] }),
-  fc.record({ response: fc.record({ id: hostile, rawId: hostile, type: fc.oneof(fc.constant("public-key"), hostile), response: fc.record({ clientDataJSON: hostile, attestationObject: hostile, authenticatorData: hostile, signature: hostile }, { requiredKeys: [] }) }, { requiredKeys: [] }) }),
+    response: fc.record(
+      {
+        id: hostile,
+        rawId: hostile,
+        type: fc.oneof(fc.constant("public-key"), hostile),
+        response: fc.record(
+          { clientDataJSON: hostile, attestationObject: hostile, authenticatorData: hostile, signature: hostile },
+          { requiredKeys: [] }
+        )
+      },
+      { requiredKeys: [] }
+    )
+  }),
   fc.constant({}),
   fc.jsonValue({ maxDepth: 3 })
 )
@@ -127,10 +198,17 @@ const requestTo = (operation: Operation) => {
     .record({
       path: fc.tuple(...pathParams.map(valueFor)),
       query: fc.subarray(queryParams).chain((chosen) => fc.tuple(...chosen.map((p) => valueFor(p).map((v) => [p.name, v] as const)))),
-      extra: fc.option(fc.tuple(fc.oneof(fc.constantFrom(...queryParams.map((p) => p.name), "x", "limit"), fc.string({ maxLength: 8 })), hostile), { freq: 4 }),
-      body: operation.method === "POST" || operation.method === "PATCH" ? fc.oneof(body, fc.constantFrom("{not json", "", "[]", "null")) : fc.constant(undefined),
+      extra: fc.option(
+        fc.tuple(fc.oneof(fc.constantFrom(...queryParams.map((p) => p.name), "x", "limit"), fc.string({ maxLength: 8 })), hostile),
+        { freq: 4 }
+      ),
+      body:
+        operation.method === "POST" || operation.method === "PATCH"
+          ? fc.oneof(body, fc.constantFrom("{not json", "", "[]", "null"))
+          : fc.constant(undefined),
       // Not every secured POST: a signed-in logout would end the shared session.
-      signedIn: SESSION_PATHS.test(operation.template) || (operation.secured && operation.method === "GET") ? fc.boolean() : fc.constant(false)
+      signedIn:
+        SESSION_PATHS.test(operation.template) || (operation.secured && operation.method === "GET") ? fc.boolean() : fc.constant(false)
     })
     .map(({ path, query, extra, body, signedIn }) => {
       let i = 0
@@ -141,7 +219,12 @@ const requestTo = (operation: Operation) => {
     })
 }
 
-const check = async (request: { method: string; url: string; body: unknown; signedIn?: boolean }): Promise<{ status: number; problems: Array<string> }> => {
+const check = async (request: {
+  method: string
+  url: string
+  body: unknown
+  signedIn?: boolean
+}): Promise<{ status: number; problems: Array<string> }> => {
   const headers: Record<string, string> = {
     ...(request.body === undefined ? {} : { "content-type": "application/json" }),
     ...(request.signedIn === true ? { cookie: session } : {})
@@ -166,7 +249,11 @@ const check = async (request: { method: string; url: string; body: unknown; sign
   }
   if (response.headers.get("x-request-id") === null) problems.push(`${where}: no X-Request-Id`)
   const pathname = new URL(request.url, api.url).pathname
-  problems.push(...conformance(api.document, request.method, pathname, { status: response.status, body: parsed, headers: response.headers }).map((p) => `${where}: ${p}`))
+  problems.push(
+    ...conformance(api.document, request.method, pathname, { status: response.status, body: parsed, headers: response.headers }).map(
+      (p) => `${where}: ${p}`
+    )
+  )
   return { status: response.status, problems }
 }
 
@@ -190,7 +277,18 @@ describe("fuzzing every backend path", () => {
   }, 300_000)
 
   it("hostile raw paths are 404 or 400 with the error body, never 5xx", async () => {
-    for (const path of ["/api/markets/%zz", "/api/markets/%00", "/api/markets/1%2F2", "/api/markets//trades", "/api/markets/1/trades/extra", "/api/markets?limit=%ff%fe", "/api/markets?limit=1&limit=2", "/api/markets/", "/api//markets", `/api/markets/${"9".repeat(10_000)}`]) {
+    for (const path of [
+      "/api/markets/%zz",
+      "/api/markets/%00",
+      "/api/markets/1%2F2",
+      "/api/markets//trades",
+      "/api/markets/1/trades/extra",
+      "/api/markets?limit=%ff%fe",
+      "/api/markets?limit=1&limit=2",
+      "/api/markets/",
+      "/api//markets",
+      `/api/markets/${"9".repeat(10_000)}`
+    ]) {
       const { status, problems } = await check({ method: "GET", url: path, body: undefined })
       expect(problems).toEqual([])
       expect([400, 404]).toContain(status)

@@ -72,7 +72,9 @@ describe("GET /api/markets", () => {
   it("sorts by volume either way, ending_soon and trending only live markets", async () => {
     const byVolume = (await all("/api/markets?sortBy=volume&includeEventChildren=true")).rows.map((m) => BigInt(m.volume.raw))
     expect(byVolume).toEqual([...byVolume].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)))
-    const ascending = (await all("/api/markets?sortBy=volume&sortOrder=asc&includeEventChildren=true")).rows.map((m) => BigInt(m.volume.raw))
+    const ascending = (await all("/api/markets?sortBy=volume&sortOrder=asc&includeEventChildren=true")).rows.map((m) =>
+      BigInt(m.volume.raw)
+    )
     expect(ascending).toEqual([...ascending].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)))
     const ending = (await all("/api/markets?sortBy=ending_soon&includeEventChildren=true")).rows
     expect(ending.every((m) => m.status === "active")).toBe(true)
@@ -171,7 +173,9 @@ describe("activity", () => {
     const id = ids[0]?.market_id ?? "1"
     const book = (await h.get(`/api/markets/${id}/orderbook`)).body.data
     const theirs = (await indexer(`/api/markets/${id}/orderbook`)).data
-    expect(book.yes.bids.map((l: any) => [l.price, l.shares.decimal, l.orders])).toEqual(theirs.yes.bids.map((l: any) => [l.price, l.amount, l.orders]))
+    expect(book.yes.bids.map((l: any) => [l.price, l.shares.decimal, l.orders])).toEqual(
+      theirs.yes.bids.map((l: any) => [l.price, l.amount, l.orders])
+    )
     expect(book.no.asks.map((l: any) => l.shares.unit).every((u: string) => u === "NO")).toBe(true)
     expect(book.bestBidYes).toBe(theirs.bestBidYes)
   })
@@ -191,7 +195,9 @@ describe("activity", () => {
     expect(prices.body.meta.pagination.total).toBe((await indexer(`/api/markets/${id}/prices?limit=1`)).meta.count)
     const candles = await h.get(`/api/markets/${id}/candles?timeframe=1d`)
     const theirCandles = await indexer(`/api/markets/${id}/candles?timeframe=1d`)
-    expect(candles.body.data.map((c: any) => [c.timestamp, c.close, c.volume.decimal])).toEqual(theirCandles.data.map((c: any) => [c.timestamp, c.close, c.volume]))
+    expect(candles.body.data.map((c: any) => [c.timestamp, c.close, c.volume.decimal])).toEqual(
+      theirCandles.data.map((c: any) => [c.timestamp, c.close, c.volume])
+    )
     expect((await h.get(`/api/markets/${id}/candles?timeframe=2h`)).body.code).toBe("VALIDATION_FAILED")
     expect((await h.get(`/api/markets/${id}/prices?from=10&to=5`)).body.code).toBe("VALIDATION_FAILED")
     expect((await h.get(`/api/markets/${id}/trades?trader=0x12`)).body.code).toBe("INVALID_ADDRESS")

@@ -39,13 +39,17 @@ let restartIndexer: () => Promise<void>
 const cookies: Record<number, string> = {}
 let market: bigint
 
-const send = (from: number, contract: string, address: Address, fn: string, args: ReadonlyArray<unknown> = []) => client.send(from, contract, address, fn, args)
+const send = (from: number, contract: string, address: Address, fn: string, args: ReadonlyArray<unknown> = []) =>
+  client.send(from, contract, address, fn, args)
 
 /** A running consumer; `stop` ends it as a process exit would. */
 const startConsumer = async () => {
   const scope = Effect.runSync(Scope.make())
   await Effect.runPromise(
-    Layer.buildWithScope(NotificationConsumerLive(130, { pollEveryMs: 600_000 }).pipe(Layer.provide(pgClientLayer(Redacted.make(backends.databaseUrl)))), scope).pipe(quiet)
+    Layer.buildWithScope(
+      NotificationConsumerLive(130, { pollEveryMs: 600_000 }).pipe(Layer.provide(pgClientLayer(Redacted.make(backends.databaseUrl)))),
+      scope
+    ).pipe(quiet)
   )
   return { stop: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
@@ -66,7 +70,10 @@ const inbox = async (user: number) => {
   expect(answer.status).toBe(200)
   return answer.body.data as Array<any>
 }
-const summary = (notes: Array<any>) => notes.map((n) => `${n.type}:${n.detail.role ?? n.detail.resolution ?? n.detail.kind ?? ""}:${n.detail.fill ?? n.detail.kind ?? ""}`).sort()
+const summary = (notes: Array<any>) =>
+  notes
+    .map((n) => `${n.type}:${n.detail.role ?? n.detail.resolution ?? n.detail.kind ?? ""}:${n.detail.fill ?? n.detail.kind ?? ""}`)
+    .sort()
 
 beforeAll(async () => {
   anvil = await startAnvil()
@@ -76,7 +83,13 @@ beforeAll(async () => {
   runtime = ManagedRuntime.make(pgClientLayer(Redacted.make(backends.databaseUrl)))
   const makeOne = async () => {
     const indexer = await runtime.runPromise(
-      makeIndexer({ rpc: makeRpc({ url: anvil.url }), deployment: devnet.deployment, chainId: 130, backfillThread: false, confirmations: 1_000 }).pipe(quiet)
+      makeIndexer({
+        rpc: makeRpc({ url: anvil.url }),
+        deployment: devnet.deployment,
+        chainId: 130,
+        backfillThread: false,
+        confirmations: 1_000
+      }).pipe(quiet)
     )
     let window = await runtime.runPromise(indexer.loadWindow)
     index = async () => {
@@ -91,7 +104,8 @@ beforeAll(async () => {
   const a = devnet.addresses
   for (const user of [ADMIN, ALICE, BOB]) {
     await send(ADMIN, "TestUsdc", a.testUsdc, "mint", [client.address(user), 1_000_000n * USDC])
-    for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory]) await send(user, "TestUsdc", a.testUsdc, "approve", [spender, maxUint256])
+    for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory])
+      await send(user, "TestUsdc", a.testUsdc, "approve", [spender, maxUint256])
   }
   const endTime = BigInt(await client.timestamp()) + 3_600n
   await send(ADMIN, "MarketFactory", a.marketFactory, "launch", ["Will notifications arrive once?", endTime, a.manualOracle, 0n])
@@ -161,7 +175,13 @@ describe("notifications from indexed chain events", () => {
     const [before] = await backends.sql(`select count(*)::int as n from notification`)
     const [two, other] = await Promise.all([startConsumer(), startConsumer()])
     await caughtUp()
-    const resolved = ["marketPaused::", "marketResolved:YES:", "orderCancelled::", "orderFilled:maker:PARTIAL", "redemptionAvailable:YES:redeem"]
+    const resolved = [
+      "marketPaused::",
+      "marketResolved:YES:",
+      "orderCancelled::",
+      "orderFilled:maker:PARTIAL",
+      "redemptionAvailable:YES:redeem"
+    ]
     expect(summary(await inbox(ALICE))).toEqual(resolved)
     expect(summary(await inbox(BOB))).toEqual(["marketPaused::", ...bobFills, "marketResolved:YES:"].sort())
     const ids = (await inbox(ALICE)).map((n) => n.id)
@@ -175,7 +195,9 @@ describe("notifications from indexed chain events", () => {
     const again = await startConsumer()
     await caughtUp()
     expect((await inbox(ALICE)).map((n) => n.id)).toEqual(ids)
-    const [after] = await backends.sql(`select count(*)::int as n, count(distinct (user_address, type, source))::int as distinct from notification`)
+    const [after] = await backends.sql(
+      `select count(*)::int as n, count(distinct (user_address, type, source))::int as distinct from notification`
+    )
     expect(after!["n"]).toBe(after!["distinct"])
     expect(after!["n"]).toBeGreaterThan(before!["n"])
 
@@ -189,8 +211,11 @@ describe("notifications from indexed chain events", () => {
 
     // The faucet's confirmed claim for Alice's smart account: delivered to her (and her smart account's notifications are hers).
     const account = client.address(7)
-    await backends.sql(`insert into faucet_claim (address, owner, usdc_raw, eth_raw, status, tx_hash, raw_tx, claimed_at, confirmed_at)
-      values ($1, $2, 10000000000, 500000000000000, 'confirmed', $3, '0x01', now(), now())`, [account, client.address(ALICE), `0x${"ab".repeat(32)}`])
+    await backends.sql(
+      `insert into faucet_claim (address, owner, usdc_raw, eth_raw, status, tx_hash, raw_tx, claimed_at, confirmed_at)
+      values ($1, $2, 10000000000, 500000000000000, 'confirmed', $3, '0x01', now(), now())`,
+      [account, client.address(ALICE), `0x${"ab".repeat(32)}`]
+    )
     await send(ADMIN, "TestUsdc", a.testUsdc, "mint", [account, USDC])
     await index()
     await caughtUp()

@@ -27,7 +27,12 @@ describe("pricing view", () => {
     const view = (await h.get(`/api/markets/${live}/pricing/view`)).body.data
     const book = (await indexer(`/api/markets/${live}/orderbook`)).data
     const amm = (await indexer(`/api/markets/${live}/amm-state`)).data
-    expect([view.bestBidYes, view.bestAskYes, view.bestBidNo, view.bestAskNo]).toEqual([book.bestBidYes, book.bestAskYes, book.bestBidNo, book.bestAskNo])
+    expect([view.bestBidYes, view.bestAskYes, view.bestBidNo, view.bestAskNo]).toEqual([
+      book.bestBidYes,
+      book.bestAskYes,
+      book.bestBidNo,
+      book.bestAskNo
+    ])
     expect(view.amm.yesPrice).toBe(amm.yesPrice)
     expect(view.impliedProbability).toBe(amm.yesPrice)
     expect(Number(view.amm.buyYes)).toBeGreaterThanOrEqual(Number(view.amm.yesPrice))
@@ -71,7 +76,8 @@ describe("quote", () => {
     expect(answer.status).toBe(400)
     expect(answer.body.code).toBe("MARKET_PAUSED")
     const [refunding] = await h.sql<{ id: string }>("select id from market where refund_mode and not is_resolved order by id limit 1")
-    if (refunding !== undefined) expect((await quote(refunding.id, { tradeType: "SELL_NO", amountIn: "10" })).body.code).toBe("MARKET_PAUSED")
+    if (refunding !== undefined)
+      expect((await quote(refunding.id, { tradeType: "SELL_NO", amountIn: "10" })).body.code).toBe("MARKET_PAUSED")
   })
 
   it("bad bodies are VALIDATION_FAILED with the field, and change nothing", async () => {

@@ -23,7 +23,10 @@ describe("revert codes", () => {
     expect(decodeRevert(encodeErrorResult({ abi: ABI, errorName: "Error", args: ["ERC20: burn"] }))?.code).toBe("INSUFFICIENT_BALANCE")
     expect(decodeRevert(encodeErrorResult({ abi: ABI, errorName: "Paused" }))?.code).toBe("MARKET_PAUSED")
     expect(decodeRevert(encodeErrorResult({ abi: ABI, errorName: "ExchangePaused" }))?.code).toBe("MARKET_PAUSED")
-    expect(decodeRevert(encodeErrorResult({ abi: ABI, errorName: "MarketNotTradable", args: [7n] }))).toMatchObject({ code: "MARKET_PAUSED", error: "MarketNotTradable(7)" })
+    expect(decodeRevert(encodeErrorResult({ abi: ABI, errorName: "MarketNotTradable", args: [7n] }))).toMatchObject({
+      code: "MARKET_PAUSED",
+      error: "MarketNotTradable(7)"
+    })
   })
 
   it("leaves other reverts alone", () => {
@@ -35,10 +38,21 @@ describe("revert codes", () => {
 
   it("finds the revert inside the EntryPoint's wrapper, the account's bytes and the bundler's message", () => {
     expect(decodeRevert(wrap(slippage))).toEqual({ code: "SLIPPAGE_EXCEEDED", error: "InsufficientOutput(90, 100)", data: slippage })
-    const inAccountBytes = encodeAbiParameters([{ type: "bytes" }], [encodeErrorResult({ abi: ABI, errorName: "Error", args: ["ERC20: balance"] })])
+    const inAccountBytes = encodeAbiParameters(
+      [{ type: "bytes" }],
+      [encodeErrorResult({ abi: ABI, errorName: "Error", args: ["ERC20: balance"] })]
+    )
     expect(decodeRevert(inAccountBytes)?.code).toBe("INSUFFICIENT_BALANCE")
-    expect(decodeBundlerError({ code: -32521, message: `UserOperation reverted during simulation with reason: ${slippage}` })?.code).toBe("SLIPPAGE_EXCEEDED")
-    expect(decodeBundlerError({ code: -32521, message: "execution reverted", data: { revertData: wrap(encodeErrorResult({ abi: ABI, errorName: "Paused" })) } })?.code).toBe("MARKET_PAUSED")
+    expect(decodeBundlerError({ code: -32521, message: `UserOperation reverted during simulation with reason: ${slippage}` })?.code).toBe(
+      "SLIPPAGE_EXCEEDED"
+    )
+    expect(
+      decodeBundlerError({
+        code: -32521,
+        message: "execution reverted",
+        data: { revertData: wrap(encodeErrorResult({ abi: ABI, errorName: "Paused" })) }
+      })?.code
+    ).toBe("MARKET_PAUSED")
     expect(decodeBundlerError({ code: -32602, message: "invalid params: 0x1234" })).toBeUndefined()
   })
 })

@@ -35,14 +35,55 @@ const ev = (block: number, logIndex: number, ts: number, event: DomainEvent, add
   at: { block, timestamp: ts, txHash: H(block * 100 + logIndex), logIndex, address }
 })
 const buy = (who: string, market: bigint, usdc: bigint, shares: bigint, side: "YES" | "NO" = "YES"): DomainEvent => ({
-  _tag: "Trade", marketId: market, trader: who, recipient: who, tradeType: side === "YES" ? 0 : 2, amountIn: usdc, amountOut: shares, clobFilled: 0n, ammFilled: shares, builder: null
+  _tag: "Trade",
+  marketId: market,
+  trader: who,
+  recipient: who,
+  tradeType: side === "YES" ? 0 : 2,
+  amountIn: usdc,
+  amountOut: shares,
+  clobFilled: 0n,
+  ammFilled: shares,
+  builder: null
 })
 const sell = (who: string, market: bigint, shares: bigint, usdc: bigint): DomainEvent => ({
-  _tag: "Trade", marketId: market, trader: who, recipient: who, tradeType: 1, amountIn: shares, amountOut: usdc, clobFilled: 0n, ammFilled: usdc, builder: null
+  _tag: "Trade",
+  marketId: market,
+  trader: who,
+  recipient: who,
+  tradeType: 1,
+  amountIn: shares,
+  amountOut: usdc,
+  clobFilled: 0n,
+  ammFilled: usdc,
+  builder: null
 })
-const referral = (referrer: string, trader: string, usdc: bigint): DomainEvent => ({ _tag: "Hook_ReferralRecorded", marketId: 1n, referrer, trader, usdcVolume: usdc })
-const addLiquidity = (who: string): DomainEvent => ({ _tag: "ModifyLiquidity", id: POOL, sender: who, tickLower: -600, tickUpper: 600, liquidityDelta: 1_000n, salt: H(0) })
-const created = (id: bigint): DomainEvent => ({ _tag: "MarketCreated", marketId: id, creator: A(1), oracle: A(9), yesToken: A(10 * Number(id)), noToken: A(10 * Number(id) + 1), endTime: 2_000_000_000n, question: `Q${id}?` })
+const referral = (referrer: string, trader: string, usdc: bigint): DomainEvent => ({
+  _tag: "Hook_ReferralRecorded",
+  marketId: 1n,
+  referrer,
+  trader,
+  usdcVolume: usdc
+})
+const addLiquidity = (who: string): DomainEvent => ({
+  _tag: "ModifyLiquidity",
+  id: POOL,
+  sender: who,
+  tickLower: -600,
+  tickUpper: 600,
+  liquidityDelta: 1_000n,
+  salt: H(0)
+})
+const created = (id: bigint): DomainEvent => ({
+  _tag: "MarketCreated",
+  marketId: id,
+  creator: A(1),
+  oracle: A(9),
+  yesToken: A(10 * Number(id)),
+  noToken: A(10 * Number(id) + 1),
+  endTime: 2_000_000_000n,
+  question: `Q${id}?`
+})
 const USDC = (n: number) => BigInt(n) * 1_000_000n
 
 /** Blocks 1..8, one UTC day apart (final): U1 trades seven days running, U3 provides liquidity, U1 refers U3 on chain, market 2 resolves. */
@@ -51,13 +92,29 @@ const finalBlocks: Array<Array<LocatedEvent>> = [
     ev(1, 0, T0, created(1n)),
     ev(1, 1, T0, created(2n)),
     ev(1, 2, T0, { _tag: "Hook_PoolRegistered", marketId: 1n, poolId: POOL, yesToken: YES, quoteToken: A(0x20), yesIsCurrency0: true }),
-    ev(1, 3, T0, { _tag: "Initialize", id: POOL, currency0: YES, currency1: A(0x20), fee: 0x800000, tickSpacing: 60, hooks: A(0x30), sqrtPriceX96: 1n << 96n, tick: 0 }),
+    ev(1, 3, T0, {
+      _tag: "Initialize",
+      id: POOL,
+      currency0: YES,
+      currency1: A(0x20),
+      fee: 0x800000,
+      tickSpacing: 60,
+      hooks: A(0x30),
+      sqrtPriceX96: 1n << 96n,
+      tick: 0
+    }),
     ev(1, 4, T0, buy(U3, 2n, USDC(40), USDC(80), "NO")),
     ev(1, 5, T0, referral(U1, U3, USDC(40))),
     ev(1, 6, T0, buy(U2, 2n, USDC(5), USDC(9)))
   ],
-  ...[1, 2, 3, 4, 5, 6].map((d) => [ev(1 + d, 0, T0 + d * DAY, buy(U1, 1n, USDC(30), USDC(60))), ev(1 + d, 1, T0 + d * DAY + 60, buy(U1, 2n, USDC(20), USDC(30)))]),
-  [ev(8, 0, T0 + 6 * DAY + 3600, addLiquidity(U3)), ev(8, 1, T0 + 6 * DAY + 3600, { _tag: "MarketResolved", marketId: 2n, outcome: false, resolver: A(9) })]
+  ...[1, 2, 3, 4, 5, 6].map((d) => [
+    ev(1 + d, 0, T0 + d * DAY, buy(U1, 1n, USDC(30), USDC(60))),
+    ev(1 + d, 1, T0 + d * DAY + 60, buy(U1, 2n, USDC(20), USDC(30)))
+  ]),
+  [
+    ev(8, 0, T0 + 6 * DAY + 3600, addLiquidity(U3)),
+    ev(8, 1, T0 + 6 * DAY + 3600, { _tag: "MarketResolved", marketId: 2n, outcome: false, resolver: A(9) })
+  ]
 ]
 // Block 1 is day 0 with U1's first day missing: give U1 day 0 too, so U1 trades days 0..6 (a 7-day streak).
 finalBlocks[0]!.push(ev(1, 7, T0 + 120, buy(U1, 1n, USDC(12), USDC(24))))
@@ -127,7 +184,8 @@ const answers = async (app: Instance, sessions: Array<string | undefined>) => {
   }
   out["traders"] = (await app.call("GET", "/api/traders?sortBy=trades&limit=100")).body.data
   for (const [i, cookie] of sessions.entries()) {
-    for (const path of ["/api/point", "/api/rewards"]) out[`${path} ${i}`] = (await app.call("GET", path, { headers: { cookie: `predix_session=${cookie}` } })).body.data
+    for (const path of ["/api/point", "/api/rewards"])
+      out[`${path} ${i}`] = (await app.call("GET", path, { headers: { cookie: `predix_session=${cookie}` } })).body.data
   }
   return out
 }
@@ -165,7 +223,9 @@ describe("rewards through a reorg", () => {
     const fromScratch = await answers(apps.scratch, cookies.scratch)
     expect(afterReorg).toEqual(fromScratch)
     expect(afterReorg).not.toEqual(before)
-    expect((await apps.reorged.call("GET", "/api/point", { headers: { cookie: `predix_session=${cookies.reorged[0]}` } })).headers.get("x-cache")).toBe("HIT")
+    expect(
+      (await apps.reorged.call("GET", "/api/point", { headers: { cookie: `predix_session=${cookies.reorged[0]}` } })).headers.get("x-cache")
+    ).toBe("HIT")
 
     // And both equal the model over the reorged rows: U2's 1,200 USDC (U1's second referral gate), U1's profit and U3's second liquidity day are gone.
     const rows = await loadChainRows(reorged.sql)
@@ -174,9 +234,15 @@ describe("rewards through a reorg", () => {
     expect(points.get(U3)!.counts.liquidity).toBe(1)
     expect((afterReorg["/api/point 0"] as any).total).toBe(points.get(U1)!.points)
     expect((afterReorg["/api/point 0"] as any).total).toBeLessThan((before["/api/point 0"] as any).total)
-    for (const [period, since] of [["all", null], ["24h", rows.head - DAY], ["7d", rows.head - 7 * DAY]] as const) {
+    for (const [period, since] of [
+      ["all", null],
+      ["24h", rows.head - DAY],
+      ["7d", rows.head - 7 * DAY]
+    ] as const) {
       for (const sort of ["volume", "pnl", "accuracy", "points"] as const) {
-        expect(asModelRows(afterReorg[`${period} ${sort}`] as Array<unknown>), `${period} ${sort}`).toEqual(modelBoard(rows, since, sort, 1))
+        expect(asModelRows(afterReorg[`${period} ${sort}`] as Array<unknown>), `${period} ${sort}`).toEqual(
+          modelBoard(rows, since, sort, 1)
+        )
       }
     }
     expect((before["all pnl"] as Array<any>).find((r) => r.address === U1).pnl.raw).not.toBe("0")

@@ -31,7 +31,11 @@ afterAll(async () => {
 })
 
 const cookieOf = (answer: { headers: Headers }) =>
-  answer.headers.getSetCookie().find((c) => c.startsWith("predix_session="))?.slice("predix_session=".length).split(";")[0]
+  answer.headers
+    .getSetCookie()
+    .find((c) => c.startsWith("predix_session="))
+    ?.slice("predix_session=".length)
+    .split(";")[0]
 
 /** Challenge, sign, verify (with `?ref=` when given): the verify answer, its cookie, and a replay of the same signature. */
 const signIn = async (who: LocalAccount, ref?: string) => {
@@ -44,7 +48,11 @@ const signIn = async (who: LocalAccount, ref?: string) => {
 }
 
 const as = (cookie: string | undefined) => ({ headers: { cookie: `predix_session=${cookie}` } })
-const links = async () => (await h.sql<{ referee: string; referrer: string }>(`select referee, referrer from referral_link order by referee`)).map((l) => [l.referee, l.referrer])
+const links = async () =>
+  (await h.sql<{ referee: string; referrer: string }>(`select referee, referrer from referral_link order by referee`)).map((l) => [
+    l.referee,
+    l.referrer
+  ])
 
 describe("session endpoints", () => {
   it("need a session (AUTH_REQUIRED), say so in OpenAPI, and public ones do not", async () => {
@@ -99,14 +107,20 @@ describe("referrals", () => {
     )
     expect(chain.length).toBeGreaterThan(2)
     expect(mine.body.data.referredUsers).toBe(chain.length)
-    expect([...mine.body.data.referred].sort((a: any, b: any) => (a.address < b.address ? -1 : 1)).map((r: any) => [r.address, r.via, String(r.swaps), r.referredVolume.raw, r.countsForPoints])).toEqual(
-      chain.map((c) => [c.trader, "on-chain", c.swaps, c.volume, true])
-    )
+    expect(
+      [...mine.body.data.referred]
+        .sort((a: any, b: any) => (a.address < b.address ? -1 : 1))
+        .map((r: any) => [r.address, r.via, String(r.swaps), r.referredVolume.raw, r.countsForPoints])
+    ).toEqual(chain.map((c) => [c.trader, "on-chain", c.swaps, c.volume, true]))
     expect(mine.body.data.referredVolume.raw).toBe(chain.reduce((sum, c) => sum + BigInt(c.volume), 0n).toString())
 
     // Oneself, unknown and malformed codes: VALIDATION_FAILED on `ref`, and the challenge is still unused.
     const before = await links()
-    for (const [who, ref] of [[R, code], [A9, "zzzzzzzz"], [A9, "NOT-A-CODE"]] as const) {
+    for (const [who, ref] of [
+      [R, code],
+      [A9, "zzzzzzzz"],
+      [A9, "NOT-A-CODE"]
+    ] as const) {
       const attempt = await signIn(who, ref)
       expect(attempt.verify.status, ref).toBe(400)
       expect(attempt.verify.body.code).toBe("VALIDATION_FAILED")
@@ -147,12 +161,18 @@ describe("referrals", () => {
 describe("referrals, concurrently", () => {
   it("ten simultaneous sign-ins of one user with ten codes link it once", async () => {
     const referrers = Array.from({ length: 10 }, () => privateKeyToAccount(generatePrivateKey()))
-    const codes = await Promise.all(referrers.map(async (r) => (await h.get("/api/referral", as((await signIn(r)).cookie))).body.data.code as string))
+    const codes = await Promise.all(
+      referrers.map(async (r) => (await h.get("/api/referral", as((await signIn(r)).cookie))).body.data.code as string)
+    )
     const referee = privateKeyToAccount(generatePrivateKey())
     const signed = await Promise.all(
       codes.map(async () => {
         const challenge = await h.get(`/api/auth/challenge?address=${referee.address}`)
-        return { address: referee.address, signature: await referee.signMessage({ message: challenge.body.data.message }), nonce: challenge.body.data.nonce }
+        return {
+          address: referee.address,
+          signature: await referee.signMessage({ message: challenge.body.data.message }),
+          nonce: challenge.body.data.nonce
+        }
       })
     )
     const answers = await Promise.all(signed.map((body, i) => h.call("POST", `/api/auth/verify?ref=${codes[i]}`, { body })))
@@ -220,7 +240,8 @@ describe("leaderboard and traders", () => {
 
     // Pages of 5 make up the whole board, no overlap; a page past the end is empty with the total.
     const pages: Array<any> = []
-    for (let offset = 0; offset < all.length; offset += 5) pages.push(...(await h.get(`/api/leaderboard?limit=5&offset=${offset}`)).body.data)
+    for (let offset = 0; offset < all.length; offset += 5)
+      pages.push(...(await h.get(`/api/leaderboard?limit=5&offset=${offset}`)).body.data)
     expect(pages.map((r) => r.address)).toEqual(all.map((r) => r.address))
     const past = await h.get(`/api/leaderboard?limit=5&offset=${all.length + 10}`)
     expect(past.body).toMatchObject({ data: [], meta: { pagination: { total: all.length } } })
@@ -232,7 +253,10 @@ describe("leaderboard and traders", () => {
       `select min(timestamp) as first, max(timestamp) as last from trade where trader = $1`,
       [traders.body.data[0].address]
     )
-    expect([traders.body.data[0].firstTradeAt, traders.body.data[0].lastTradeAt]).toEqual([Number(firstTrade[0]!.first), Number(firstTrade[0]!.last)])
+    expect([traders.body.data[0].firstTradeAt, traders.body.data[0].lastTradeAt]).toEqual([
+      Number(firstTrade[0]!.first),
+      Number(firstTrade[0]!.last)
+    ])
     // Cached in the warm tier.
     expect((await h.get("/api/traders?sortBy=trades&limit=100")).headers.get("x-cache-tier")).toBe("warm")
   })
@@ -253,11 +277,16 @@ describe("leaderboard and traders", () => {
 
 describe("tags", () => {
   it("categories and tags count the indexed markets (active at the chain's time) and events", async () => {
-    const file = JSON.parse(await readFile(FIXTURE_METADATA, "utf8")) as { markets: Array<{ id: string; category: string; tags?: Array<string> }>; events: Array<{ id: string; category: string }> }
+    const file = JSON.parse(await readFile(FIXTURE_METADATA, "utf8")) as {
+      markets: Array<{ id: string; category: string; tags?: Array<string> }>
+      events: Array<{ id: string; category: string }>
+    }
     const markets = new Map(
-      (await h.sql<{ id: string; active: boolean }>(
-        `select id::text, (not is_resolved and not refund_mode and end_time > (select timestamp from indexed_block order by number desc limit 1)) as active from market`
-      )).map((m) => [m.id, m.active])
+      (
+        await h.sql<{ id: string; active: boolean }>(
+          `select id::text, (not is_resolved and not refund_mode and end_time > (select timestamp from indexed_block order by number desc limit 1)) as active from market`
+        )
+      ).map((m) => [m.id, m.active])
     )
     const events = new Set((await h.sql<{ id: string }>(`select id::text from event_group`)).map((e) => e.id))
     const categories = new Map<string, { slug: string; markets: number; activeMarkets: number; events: number }>()

@@ -47,14 +47,23 @@ const compile = () => {
       JSON.stringify({
         language: "Solidity",
         sources: { "Wallet.sol": { content: SOURCE } },
-        settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: "cancun", outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } } }
+        settings: {
+          optimizer: { enabled: true, runs: 200 },
+          evmVersion: "cancun",
+          outputSelection: { "*": { "*": ["abi", "evm.bytecode.object"] } }
+        }
       })
     )
-  ) as { errors?: Array<{ severity: string; formattedMessage: string }>; contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>> }
+  ) as {
+    errors?: Array<{ severity: string; formattedMessage: string }>
+    contracts: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>
+  }
   const errors = (output.errors ?? []).filter((e) => e.severity === "error")
   if (errors.length > 0) throw new Error(errors.map((e) => e.formattedMessage).join("\n"))
   const contracts = output.contracts["Wallet.sol"]!
-  return Object.fromEntries(Object.entries(contracts).map(([name, c]) => [name, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as Hex }]))
+  return Object.fromEntries(
+    Object.entries(contracts).map(([name, c]) => [name, { abi: c.abi, bytecode: `0x${c.evm.bytecode.object}` as Hex }])
+  )
 }
 
 let anvil: Anvil
@@ -81,7 +90,8 @@ afterAll(async () => {
 /** The owner signs the EIP-191 hash of the message raw: what the wallet's isValidSignature checks. */
 const ownerSignature = async (owner: ReturnType<typeof privateKeyToAccount>, message: string) => owner.sign({ hash: hashMessage(message) })
 
-const verify = (instance: Instance, address: string, signature: Hex) => instance.call("POST", "/api/auth/verify", { body: { address, signature } })
+const verify = (instance: Instance, address: string, signature: Hex) =>
+  instance.call("POST", "/api/auth/verify", { body: { address, signature } })
 
 describe("smart-account signatures", () => {
   it("a deployed ERC-1271 wallet signs in through the RPC; another owner's signature does not", async () => {

@@ -19,7 +19,9 @@ let app: Instance
 
 const fresh = () => privateKeyToAccount(generatePrivateKey())
 const lower = (a: string) => a.toLowerCase()
-const withCookie = (cookie: string | undefined, headers: Record<string, string> = {}) => ({ headers: { cookie: `predix_session=${cookie}`, ...headers } })
+const withCookie = (cookie: string | undefined, headers: Record<string, string> = {}) => ({
+  headers: { cookie: `predix_session=${cookie}`, ...headers }
+})
 
 beforeAll(async () => {
   backends = await startBackends()
@@ -71,7 +73,9 @@ describe("sign-in", () => {
     expect(me.status).toBe(200)
     expect(me.body.data.address).toBe(lower(account.address))
 
-    const rows = await backends.sql(`select encode(token_hash, 'hex') as hash, s.*::text as whole from auth_session s where address = $1`, [lower(account.address)])
+    const rows = await backends.sql(`select encode(token_hash, 'hex') as hash, s.*::text as whole from auth_session s where address = $1`, [
+      lower(account.address)
+    ])
     expect(rows).toHaveLength(1)
     expect(rows[0]!.hash).toBe(createHash("sha256").update(cookie).digest("hex"))
     expect(rows[0]!.whole).not.toContain(cookie)
@@ -106,9 +110,15 @@ describe("sign-in", () => {
     // (r, n - s) with the other recovery bit signs the same message: another byte string, the same nonce.
     const n = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n
     const parts = parseSignature(signature)
-    const twin = serializeSignature({ r: parts.r, s: numberToHex(n - hexToBigInt(parts.s), { size: 32 }), yParity: parts.yParity === 0 ? 1 : 0 })
+    const twin = serializeSignature({
+      r: parts.r,
+      s: numberToHex(n - hexToBigInt(parts.s), { size: 32 }),
+      yParity: parts.yParity === 0 ? 1 : 0
+    })
     expect(twin).not.toBe(signature)
-    const again = await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature: twin, nonce: challenge.body.data.nonce } })
+    const again = await app.call("POST", "/api/auth/verify", {
+      body: { address: account.address, signature: twin, nonce: challenge.body.data.nonce }
+    })
     expectInvalid(again, /nonce already used/)
   })
 
@@ -183,7 +193,10 @@ describe("sign-in", () => {
       const account = fresh()
       const challenge = await challengeFor(site, account.address)
       const signature = await fresh().signMessage({ message: challenge.message })
-      expectInvalid(await site.call("POST", "/api/auth/verify", { body: { address: account.address, signature } }), /signature invalid.*RPC did not answer/)
+      expectInvalid(
+        await site.call("POST", "/api/auth/verify", { body: { address: account.address, signature } }),
+        /signature invalid.*RPC did not answer/
+      )
     } finally {
       await site.close()
     }
@@ -195,7 +208,10 @@ describe("sign-in", () => {
     for (const signature of ["0x12zz", "hello", "0x", "0x123", `0x${"ab".repeat(20_000)}`]) {
       expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature } }), /signature malformed/)
     }
-    expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature: `0x${"11".repeat(65)}` } }), /signature invalid/)
+    expectInvalid(
+      await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature: `0x${"11".repeat(65)}` } }),
+      /signature invalid/
+    )
     const missing = await app.call("POST", "/api/auth/verify", { body: { address: account.address } })
     expect(missing.status).toBe(400)
     expect(missing.body.code).toBe("VALIDATION_FAILED")
@@ -206,11 +222,10 @@ describe("sign-in", () => {
     // A stored challenge that is not EIP-4361 (another writer, a corrupted row) signs nobody in.
     const nonce = "f".repeat(32)
     const garbage = "localhost:3000 wants you to sign in\nnot a message"
-    await backends.sql(`insert into auth_nonce (nonce, address, message, issued_at, expires_at) values ($1, $2, $3, now(), now() + interval '10 minutes')`, [
-      nonce,
-      lower(account.address),
-      garbage
-    ])
+    await backends.sql(
+      `insert into auth_nonce (nonce, address, message, issued_at, expires_at) values ($1, $2, $3, now(), now() + interval '10 minutes')`,
+      [nonce, lower(account.address), garbage]
+    )
     const signature = await account.signMessage({ message: garbage })
     expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature, nonce } }), /message malformed/)
     void challenge
@@ -222,11 +237,10 @@ describe("sign-in", () => {
     const nonce = "e".repeat(32)
     const now = Date.now()
     const message = buildMessage(siteOf("http://localhost:3000", 130), other.address, nonce, now, now + 600_000)
-    await backends.sql(`insert into auth_nonce (nonce, address, message, issued_at, expires_at) values ($1, $2, $3, now(), now() + interval '10 minutes')`, [
-      nonce,
-      lower(account.address),
-      message
-    ])
+    await backends.sql(
+      `insert into auth_nonce (nonce, address, message, issued_at, expires_at) values ($1, $2, $3, now(), now() + interval '10 minutes')`,
+      [nonce, lower(account.address), message]
+    )
     const signature = await account.signMessage({ message })
     expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature, nonce } }), /address mismatch/)
   })
@@ -289,10 +303,16 @@ describe("sessions", () => {
     const initial = await app.call("GET", "/api/auth/me/settings", withCookie(cookie))
     expect(initial.body.data.locale).toBe("en")
     expect(Object.values(initial.body.data.notifications).every((v) => v === true)).toBe(true)
-    const patched = await app.call("PATCH", "/api/auth/me/settings", { ...withCookie(cookie), body: { locale: "vi", notifications: { marketPaused: false } } })
+    const patched = await app.call("PATCH", "/api/auth/me/settings", {
+      ...withCookie(cookie),
+      body: { locale: "vi", notifications: { marketPaused: false } }
+    })
     expect(patched.status).toBe(200)
     expect(patched.body.data).toMatchObject({ locale: "vi", notifications: { marketPaused: false, orderFilled: true } })
-    const second = await app.call("PATCH", "/api/auth/me/settings", { ...withCookie(cookie), body: { notifications: { orderFilled: false } } })
+    const second = await app.call("PATCH", "/api/auth/me/settings", {
+      ...withCookie(cookie),
+      body: { notifications: { orderFilled: false } }
+    })
     expect(second.body.data).toMatchObject({ locale: "vi", notifications: { marketPaused: false, orderFilled: false } })
     expect((await app.call("GET", "/api/auth/me/settings", withCookie(cookie))).body.data).toEqual(second.body.data)
     for (const body of [{ locale: "fr" }, { colour: "red" }, { notifications: { nope: true } }]) {
@@ -316,13 +336,20 @@ describe("roles", () => {
       const denied = await site.call("GET", `/api/admin/users/${admin.address}`, withCookie(userCookie))
       expect(denied.status).toBe(403)
       expect(denied.body.code).toBe("FORBIDDEN")
-      expect((await site.call("PUT", `/api/admin/users/${user.address}/role`, { ...withCookie(userCookie), body: { role: "admin" } })).body.code).toBe("FORBIDDEN")
-      const granted = await site.call("PUT", `/api/admin/users/${user.address}/role`, { ...withCookie(adminCookie), body: { role: "moderator" } })
+      expect(
+        (await site.call("PUT", `/api/admin/users/${user.address}/role`, { ...withCookie(userCookie), body: { role: "admin" } })).body.code
+      ).toBe("FORBIDDEN")
+      const granted = await site.call("PUT", `/api/admin/users/${user.address}/role`, {
+        ...withCookie(adminCookie),
+        body: { role: "moderator" }
+      })
       expect(granted.status).toBe(200)
       expect(granted.body.data).toMatchObject({ address: lower(user.address), role: "moderator" })
       // The role is read per request: the moderator's existing session now passes moderator routes, not admin ones.
       expect((await site.call("GET", `/api/admin/users/${admin.address}`, withCookie(userCookie))).body.data.role).toBe("admin")
-      expect((await site.call("PUT", `/api/admin/users/${user.address}/role`, { ...withCookie(userCookie), body: { role: "admin" } })).body.code).toBe("FORBIDDEN")
+      expect(
+        (await site.call("PUT", `/api/admin/users/${user.address}/role`, { ...withCookie(userCookie), body: { role: "admin" } })).body.code
+      ).toBe("FORBIDDEN")
       expect((await site.call("GET", `/api/admin/users/${fresh().address}`, withCookie(adminCookie))).status).toBe(404)
       expect((await site.call("GET", `/api/admin/users/${admin.address}`)).body.code).toBe("AUTH_REQUIRED")
     } finally {
@@ -336,7 +363,8 @@ describe("cross-site requests", () => {
     const site = await backends.start({ auth: { publicUrl: "http://localhost:3000", corsOrigins: ["https://app.example.com"] } })
     try {
       const { cookie } = await signIn(site, fresh())
-      const patch = (headers: Record<string, string>) => site.call("PATCH", "/api/auth/me/settings", { ...withCookie(cookie, headers), body: { locale: "ja" } })
+      const patch = (headers: Record<string, string>) =>
+        site.call("PATCH", "/api/auth/me/settings", { ...withCookie(cookie, headers), body: { locale: "ja" } })
       const evil = await patch({ origin: "https://evil.example" })
       expect(evil.status).toBe(403)
       expect(evil.body.code).toBe("FORBIDDEN")
@@ -354,7 +382,11 @@ describe("cross-site requests", () => {
       expect((await site.call("POST", "/api/auth/logout", { headers: { origin: "https://evil.example" } })).status).toBe(403)
       const preflight = await fetch(`${site.url}/api/auth/me/settings`, {
         method: "OPTIONS",
-        headers: { origin: "https://app.example.com", "access-control-request-method": "PATCH", "access-control-request-headers": "content-type" }
+        headers: {
+          origin: "https://app.example.com",
+          "access-control-request-method": "PATCH",
+          "access-control-request-headers": "content-type"
+        }
       })
       expect(preflight.status).toBe(204)
       expect(preflight.headers.get("access-control-allow-methods")).toContain("PATCH")
@@ -380,7 +412,9 @@ describe("npm run login", () => {
 describe("OpenAPI", () => {
   it("documents the cookie scheme and, per operation, that a session and which role it needs", async () => {
     const doc = (await (await fetch(`${app.url}/api/openapi.json`)).json()) as any
-    expect(doc.components.securitySchemes).toEqual({ session: expect.objectContaining({ type: "apiKey", in: "cookie", name: "predix_session" }) })
+    expect(doc.components.securitySchemes).toEqual({
+      session: expect.objectContaining({ type: "apiKey", in: "cookie", name: "predix_session" })
+    })
     expect(doc.paths["/api/auth/me"].get.security).toEqual([{ session: [] }])
     expect(doc.paths["/api/auth/me/settings"].patch.security).toEqual([{ session: [] }])
     expect(doc.paths["/api/admin/users/{address}"].get.security).toEqual([{ session: ["moderator"] }])
@@ -390,5 +424,3 @@ describe("OpenAPI", () => {
     expect(doc.paths["/api/admin/users/{address}/role"].put.responses["403"]).toBeDefined()
   })
 })
-
-

@@ -18,17 +18,47 @@ const protocol = {
   permit2: "0x000000000022d473030f116ddee9f6b43ac78ba3"
 } as const
 
-const context: PolicyContext = { account: ACCOUNT, owner: OWNER, accountFactory: FACTORY, protocol, outcomeTokens: new Set([YES]), caps: DEFAULT_SPONSOR_CAPS }
+const context: PolicyContext = {
+  account: ACCOUNT,
+  owner: OWNER,
+  accountFactory: FACTORY,
+  protocol,
+  outcomeTokens: new Set([YES]),
+  caps: DEFAULT_SPONSOR_CAPS
+}
 
-const TOKEN = parseAbi(["function approve(address spender, uint256 amount) returns (bool)", "function transfer(address to, uint256 amount) returns (bool)"])
-const DIAMOND = parseAbi(["function splitPosition(uint256 marketId, uint256 amount)", "function mergePositions(uint256 marketId, uint256 amount)", "function redeem(uint256 marketId)", "function grantRole(bytes32 role, address account)"])
-const EXCHANGE = parseAbi(["function placeOrder(uint256 marketId, uint8 side, uint256 price, uint256 amount, bytes32 builder)", "function cancelOrder(bytes32 orderId)", "function fillMarketOrder(uint256 marketId, uint8 side, uint256 limitPrice, uint256 amountIn, address recipient, uint256 maxFills)"])
+const TOKEN = parseAbi([
+  "function approve(address spender, uint256 amount) returns (bool)",
+  "function transfer(address to, uint256 amount) returns (bool)"
+])
+const DIAMOND = parseAbi([
+  "function splitPosition(uint256 marketId, uint256 amount)",
+  "function mergePositions(uint256 marketId, uint256 amount)",
+  "function redeem(uint256 marketId)",
+  "function grantRole(bytes32 role, address account)"
+])
+const EXCHANGE = parseAbi([
+  "function placeOrder(uint256 marketId, uint8 side, uint256 price, uint256 amount, bytes32 builder)",
+  "function cancelOrder(bytes32 orderId)",
+  "function fillMarketOrder(uint256 marketId, uint8 side, uint256 limitPrice, uint256 amountIn, address recipient, uint256 maxFills)"
+])
 
-const approve = (token: Address, spender: Address) => ({ target: token, value: 0n, data: encodeFunctionData({ abi: TOKEN, functionName: "approve", args: [spender, 10n ** 30n] }) })
-const buyYes = (recipient: Address) => ({ target: protocol.router as Address, value: 0n, data: encodeFunctionData({ abi: ROUTER_ABI, functionName: "buyYes", args: [1n, 5_000_000n, 1n, recipient, 10n, 2n ** 40n] }) })
+const approve = (token: Address, spender: Address) => ({
+  target: token,
+  value: 0n,
+  data: encodeFunctionData({ abi: TOKEN, functionName: "approve", args: [spender, 10n ** 30n] })
+})
+const buyYes = (recipient: Address) => ({
+  target: protocol.router as Address,
+  value: 0n,
+  data: encodeFunctionData({ abi: ROUTER_ABI, functionName: "buyYes", args: [1n, 5_000_000n, 1n, recipient, 10n, 2n ** 40n] })
+})
 const call = (target: Address, data: Hex, value = 0n) => ({ target, value, data })
 
-const op = (calls: ReadonlyArray<{ target: Address; value: bigint; data: Hex }>, overrides: Partial<UserOperation> = {}): UserOperation => ({
+const op = (
+  calls: ReadonlyArray<{ target: Address; value: bigint; data: Hex }>,
+  overrides: Partial<UserOperation> = {}
+): UserOperation => ({
   sender: ACCOUNT,
   nonce: 0n,
   callData: encodeAccountCalls(calls),
@@ -45,13 +75,45 @@ const tagOf = (o: UserOperation) => checkPolicy(o, context)?._tag
 describe("sponsorship policy", () => {
   it("sponsors the protocol's actions of the session's own account", () => {
     expect(checkPolicy(op([approve(protocol.usdc, protocol.router), buyYes(ACCOUNT)]), context)).toBeUndefined()
-    expect(tagOf(op([approve(protocol.usdc, protocol.permit2), approve(protocol.usdc, protocol.exchange), approve(protocol.usdc, protocol.diamond)]))).toBeUndefined()
+    expect(
+      tagOf(
+        op([approve(protocol.usdc, protocol.permit2), approve(protocol.usdc, protocol.exchange), approve(protocol.usdc, protocol.diamond)])
+      )
+    ).toBeUndefined()
     expect(tagOf(op([approve(YES, protocol.exchange)]))).toBeUndefined()
-    const router = (name: "sellYes" | "buyNo" | "sellNo") => call(protocol.router, encodeFunctionData({ abi: ROUTER_ABI, functionName: name, args: [1n, 1n, 0n, ACCOUNT, 1n, 1n] }))
+    const router = (name: "sellYes" | "buyNo" | "sellNo") =>
+      call(protocol.router, encodeFunctionData({ abi: ROUTER_ABI, functionName: name, args: [1n, 1n, 0n, ACCOUNT, 1n, 1n] }))
     expect(tagOf(op([router("sellYes"), router("buyNo"), router("sellNo")]))).toBeUndefined()
-    expect(tagOf(op([call(protocol.router, encodeFunctionData({ abi: ROUTER_ABI, functionName: "trade", args: [0, 1n, 1n, 0n, ACCOUNT, 1n, 1n, STRANGER] }))]))).toBeUndefined()
-    expect(tagOf(op([call(protocol.diamond, encodeFunctionData({ abi: DIAMOND, functionName: "splitPosition", args: [1n, 5n] })), call(protocol.diamond, encodeFunctionData({ abi: DIAMOND, functionName: "mergePositions", args: [1n, 5n] })), call(protocol.diamond, encodeFunctionData({ abi: DIAMOND, functionName: "redeem", args: [1n] }))]))).toBeUndefined()
-    expect(tagOf(op([call(protocol.exchange, encodeFunctionData({ abi: EXCHANGE, functionName: "placeOrder", args: [1n, 0, 500_000n, 10n ** 6n, `0x${"00".repeat(32)}`] })), call(protocol.exchange, encodeFunctionData({ abi: EXCHANGE, functionName: "cancelOrder", args: [`0x${"11".repeat(32)}`] }))]))).toBeUndefined()
+    expect(
+      tagOf(
+        op([
+          call(
+            protocol.router,
+            encodeFunctionData({ abi: ROUTER_ABI, functionName: "trade", args: [0, 1n, 1n, 0n, ACCOUNT, 1n, 1n, STRANGER] })
+          )
+        ])
+      )
+    ).toBeUndefined()
+    expect(
+      tagOf(
+        op([
+          call(protocol.diamond, encodeFunctionData({ abi: DIAMOND, functionName: "splitPosition", args: [1n, 5n] })),
+          call(protocol.diamond, encodeFunctionData({ abi: DIAMOND, functionName: "mergePositions", args: [1n, 5n] })),
+          call(protocol.diamond, encodeFunctionData({ abi: DIAMOND, functionName: "redeem", args: [1n] }))
+        ])
+      )
+    ).toBeUndefined()
+    expect(
+      tagOf(
+        op([
+          call(
+            protocol.exchange,
+            encodeFunctionData({ abi: EXCHANGE, functionName: "placeOrder", args: [1n, 0, 500_000n, 10n ** 6n, `0x${"00".repeat(32)}`] })
+          ),
+          call(protocol.exchange, encodeFunctionData({ abi: EXCHANGE, functionName: "cancelOrder", args: [`0x${"11".repeat(32)}`] }))
+        ])
+      )
+    ).toBeUndefined()
   })
 
   it("refuses another sender", () => {
@@ -63,9 +125,26 @@ describe("sponsorship policy", () => {
     expect(tagOf(op([buyYes(STRANGER)]))).toBe("NotSponsored")
     expect(tagOf(op([approve(protocol.usdc, STRANGER)]))).toBe("NotSponsored")
     expect(tagOf(op([approve(STRANGER, protocol.router)]))).toBe("NotSponsored") // not an outcome token
-    expect(tagOf(op([call(protocol.usdc, encodeFunctionData({ abi: TOKEN, functionName: "transfer", args: [STRANGER, 1n] }))]))).toBe("NotSponsored")
-    expect(tagOf(op([call(protocol.diamond, encodeFunctionData({ abi: DIAMOND, functionName: "grantRole", args: [`0x${"00".repeat(32)}`, STRANGER] }))]))).toBe("NotSponsored")
-    expect(tagOf(op([call(protocol.exchange, encodeFunctionData({ abi: EXCHANGE, functionName: "fillMarketOrder", args: [1n, 0, 1n, 1n, ACCOUNT, 1n] }))]))).toBe("NotSponsored")
+    expect(tagOf(op([call(protocol.usdc, encodeFunctionData({ abi: TOKEN, functionName: "transfer", args: [STRANGER, 1n] }))]))).toBe(
+      "NotSponsored"
+    )
+    expect(
+      tagOf(
+        op([
+          call(protocol.diamond, encodeFunctionData({ abi: DIAMOND, functionName: "grantRole", args: [`0x${"00".repeat(32)}`, STRANGER] }))
+        ])
+      )
+    ).toBe("NotSponsored")
+    expect(
+      tagOf(
+        op([
+          call(
+            protocol.exchange,
+            encodeFunctionData({ abi: EXCHANGE, functionName: "fillMarketOrder", args: [1n, 0, 1n, 1n, ACCOUNT, 1n] })
+          )
+        ])
+      )
+    ).toBe("NotSponsored")
     expect(tagOf(op([{ ...approve(protocol.usdc, protocol.router), value: 1n }]))).toBe("NotSponsored")
     expect(tagOf({ ...op([buyYes(ACCOUNT)]), callData: "0xdeadbeef" })).toBe("NotSponsored")
     expect(tagOf({ ...op([buyYes(ACCOUNT)]), callData: `${encodeAccountCalls([buyYes(ACCOUNT)])}00` })).toBe("NotSponsored") // trailing bytes
@@ -88,7 +167,19 @@ describe("sponsorship policy", () => {
     expect(tagOf(op([buyYes(ACCOUNT)], { preVerificationGas: caps.maxPreVerificationGas + 1n }))).toBe("OverCaps")
     expect(tagOf(op([buyYes(ACCOUNT)], { maxFeePerGas: caps.maxFeePerGas + 1n, maxPriorityFeePerGas: 1n }))).toBe("OverCaps")
     expect(tagOf(op([buyYes(ACCOUNT)], { maxPriorityFeePerGas: 3_000_000_000n }))).toBe("OverCaps")
-    expect(tagOf(op([buyYes(ACCOUNT)], { callGasLimit: caps.maxCallGas, verificationGasLimit: caps.maxVerificationGas, preVerificationGas: caps.maxPreVerificationGas, maxFeePerGas: caps.maxFeePerGas, maxPriorityFeePerGas: 1n }))).toBeUndefined()
-    expect(maxCostWei(op([buyYes(ACCOUNT)]), caps)).toBe((500_000n + 500_000n + 100_000n + caps.paymasterVerificationGas + caps.paymasterPostOpGas) * 2_000_000_000n)
+    expect(
+      tagOf(
+        op([buyYes(ACCOUNT)], {
+          callGasLimit: caps.maxCallGas,
+          verificationGasLimit: caps.maxVerificationGas,
+          preVerificationGas: caps.maxPreVerificationGas,
+          maxFeePerGas: caps.maxFeePerGas,
+          maxPriorityFeePerGas: 1n
+        })
+      )
+    ).toBeUndefined()
+    expect(maxCostWei(op([buyYes(ACCOUNT)]), caps)).toBe(
+      (500_000n + 500_000n + 100_000n + caps.paymasterVerificationGas + caps.paymasterPostOpGas) * 2_000_000_000n
+    )
   })
 })

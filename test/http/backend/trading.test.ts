@@ -51,7 +51,11 @@ describe("users and portfolios", () => {
     expect(position.yesBalance.unit).toBe("YES")
     const pnl = (await h.get(`/api/trading/${address}/pnl`)).body.data
     const theirPnl = (await indexer(`/api/portfolio/${address}/pnl`)).data
-    expect([pnl.realizedPnl.decimal, pnl.totalPnl.decimal, pnl.tradeCount]).toEqual([theirPnl.realizedPnl, theirPnl.totalPnl, theirPnl.tradeCount])
+    expect([pnl.realizedPnl.decimal, pnl.totalPnl.decimal, pnl.tradeCount]).toEqual([
+      theirPnl.realizedPnl,
+      theirPnl.totalPnl,
+      theirPnl.tradeCount
+    ])
     const none = (await h.get(`/api/trading/0x${"0".repeat(39)}1/positions/1`)).body.data
     expect(none.yesBalance.raw).toBe("0")
     expect((await h.get(`/api/trading/${address}/positions/999999`)).body.code).toBe("MARKET_NOT_FOUND")
@@ -79,7 +83,9 @@ describe("users and portfolios", () => {
     const orders = await h.get(`/api/trading/${order!.owner}/orders?limit=100`)
     const theirs = await indexer(`/api/exchange/orders?owner=${order!.owner}&limit=100`)
     expect(orders.body.meta.pagination.total).toBe(theirs.meta.count)
-    expect(orders.body.data.map((o: any) => [o.orderId, o.remaining.decimal, o.status])).toEqual(theirs.data.map((o: any) => [o.orderId, o.remaining, o.status]))
+    expect(orders.body.data.map((o: any) => [o.orderId, o.remaining.decimal, o.status])).toEqual(
+      theirs.data.map((o: any) => [o.orderId, o.remaining, o.status])
+    )
     const fills = await h.get(`/api/orders/${order!.id}/fills`)
     const theirFills = await indexer(`/api/exchange/matches?orderId=${order!.id}`)
     expect(fills.body.meta.pagination.total).toBe(theirFills.meta.count)
@@ -93,7 +99,11 @@ describe("users and portfolios", () => {
     const [tx] = await h.sql<{ tx_hash: string }>("select tx_hash from trade where clob_filled > 0 order by block_number limit 1")
     const breakdown = (await h.get(`/api/trades/${tx!.tx_hash}/breakdown`)).body.data
     const theirs = (await indexer(`/api/trades/${tx!.tx_hash}/breakdown`)).data
-    expect([breakdown.clobFilled, breakdown.ammFilled, breakdown.clobShare]).toEqual([theirs.clobFilled, theirs.ammFilled, theirs.clobShare])
+    expect([breakdown.clobFilled, breakdown.ammFilled, breakdown.clobShare]).toEqual([
+      theirs.clobFilled,
+      theirs.ammFilled,
+      theirs.clobShare
+    ])
     expect(breakdown.fills.length).toBe(theirs.matches.length)
     expect((await h.get(`/api/trades/0x${"cd".repeat(32)}/breakdown`)).status).toBe(404)
   })

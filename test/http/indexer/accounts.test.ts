@@ -82,8 +82,16 @@ describe("GET /api/portfolio/{address}", () => {
         ? BigInt(h["outcome"] ? h["yes"] : h["no"])
         : (BigInt(h["yes"]) * price) / 1_000_000n + (BigInt(h["no"]) * (1_000_000n - price)) / 1_000_000n
       value += expected
-      expect(p).toMatchObject({ user: USER, yesBalance: six(h["yes"]), noBalance: six(h["no"]), markPrice: six(price), value: six(expected) })
-      expect(BigInt(p.unrealizedPnl.replace(".", ""))).toBe(expected - BigInt(p.yesCost.replace(".", "")) - BigInt(p.noCost.replace(".", "")))
+      expect(p).toMatchObject({
+        user: USER,
+        yesBalance: six(h["yes"]),
+        noBalance: six(h["no"]),
+        markPrice: six(price),
+        value: six(expected)
+      })
+      expect(BigInt(p.unrealizedPnl.replace(".", ""))).toBe(
+        expected - BigInt(p.yesCost.replace(".", "")) - BigInt(p.noCost.replace(".", ""))
+      )
     })
     const [stats] = await api.sql(`select realized_pnl::text as pnl from user_stats where address = $1`, [USER])
     expect(portfolio).toMatchObject({ address: USER, openPositions: 4, value: six(value), realizedPnl: six(stats!["pnl"]) })
@@ -179,10 +187,14 @@ describe("GET /api/portfolio/{address}/pnl and /history", () => {
 
 describe("GET /api/user-stats", () => {
   it("ranks traders by realized P&L by default, ties by address", async () => {
-    const rows = await api.sql(`select address, realized_pnl::text as pnl from user_stats where trade_count > 0 order by realized_pnl desc, address`)
+    const rows = await api.sql(
+      `select address, realized_pnl::text as pnl from user_stats where trade_count > 0 order by realized_pnl desc, address`
+    )
     const answer = await api.get("/api/user-stats?limit=100")
     expect(answer.body.meta.count).toBe(rows.length)
-    expect(answer.body.data.map((u: any) => [u.rank, u.address, u.realizedPnl])).toEqual(rows.map((r, i) => [i + 1, r["address"], six(r["pnl"])]))
+    expect(answer.body.data.map((u: any) => [u.rank, u.address, u.realizedPnl])).toEqual(
+      rows.map((r, i) => [i + 1, r["address"], six(r["pnl"])])
+    )
   })
 
   it("ranks by volume, and by accuracy replayed from the trades", async () => {
@@ -268,7 +280,10 @@ describe("GET /api/user-stats/{address} and /api/users/{address}/...", () => {
   })
 
   it("lists the user's maker fills newest first, filterable by market", async () => {
-    const rows = await api.sql(`select tx_hash, log_index, market_id::text as m from order_match where maker = $1 order by block_number desc, log_index desc`, [USER])
+    const rows = await api.sql(
+      `select tx_hash, log_index, market_id::text as m from order_match where maker = $1 order by block_number desc, log_index desc`,
+      [USER]
+    )
     const answer = await api.get(`/api/users/${USER}/maker-fills`)
     expect(answer.body.meta.count).toBe(rows.length)
     expect(answer.body.data.map((f: any) => [f.txHash, f.logIndex])).toEqual(rows.map((r) => [r["tx_hash"], r["log_index"]]))

@@ -40,7 +40,10 @@ describe("protocol contracts are not users", () => {
     const markets = await api.sql(`select id::text as id from market order by id`)
     for (const { id } of markets) {
       const answer = await api.get(`/api/markets/${id}/positions?limit=100`)
-      expect(answer.body.data.filter((p: any) => protocol.includes(p.user)), id).toEqual([])
+      expect(
+        answer.body.data.filter((p: any) => protocol.includes(p.user)),
+        id
+      ).toEqual([])
     }
     const [traded] = await api.sql(
       `select count(distinct a)::int as n from (
@@ -109,9 +112,27 @@ describe("the devnet scenario's users crossing each other", () => {
     expect(first.map((r) => r["match_type"])).toEqual([1, 2, 0])
     const listed = (await api.get(`/api/markets/${first[0]!["market"]}/trades?source=clob&limit=100`)).body.data
     const row = (r: Record<string, any>) => listed.find((t: any) => t.txHash === r["tx_hash"] && t.logIndex === r["log_index"])
-    expect(row(first[0]!)).toMatchObject({ trader: first[0]!["owner"], tradeType: "BUY_NO", amountIn: "5.200000", amountOut: "10.000000", price: "0.520000" })
-    expect(row(first[1]!)).toMatchObject({ trader: first[1]!["owner"], tradeType: "SELL_NO", amountIn: "10.000000", amountOut: "4.000000", price: "0.400000" })
-    expect(row(first[2]!)).toMatchObject({ trader: first[2]!["owner"], tradeType: "BUY_YES", amountIn: "6.000000", amountOut: "10.000000", price: "0.600000" })
+    expect(row(first[0]!)).toMatchObject({
+      trader: first[0]!["owner"],
+      tradeType: "BUY_NO",
+      amountIn: "5.200000",
+      amountOut: "10.000000",
+      price: "0.520000"
+    })
+    expect(row(first[1]!)).toMatchObject({
+      trader: first[1]!["owner"],
+      tradeType: "SELL_NO",
+      amountIn: "10.000000",
+      amountOut: "4.000000",
+      price: "0.400000"
+    })
+    expect(row(first[2]!)).toMatchObject({
+      trader: first[2]!["owner"],
+      tradeType: "BUY_YES",
+      amountIn: "6.000000",
+      amountOut: "10.000000",
+      price: "0.600000"
+    })
   })
 })
 

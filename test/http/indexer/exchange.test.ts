@@ -26,7 +26,8 @@ describe("GET /api/exchange/orders", () => {
   it("lists every order newest placed first, ties by id, with the status derived from the fills", async () => {
     const rows = await api.sql(`select id, amount::text, filled::text, status from exchange_order order by placed_block desc, id`)
     const seen: Array<any> = []
-    for (let offset = 0; offset < rows.length; offset += 40) seen.push(...(await api.get(`/api/exchange/orders?limit=40&offset=${offset}`)).body.data)
+    for (let offset = 0; offset < rows.length; offset += 40)
+      seen.push(...(await api.get(`/api/exchange/orders?limit=40&offset=${offset}`)).body.data)
     expect(seen.map((o) => o.orderId)).toEqual(rows.map((r) => r["id"]))
     // Matches fill both of their orders: an order's filled amount is the sum of its matches.
     const matched = await api.sql(
@@ -59,7 +60,9 @@ describe("GET /api/exchange/orders", () => {
     expect(byDecimal.body.meta.count).toBe(n)
     expect(byHex.body).toEqual(byDecimal.body)
     const owner = await api.get(`/api/exchange/orders?owner=${row!["owner"]}&status=OPEN&side=SELL_YES&limit=100`)
-    const [{ k }] = (await api.sql(`select count(*)::int as k from exchange_order where owner = $1 and status = 'OPEN' and side = 1`, [row!["owner"]])) as [{ k: number }]
+    const [{ k }] = (await api.sql(`select count(*)::int as k from exchange_order where owner = $1 and status = 'OPEN' and side = 1`, [
+      row!["owner"]
+    ])) as [{ k: number }]
     expect(owner.body.meta.count).toBe(k)
     expect(owner.body.data.every((o: any) => o.owner === row!["owner"] && o.status === "OPEN" && o.side === "SELL_YES")).toBe(true)
     const none = await api.get("/api/exchange/orders?marketId=999")
@@ -115,7 +118,9 @@ describe("GET /api/exchange/orders/{orderId}", () => {
 
 describe("GET /api/exchange/matches", () => {
   it("lists the match records newest first and filters them", async () => {
-    const rows = await api.sql(`select tx_hash, log_index, match_type, maker_order_id, taker_order_id from order_match order by block_number desc, log_index desc`)
+    const rows = await api.sql(
+      `select tx_hash, log_index, match_type, maker_order_id, taker_order_id from order_match order by block_number desc, log_index desc`
+    )
     const answer = await api.get("/api/exchange/matches?limit=100")
     expect(answer.body.meta.count).toBe(rows.length)
     expect(answer.body.data.map((m: any) => [m.txHash, m.logIndex, m.matchType])).toEqual(
@@ -182,7 +187,9 @@ describe("GET /api/liquidity/positions/{address} and /api/liquidity/events", () 
     const first = answer.body.data[0]
     const events = await api.get(`/api/liquidity/events?provider=${provider}&marketId=${first.marketId}&limit=100`)
     const sum = events.body.data
-      .filter((e: any) => e.poolId === first.poolId && e.tickLower === first.tickLower && e.tickUpper === first.tickUpper && e.salt === first.salt)
+      .filter(
+        (e: any) => e.poolId === first.poolId && e.tickLower === first.tickLower && e.tickUpper === first.tickUpper && e.salt === first.salt
+      )
       .reduce((total: bigint, e: any) => total + BigInt(e.liquidityDelta), 0n)
     expect(sum.toString()).toBe(first.liquidity)
     const none = await api.get(`/api/liquidity/positions/0x${"0".repeat(40)}`)

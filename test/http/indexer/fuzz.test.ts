@@ -142,7 +142,10 @@ const requestTo = (operation: Operation): fc.Arbitrary<string> => {
     .record({
       path: fc.tuple(...pathParams.map(valueFor)),
       query: fc.subarray(queryParams).chain((chosen) => fc.tuple(...chosen.map((p) => valueFor(p).map((v) => [p.name, v] as const)))),
-      extra: fc.option(fc.tuple(fc.oneof(fc.constantFrom(...queryParams.map((p) => p.name), "x", "limit"), fc.string({ maxLength: 8 })), hostile), { freq: 4 })
+      extra: fc.option(
+        fc.tuple(fc.oneof(fc.constantFrom(...queryParams.map((p) => p.name), "x", "limit"), fc.string({ maxLength: 8 })), hostile),
+        { freq: 4 }
+      )
     })
     .map(({ path, query, extra }) => {
       let i = 0
@@ -166,13 +169,17 @@ const check = async (url: string): Promise<Array<string>> => {
   const problems: Array<string> = []
   if (response.status >= 500) problems.push(`${url}: answered ${response.status} ${text.slice(0, 200)}`)
   if (response.status >= 400) {
-    const keys = Object.keys(body ?? {}).sort().join(",")
+    const keys = Object.keys(body ?? {})
+      .sort()
+      .join(",")
     if (keys !== "error,message" || !/^[A-Z][A-Za-z0-9]*$/.test(body.error) || typeof body.message !== "string" || body.message === "") {
       problems.push(`${url}: error body not {error, message}: ${text.slice(0, 200)}`)
     }
   }
   const pathname = new URL(url, api.url).pathname
-  problems.push(...conformance(api.document, pathname, { status: response.status, body, headers: response.headers }).map((p) => `${url}: ${p}`))
+  problems.push(
+    ...conformance(api.document, pathname, { status: response.status, body, headers: response.headers }).map((p) => `${url}: ${p}`)
+  )
   return problems
 }
 
@@ -248,27 +255,34 @@ describe("fuzzing every endpoint's parameters", () => {
       )
     ).map((r) => r["a"] as string)
     const orders = (await api.sql(`select id from exchange_order`)).map((r) => r["id"] as string)
-    const txs = (await api.sql(`select tx_hash as t from trade union select tx_hash from order_match union select tx_hash from taker_fill`)).map(
-      (r) => r["t"] as string
-    )
+    const txs = (
+      await api.sql(`select tx_hash as t from trade union select tx_hash from order_match union select tx_hash from taker_fill`)
+    ).map((r) => r["t"] as string)
     const urls = [
       ...markets.flatMap((id) =>
-        ["", "/trades?limit=100", "/prices?limit=100", "/positions?limit=100", "/orderbook", "/liquidity?limit=100", "/amm-state", "/price-delta?window=720", "/volume-window", "/candles?timeframe=1m&limit=100"].map(
-          (suffix) => `/api/markets/${id}${suffix}`
-        )
-      ),
-      ...addresses.flatMap((a) =>
         [
-          `/api/portfolio/${a}`,
-          `/api/portfolio/${a}/history?timeframe=1h&limit=100`,
-          `/api/portfolio/${a}/pnl`,
-          `/api/user-stats/${a}`,
-          `/api/users/${a}/accuracy`,
-          `/api/users/${a}/resolved-positions?limit=100`,
-          `/api/users/${a}/maker-fills?limit=100`,
-          `/api/liquidity/positions/${a}?limit=100`
-        ]
+          "",
+          "/trades?limit=100",
+          "/prices?limit=100",
+          "/positions?limit=100",
+          "/orderbook",
+          "/liquidity?limit=100",
+          "/amm-state",
+          "/price-delta?window=720",
+          "/volume-window",
+          "/candles?timeframe=1m&limit=100"
+        ].map((suffix) => `/api/markets/${id}${suffix}`)
       ),
+      ...addresses.flatMap((a) => [
+        `/api/portfolio/${a}`,
+        `/api/portfolio/${a}/history?timeframe=1h&limit=100`,
+        `/api/portfolio/${a}/pnl`,
+        `/api/user-stats/${a}`,
+        `/api/users/${a}/accuracy`,
+        `/api/users/${a}/resolved-positions?limit=100`,
+        `/api/users/${a}/maker-fills?limit=100`,
+        `/api/liquidity/positions/${a}?limit=100`
+      ]),
       ...orders.map((id) => `/api/exchange/orders/${id}`),
       ...txs.map((tx) => `/api/trades/${tx}/breakdown`),
       ...["pnl", "volume", "accuracy"].map((sort) => `/api/user-stats?sort=${sort}&limit=100`),

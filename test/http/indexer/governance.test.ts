@@ -49,7 +49,13 @@ describe("GET /api/events and /api/events/{eventId}", () => {
     const all = await api.get("/api/events")
     expect(all.body.meta).toEqual({ limit: 20, offset: 0, count: 2 })
     expect(all.body.data.map((e: any) => e.id)).toEqual(["2", "1"])
-    expect(all.body.data[0]).toMatchObject({ state: "REFUND", status: "refunding", refundMode: true, winningIndex: null, winningMarketId: null })
+    expect(all.body.data[0]).toMatchObject({
+      state: "REFUND",
+      status: "refunding",
+      refundMode: true,
+      winningIndex: null,
+      winningMarketId: null
+    })
     expect((await api.get("/api/events?status=resolved")).body.data.map((e: any) => e.id)).toEqual(["1"])
     expect((await api.get("/api/events?status=active")).body.data).toEqual([])
     expect((await api.get("/api/events?category=world")).body.data.map((e: any) => e.id)).toEqual(["2"])
@@ -78,9 +84,14 @@ describe("GET /api/oracles/...", () => {
   })
 
   it("lists a manual oracle's current reports, filterable by subject and state", async () => {
-    const rows = await api.sql(`select subject, subject_id::text as id, state from manual_report where oracle = $1 order by updated_block desc, subject, subject_id`, [MANUAL_ORACLE])
+    const rows = await api.sql(
+      `select subject, subject_id::text as id, state from manual_report where oracle = $1 order by updated_block desc, subject, subject_id`,
+      [MANUAL_ORACLE]
+    )
     const answer = await api.get(`/api/oracles/manual/${MANUAL_ORACLE}/reports?limit=100`)
-    expect(answer.body.data.map((r: any) => [r.subject, r.subjectId, r.state])).toEqual(rows.map((r) => [r["subject"], r["id"], r["state"]]))
+    expect(answer.body.data.map((r: any) => [r.subject, r.subjectId, r.state])).toEqual(
+      rows.map((r) => [r["subject"], r["id"], r["state"]])
+    )
     const events = await api.get(`/api/oracles/manual/${MANUAL_ORACLE}/reports?subject=event`)
     expect(events.body.data.every((r: any) => r.subject === "event")).toBe(true)
     expect(events.body.data[0]).toMatchObject({ subjectId: "1", winningIndex: "2", outcome: null })

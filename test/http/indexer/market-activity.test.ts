@@ -72,7 +72,9 @@ describe("GET /api/markets/{id}/trades", () => {
       [`0x${"0".repeat(64)}`]
     )
     const clob = await api.get("/api/markets/11/trades?source=clob&limit=100")
-    expect(clob.body.data.map((t: any) => [t.txHash, t.logIndex, t.trader])).toEqual(crosses.map((c) => [c["tx_hash"], c["log_index"], c["taker"]]))
+    expect(clob.body.data.map((t: any) => [t.txHash, t.logIndex, t.trader])).toEqual(
+      crosses.map((c) => [c["tx_hash"], c["log_index"], c["taker"]])
+    )
     const all = await api.get("/api/markets/11/trades?limit=100")
     expect(all.body.meta.count).toBe(7 + crosses.length)
   })
@@ -126,9 +128,9 @@ describe("GET /api/markets/{id}/prices", () => {
   it("filters by source and time range; from after to is a 400 naming from", async () => {
     const hook = await api.get("/api/markets/5/prices?source=hook_amm&limit=100")
     expect(hook.body.data.every((p: any) => p.source === "hook_amm")).toBe(true)
-    const [{ first, last }] = (await api.sql(`select min(timestamp)::int as first, max(timestamp)::int as last from price_snapshot where market_id = 5`)) as [
-      { first: number; last: number }
-    ]
+    const [{ first, last }] = (await api.sql(
+      `select min(timestamp)::int as first, max(timestamp)::int as last from price_snapshot where market_id = 5`
+    )) as [{ first: number; last: number }]
     const window = await api.get(`/api/markets/5/prices?from=${first + 1}&to=${last - 1}&limit=100`)
     expect(window.body.data.every((p: any) => p.timestamp > first && p.timestamp < last)).toBe(true)
     const none = await api.get(`/api/markets/5/prices?from=${last + 1}`)
@@ -169,7 +171,16 @@ describe("GET /api/markets/{id}/candles", () => {
     // One hand-checked bucket of the recording: market 5's single daily candle.
     const daily = await api.get("/api/markets/5/candles?timeframe=1d")
     expect(daily.body.data).toEqual([
-      { timeframe: "1d", timestamp: 1767225600, open: "0.543047", high: "0.611619", low: "0.456599", close: "0.568923", volume: "1081.534794", tradeCount: 8 }
+      {
+        timeframe: "1d",
+        timestamp: 1767225600,
+        open: "0.543047",
+        high: "0.611619",
+        low: "0.456599",
+        close: "0.568923",
+        volume: "1081.534794",
+        tradeCount: 8
+      }
     ])
   })
 
@@ -198,7 +209,11 @@ describe("GET /api/markets/{id}/price-delta and /volume-window", () => {
     const [{ head }] = (await api.sql(`select max(timestamp)::int as head from indexed_block`)) as [{ head: number }]
     const start = head - 3_600
     const snapshot = async (where: string, order: string) =>
-      (await api.sql(`select yes_price::text as p, timestamp::int as t from price_snapshot where market_id = 15 and ${where} order by ${order} limit 1`))[0]
+      (
+        await api.sql(
+          `select yes_price::text as p, timestamp::int as t from price_snapshot where market_id = 15 and ${where} order by ${order} limit 1`
+        )
+      )[0]
     const latest = await snapshot(`timestamp <= ${head}`, "timestamp desc, block_number desc, log_index desc")
     const baseline =
       (await snapshot(`timestamp <= ${start}`, "timestamp desc, block_number desc, log_index desc")) ??
@@ -228,7 +243,14 @@ describe("GET /api/markets/{id}/price-delta and /volume-window", () => {
       [start, head]
     )
     const volume = await api.get("/api/markets/15/volume-window?window=1")
-    expect(volume.body.data).toEqual({ marketId: "15", windowHours: 1, windowStart: start, windowEnd: head, volume: six(recent!["v"]), tradeCount: recent!["n"] })
+    expect(volume.body.data).toEqual({
+      marketId: "15",
+      windowHours: 1,
+      windowStart: start,
+      windowEnd: head,
+      volume: six(recent!["v"]),
+      tradeCount: recent!["n"]
+    })
     expect(recent!["n"]).toBeGreaterThan(0)
     // The whole history fits in 720 hours: the window volume is the market's volume.
     const all = await api.get("/api/markets/15/volume-window?window=720")
@@ -251,7 +273,9 @@ describe("GET /api/markets/{id}/price-delta and /volume-window", () => {
 
 describe("GET /api/markets/{id}/orderbook", () => {
   it("groups the live orders by side and price, best first", async () => {
-    const markets = await api.sql(`select distinct market_id::int as id from exchange_order where status in ('OPEN', 'PARTIALLY_FILLED') order by 1`)
+    const markets = await api.sql(
+      `select distinct market_id::int as id from exchange_order where status in ('OPEN', 'PARTIALLY_FILLED') order by 1`
+    )
     expect(markets.length).toBeGreaterThan(0)
     for (const { id } of markets as Array<{ id: number }>) {
       const levels = await api.sql(
@@ -279,7 +303,9 @@ describe("GET /api/markets/{id}/orderbook", () => {
   })
 
   it("is empty, not missing, for a market without live orders", async () => {
-    const [{ id }] = (await api.sql(`select min(id)::int as id from market m where not exists (select 1 from order_book_level l where l.market_id = m.id)`)) as [{ id: number }]
+    const [{ id }] = (await api.sql(
+      `select min(id)::int as id from market m where not exists (select 1 from order_book_level l where l.market_id = m.id)`
+    )) as [{ id: number }]
     const answer = await api.get(`/api/markets/${id}/orderbook`)
     expect(answer.body.data).toMatchObject({ yes: { bids: [], asks: [] }, no: { bids: [], asks: [] }, bestBidYes: null })
   })
@@ -321,7 +347,9 @@ describe("GET /api/markets/{id}/positions", () => {
   })
 
   it("lists every position row, largest holdings first, ties by address, never a negative balance", async () => {
-    const rows = await api.sql(`select user_address as u from position where market_id = 28 order by yes_balance + no_balance desc, user_address`)
+    const rows = await api.sql(
+      `select user_address as u from position where market_id = 28 order by yes_balance + no_balance desc, user_address`
+    )
     const answer = await api.get("/api/markets/28/positions?limit=100")
     expect(ids(answer, "user")).toEqual(rows.map((r) => r["u"]))
     expect(rows.length).toBeGreaterThan(3)

@@ -127,7 +127,10 @@ describe("GET /api/markets", () => {
     for (const [sort, order] of Object.entries(orders)) {
       const expected = (await api.sql(`select id::text as mid from market order by ${order} limit 30`)).map((r) => r["mid"])
       const answer = await api.get(`/api/markets?sort=${sort}&limit=100`)
-      expect(answer.body.data.map((m: { id: string }) => m.id), sort).toEqual(expected)
+      expect(
+        answer.body.data.map((m: { id: string }) => m.id),
+        sort
+      ).toEqual(expected)
     }
   })
 

@@ -129,16 +129,67 @@ describe("the OpenAPI document at /api/openapi.json", () => {
     expect([...integers].sort()).toEqual(
       [
         // unix seconds
-        "approvedAt", "baselineAt", "cancelledAt", "closedAt", "createdAt", "endTime", "filledAt", "finalizesAt", "lastTradeAt", "latestAt",
-        "placedAt", "readyAt", "registeredAt", "reportedAt", "resolvedAt", "snapshotAt", "timestamp", "updatedAt", "windowEnd", "windowStart",
+        "approvedAt",
+        "baselineAt",
+        "cancelledAt",
+        "closedAt",
+        "createdAt",
+        "endTime",
+        "filledAt",
+        "finalizesAt",
+        "lastTradeAt",
+        "latestAt",
+        "placedAt",
+        "readyAt",
+        "registeredAt",
+        "reportedAt",
+        "resolvedAt",
+        "snapshotAt",
+        "timestamp",
+        "updatedAt",
+        "windowEnd",
+        "windowStart",
         // block numbers and log positions
-        "approvedBlock", "blockNumber", "createdBlock", "headBlock", "lagBlocks", "latestIndexedBlock", "logIndex", "placedBlock", "registeredBlock", "updatedBlock",
+        "approvedBlock",
+        "blockNumber",
+        "createdBlock",
+        "headBlock",
+        "lagBlocks",
+        "latestIndexedBlock",
+        "logIndex",
+        "placedBlock",
+        "registeredBlock",
+        "updatedBlock",
         // counts, pagination, ranks
-        "correctPositions", "count", "limit", "marketCount", "marketsTraded", "matchCount", "offset", "openPositions", "orders", "positions", "rank", "resolvedPositions", "tradeCount",
+        "correctPositions",
+        "count",
+        "limit",
+        "marketCount",
+        "marketsTraded",
+        "matchCount",
+        "offset",
+        "openPositions",
+        "orders",
+        "positions",
+        "rank",
+        "resolvedPositions",
+        "tradeCount",
         // protocol totals (counts)
-        "activeMarkets", "refundMarkets", "resolvedMarkets", "totalMarkets", "totalTrades", "totalUsers",
+        "activeMarkets",
+        "refundMarkets",
+        "resolvedMarkets",
+        "totalMarkets",
+        "totalTrades",
+        "totalUsers",
         // small protocol integers (int24 ticks, uint24 fee), chain id, hours, basis points
-        "chainId", "fee", "percentBps", "tick", "tickLower", "tickSpacing", "tickUpper", "windowHours"
+        "chainId",
+        "fee",
+        "percentBps",
+        "tick",
+        "tickLower",
+        "tickSpacing",
+        "tickUpper",
+        "windowHours"
       ].sort()
     )
   })
@@ -228,14 +279,18 @@ describe("freshness", () => {
       expect((await api.get("/api/markets/1")).body).toEqual(before.body)
       expect((await api.get("/api/markets/1/price-delta")).status).toBe(200)
       // The next head (here: the same block announced again after a revert) empties it.
-      await api.sql(`select pg_notify('predix_indexed', $1)`, [JSON.stringify({ chainId: 130, block: api.headBlock - 1, hash: `0x${"b".repeat(64)}`, reverted: true })])
+      await api.sql(`select pg_notify('predix_indexed', $1)`, [
+        JSON.stringify({ chainId: 130, block: api.headBlock - 1, hash: `0x${"b".repeat(64)}`, reverted: true })
+      ])
       for (let i = 0; i < 100 && (await api.raw("/api/stats")).headers.get("x-indexed-block") !== String(api.headBlock - 1); i++) {
         await new Promise((resolve) => setTimeout(resolve, 20))
       }
       expect((await api.get("/api/markets/1")).body.data.question).toBe("changed behind the cache")
     } finally {
       await api.sql(`update market set question = $1 where id = 1`, [question])
-      await api.sql(`select pg_notify('predix_indexed', $1)`, [JSON.stringify({ chainId: 130, block: api.headBlock, hash, reverted: false })])
+      await api.sql(`select pg_notify('predix_indexed', $1)`, [
+        JSON.stringify({ chainId: 130, block: api.headBlock, hash, reverted: false })
+      ])
       for (let i = 0; i < 100 && (await api.raw("/api/stats")).headers.get("x-indexed-block") !== String(api.headBlock); i++) {
         await new Promise((resolve) => setTimeout(resolve, 20))
       }

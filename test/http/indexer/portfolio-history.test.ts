@@ -43,7 +43,9 @@ describe("the position history", () => {
        where h.minute is null or (h.yes_balance, h.no_balance, h.yes_cost, h.no_cost, h.realized_pnl) <> (p.yes_balance, p.no_balance, p.yes_cost, p.no_cost, p.realized_pnl)`
     )
     expect(mismatched).toEqual([])
-    const [count] = await api.sql(`select count(*)::int as n, count(distinct (user_address, market_id))::int as positions from position_history`)
+    const [count] = await api.sql(
+      `select count(*)::int as n, count(distinct (user_address, market_id))::int as positions from position_history`
+    )
     // Positions move more than once: the table is a history, not a copy of `position`.
     expect(count!["n"]).toBeGreaterThan(count!["positions"])
   })
@@ -54,9 +56,14 @@ describe("GET /api/portfolio/{address}/history", () => {
     const users = (await api.sql(`select distinct user_address as a from position_history order by 1`)).map((r) => r["a"] as string)
     expect(users.length).toBeGreaterThan(3)
     const markets = new Map(
-      (await api.sql(`select id::text as id, is_resolved, outcome, resolved_at, yes_price::text as p from market`)).map((m) => [m["id"] as string, m])
+      (await api.sql(`select id::text as id, is_resolved, outcome, resolved_at, yes_price::text as p from market`)).map((m) => [
+        m["id"] as string,
+        m
+      ])
     )
-    const snapshots = await api.sql(`select market_id::text as m, timestamp::int as t, yes_price::text as p from price_snapshot order by block_number, log_index`)
+    const snapshots = await api.sql(
+      `select market_id::text as m, timestamp::int as t, yes_price::text as p from price_snapshot order by block_number, log_index`
+    )
     /** The market's last price before `end` (unix seconds), as the endpoint should mark it. */
     const priceAt = (market: string, end: number) => {
       let price: bigint | undefined
@@ -115,14 +122,17 @@ describe("GET /api/portfolio/{address}/history", () => {
         // The last bucket is the portfolio as it stands.
         const now = (await api.get(`/api/portfolio/${user}`)).body.data
         const last = points.at(-1)
-        for (const field of ["value", "cost", "unrealizedPnl", "realizedPnl", "totalPnl", "openPositions"]) expect(last[field], `${user} ${timeframe} ${field}`).toEqual(now[field])
+        for (const field of ["value", "cost", "unrealizedPnl", "realizedPnl", "totalPnl", "openPositions"])
+          expect(last[field], `${user} ${timeframe} ${field}`).toEqual(now[field])
       }
     }
     expect(checked).toBeGreaterThan(users.length * 2)
   }, 600_000)
 
   it("still serves the cash flow of the user's trades in the buckets that have them", async () => {
-    const [user] = (await api.sql(`select recipient as a from trade group by 1 order by count(*) desc limit 1`)).map((r) => r["a"] as string)
+    const [user] = (await api.sql(`select recipient as a from trade group by 1 order by count(*) desc limit 1`)).map(
+      (r) => r["a"] as string
+    )
     const days = await api.sql(
       `select (timestamp / 86400) * 86400 as day, coalesce(sum(amount_in) filter (where trade_type in (0, 2)), 0)::text as bought,
               coalesce(sum(amount_out) filter (where trade_type in (1, 3)), 0)::text as sold, count(*)::int as n

@@ -18,7 +18,11 @@ describe("parseTarget", () => {
     expect(parseTarget("/api/%6Darkets/%zz")).toEqual({ segments: ["api", "markets", "%zz"], query: [], url: "/api/markets/%25zz" })
     expect(parseTarget("/a/1%2F2;x=y")?.segments).toEqual(["a", "1/2;x=y"])
     expect(parseTarget("/a/1%2F2;x=y")?.url).toBe("/a/1%2F2%3Bx%3Dy")
-    expect(parseTarget("/a?q=a+b%2Bc&&limit&=v")?.query).toEqual([["q", "a b+c"], ["limit", ""], ["", "v"]])
+    expect(parseTarget("/a?q=a+b%2Bc&&limit&=v")?.query).toEqual([
+      ["q", "a b+c"],
+      ["limit", ""],
+      ["", "v"]
+    ])
     expect(parseTarget("/a?q=a+b%2Bc&&limit&=v")?.url).toBe("/a?q=a%20b%2Bc&limit=&=v")
     // Raw bytes arrive as Latin-1 characters (Node's reading of the request line): UTF-8 decoded.
     expect(parseTarget("/a/\u00c3\u00a4")?.segments).toEqual(["a", "\u00e4"])

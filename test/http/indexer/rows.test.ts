@@ -1,5 +1,17 @@
 import { describe, expect, it } from "vitest"
-import { array, bigint, bool, int, json, nullable, oneOf, rowDecoder, RowDecodeError, text, time } from "../../../http/indexer/queries/rows.js"
+import {
+  array,
+  bigint,
+  bool,
+  int,
+  json,
+  nullable,
+  oneOf,
+  rowDecoder,
+  RowDecodeError,
+  text,
+  time
+} from "../../../http/indexer/queries/rows.js"
 
 const decode = rowDecoder({
   id: bigint,

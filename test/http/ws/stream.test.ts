@@ -47,14 +47,13 @@ let market: { id: bigint; hex: string }
 let booksOnly: { id: bigint; hex: string }
 const quiet = Logger.withMinimumLogLevel(LogLevel.Error)
 
-const send = (from: number, contract: string, address: Address, fn: string, args: ReadonlyArray<unknown> = []) => client.send(from, contract, address, fn, args)
+const send = (from: number, contract: string, address: Address, fn: string, args: ReadonlyArray<unknown> = []) =>
+  client.send(from, contract, address, fn, args)
 
 /** Sessions as the sessions branch will provide them: here a token names an address. */
 const TestSessions = Layer.succeed(RealtimeSessions, {
   identify: ({ token, cookie }) =>
-    Effect.succeed(
-      token === "alice-token" || cookie === "predix_session=alice-cookie" ? [client.address(ALICE).toLowerCase()] : []
-    )
+    Effect.succeed(token === "alice-token" || cookie === "predix_session=alice-cookie" ? [client.address(ALICE).toLowerCase()] : [])
 })
 
 beforeAll(async () => {
@@ -66,13 +65,21 @@ beforeAll(async () => {
   runtime = ManagedRuntime.make(database)
   await runtime.runPromise(runMigrations().pipe(quiet))
   const indexer = await runtime.runPromise(
-    makeIndexer({ rpc: makeRpc({ url: anvil.url }), deployment: devnet.deployment, chainId: 130, backfillThread: false, confirmations: 1_000 }).pipe(quiet)
+    makeIndexer({
+      rpc: makeRpc({ url: anvil.url }),
+      deployment: devnet.deployment,
+      chainId: 130,
+      backfillThread: false,
+      confirmations: 1_000
+    }).pipe(quiet)
   )
   let window = await runtime.runPromise(indexer.loadWindow)
   index = async () => {
     window = await runtime.runPromise(indexer.step(window).pipe(quiet) as Effect.Effect<any, any, any>)
   }
-  const realtime = httpServerWithRealtime({ port: 0, host: "127.0.0.1" }, {
+  const realtime = httpServerWithRealtime(
+    { port: 0, host: "127.0.0.1" },
+    {
       chainId: 130,
       window: WINDOW,
       maxSubscriptions: 3,
@@ -83,10 +90,13 @@ beforeAll(async () => {
       maxBufferedBytes: 64 * 1024,
       closeGraceMs: 60_000,
       checkEveryMs: 60_000
-  })
+    }
+  )
   // A real indexer API on the same database: the backend's circuit breaker probes it, and a
   // dead URL here opened the breaker (503s) whenever reads were sparser than the probes.
-  const indexerServer = await Effect.runPromise(Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet))
+  const indexerServer = await Effect.runPromise(
+    Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet)
+  )
   const indexerAddress = Context.get(indexerServer, HttpServer.HttpServer).address
   const indexerUrl = `http://127.0.0.1:${indexerAddress._tag === "TcpAddress" ? indexerAddress.port : 0}`
   const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries: 0 }).pipe(
@@ -103,7 +113,8 @@ beforeAll(async () => {
   const a = devnet.addresses
   for (const user of [ADMIN, ALICE, BOB]) {
     await send(ADMIN, "TestUsdc", a.testUsdc, "mint", [client.address(user), 1_000_000n * USDC])
-    for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory]) await send(user, "TestUsdc", a.testUsdc, "approve", [spender, maxUint256])
+    for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory])
+      await send(user, "TestUsdc", a.testUsdc, "approve", [spender, maxUint256])
   }
   const endTime = BigInt(await client.timestamp()) + 30n * 86_400n
   await send(ADMIN, "MarketFactory", a.marketFactory, "launch", ["Will the stream keep up?", endTime, a.manualOracle, 50_000n * USDC])
@@ -119,7 +130,6 @@ afterAll(async () => {
   await runtime?.dispose()
   await anvil?.stop()
 })
-
 
 /** A `ws` client that keeps every message and lets the test take them in order. */
 class Client {
@@ -210,7 +220,8 @@ const rest = async (path: string) => {
   return (await response.json()) as any
 }
 
-const bySort = (a: any, b: any) => b.blockNumber - a.blockNumber || b.logIndex - a.logIndex || String(a.source).localeCompare(String(b.source))
+const bySort = (a: any, b: any) =>
+  b.blockNumber - a.blockNumber || b.logIndex - a.logIndex || String(a.source).localeCompare(String(b.source))
 
 /** The REST answer each topic's state must equal. */
 const expectEqualsRest = async (topic: string, view: View) => {
@@ -275,7 +286,9 @@ describe("WebSocket stream", () => {
     await send(BOB, "Exchange", a.exchange, "placeOrder", [market.id, 0, 300_000n, 40n * USDC, ZERO32])
     await index()
     await receive(watcher, views, { orderbook: 1 })
-    expect(views["orderbook"]!.deltas[0].changes).toEqual([{ op: "upsert", key: expect.stringMatching(/^yes:bids:0\.3/), value: expect.objectContaining({ orders: 1 }) }])
+    expect(views["orderbook"]!.deltas[0].changes).toEqual([
+      { op: "upsert", key: expect.stringMatching(/^yes:bids:0\.3/), value: expect.objectContaining({ orders: 1 }) }
+    ])
     expect(views["orderbook"]!.block).toBeGreaterThan(head)
     await expectEqualsRest("orderbook", views["orderbook"]!)
 
@@ -404,7 +417,10 @@ describe("WebSocket stream", () => {
     const more = await Client.open({}, "?token=alice-token")
     const orders = new View()
     const positions = new View()
-    for (const [topic, view] of [["user-orders", orders], ["user-positions", positions]] as const) {
+    for (const [topic, view] of [
+      ["user-orders", orders],
+      ["user-positions", positions]
+    ] as const) {
       more.send({ type: "subscribe", topic, subject: alice })
       expect(await more.next()).toEqual({ type: "subscribed", topic, subject: alice })
       view.apply(await more.next())
@@ -469,7 +485,14 @@ describe("WebSocket stream", () => {
       Layer.buildWithScope(
         httpServerWithRealtime(
           { port: 0, host: "127.0.0.1" },
-          { chainId: 130, window: WINDOW, maxBufferedBytes: 64 * 1024, pingIntervalMs: 3_600_000, closeGraceMs: 60_000, checkEveryMs: 60_000 }
+          {
+            chainId: 130,
+            window: WINDOW,
+            maxBufferedBytes: 64 * 1024,
+            pingIntervalMs: 3_600_000,
+            closeGraceMs: 60_000,
+            checkEveryMs: 60_000
+          }
         ).pipe(Layer.provide([database, TestSessions])),
         scope
       ).pipe(quiet)

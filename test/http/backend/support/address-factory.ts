@@ -30,7 +30,10 @@ const runtimeCode = (): Hex => {
         settings: { outputSelection: { "*": { "*": ["evm.deployedBytecode.object"] } } }
       })
     )
-  ) as { contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string } } }>>; errors?: Array<{ severity: string; message: string }> }
+  ) as {
+    contracts: Record<string, Record<string, { evm: { deployedBytecode: { object: string } } }>>
+    errors?: Array<{ severity: string; message: string }>
+  }
   const errors = (output.errors ?? []).filter((e) => e.severity === "error")
   if (errors.length > 0) throw new Error(errors.map((e) => e.message).join("\n"))
   return `0x${output.contracts["AddressFactory.sol"]!["AddressFactory"]!.evm.deployedBytecode.object}`
@@ -67,4 +70,3 @@ export const aaOptionsFor = (rpcUrl: string, accountFactory: Address): AaOptions
     permit2: "0x000000000022d473030f116ddee9f6b43ac78ba3"
   }
 })
-

@@ -57,9 +57,10 @@ const quiet = Logger.withMinimumLogLevel(LogLevel.Error)
 /** `indexed`: a copy of the indexed fixture (markets to comment on, display metadata seeded) instead of an empty migrated database. */
 export const startBackends = async (options: { readonly indexed?: boolean } = {}): Promise<Backends> => {
   const scope = Effect.runSync(Scope.make())
-  const databaseUrl = options.indexed === true
-    ? (await Effect.runPromise(Scope.extend(fixtureDatabaseUrl, scope).pipe(quiet))).url
-    : await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
+  const databaseUrl =
+    options.indexed === true
+      ? (await Effect.runPromise(Scope.extend(fixtureDatabaseUrl, scope).pipe(quiet))).url
+      : await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
   const database = pgClientLayer(Redacted.make(databaseUrl))
   await Effect.runPromise(runMigrations().pipe(Effect.provide(database), quiet))
   if (options.indexed === true) await Effect.runPromise(seedDisplayMetadataFrom().pipe(Effect.provide(database), quiet))
@@ -77,7 +78,11 @@ export const startBackends = async (options: { readonly indexed?: boolean } = {}
       logs.push(JSON.stringify({ message, annotations: Object.fromEntries(annotations), cause: String(cause) }))
     })
     const context = await Effect.runPromise(
-      Layer.buildWithScope(layer, instanceScope).pipe(Effect.withClock(clock), Effect.provide(Logger.replace(Logger.defaultLogger, capture)), Logger.withMinimumLogLevel(LogLevel.All))
+      Layer.buildWithScope(layer, instanceScope).pipe(
+        Effect.withClock(clock),
+        Effect.provide(Logger.replace(Logger.defaultLogger, capture)),
+        Logger.withMinimumLogLevel(LogLevel.All)
+      )
     )
     const address = Context.get(context, HttpServer.HttpServer).address
     if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
@@ -87,7 +92,9 @@ export const startBackends = async (options: { readonly indexed?: boolean } = {}
       const response = await fetch(`${url}${path}`, {
         method,
         headers: { ...(callOptions.body === undefined ? {} : { "content-type": "application/json" }), ...callOptions.headers },
-        ...(callOptions.body === undefined ? {} : { body: typeof callOptions.body === "string" ? callOptions.body : JSON.stringify(callOptions.body) })
+        ...(callOptions.body === undefined
+          ? {}
+          : { body: typeof callOptions.body === "string" ? callOptions.body : JSON.stringify(callOptions.body) })
       })
       const text = await response.text()
       let body: unknown
@@ -98,7 +105,8 @@ export const startBackends = async (options: { readonly indexed?: boolean } = {}
       }
       const answer = { status: response.status, body, headers: response.headers }
       const problems = conformance(document!, method, new URL(path, url).pathname, answer)
-      if (problems.length > 0) throw new Error(`${method} ${path} does not conform to the published OpenAPI document:\n${problems.slice(0, 20).join("\n")}`)
+      if (problems.length > 0)
+        throw new Error(`${method} ${path} does not conform to the published OpenAPI document:\n${problems.slice(0, 20).join("\n")}`)
       return answer
     }
     return { url, logs, clock, call, close: () => Effect.runPromise(Scope.close(instanceScope, Exit.void)) }
@@ -107,7 +115,8 @@ export const startBackends = async (options: { readonly indexed?: boolean } = {}
   return {
     databaseUrl,
     start,
-    sql: async <R extends Record<string, any>>(text: string, values: Array<unknown> = []) => (await Effect.runPromise(query(databaseUrl, text, values))).rows as Array<R>,
+    sql: async <R extends Record<string, any>>(text: string, values: Array<unknown> = []) =>
+      (await Effect.runPromise(query(databaseUrl, text, values))).rows as Array<R>,
     close: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }
@@ -119,7 +128,11 @@ export const sessionCookieOf = (answer: Answer): string | undefined => {
 }
 
 /** Challenge, sign with `account`, verify: the verify answer and its cookie. */
-export const signIn = async (instance: Instance, account: LocalAccount, options: { readonly sign?: (message: string) => Promise<Hex>; readonly as?: string } = {}) => {
+export const signIn = async (
+  instance: Instance,
+  account: LocalAccount,
+  options: { readonly sign?: (message: string) => Promise<Hex>; readonly as?: string } = {}
+) => {
   const address = options.as ?? account.address
   const challenge = await instance.call("GET", `/api/auth/challenge?address=${address}`)
   if (challenge.status !== 200) throw new Error(`challenge: ${challenge.status} ${JSON.stringify(challenge.body)}`)

@@ -32,7 +32,10 @@ export interface Answer {
 
 type OpenApiDocument = {
   readonly info: { readonly title: string; readonly version: string }
-  readonly paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>
+  readonly paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>
+  >
 } & Record<string, unknown>
 
 export interface CallOptions {
@@ -71,12 +74,15 @@ export const conformance = (document: OpenApiDocument, method: string, pathname:
   const found = operationFor(document, method, pathname)
   if (found === undefined) {
     if (answer.status !== 404 || answer.body?.code !== "NOT_FOUND" || typeof answer.body?.message !== "string") {
-      problems.push(`${method} ${pathname} is no documented operation, yet answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`)
+      problems.push(
+        `${method} ${pathname} is no documented operation, yet answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 200)}`
+      )
     }
     return problems
   }
   const response = found.operation.responses[String(answer.status)]
-  if (response === undefined) return [`${method} ${found.template}: status ${answer.status} is not documented (${JSON.stringify(answer.body).slice(0, 300)})`]
+  if (response === undefined)
+    return [`${method} ${found.template}: status ${answer.status} is not documented (${JSON.stringify(answer.body).slice(0, 300)})`]
   const schema = response.content?.["application/json"]?.schema
   if (schema === undefined) return [`${found.template}: status ${answer.status} documents no JSON body`]
   const validator = new JsonSchemaValidator(document)
@@ -110,7 +116,9 @@ export const startHarness = async (options: Partial<Omit<BackendOptions, "indexe
       const response = await raw(path, {
         method,
         headers: { ...(callOptions.body === undefined ? {} : { "content-type": "application/json" }), ...callOptions.headers },
-        ...(callOptions.body === undefined ? {} : { body: typeof callOptions.body === "string" ? callOptions.body : JSON.stringify(callOptions.body) })
+        ...(callOptions.body === undefined
+          ? {}
+          : { body: typeof callOptions.body === "string" ? callOptions.body : JSON.stringify(callOptions.body) })
       })
       const text = await response.text()
       let body: unknown
@@ -121,7 +129,8 @@ export const startHarness = async (options: Partial<Omit<BackendOptions, "indexe
       }
       const answer = { status: response.status, body, headers: response.headers }
       const problems = conformance(document, method, new URL(path, url).pathname, answer)
-      if (problems.length > 0) throw new Error(`${method} ${path} does not conform to the published OpenAPI document:\n${problems.slice(0, 20).join("\n")}`)
+      if (problems.length > 0)
+        throw new Error(`${method} ${path} does not conform to the published OpenAPI document:\n${problems.slice(0, 20).join("\n")}`)
       return answer
     }
     return {
@@ -134,9 +143,7 @@ export const startHarness = async (options: Partial<Omit<BackendOptions, "indexe
       sql: async <R extends Record<string, any>>(text: string, values: Array<unknown> = []) =>
         (await Effect.runPromise(query(fixture.url, text, values))).rows as Array<R>,
       client: (f) =>
-        Effect.runPromise(
-          Effect.flatMap(makeBackendClient(url), f).pipe(Effect.provide(FetchHttpClient.layer)) as Effect.Effect<any, any>
-        ),
+        Effect.runPromise(Effect.flatMap(makeBackendClient(url), f).pipe(Effect.provide(FetchHttpClient.layer)) as Effect.Effect<any, any>),
       stopIndexer: () => Effect.runPromise(Scope.close(indexerScope, Exit.void)),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void))
     }

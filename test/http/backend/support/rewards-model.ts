@@ -10,7 +10,15 @@ type Sql = <Row extends Record<string, any>>(text: string, values?: Array<unknow
 
 export interface ChainRows {
   readonly traders: ReadonlySet<string>
-  readonly trades: ReadonlyArray<{ trader: string; recipient: string; type: number; amountIn: bigint; amountOut: bigint; market: string; ts: number }>
+  readonly trades: ReadonlyArray<{
+    trader: string
+    recipient: string
+    type: number
+    amountIn: bigint
+    amountOut: bigint
+    market: string
+    ts: number
+  }>
   readonly liquidity: ReadonlyArray<{ owner: string; delta: bigint; ts: number }>
   readonly referrals: ReadonlyArray<{ referrer: string; trader: string; ts: number; block: number; log: number }>
   readonly links: ReadonlyMap<string, string>
@@ -37,12 +45,31 @@ export const loadChainRows = async (sql: Sql): Promise<ChainRows> => {
   ])
   return {
     traders: new Set(traders.map((r) => r.address)),
-    trades: trades.map((t) => ({ trader: t.trader, recipient: t.recipient, type: Number(t.trade_type), amountIn: BigInt(t.amount_in), amountOut: BigInt(t.amount_out), market: t.market_id, ts: Number(t.timestamp) })),
+    trades: trades.map((t) => ({
+      trader: t.trader,
+      recipient: t.recipient,
+      type: Number(t.trade_type),
+      amountIn: BigInt(t.amount_in),
+      amountOut: BigInt(t.amount_out),
+      market: t.market_id,
+      ts: Number(t.timestamp)
+    })),
     liquidity: liquidity.map((l) => ({ owner: l.owner, delta: BigInt(l.liquidity_delta), ts: Number(l.timestamp) })),
-    referrals: referrals.map((r) => ({ referrer: r.referrer, trader: r.trader, ts: Number(r.timestamp), block: Number(r.block_number), log: Number(r.log_index) })),
+    referrals: referrals.map((r) => ({
+      referrer: r.referrer,
+      trader: r.trader,
+      ts: Number(r.timestamp),
+      block: Number(r.block_number),
+      log: Number(r.log_index)
+    })),
     links: new Map(links.map((l) => [l.referee, l.referrer])),
     users: new Set(users.map((u) => u.address)),
-    markets: new Map(markets.map((m) => [m.id, { outcome: m.outcome, resolved: m.is_resolved, resolvedAt: m.resolved_at === null ? null : Number(m.resolved_at) }])),
+    markets: new Map(
+      markets.map((m) => [
+        m.id,
+        { outcome: m.outcome, resolved: m.is_resolved, resolvedAt: m.resolved_at === null ? null : Number(m.resolved_at) }
+      ])
+    ),
     positions: positions.map((p) => ({ user: p.user_address, market: p.market_id, pnl: BigInt(p.realized_pnl) })),
     history: history.map((h) => ({ user: h.user_address, market: h.market_id, minute: Number(h.minute), pnl: BigInt(h.realized_pnl) })),
     head: Number(head[0]?.t ?? 0)
@@ -81,7 +108,8 @@ export const modelPoints = (c: ChainRows, until: number | null, withConnect: boo
     return total
   }
   const lpDays = new Map<string, Set<number>>()
-  for (const l of c.liquidity) if (l.delta > 0n && c.traders.has(l.owner) && upTo(l.ts)) lpDays.set(l.owner, (lpDays.get(l.owner) ?? new Set()).add(day(l.ts)))
+  for (const l of c.liquidity)
+    if (l.delta > 0n && c.traders.has(l.owner) && upTo(l.ts)) lpDays.set(l.owner, (lpDays.get(l.owner) ?? new Set()).add(day(l.ts)))
   // Referrer of each referred user: the sign-in link, else the earliest on-chain referral.
   const referrerOf = new Map(c.links)
   const onChain = [...c.referrals].filter((r) => r.trader !== r.referrer && upTo(r.ts)).sort((a, b) => a.block - b.block || a.log - b.log)
@@ -123,7 +151,12 @@ export interface ModelRow {
 }
 
 /** The board of traders with a trade after `since` (null: all), sorted as asked, ties by address. */
-export const modelBoard = (c: ChainRows, since: number | null, sort: "volume" | "pnl" | "accuracy" | "points" | "trades", minResolved: number): Array<ModelRow> => {
+export const modelBoard = (
+  c: ChainRows,
+  since: number | null,
+  sort: "volume" | "pnl" | "accuracy" | "points" | "trades",
+  minResolved: number
+): Array<ModelRow> => {
   const after = (ts: number | null) => since === null || (ts !== null && ts > since)
   const pointsNow = modelPoints(c, null, since === null)
   const pointsStart = since === null ? new Map<string, ModelPoints>() : modelPoints(c, since, false)
@@ -161,7 +194,9 @@ export const modelBoard = (c: ChainRows, since: number | null, sort: "volume" | 
   const startMinute = since === null ? null : Math.floor(since / 60) * 60
   const pnlAtStart = (user: string, market: string) => {
     if (startMinute === null) return 0n
-    const before = c.history.filter((h) => h.user === user && h.market === market && h.minute < startMinute).sort((a, b) => b.minute - a.minute)
+    const before = c.history
+      .filter((h) => h.user === user && h.market === market && h.minute < startMinute)
+      .sort((a, b) => b.minute - a.minute)
     return before[0]?.pnl ?? 0n
   }
   const rows: Array<ModelRow> = [...stats].map(([address, s]) => {

@@ -58,7 +58,15 @@ export class SoftwarePasskey {
 
   private coseKey() {
     const coordinate = (v: bigint) => Buffer.from(v.toString(16).padStart(64, "0"), "hex")
-    return cbor(new Map<number, unknown>([[1, 2], [3, -7], [-1, 1], [-2, coordinate(this.x)], [-3, coordinate(this.y)]]))
+    return cbor(
+      new Map<number, unknown>([
+        [1, 2],
+        [3, -7],
+        [-1, 1],
+        [-2, coordinate(this.x)],
+        [-3, coordinate(this.y)]
+      ])
+    )
   }
 
   private clientData(type: string, ceremony: Ceremony) {
@@ -76,8 +84,22 @@ export class SoftwarePasskey {
     const idLength = Buffer.alloc(2)
     idLength.writeUInt16BE(this.credentialId.length)
     // flags: user present (0x01), user verified (0x04), attested credential data (0x40)
-    const authData = Buffer.concat([sha256(ceremony.rpId), Buffer.from([0x45]), SoftwarePasskey.counterBytes(this.counter), Buffer.alloc(16), idLength, this.credentialId, this.coseKey()])
-    const attestationObject = cbor(new Map<string, unknown>([["fmt", "none"], ["attStmt", new Map()], ["authData", authData]]))
+    const authData = Buffer.concat([
+      sha256(ceremony.rpId),
+      Buffer.from([0x45]),
+      SoftwarePasskey.counterBytes(this.counter),
+      Buffer.alloc(16),
+      idLength,
+      this.credentialId,
+      this.coseKey()
+    ])
+    const attestationObject = cbor(
+      new Map<string, unknown>([
+        ["fmt", "none"],
+        ["attStmt", new Map()],
+        ["authData", authData]
+      ])
+    )
     return {
       id: this.id,
       rawId: this.id,
@@ -93,7 +115,11 @@ export class SoftwarePasskey {
 
   /** navigator.credentials.get's answer: signs authenticatorData || sha256(clientDataJSON) with the key (DER). */
   assert(ceremony: Ceremony, options: { readonly counter?: number } = {}) {
-    const authenticatorData = Buffer.concat([sha256(ceremony.rpId), Buffer.from([0x05]), SoftwarePasskey.counterBytes(options.counter ?? this.counter)])
+    const authenticatorData = Buffer.concat([
+      sha256(ceremony.rpId),
+      Buffer.from([0x05]),
+      SoftwarePasskey.counterBytes(options.counter ?? this.counter)
+    ])
     const clientDataJSON = this.clientData("webauthn.get", ceremony)
     const signature = sign("sha256", Buffer.concat([authenticatorData, sha256(clientDataJSON)]), this.privateKey)
     return {

@@ -24,7 +24,10 @@ export interface Answer {
 }
 
 type OpenApiDocument = {
-  readonly paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>>
+  readonly paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }> }>
+  >
 } & Record<string, unknown>
 
 export interface Harness {
@@ -98,7 +101,8 @@ export const startHarness = async (options: { readonly cacheBytes?: number } = {
       }
       const answer = { status: response.status, body, headers: response.headers }
       const problems = conformance(document, new URL(path, url).pathname, answer)
-      if (problems.length > 0) throw new Error(`GET ${path} does not conform to the published OpenAPI document:\n${problems.slice(0, 20).join("\n")}`)
+      if (problems.length > 0)
+        throw new Error(`GET ${path} does not conform to the published OpenAPI document:\n${problems.slice(0, 20).join("\n")}`)
       return answer
     }
     return {

@@ -8,7 +8,21 @@ type Json = unknown
 type Schema = Record<string, unknown> | boolean
 
 /** Keywords that only annotate. */
-const ANNOTATIONS = new Set(["title", "description", "examples", "default", "deprecated", "readOnly", "writeOnly", "$comment", "format", "contentEncoding", "contentMediaType", "$id", "$schema"])
+const ANNOTATIONS = new Set([
+  "title",
+  "description",
+  "examples",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "$comment",
+  "format",
+  "contentEncoding",
+  "contentMediaType",
+  "$id",
+  "$schema"
+])
 
 const VALIDATING = new Set([
   "$ref",
@@ -99,19 +113,25 @@ export class JsonSchemaValidator {
     if (typeof value === "number") {
       if (typeof schema["minimum"] === "number" && value < schema["minimum"]) out.push(`${path}: ${value} < minimum ${schema["minimum"]}`)
       if (typeof schema["maximum"] === "number" && value > schema["maximum"]) out.push(`${path}: ${value} > maximum ${schema["maximum"]}`)
-      if (typeof schema["exclusiveMinimum"] === "number" && value <= schema["exclusiveMinimum"]) out.push(`${path}: ${value} <= ${schema["exclusiveMinimum"]}`)
-      if (typeof schema["exclusiveMaximum"] === "number" && value >= schema["exclusiveMaximum"]) out.push(`${path}: ${value} >= ${schema["exclusiveMaximum"]}`)
-      if (typeof schema["multipleOf"] === "number" && value % schema["multipleOf"] !== 0) out.push(`${path}: not a multiple of ${schema["multipleOf"]}`)
+      if (typeof schema["exclusiveMinimum"] === "number" && value <= schema["exclusiveMinimum"])
+        out.push(`${path}: ${value} <= ${schema["exclusiveMinimum"]}`)
+      if (typeof schema["exclusiveMaximum"] === "number" && value >= schema["exclusiveMaximum"])
+        out.push(`${path}: ${value} >= ${schema["exclusiveMaximum"]}`)
+      if (typeof schema["multipleOf"] === "number" && value % schema["multipleOf"] !== 0)
+        out.push(`${path}: not a multiple of ${schema["multipleOf"]}`)
     }
     if (Array.isArray(value)) {
-      if (typeof schema["minItems"] === "number" && value.length < schema["minItems"]) out.push(`${path}: fewer than ${schema["minItems"]} items`)
-      if (typeof schema["maxItems"] === "number" && value.length > schema["maxItems"]) out.push(`${path}: more than ${schema["maxItems"]} items`)
+      if (typeof schema["minItems"] === "number" && value.length < schema["minItems"])
+        out.push(`${path}: fewer than ${schema["minItems"]} items`)
+      if (typeof schema["maxItems"] === "number" && value.length > schema["maxItems"])
+        out.push(`${path}: more than ${schema["maxItems"]} items`)
       const prefix = (schema["prefixItems"] as Array<Schema> | undefined) ?? []
       value.forEach((item, i) => {
         const itemSchema = i < prefix.length ? prefix[i] : (schema["items"] as Schema | undefined)
         if (itemSchema !== undefined) out.push(...this.errors(item, itemSchema, `${path}[${i}]`))
       })
-      if (schema["uniqueItems"] === true && new Set(value.map((v) => JSON.stringify(v))).size !== value.length) out.push(`${path}: items not unique`)
+      if (schema["uniqueItems"] === true && new Set(value.map((v) => JSON.stringify(v))).size !== value.length)
+        out.push(`${path}: items not unique`)
     }
     if (typeOf(value) === "object") {
       const object = value as Record<string, Json>
@@ -139,7 +159,8 @@ export class JsonSchemaValidator {
       const passing = (schema["oneOf"] as Array<Schema>).filter((s) => this.errors(value, s, path).length === 0).length
       if (passing !== 1) out.push(`${path}: matches ${passing} of oneOf, expected exactly 1`)
     }
-    if (schema["not"] !== undefined && this.errors(value, schema["not"] as Schema, path).length === 0) out.push(`${path}: matches a "not" schema`)
+    if (schema["not"] !== undefined && this.errors(value, schema["not"] as Schema, path).length === 0)
+      out.push(`${path}: matches a "not" schema`)
     return out
   }
 }
