@@ -89,15 +89,13 @@ describe("chain source", () => {
   it("surfaces range errors at once, with the provider's suggestion, and rejects bad requests without retrying", async () => {
     const proxy = await faultProxy(replay.url, [
       (res) =>
-        res
-          .writeHead(200, { "content-type": "application/json" })
-          .end(
-            JSON.stringify({
-              jsonrpc: "2.0",
-              id: 1,
-              error: { code: -32005, message: "query returned more than 10000 results. Try with this block range [0x3e8, 0x3f0]." }
-            })
-          ),
+        res.writeHead(200, { "content-type": "application/json" }).end(
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 1,
+            error: { code: -32005, message: "query returned more than 10000 results. Try with this block range [0x3e8, 0x3f0]." }
+          })
+        ),
       (res) =>
         res
           .writeHead(200, { "content-type": "application/json" })
