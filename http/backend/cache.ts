@@ -13,9 +13,12 @@
  *   (`http/indexer/freshness.ts`), sent in the same transaction as the commit;
  * - an entry's head is the one read BEFORE its data was computed, so it never claims a newer block
  *   than the data reflects (a commit landing mid-read only makes the entry die sooner);
- * - memory is bounded: at most `maxEntries` entries of at most `maxBytes` each, oldest out first.
+ * - memory is bounded: at most `maxEntries` entries of at most `maxBytes` each, oldest out first;
+ * - one computation per key and head at a time ("single flight"): a miss while another request is
+ *   computing the same key under the same head waits for that answer instead of computing it again,
+ *   so an entry expiring under load costs one computation, not one per request arriving meanwhile.
  */
-import { Context, Layer } from "effect"
+import { Context, type Deferred, Layer } from "effect"
 import type { IndexedHead } from "../indexer/freshness.js"
 
 export const CACHE_TIERS = { hot: 2_000, warm: 60_000 } as const
@@ -35,6 +38,11 @@ interface Entry {
 export class TieredCache {
   private head: string | undefined = undefined
   private readonly entries = new Map<string, Entry>()
+  /**
+   * Computations under way, by head and key: each resolves with the answer, or with undefined
+   * when its computation failed or was interrupted (then every waiter computes its own).
+   */
+  readonly inFlight = new Map<string, Deferred.Deferred<CachedAnswer | undefined>>()
 
   constructor(
     readonly maxEntries: number,

@@ -8,7 +8,7 @@
  * encoded JSON of `data` without decoding or encoding anything; only `meta` is made per request.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, Schema } from "effect"
+import { Deferred, Effect, Schema } from "effect"
 import { BACKEND_VERSION } from "../../schema/envelopes.js"
 import { Freshness } from "../indexer/freshness.js"
 import { IndexerBreaker } from "./breaker.js"
@@ -73,14 +73,36 @@ const answer = <A, E, R>(
     const head = yield* Effect.flatMap(Freshness, (f) => f.current)
     const key = `${info.method} ${info.url} ${info.locale} ${keyExtra}`
     const useCache = tier !== null && cache !== null && head !== null
-    if (useCache && breaker.state !== "open") {
+    if (!useCache) {
+      const encoded = encode(yield* guard(compute(info)))
+      return render(encoded, info, tier === null ? {} : { "x-cache": "MISS", "x-cache-tier": tier })
+    }
+    if (breaker.state !== "open") {
       const hit = cache.get(head, key)
       if (hit !== undefined) return render(hit, info, { "x-cache": "HIT", "x-cache-tier": tier })
+      // Another request is computing this answer under this head: share it (single flight).
+      const leader = cache.inFlight.get(`${head.block}:${head.hash} ${key}`)
+      if (leader !== undefined) {
+        const shared = yield* Deferred.await(leader)
+        if (shared !== undefined) return render(shared, info, { "x-cache": "HIT", "x-cache-tier": tier })
+      }
     }
-    const value = yield* guard(compute(info))
-    const encoded = encode(value)
-    if (useCache) cache.set(head, tier, key, encoded)
-    return render(encoded, info, tier === null ? {} : { "x-cache": "MISS", "x-cache-tier": tier })
+    const flight = `${head.block}:${head.hash} ${key}`
+    const mine = yield* Deferred.make<CachedAnswer | undefined>()
+    const leads = !cache.inFlight.has(flight)
+    if (leads) cache.inFlight.set(flight, mine)
+    const encoded = yield* guard(compute(info)).pipe(
+      Effect.map(encode),
+      Effect.onExit((exit) =>
+        Effect.sync(() => {
+          if (!leads) return
+          cache.inFlight.delete(flight)
+          Deferred.unsafeDone(mine, Effect.succeed(exit._tag === "Success" ? exit.value : undefined))
+        })
+      )
+    )
+    cache.set(head, tier, key, encoded)
+    return render(encoded, info, { "x-cache": "MISS", "x-cache-tier": tier })
   })
 
 const encoder = <A, I>(schema: Schema.Schema<A, I>) => {

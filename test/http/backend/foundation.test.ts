@@ -106,6 +106,16 @@ describe("cache", () => {
     expect(en.body.data.title.key).toBe(vi.body.data.title.key)
   })
 
+  it("concurrent misses of one key compute it once and share the answer (single flight)", async () => {
+    const path = "/api/markets?limit=9&offset=3&sortBy=volume"
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => h.get(path, { headers: { "x-request-id": `c${i}` } })))
+    expect(answers.filter((a) => a.headers.get("x-cache") === "MISS")).toHaveLength(1)
+    for (const [i, a] of answers.entries()) {
+      expect(a.body.data).toEqual(answers[0]!.body.data)
+      expect(a.body.meta.reqId).toBe(`c${i}`)
+    }
+  })
+
   it("warm answers say so", async () => {
     const path = "/api/markets/1/prices?limit=5"
     await h.get(path)
