@@ -16,7 +16,6 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { batchTimings } from "../pipeline/batch.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { embeddedPostgres } from "../src/db/embedded-postgres.js"
@@ -140,8 +139,8 @@ const program = Effect.gen(function* () {
       // Postgres's time) overlapping the next ranges' folds.
       console.log(
         `backfill thread: reading answers ${(s.readMs / 1000).toFixed(1)} s, decoding ${(s.decodeMs / 1000).toFixed(1)} s (HTTP and GC besides); ` +
-          `indexing thread: folding ${((batchTimings.load + batchTimings.reduce) / 1000).toFixed(1)} s, ` +
-          `writes ${(batchTimings.write / 1000).toFixed(1)} s (spans, Postgres's time included, overlapping the folds)`
+          `indexing thread: folding ${((s.loadMs + s.reduceMs) / 1000).toFixed(1)} s, ` +
+          `writes ${(s.writeMs / 1000).toFixed(1)} s (spans, Postgres's time included, overlapping the folds)`
       )
       console.log(
         `CPU: indexer ${((cpuUsed.user + cpuUsed.system) / 1e6).toFixed(1)} s (all its threads, GC included), Postgres backends ${postgresUsed.toFixed(1)} s, ` +

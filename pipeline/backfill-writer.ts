@@ -10,7 +10,7 @@ import type { SqlError } from "@effect/sql"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, Stream } from "effect"
 import { readCheckpoint } from "../schema/indexer-checkpoint.js"
-import { applyBatch, batchTimings } from "./batch.js"
+import { applyBatch } from "./batch.js"
 import { coalesceDecoded, type DecodedBatch, GENESIS_DIGEST } from "./decode-batch.js"
 import { deferIndexes, restoreIndexes } from "./deferred-indexes.js"
 import { committing, type IndexingContext, watchIndexedTokens } from "./indexing-context.js"
@@ -21,7 +21,7 @@ import { type CheckpointMoved, lockCheckpointAt, mutableTablesEmpty, planInPlace
 import { threadBackfill } from "./source/backfill-thread.js"
 import { decodedBackfill, watchlistOf } from "./source/decoded-backfill.js"
 import type { ChainError } from "./source/errors.js"
-import { answerTimings, type Rpc } from "./source/rpc.js"
+import type { Rpc } from "./source/rpc.js"
 
 /**
  * Decoded ranges are joined into batches of up to this many events, or of what arrives within
@@ -57,9 +57,9 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
     const concurrency = options.concurrency ?? 4
     if (options.backfillThread === false) {
       return Stream.suspend(() => {
-        const readBefore = answerTimings.readMs
+        const readBefore = options.rpc.timings.readMs
         return decodedBackfill(options.rpc, book, watchlistOf(book), { from, to, concurrency }, digest, stats).pipe(
-          Stream.ensuring(Effect.sync(() => (stats.readMs += answerTimings.readMs - readBefore)))
+          Stream.ensuring(Effect.sync(() => (stats.readMs += options.rpc.timings.readMs - readBefore)))
         )
       })
     }
@@ -137,7 +137,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
               )
               .pipe(Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events } }))
             cache.inPlaceCommitted(touched, batch.to)
-            batchTimings.write += performance.now() - t
+            stats.writeMs += performance.now() - t
             yield* committed(batch, since(t))
           })
         )
@@ -169,7 +169,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
           open.to = range.to
           open.hash = range.hash
           open.digest = range.digest
-          batchTimings.reduce += performance.now() - t
+          stats.reduceMs += performance.now() - t
           if (open.events >= options.batchEvents || performance.now() - open.openedAt >= COALESCE_WAIT_MS) yield* close
         })
       )
@@ -230,7 +230,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
           yield* committing(
             cache,
             sql.withTransaction(
-              applyBatch(batch.events, at, context.protocol, undefined, cache).pipe(
+              applyBatch(batch.events, at, context.protocol, undefined, cache, stats).pipe(
                 Effect.zipRight(context.progress.notifyHead(batch.to, batch.hash, false))
               )
             )

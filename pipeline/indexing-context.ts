@@ -17,6 +17,10 @@ export interface IndexerStats {
   /** Milliseconds spent reading RPC answers and decoding logs (the backfill's stages). */
   readMs: number
   decodeMs: number
+  /** Milliseconds the indexing thread spent loading rows, folding events and writing batches (spans, Postgres's time included). */
+  loadMs: number
+  reduceMs: number
+  writeMs: number
   events: number
   batches: number
   reorgs: number

@@ -72,7 +72,7 @@ export const makeIndexer = (options: IndexerOptions) =>
   Effect.gen(function* () {
     const { rpc, chainId } = options
     const book = new AddressBook(options.deployment)
-    const stats: IndexerStats = { readMs: 0, decodeMs: 0, events: 0, batches: 0, reorgs: 0 }
+    const stats: IndexerStats = { readMs: 0, decodeMs: 0, loadMs: 0, reduceMs: 0, writeMs: 0, events: 0, batches: 0, reorgs: 0 }
     const progress = yield* progressSql(chainId)
     let publishedAt = Number.NEGATIVE_INFINITY
     const publishMetrics = (now: boolean) =>

@@ -33,7 +33,8 @@ export const makeTipWriter = (context: IndexingContext) => {
                 { chainId, block: header.number, hash: header.hash, digest, head },
                 context.protocol,
                 header.number,
-                cache
+                cache,
+                context.stats
               ).pipe(
                 Effect.zipRight(progress.holdBlock(header, digest, parentDigest)),
                 Effect.zipRight(progress.notifyHead(header.number, header.hash, false))

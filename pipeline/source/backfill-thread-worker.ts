@@ -8,7 +8,7 @@ import { AddressBook } from "../decode.js"
 import type { FromThread, ToThread } from "./backfill-thread.js"
 import { decodedBackfill, watchlistOf } from "./decoded-backfill.js"
 import { chainErrorData } from "./errors.js"
-import { answerTimings, makeRpc, rpcOptionsOf } from "./rpc.js"
+import { makeRpc, rpcOptionsOf } from "./rpc.js"
 
 const port = parentPort!
 const post = (message: FromThread) => port.postMessage(message)
@@ -28,9 +28,10 @@ const start = (m: Extract<ToThread, { type: "start" }>) => {
   for (const token of m.tokens) book.watchToken(token)
   const watched: Array<string> = []
   const timings = { decodeMs: 0 }
-  let readMs = answerTimings.readMs
+  const rpc = makeRpc(rpcOptionsOf(m.transport))
+  let readMs = rpc.timings.readMs
   const program = decodedBackfill(
-    makeRpc(rpcOptionsOf(m.transport)),
+    rpc,
     book,
     watchlistOf(book, (a) => watched.push(a)),
     m,
@@ -39,8 +40,8 @@ const start = (m: Extract<ToThread, { type: "start" }>) => {
   ).pipe(
     Stream.runForEach((batch) =>
       Effect.map(Queue.take(credits), () => {
-        post({ type: "batch", job, batch, watched: watched.splice(0), readMs: answerTimings.readMs - readMs, decodeMs: timings.decodeMs })
-        readMs = answerTimings.readMs
+        post({ type: "batch", job, batch, watched: watched.splice(0), readMs: rpc.timings.readMs - readMs, decodeMs: timings.decodeMs })
+        readMs = rpc.timings.readMs
         timings.decodeMs = 0
       })
     ),

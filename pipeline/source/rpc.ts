@@ -109,23 +109,6 @@ export const parseLog = (raw: unknown): ChainLog => {
 
 const hex = (n: number) => `0x${n.toString(16)}`
 
-/**
- * Milliseconds this process spent reading answers (bytes to checked values: the byte reader, or
- * JSON.parse and the checks), since it started, on this thread (the backfill thread keeps its
- * own and reports it per range). For benchmarks.
- */
-export const answerTimings = { readMs: 0 }
-
-/** `read()`, its time added to `answerTimings`. */
-const timedRead = <A>(read: () => A): A => {
-  const started = performance.now()
-  try {
-    return read()
-  } finally {
-    answerTimings.readMs += performance.now() - started
-  }
-}
-
 /** Logs `readLogsAnswer` read from an answer's bytes, already checked as `parseLog` checks them. */
 class ReadLogs {
   constructor(readonly logs: Array<ChainLog>) {}
@@ -146,6 +129,19 @@ const logsOf = ([r]: Array<unknown>): Array<ChainLog> => {
 export const makeRpc = (options: RpcOptions) => {
   const timeout = options.timeout ?? "15 seconds"
   let id = 0
+  /**
+   * Milliseconds this client spent reading answers (bytes to checked values: the byte reader, or
+   * JSON.parse and the checks) since it was made; progress lines and benchmarks read it.
+   */
+  const timings = { readMs: 0 }
+  const timedRead = <A>(read: () => A): A => {
+    const started = performance.now()
+    try {
+      return read()
+    } finally {
+      timings.readMs += performance.now() - started
+    }
+  }
 
   /**
    * One exchange; never retried here. Many calls go out as one batch. `fast` may read a lone
@@ -240,6 +236,7 @@ export const makeRpc = (options: RpcOptions) => {
   }
 
   return {
+    timings: timings as { readonly readMs: number },
     /** How to reach the same node from another thread (the backfill thread rebuilds the client). */
     transport: {
       url: options.url,
