@@ -35,6 +35,9 @@ interface Entry {
   readonly expires: number
 }
 
+/** A head as the cache tells heads apart: block AND hash (a reorg keeps the number, not the hash). */
+const headTag = (head: IndexedHead) => `${head.block}:${head.hash}`
+
 export class TieredCache {
   private head: string | undefined = undefined
   private readonly entries = new Map<string, Entry>()
@@ -51,12 +54,17 @@ export class TieredCache {
   ) {}
 
   private at(head: IndexedHead): Map<string, Entry> {
-    const tag = `${head.block}:${head.hash}`
+    const tag = headTag(head)
     if (tag !== this.head) {
       this.entries.clear()
       this.head = tag
     }
     return this.entries
+  }
+
+  /** The key of `key`'s computation under `head` in `inFlight`. */
+  flightKey(head: IndexedHead, key: string): string {
+    return `${headTag(head)} ${key}`
   }
 
   get(head: IndexedHead, key: string): CachedAnswer | undefined {
@@ -72,7 +80,7 @@ export class TieredCache {
 
   /** Keeps `answer`, computed under `head`, for its tier's time, unless the head has moved since. */
   set(head: IndexedHead, tier: CacheTier, key: string, answer: CachedAnswer): void {
-    if (answer.data.length > this.maxBytes || `${head.block}:${head.hash}` !== this.head) return
+    if (answer.data.length > this.maxBytes || headTag(head) !== this.head) return
     const entries = this.entries
     entries.delete(key)
     if (entries.size >= this.maxEntries) {

@@ -77,17 +77,17 @@ const answer = <A, E, R>(
       const encoded = encode(yield* guard(compute(info)))
       return render(encoded, info, tier === null ? {} : { "x-cache": "MISS", "x-cache-tier": tier })
     }
+    const flight = cache.flightKey(head, key)
     if (breaker.state !== "open") {
       const hit = cache.get(head, key)
       if (hit !== undefined) return render(hit, info, { "x-cache": "HIT", "x-cache-tier": tier })
       // Another request is computing this answer under this head: share it (single flight).
-      const leader = cache.inFlight.get(`${head.block}:${head.hash} ${key}`)
+      const leader = cache.inFlight.get(flight)
       if (leader !== undefined) {
         const shared = yield* Deferred.await(leader)
         if (shared !== undefined) return render(shared, info, { "x-cache": "HIT", "x-cache-tier": tier })
       }
     }
-    const flight = `${head.block}:${head.hash} ${key}`
     const mine = yield* Deferred.make<CachedAnswer | undefined>()
     const leads = !cache.inFlight.has(flight)
     if (leads) cache.inFlight.set(flight, mine)

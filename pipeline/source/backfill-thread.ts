@@ -17,6 +17,7 @@
 import { Effect, FiberRef, Option, Queue, Stream } from "effect"
 import { Worker } from "node:worker_threads"
 import type { Deployment } from "../../schema/deployment.js"
+import { RUNS_COMPILED } from "../../schema/project-root.js"
 import type { DecodedBatch } from "../decode-batch.js"
 import { type ChainError, type ChainErrorData, chainErrorFrom } from "./errors.js"
 import type { Transport } from "./rpc.js"
@@ -68,11 +69,11 @@ class BackfillThread {
     // Compiled (`bin/build.mjs` bundles the worker's entry beside ours), the worker loads it
     // directly. From the sources, a plain module registers tsx in the worker, then loads the
     // TypeScript entry: a worker does not inherit the loader hooks of the thread that starts it.
-    this.worker = import.meta.url.endsWith(".ts")
-      ? new Worker(new URL("./backfill-thread-boot.mjs", import.meta.url), {
+    this.worker = RUNS_COMPILED
+      ? new Worker(new URL("./backfill-thread-worker.mjs", import.meta.url))
+      : new Worker(new URL("./backfill-thread-boot.mjs", import.meta.url), {
           workerData: { entry: new URL("./backfill-thread-worker.ts", import.meta.url).href }
         })
-      : new Worker(new URL("./backfill-thread-worker.mjs", import.meta.url))
     this.worker.unref()
     this.worker.on("message", (message: FromThread) => this.jobs.get(message.job)?.(message))
     this.worker.on("error", (error) => this.die(`the backfill thread failed: ${error.stack ?? error.message}`))
