@@ -25,6 +25,7 @@ import { DevnetClient, type Address } from "../../../tools/devnet/client.js"
 import { compileContracts } from "../../../tools/devnet/compile.js"
 import { ADMIN, deployDevnet, type Devnet } from "../../../tools/devnet/deploy.js"
 import { scratchDatabaseUrl } from "../../support/postgres.js"
+import { tcpUrl } from "../backend/support/harness.js"
 
 const USDC = 1_000_000n
 const ALICE = 2
@@ -94,11 +95,11 @@ beforeAll(async () => {
   )
   // A real indexer API on the same database: the backend's circuit breaker probes it, and a
   // dead URL here opened the breaker (503s) whenever reads were sparser than the probes.
-  const indexerServer = await Effect.runPromise(
-    Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet)
+  const indexerUrl = tcpUrl(
+    await Effect.runPromise(
+      Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet)
+    )
   )
-  const indexerAddress = Context.get(indexerServer, HttpServer.HttpServer).address
-  const indexerUrl = `http://127.0.0.1:${indexerAddress._tag === "TcpAddress" ? indexerAddress.port : 0}`
   const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries: 0 }).pipe(
     Layer.provideMerge(realtime),
     Layer.provide([database, BuildInfoLive, TestSessions])

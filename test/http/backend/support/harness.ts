@@ -89,14 +89,16 @@ export const conformance = (document: OpenApiDocument, method: string, pathname:
   return validator.errors(answer.body, schema).map((p) => `${method} ${found.template} ${answer.status}: ${p}`)
 }
 
+/** The loopback URL of the HTTP server a built layer listens with. */
+export const tcpUrl = (context: Context.Context<HttpServer.HttpServer>) => {
+  const address = Context.get(context, HttpServer.HttpServer).address
+  if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+  return `http://127.0.0.1:${address.port}`
+}
+
 export const startHarness = async (options: Partial<Omit<BackendOptions, "indexerUrl">> = {}): Promise<Harness> => {
   const scope = Effect.runSync(Scope.make())
   const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
-  const tcpUrl = (context: Context.Context<HttpServer.HttpServer>) => {
-    const address = Context.get(context, HttpServer.HttpServer).address
-    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
-    return `http://127.0.0.1:${address.port}`
-  }
   try {
     const fixture = await Effect.runPromise(Scope.extend(fixtureDatabaseUrl, scope).pipe(quiet))
     const database = pgClientLayer(Redacted.make(fixture.url))
