@@ -6,12 +6,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, LogLevel } from "effect"
+import { Effect } from "effect"
 import type { DomainEvent } from "../../schema/domain-events.js"
-import { applyBatch, type LocatedEvent } from "../../pipeline/batch.js"
-import { revertTo } from "../../pipeline/sink.js"
+import type { LocatedEvent } from "../../pipeline/batch.js"
 import { DAY_SECONDS } from "../../pipeline/reduce/trader-activity.js"
-import { withScratchDb } from "../support/postgres.js"
+import { reorgEqualsScratch } from "./reorg-check.js"
 import { A, fold, H, rows } from "./fold.js"
 
 const DAY0 = 19_700 // a UTC day number; its first second is DAY0 * 86400
@@ -138,39 +137,23 @@ const dump = Effect.gen(function* () {
   for (const t of TABLES) out[t] = yield* sql.unsafe(`select * from ${t} order by (${t}.*)::text`)
   return out
 })
-const cp = (block: number, fork = 0) => ({ chainId: 130, block, hash: H(block + fork * 1000), digest: H(block), head: 20 })
-const withDb = <X, E>(body: Effect.Effect<X, E, SqlClient.SqlClient>) => withScratchDb(body, LogLevel.Warning)
 
 describe("trader totals (Postgres, reorg)", () => {
   it.live("a revert restores the totals, day rows and market rows of the common ancestor; the new branch equals a from-scratch fold", () =>
     Effect.gen(function* () {
-      const reorged = yield* withDb(
-        Effect.gen(function* () {
-          yield* applyBatch(block10, cp(10), protocol, undefined)
-          const atAncestor = yield* dump
-          yield* applyBatch(block11, cp(11), protocol, 11)
-          yield* applyBatch(block12, cp(12), protocol, 12)
-          const at12 = yield* dump
+      const reorged = yield* reorgEqualsScratch({
+        protocol,
+        dump,
+        blocks: { b10: block10, b11: block11, b12: block12, b11b: block11b },
+        atTip: (at12, atAncestor) => {
           for (const t of TABLES) expect.soft(at12[t], t).not.toEqual(atAncestor[t])
           // Three days of A(2): a run of 3 trading days, liquidity on days 0 and 1.
           expect(at12["trader_total"]).toContainEqual(
             expect.objectContaining({ address: A(2), trades: "3", run: 3, longest_run: 3, liquidity_days: 2, volume: "28000000" })
           )
-          yield* revertTo({ chainId: 130, block: 10, hash: H(10), digest: H(10) })
-          expect(yield* dump).toEqual(atAncestor)
-          yield* applyBatch(block11b, cp(11, 1), protocol, 11)
-          return yield* dump
-        })
-      )
-      const scratch = yield* withDb(
-        Effect.gen(function* () {
-          yield* applyBatch(block10, cp(10), protocol, undefined)
-          yield* applyBatch(block11b, cp(11, 1), protocol, undefined)
-          return yield* dump
-        })
-      )
-      expect(reorged).toEqual(scratch)
-      expect(scratch["trader_total"]).toEqual([
+        }
+      })
+      expect(reorged["trader_total"]).toEqual([
         expect.objectContaining({
           address: A(2),
           day: String(DAY0),

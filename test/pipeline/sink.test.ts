@@ -12,6 +12,7 @@ import { revertTo } from "../../pipeline/sink.js"
 import { APPEND_ONLY_TABLES, MUTABLE_TABLES } from "../../pipeline/tables.js"
 import { dumpTables } from "./dump.js"
 import { withScratchDb } from "../support/postgres.js"
+import { reorgEqualsScratch } from "./reorg-check.js"
 
 const A = (n: number) => `0x${n.toString(16).padStart(40, "0")}`
 const H = (n: number) => `0x${n.toString(16).padStart(64, "0")}`
@@ -207,26 +208,7 @@ const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient>) => withScr
 describe("sink", () => {
   it.live("a reorg is undone to the common ancestor exactly, and the new branch equals indexing it from scratch", () =>
     Effect.gen(function* () {
-      const reorged = yield* withDb(
-        Effect.gen(function* () {
-          yield* applyBatch(block10, cp(10), protocol, undefined) // finalized: no undo
-          const atAncestor = yield* dump
-          yield* applyBatch(block11, cp(11), protocol, 11)
-          yield* applyBatch(block12, cp(12), protocol, 12)
-          yield* revertTo({ chainId: 130, block: 10, hash: H(10), digest: H(10) })
-          expect(yield* dump).toEqual(atAncestor)
-          yield* applyBatch(block11b, cp(11, 1), protocol, 11)
-          return yield* dump
-        })
-      )
-      const scratch = yield* withDb(
-        Effect.gen(function* () {
-          yield* applyBatch(block10, cp(10), protocol, undefined)
-          yield* applyBatch(block11b, cp(11, 1), protocol, undefined)
-          return yield* dump
-        })
-      )
-      expect(reorged).toEqual(scratch)
+      const reorged = yield* reorgEqualsScratch({ protocol, dump, blocks: { b10: block10, b11: block11, b12: block12, b11b: block11b } })
       expect((reorged["protocol_stats"] as Array<Record<string, string>>)[0]).toMatchObject({ total_trades: "1", total_volume: "3000000" })
     })
   )
