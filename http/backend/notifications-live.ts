@@ -1,13 +1,14 @@
 /**
  * Handlers of the notifications group, over `notification` (migration 0016). Every statement is
  * bounded by the session user's addresses, so another user's notification is indistinguishable
- * from one that does not exist (404, never 403).
+ * from one that does not exist (404, never 403). An id that cannot name a notification at all (not
+ * a decimal bigint from 1) is the client's mistake, 400 VALIDATION_FAILED, and is never queried.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Clock, Effect } from "effect"
-import { IndexerUnavailable } from "../../schema/errors.js"
+import { IndexerUnavailable, ValidationFailed } from "../../schema/errors.js"
 import { marketIdToHex } from "../../schema/primitives.js"
 import { CurrentUser } from "./auth.js"
 import { BackendApi } from "./definition.js"
@@ -41,6 +42,15 @@ const toNotification = (row: NotificationRow) => ({
   read: row.read,
   createdAt: Math.floor(Number(row.created_ms) / 1000)
 })
+
+/** `notification.id` is a bigserial: decimal, from 1 to 2^63 - 1. */
+const MAX_ID = 9_223_372_036_854_775_807n
+const isNotificationId = (id: string) => /^[1-9][0-9]{0,18}$/.test(id) && BigInt(id) <= MAX_ID
+
+const malformedId = (id: string) => {
+  const problem = `not a notification id: ${JSON.stringify(id.length > 40 ? `${id.slice(0, 37)}...` : id)} (a decimal integer from 1 to ${MAX_ID})`
+  return new ValidationFailed({ message: `invalid notification id: ${problem}`, details: [{ path: "id", message: problem }] })
+}
 
 const databaseDown = () => new IndexerUnavailable({ message: "the database is unavailable" })
 const onSqlError = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>) =>
@@ -95,8 +105,8 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
       .handle("read", ({ path }) =>
         Effect.gen(function* () {
           const user = yield* CurrentUser
-          const missing = new NotFound({ message: `no notification ${JSON.stringify(path.id.slice(0, 40))}` })
-          if (!/^[1-9][0-9]{0,18}$/.test(path.id) || BigInt(path.id) > 9_223_372_036_854_775_807n) return yield* missing
+          if (!isNotificationId(path.id)) return yield* malformedId(path.id)
+          const missing = new NotFound({ message: `no notification ${path.id} of yours` })
           const addresses = yield* addressesOf(user.address)
           const now = new Date(yield* Clock.currentTimeMillis)
           const [row] = yield* sql<NotificationRow>`update notification n set read_at = coalesce(n.read_at, ${now})

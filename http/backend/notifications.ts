@@ -54,7 +54,7 @@ export const NotificationsQuery = strictQuery({
 export const NotificationPath = Schema.Struct({
   id: Schema.String.annotations({
     title: "id",
-    description: "notification id: a decimal integer from 1",
+    description: "notification id: a decimal integer from 1 to 9223372036854775807 (else 400 VALIDATION_FAILED)",
     jsonSchema: { type: "string", pattern: "^[1-9][0-9]{0,18}$" }
   })
 })
@@ -81,10 +81,14 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
     HttpApiEndpoint.patch("read", "/api/notifications/:id/read")
       .setPath(NotificationPath)
       .addSuccess(BackendItem(Notification))
+      .addError(ValidationFailed.wire)
       .addError(NotFound.wire)
       .addError(IndexerUnavailable.wire)
       .middleware(RequireUser)
-      .annotate(OpenApi.Summary, "Marks one of the session user's notifications read (idempotent); another user's or an unknown id: 404")
+      .annotate(
+        OpenApi.Summary,
+        "Marks one of the session user's notifications read (idempotent); another user's or an unknown id: 404 NOT_FOUND; a malformed id: 400 VALIDATION_FAILED"
+      )
   )
   .add(
     HttpApiEndpoint.post("readAll", "/api/notifications/read-all")

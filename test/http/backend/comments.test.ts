@@ -2,7 +2,8 @@
  * Comments and the notifications of the backend's own data over real HTTP against a copy of the
  * indexed fixture (its markets are commented on): threads and paging, the posting limits held
  * by the database under 1,000 concurrent posts, the author's edit window and soft delete,
- * moderator hiding, and the read/unread flows of reply notifications (another user's id: 404).
+ * moderator hiding, and the read/unread flows of reply notifications (another user's id: 404; a
+ * malformed id: 400).
  * Time is each instance's own clock, moved by the test.
  */
 import { Agent, request } from "node:http"
@@ -233,7 +234,14 @@ describe("comments", () => {
     const stolen = await api.call("PATCH", `/api/notifications/${note.id}/read`, as(bob))
     expect([stolen.status, stolen.body.code]).toEqual([404, "NOT_FOUND"])
     expect((await api.call("PATCH", "/api/notifications/999999999/read", as(bob))).status).toBe(404)
-    expect((await api.call("PATCH", "/api/notifications/x/read", as(bob))).status).toBe(404)
+    // An id that cannot name a notification is the client's mistake: 400, naming the parameter.
+    for (const id of ["x", "0", "-1", "01", "1.5", "9223372036854775808", "%00", "%E2%82%AC"]) {
+      const malformed = await api.call("PATCH", `/api/notifications/${id}/read`, as(bob))
+      expect([malformed.status, malformed.body.code], id).toEqual([400, "VALIDATION_FAILED"])
+      expect(malformed.body.message, id).toMatch(/invalid notification id/)
+      expect(malformed.body.details, id).toEqual([{ path: "id", message: expect.stringMatching(/not a notification id/) }])
+    }
+    expect((await api.call("PATCH", "/api/notifications/9223372036854775807/read", as(bob))).body.code).toBe("NOT_FOUND")
     expect((await api.call("GET", "/api/notifications", as(bob))).body.data.some((n: any) => n.id === note.id)).toBe(false)
     expect(await count(carol)).toBe(1)
 
