@@ -1,7 +1,7 @@
 /**
  * NOT_FOUND (404): the one code the backend uses beyond the spec's closed set, for what the set
- * has no word for: an unknown route, an unknown order or transaction. (An unknown market or event
- * is MARKET_NOT_FOUND.) Same body shape `{ error, code, message }`.
+ * has no word for: an unknown route, event, order, transaction, comment or notification. (An
+ * unknown market is MARKET_NOT_FOUND.) Same body shape `{ error, code, message }`.
  */
 import { HttpApiSchema } from "@effect/platform"
 import { Schema } from "effect"
@@ -13,7 +13,7 @@ export class NotFound extends Schema.TaggedError<NotFound>()(
     ...HttpApiSchema.annotations({ status: 404 }),
     identifier: "NotFoundError",
     title: "NOT_FOUND",
-    description: "NOT_FOUND (HTTP 404): no such route, order or transaction"
+    description: "NOT_FOUND (HTTP 404): no such route, event, order, transaction, comment or notification"
   }
 ) {
   readonly code = "NOT_FOUND" as const
@@ -30,6 +30,6 @@ export class NotFound extends Schema.TaggedError<NotFound>()(
     ...HttpApiSchema.annotations({ status: 404 }),
     identifier: "NOT_FOUND",
     title: "NOT_FOUND",
-    description: "NOT_FOUND (HTTP 404): no such route, order or transaction"
+    description: "NOT_FOUND (HTTP 404): no such route, event, order, transaction, comment or notification"
   })
 }

@@ -4,7 +4,6 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { BackendCandle, BackendPricePoint, BackendTrade, OrderBook } from "../../schema/backend-activity.js"
 import { BackendEvent, BackendEventDetail, BackendMarket, ResolvedMarketId } from "../../schema/backend-markets.js"
-import { MarketNotFound } from "../../schema/errors.js"
 import { marketIdToHex } from "../../schema/primitives.js"
 import type { Market } from "../indexer/markets.js"
 import { read } from "../indexer/queries/db.js"
@@ -15,7 +14,7 @@ import { listMarketTrades } from "../indexer/queries/market-trades.js"
 import { toBackendBook, toBackendCandle, toBackendPricePoint, toBackendTrade } from "./convert.js"
 import { BackendApi } from "./definition.js"
 import type { Locale } from "./locale.js"
-import { findMarket, fromIndexer, marketNotFound, parseIdOrSlug } from "./lookup.js"
+import { eventNotFound, findMarket, fromIndexer, marketNotFound, parseEventIdOrSlug, parseIdOrSlug } from "./lookup.js"
 import { MarketOutcome } from "./markets.js"
 import { chainNowAtHead, listHotRows, listMarketRows, readEventMembers, type ChainNow } from "./queries/markets.js"
 import { toBackendEvent, toBackendEventDetail, toBackendMarket } from "./records.js"
@@ -32,22 +31,20 @@ const withMembers = (markets: ReadonlyArray<Market>, now: ChainNow, locale: Loca
 
 const chainNow = chainNowAtHead
 
+/** The event `input` (an id or slug, `parseEventIdOrSlug`) names; none is NOT_FOUND, never MARKET_NOT_FOUND. */
 const findEvent = (input: string) =>
   Effect.gen(function* () {
+    const key = yield* parseEventIdOrSlug(input)
     let id: bigint | undefined
-    if (/^[1-9][0-9]{0,77}$/.test(input) && BigInt(input) < 1n << 256n) id = BigInt(input)
-    else if (/^[a-z0-9]+(-[a-z0-9]+)*$/.test(input) && input.length <= 64) {
+    if ("id" in key) id = key.id
+    else {
       const sql = yield* SqlClient.SqlClient
-      const rows = yield* read(sql<{ id: string }>`select id from display_metadata where kind = 'event' and slug = ${input}`)
+      const rows = yield* read(sql<{ id: string }>`select id from display_metadata where kind = 'event' and slug = ${key.slug}`)
       id = rows[0] === undefined ? undefined : BigInt(rows[0].id)
-    } else {
-      return yield* Effect.fail(new MarketNotFound({ message: `no event ${JSON.stringify(input.slice(0, 80))}: an event id or slug` }))
     }
-    if (id === undefined) return yield* Effect.fail(new MarketNotFound({ message: `no event with slug ${JSON.stringify(input)}` }))
-    return yield* fromIndexer(
-      Effect.map(getEvent(id), (answer) => answer.data),
-      `event ${input}`
-    )
+    if (id === undefined) return yield* Effect.fail(eventNotFound(input))
+    const answer = yield* getEvent(id).pipe(Effect.catchTag("EventNotFound", () => Effect.fail(eventNotFound(input))))
+    return answer.data
   })
 
 export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers) =>

@@ -6,7 +6,7 @@ import { BackendEvent, BackendEventDetail, BackendMarket, EVENT_STATUSES, Resolv
 import { TIMEFRAMES } from "../../schema/enums.js"
 import { BackendItem, BackendList } from "../../schema/envelopes.js"
 import { Address, Price } from "../../schema/primitives.js"
-import { InvalidAddress, InvalidMarketId, MarketNotFound } from "../../schema/errors.js"
+import { InvalidAddress, InvalidMarketId, MarketNotFound, ValidationFailed } from "../../schema/errors.js"
 import {
   addressParam,
   booleanParam,
@@ -20,6 +20,7 @@ import {
   timestampParam,
   withDefault
 } from "../indexer/params.js"
+import { NotFound } from "./errors.js"
 import { IdOrSlug, IdOrSlugPath, localeField } from "./params.js"
 import { LIST_STATUSES, SORTS } from "./queries/markets.js"
 
@@ -192,8 +193,8 @@ export const EventListQuery = strictQuery({
 
 export const EventPath = Schema.Struct({
   eventIdOrSlug: Schema.String.annotations({
-    description: "event id (decimal) or the event's slug",
-    jsonSchema: { type: "string", pattern: "^([1-9][0-9]*|[a-z0-9]+(-[a-z0-9]+)*)$" }
+    description: "event id (decimal, from 1) or the event's slug; anything else is 400 VALIDATION_FAILED",
+    jsonSchema: { type: "string", pattern: "^([1-9][0-9]{0,77}|(?![0-9]+$)[a-z0-9]+(-[a-z0-9]+)*)$" }
   })
 })
 
@@ -209,7 +210,10 @@ export class EventsGroup extends HttpApiGroup.make("events")
       .setPath(EventPath)
       .setUrlParams(LocaleQuery)
       .addSuccess(BackendItem(BackendEventDetail))
-      .addError(MarketNotFound.wire)
-      .addError(InvalidMarketId.wire)
-      .annotate(OpenApi.Summary, "One event with its member markets (unknown event: MARKET_NOT_FOUND)")
+      .addError(ValidationFailed.wire)
+      .addError(NotFound.wire)
+      .annotate(
+        OpenApi.Summary,
+        "One event with its member markets (neither a decimal id nor a slug: 400 VALIDATION_FAILED; unknown event: 404 NOT_FOUND)"
+      )
   ) {}

@@ -217,7 +217,19 @@ describe("events", () => {
     expect(bySlug.body.data).toEqual(detail.body.data)
     expect(detail.body.data.members.length).toBe(detail.body.data.childMarketCount)
     expect(detail.body.data.marketIds).toEqual(detail.body.data.members.map((m: any) => m.marketId))
-    expect((await h.get("/api/events/999999")).body.code).toBe("MARKET_NOT_FOUND")
-    expect((await h.get("/api/events/no-such-event")).status).toBe(404)
+  })
+
+  it("an unknown event is 404 NOT_FOUND (not MARKET_NOT_FOUND); a malformed id or slug is 400 VALIDATION_FAILED", async () => {
+    for (const unknown of ["999999", "no-such-event", "9".repeat(77)]) {
+      const answer = await h.get(`/api/events/${unknown}`)
+      expect([answer.status, answer.body.code], unknown).toEqual([404, "NOT_FOUND"])
+      expect(answer.body.message, unknown).toMatch(/^no event "/)
+    }
+    for (const malformed of ["0", "01", "-1", "1.5", "9".repeat(78), "No-Such", "a--b", "x".repeat(65), "%00", "%E2%82%AC"]) {
+      const answer = await h.get(`/api/events/${malformed}`)
+      expect([answer.status, answer.body.code], malformed).toEqual([400, "VALIDATION_FAILED"])
+      expect(answer.body.message, malformed).toMatch(/^invalid event id/)
+      expect(answer.body.details, malformed).toEqual([{ path: "eventIdOrSlug", message: answer.body.message }])
+    }
   })
 })
