@@ -102,6 +102,9 @@ const commentIdOf = (input: string): string | undefined =>
   /^[1-9][0-9]{0,18}$/.test(input) && BigInt(input) <= BIGINT_MAX ? input : undefined
 
 const invalid = (path: string, message: string) => new ValidationFailed({ message, details: [{ path, message }] })
+/** An id that cannot name a comment is the client's mistake (400), not a missing comment (404). */
+const malformedId = (path: string, input: string) =>
+  invalid(path, `invalid ${path}: not a comment id: ${JSON.stringify(input.slice(0, 40))} (a decimal integer from 1 to ${BIGINT_MAX})`)
 const noComment = (id: string) => new NotFound({ message: `no comment ${JSON.stringify(id.slice(0, 40))} on this market` })
 
 export const CommentsLive = HttpApiBuilder.group(BackendApi, "comments", (handlers) =>
@@ -131,12 +134,11 @@ export const CommentsLive = HttpApiBuilder.group(BackendApi, "comments", (handle
           let parent: string | null = null
           if (urlParams.parentId !== undefined) {
             const id = commentIdOf(urlParams.parentId)
+            if (id === undefined) return yield* malformedId("parentId", urlParams.parentId)
             const found =
-              id === undefined
-                ? []
-                : yield* sql`select 1 from market_comment where id = ${id}::bigint and market_id = ${marketId}::numeric and parent_id is null`
+              yield* sql`select 1 from market_comment where id = ${id}::bigint and market_id = ${marketId}::numeric and parent_id is null`
             if (found.length === 0) return yield* noComment(urlParams.parentId)
-            parent = id!
+            parent = id
           }
           const where =
             parent === null ? sql`c.market_id = ${marketId}::numeric and c.parent_id is null` : sql`c.parent_id = ${parent}::bigint`
@@ -216,7 +218,7 @@ export const CommentsLive = HttpApiBuilder.group(BackendApi, "comments", (handle
           const user = yield* CurrentUser
           const marketId = yield* marketOf(path.idOrSlug)
           const id = commentIdOf(path.commentId)
-          if (id === undefined) return yield* noComment(path.commentId)
+          if (id === undefined) return yield* malformedId("commentId", path.commentId)
           const now = yield* Clock.currentTimeMillis
           const moderator = roleRank[user.role] >= roleRank.moderator
           yield* sql.withTransaction(

@@ -119,6 +119,7 @@ export class CommentsGroup extends HttpApiGroup.make("comments")
       .addError(InvalidMarketId.wire)
       .addError(MarketNotFound.wire)
       .addError(NotFound.wire)
+      .addError(ValidationFailed.wire)
       .addError(IndexerUnavailable.wire)
       .annotate(
         OpenApi.Summary,

@@ -124,6 +124,14 @@ describe("comments", () => {
     }
     expect((await api.call("GET", `${MARKET}?parentId=${reply.id}`)).status).toBe(404)
     expect((await api.call("GET", `${MARKET}?parentId=999999999`)).status).toBe(404)
+    for (const parentId of ["x", "0", "9223372036854775808"]) {
+      const malformed = await api.call("GET", `${MARKET}?parentId=${parentId}`)
+      expect([malformed.status, malformed.body.code, malformed.body.details?.[0]?.path], parentId).toEqual([
+        400,
+        "VALIDATION_FAILED",
+        "parentId"
+      ])
+    }
     expect((await api.call("POST", MARKET, { body: { body: "anonymous" } })).body.code).toBe("AUTH_REQUIRED")
     expect((await backends.sql(`select count(*)::int as n from market_comment`))[0]!.n).toBe(5)
     // 2,000 characters (code points, an emoji is one) is the longest body; it comes back exactly.
@@ -206,10 +214,17 @@ describe("comments", () => {
     const [row] = await backends.sql(`select body, status, removed_by from market_comment where id = $1`, [created.id])
     expect(row).toEqual({ body: "final", status: "deleted", removed_by: alice.address.toLowerCase() })
 
-    // Unknown comment, a comment of another market, a malformed id: 404; unknown market: MARKET_NOT_FOUND.
+    // Unknown comment, a comment of another market: 404; a malformed id: 400; unknown market: MARKET_NOT_FOUND.
     expect((await api.call("PATCH", `${MARKET}/999999999`, as(alice, { status: "deleted" }))).status).toBe(404)
     expect((await api.call("PATCH", `/api/markets/15/comments/${created.id}`, as(alice, { status: "deleted" }))).status).toBe(404)
-    expect((await api.call("PATCH", `${MARKET}/abc`, as(alice, { status: "deleted" }))).status).toBe(404)
+    for (const commentId of ["abc", "0", "-1", "9223372036854775808"]) {
+      const malformed = await api.call("PATCH", `${MARKET}/${commentId}`, as(alice, { status: "deleted" }))
+      expect([malformed.status, malformed.body.code, malformed.body.details?.[0]?.path], commentId).toEqual([
+        400,
+        "VALIDATION_FAILED",
+        "commentId"
+      ])
+    }
     expect((await api.call("PATCH", `/api/markets/999999/comments/${created.id}`, as(alice, { status: "deleted" }))).body.code).toBe(
       "MARKET_NOT_FOUND"
     )
