@@ -170,7 +170,12 @@ export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
           const owner = yield* parseAddress(payload.address)
           const smartAccount = yield* accountOf(owner)
           return yield* signedIn(
-            yield* orUnavailable(sessions.signIn({ address: owner, signature: payload.signature, nonce: payload.nonce }, { smartAccount }))
+            yield* orUnavailable(
+              sessions.signIn(
+                { address: owner, signature: payload.signature, nonce: payload.nonce, message: payload.message },
+                { smartAccount }
+              )
+            )
           )
         })
       )

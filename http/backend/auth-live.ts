@@ -123,7 +123,9 @@ export const AuthLive = HttpApiBuilder.group(BackendApi, "auth", (handlers) =>
             urlParams.ref === undefined
               ? undefined
               : yield* referrerForSignIn(urlParams.ref, address).pipe(Effect.catchTag("SqlError", databaseDown))
-          const signIn = yield* orUnavailable(sessions.signIn({ address, signature: payload.signature, nonce: payload.nonce }))
+          const signIn = yield* orUnavailable(
+            sessions.signIn({ address, signature: payload.signature, nonce: payload.nonce, message: payload.message })
+          )
           if (referrer !== undefined) yield* applyReferral(address, referrer).pipe(Effect.catchTag("SqlError", databaseDown))
           yield* setCookie(signIn.token, seconds(SESSION_TTL_MS), settings.secureCookie)
           yield* Effect.logInfo("signed in").pipe(Effect.annotateLogs({ address, method: signIn.user.method }))

@@ -9,7 +9,7 @@
  * AUTH_INVALID 401. A role below the route's: FORBIDDEN 403.
  */
 import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, OpenApi } from "@effect/platform"
-import { Context, Schema } from "effect"
+import { Context, Either, Schema } from "effect"
 import { BackendItem } from "../../schema/envelopes.js"
 import { AuthInvalid, AuthRequired, Forbidden, IndexerUnavailable, InvalidAddress } from "../../schema/errors.js"
 import { NoQuery, strictQuery } from "../indexer/params.js"
@@ -17,6 +17,7 @@ import { NotFound } from "./errors.js"
 import { LOCALES } from "./locale.js"
 import { AddressPath, AddressString } from "./params.js"
 import { NOTIFICATION_TYPES, ROLES, SESSION_COOKIE, type Role, type SessionUser } from "./sessions.js"
+import { MAX_MESSAGE_LENGTH, MAX_SIGNATURE_HEX, NONCE_FORM, parseMessage, signatureProblem } from "./siwe.js"
 
 /** The signed-in user, provided to handlers by the session middlewares. */
 export class CurrentUser extends Context.Tag("predix/CurrentUser")<CurrentUser, SessionUser>() {}
@@ -132,13 +133,37 @@ export const SettingsPatch = Schema.Struct({
   )
 }).annotations({ identifier: "UserSettingsPatch", parseOptions: { onExcessProperty: "error" } })
 
+/**
+ * The sign-in body. Its form is checked here, so a malformed field is 400 VALIDATION_FAILED naming
+ * it and reaches no query (a NUL in `nonce` once reached Postgres and answered 503); what a
+ * well-formed body proves is checked by `Sessions.signIn` (AUTH_INVALID 401 naming the check).
+ */
 export const VerifyBody = Schema.Struct({
   address: AddressString,
-  signature: Schema.String.annotations({
+  signature: Schema.String.pipe(
+    Schema.filter((s) => signatureProblem(s) ?? true, {
+      jsonSchema: { pattern: "^0x([0-9a-fA-F]{2})+$", maxLength: MAX_SIGNATURE_HEX }
+    })
+  ).annotations({
     description: "0x-prefixed signature of the challenge's message: 65-byte ECDSA, or ERC-1271 / ERC-6492 bytes of a smart account"
   }),
   nonce: Schema.optionalWith(
-    Schema.String.annotations({ description: "the challenge's nonce; without it the address's latest challenges are tried" }),
+    Schema.String.pipe(
+      Schema.filter((s) => NONCE_FORM.test(s) || "nonce malformed: the challenge's nonce is 24 to 64 letters and digits", {
+        jsonSchema: { pattern: NONCE_FORM.source }
+      })
+    ).annotations({ description: "the challenge's nonce; without it, the message's, else the address's latest challenges are tried" }),
+    { exact: true }
+  ),
+  message: Schema.optionalWith(
+    Schema.String.pipe(
+      Schema.filter((s) => Either.match(parseMessage(s), { onLeft: (why) => why, onRight: () => true }), {
+        jsonSchema: { maxLength: MAX_MESSAGE_LENGTH }
+      })
+    ).annotations({
+      description:
+        "the message that was signed, exactly as the challenge gave it (optional): with it, a refusal names the field that differs from what this server expects (domain, URI, chain id, nonce, time window) or says the signature is by another key"
+    }),
     { exact: true }
   )
 }).annotations({ identifier: "AuthVerifyBody", parseOptions: { onExcessProperty: "error" } })

@@ -14,7 +14,7 @@ import { Clock, Context, Effect, Either, Layer, Schedule } from "effect"
 import { createHash, randomBytes } from "node:crypto"
 import type { Hex } from "viem"
 import { AuthInvalid } from "../../schema/errors.js"
-import { buildMessage, checkMessage, signatureProblem, signatureVerifier, siteOf, type SiweSite } from "./siwe.js"
+import { buildMessage, checkMessage, parseMessage, signatureProblem, signatureVerifier, siteOf, type SiweSite } from "./siwe.js"
 
 export const SESSION_COOKIE = "predix_session"
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000
@@ -100,7 +100,14 @@ interface NonceRow {
   readonly address: string
   readonly message: string
   readonly consumed: boolean
+  /** Past the stored `expires_at`: the authority the spending statement checks, not the message's text. */
+  readonly expired: boolean
 }
+
+// Refusals of a challenge's state, each naming its check (the same words whichever step finds it).
+const UNKNOWN_NONCE = "unknown nonce: it was never issued or has been swept; ask /api/auth/challenge again"
+const EXPIRED = `message expired: a challenge is valid ${CHALLENGE_TTL_MS / 60_000} minutes; ask /api/auth/challenge again`
+const USED = "nonce already used: a signed challenge signs in once"
 
 interface SessionRow {
   readonly address: string
@@ -154,35 +161,110 @@ export const makeSessions = (options: AuthOptions) =>
         return { message, nonce, issuedAt: now, expiresAt } satisfies Challenge
       })
 
+    const nonceColumns = (now: number) =>
+      sql`nonce, address, message, consumed_at is not null as consumed, expires_at <= ${new Date(now)} as expired`
+
     /** The challenges `signature` may be for: the named one (which must be `address`'s), else the address's latest. */
     const candidates = (address: string, nonce: string | undefined, now: number) =>
       Effect.gen(function* () {
         if (nonce !== undefined) {
-          const rows = yield* sql<NonceRow>`
-            select nonce, address, message, consumed_at is not null as consumed from auth_nonce where nonce = ${nonce}`
+          const rows = yield* sql<NonceRow>`select ${nonceColumns(now)} from auth_nonce where nonce = ${nonce}`
           const row = rows[0]
-          if (row === undefined)
-            return yield* invalid("unknown nonce: it was never issued or has been swept; ask /api/auth/challenge again")
+          if (row === undefined) return yield* invalid(UNKNOWN_NONCE)
           if (row.address !== address) return yield* invalid("nonce issued to another address")
           return rows
         }
         const rows = yield* sql<NonceRow>`
-          select nonce, address, message, consumed_at is not null as consumed from auth_nonce
+          select ${nonceColumns(now)} from auth_nonce
           where address = ${address} and issued_at > ${new Date(now - KEEP_MS)}
           order by issued_at desc limit ${CANDIDATE_CHALLENGES}`
         if (rows.length === 0) return yield* invalid("no challenge issued to this address: ask /api/auth/challenge first")
         return rows
       })
 
+    const verify = (address: string, message: string, signature: string) =>
+      Effect.promise(() => verifySignature(address, message, signature as Hex))
+    const rpcNote = (unchecked: boolean) =>
+      unchecked ? " (the chain's RPC did not answer, so smart-account signatures could not be checked; try again)" : ""
+
+    /** Without the message: the issued one the signature signs (the named nonce's, else one of the address's latest), checked again. */
+    const storedMessageSigned = (
+      input: { readonly address: string; readonly signature: string; readonly nonce?: string | undefined },
+      now: number
+    ) =>
+      Effect.gen(function* () {
+        const rows = yield* candidates(input.address, input.nonce, now)
+        let unchecked = false
+        for (const row of rows) {
+          const verdict = yield* verify(input.address, row.message, input.signature)
+          unchecked ||= verdict === "unchecked"
+          if (verdict !== "valid") continue
+          const checked = checkMessage(row.message, { site, address: input.address, nonce: row.nonce }, now)
+          if (Either.isLeft(checked)) return yield* invalid(checked.left)
+          return row
+        }
+        const what = input.nonce === undefined ? "any challenge issued to it" : "the challenge with this nonce"
+        return yield* invalid(
+          `signature invalid: it does not match the address: not a signature by ${input.address} of ${what}${rpcNote(unchecked)}`
+        )
+      })
+
+    /**
+     * With the message the client signed: the signature must be the address's over it, its fields
+     * must be this site's, and it must be, unchanged, the message issued with its nonce. Each
+     * refusal names the first check that fails, in that order; the signature comes first, so
+     * without the address's key nothing is learnt about the address's challenges.
+     */
+    const clientMessageSigned = (
+      input: { readonly address: string; readonly signature: string; readonly nonce?: string | undefined },
+      text: string,
+      now: number
+    ) =>
+      Effect.gen(function* () {
+        const verdict = yield* verify(input.address, text, input.signature)
+        if (verdict !== "valid")
+          return yield* invalid(
+            `signature invalid: it does not match the address: not a signature by ${input.address} of this message${rpcNote(verdict === "unchecked")}`
+          )
+        const parsed = parseMessage(text)
+        if (Either.isLeft(parsed)) return yield* invalid(parsed.left)
+        const nonce = input.nonce ?? parsed.right.nonce
+        const checked = checkMessage(text, { site, address: input.address, nonce }, now)
+        if (Either.isLeft(checked)) return yield* invalid(checked.left)
+        const [row] = yield* candidates(input.address, nonce, now)
+        if (row!.message !== text)
+          return yield* invalid(
+            "message differs from the challenge issued with its nonce: sign the message /api/auth/challenge returned, unchanged"
+          )
+        return row!
+      })
+
+    /** Why a challenge that passed every check was not spent: another request spent it, or it expired meanwhile. */
+    const whyNotSpent = (nonce: string, now: number) =>
+      Effect.map(
+        sql<{ consumed: boolean; expired: boolean }>`
+          select consumed_at is not null as consumed, expires_at <= ${new Date(now)} as expired from auth_nonce where nonce = ${nonce}`,
+        ([row]) => (row === undefined ? UNKNOWN_NONCE : row.expired ? EXPIRED : USED)
+      )
+
     /**
      * Signs `address` in with `signature` over a challenge issued to it. Checks, in order: the
-     * signature's form; which issued message it signs (the named nonce, else the address's latest
-     * few); that message's domain, URI, chain id, address, nonce and time window; that its nonce
-     * is unspent; then consumes the nonce and creates the session in one statement. The signature
-     * is checked before the nonce is spent, so a forged signature cannot burn a user's challenge.
+     * signature's form (the body schema refuses a malformed one first); which issued message it
+     * signs (with `message`: that one, by its nonce; else the named nonce's, else the address's
+     * latest few) and that message's domain, URI, chain id, address, nonce and time window; the
+     * stored expiry; that the nonce is unspent; then consumes the nonce and creates the session
+     * in one statement. The signature is checked before the nonce is spent, so a forged signature
+     * cannot burn a user's challenge. Every refusal is AUTH_INVALID whose message names the check
+     * that failed (an expired challenge is "message expired" wherever that is found, never
+     * "nonce already used").
      */
     const signIn = (
-      input: { readonly address: string; readonly signature: string; readonly nonce?: string | undefined },
+      input: {
+        readonly address: string
+        readonly signature: string
+        readonly nonce?: string | undefined
+        readonly message?: string | undefined
+      },
       /** An ECDSA smart-account sign-in: the session is the owner's (`input.address`) smart account's. */
       asAccount?: { readonly smartAccount: string }
     ) =>
@@ -190,25 +272,10 @@ export const makeSessions = (options: AuthOptions) =>
         const now = yield* Clock.currentTimeMillis
         const problem = signatureProblem(input.signature)
         if (problem !== undefined) return yield* invalid(problem)
-        const rows = yield* candidates(input.address, input.nonce, now)
-        let signed: NonceRow | undefined
-        let unchecked = false
-        for (const row of rows) {
-          const verdict = yield* Effect.promise(() => verifySignature(input.address, row.message, input.signature as Hex))
-          unchecked ||= verdict === "unchecked"
-          if (verdict === "valid") {
-            signed = row
-            break
-          }
-        }
-        if (signed === undefined) {
-          const what = input.nonce === undefined ? "any challenge issued to it" : "the challenge with this nonce"
-          const why = unchecked ? " (the chain's RPC did not answer, so smart-account signatures could not be checked; try again)" : ""
-          return yield* invalid(`signature invalid: not a signature by ${input.address} of ${what}${why}`)
-        }
-        const checked = checkMessage(signed.message, { site, address: input.address, nonce: signed.nonce }, now)
-        if (Either.isLeft(checked)) return yield* invalid(checked.left)
-        if (signed.consumed) return yield* invalid("nonce already used: a signed challenge signs in once")
+        const signed =
+          input.message === undefined ? yield* storedMessageSigned(input, now) : yield* clientMessageSigned(input, input.message, now)
+        if (signed.expired) return yield* invalid(EXPIRED)
+        if (signed.consumed) return yield* invalid(USED)
         const token = randomBytes(32).toString("base64url")
         const expiresAt = now + SESSION_TTL_MS
         const sessionAddress = asAccount?.smartAccount ?? input.address
@@ -228,7 +295,7 @@ export const makeSessions = (options: AuthOptions) =>
           select s.address, u.role, s.method, s.owner, s.smart_account, ${now}::float8 as created_ms, ${expiresAt}::float8 as expires_ms, false as revoked
           from session s join app_user u using (address)`
         const row = created[0]
-        if (row === undefined) return yield* invalid("nonce already used: a signed challenge signs in once")
+        if (row === undefined) return yield* invalid(yield* whyNotSpent(signed.nonce, now))
         return { token, user: userSession(row) } satisfies SignIn
       })
 

@@ -47,23 +47,37 @@ export const buildMessage = (site: SiweSite, address: string, nonce: string, iss
 /** How far an issuedAt may lie ahead of this instance's clock: instances' clocks differ a little. */
 export const ISSUED_AT_SKEW_MS = 10_000
 
+/** Our messages are about 400 characters; a client's copy of one is bounded so parsing costs nothing. */
+export const MAX_MESSAGE_LENGTH = 4_096
+
+/** `text` as an EIP-4361 message; Left: why it is none. */
+export const parseMessage = (text: string): Either.Either<SiweMessage, string> => {
+  if (text.length > MAX_MESSAGE_LENGTH) return Either.left(`message malformed: longer than ${MAX_MESSAGE_LENGTH} characters`)
+  try {
+    return Either.right(new SiweMessage(text))
+  } catch (error) {
+    return Either.left(
+      `message malformed: not an EIP-4361 message (${String(error instanceof Error ? error.message : error).split("\n")[0]})`
+    )
+  }
+}
+
+/** The form of the nonces `issueChallenge` makes (and `auth_nonce` holds): any other is malformed, never looked up. */
+export const NONCE_FORM = /^[A-Za-z0-9]{24,64}$/
+
 /**
  * Parses `text` and checks it against this site, the address and nonce the message was issued
- * for, and `nowMs`. Left: the failed check, in words.
+ * for, and `nowMs`, in this order: domain, URI, version, chain id, address, nonce, issuedAt,
+ * expirationTime, notBefore. Left: the first failed check, in words that name it.
  */
 export const checkMessage = (
   text: string,
   expected: { readonly site: SiweSite; readonly address: string; readonly nonce: string },
   nowMs: number
 ): Either.Either<SiweMessage, string> => {
-  let message: SiweMessage
-  try {
-    message = new SiweMessage(text)
-  } catch (error) {
-    return Either.left(
-      `message malformed: not an EIP-4361 message (${String(error instanceof Error ? error.message : error).split("\n")[0]})`
-    )
-  }
+  const parsed = parseMessage(text)
+  if (Either.isLeft(parsed)) return parsed
+  const message = parsed.right
   const { site } = expected
   if (message.domain !== site.domain)
     return Either.left(`domain mismatch: the message is for ${message.domain}, this site is ${site.domain}`)
@@ -76,7 +90,8 @@ export const checkMessage = (
   if (message.nonce !== expected.nonce) return Either.left("nonce mismatch: the message carries another nonce than the one issued")
   const issuedAt = Date.parse(message.issuedAt ?? "")
   if (!Number.isFinite(issuedAt)) return Either.left("issuedAt missing or invalid")
-  if (issuedAt > nowMs + ISSUED_AT_SKEW_MS) return Either.left(`issuedAt in the future: ${message.issuedAt}`)
+  if (issuedAt > nowMs + ISSUED_AT_SKEW_MS)
+    return Either.left(`message issued in the future: issuedAt ${message.issuedAt} is ahead of this server's clock`)
   if (message.expirationTime === undefined) return Either.left("expirationTime missing")
   const expiresAt = Date.parse(message.expirationTime)
   if (!Number.isFinite(expiresAt) || expiresAt <= nowMs) return Either.left(`message expired at ${message.expirationTime}`)

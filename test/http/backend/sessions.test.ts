@@ -169,7 +169,10 @@ describe("sign-in", () => {
       const account = fresh()
       const challenge = await challengeFor(ahead, account.address)
       const signature = await account.signMessage({ message: challenge.message })
-      expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature } }), /issuedAt in the future/)
+      expectInvalid(
+        await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature } }),
+        /message issued in the future/
+      )
     } finally {
       await ahead.close()
     }
@@ -202,12 +205,29 @@ describe("sign-in", () => {
     }
   })
 
-  it("refuses malformed signatures, bodies, addresses and messages", async () => {
+  it("refuses malformed signatures, nonces, bodies, addresses and messages", async () => {
     const account = fresh()
     const challenge = await challengeFor(app, account.address)
-    for (const signature of ["0x12zz", "hello", "0x", "0x123", `0x${"ab".repeat(20_000)}`]) {
-      expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature } }), /signature malformed/)
+    const expectMalformed = (answer: { status: number; body: any }, field: string, check: RegExp) => {
+      expect([answer.status, answer.body.code]).toEqual([400, "VALIDATION_FAILED"])
+      expect(answer.body.details).toEqual([{ path: field, message: expect.stringMatching(check) }])
     }
+    // Malformed fields are the body's fault (400, naming the field), before any query: a NUL in the nonce once answered 503.
+    for (const signature of ["0x12zz", "hello", "0x", "0x123", `0x${"ab".repeat(20_000)}`]) {
+      const answer = await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature } })
+      expectMalformed(answer, "signature", /signature malformed/)
+    }
+    const signed = await account.signMessage({ message: challenge.message })
+    for (const nonce of ["\u0000", "zz", "\ud800".repeat(30), "a".repeat(65), `${challenge.nonce}\u0000`]) {
+      const answer = await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature: signed, nonce } })
+      expectMalformed(answer, "nonce", /nonce malformed/)
+    }
+    for (const message of ["hello", "\u0000", "x".repeat(5_000)]) {
+      const answer = await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature: signed, message } })
+      expectMalformed(answer, "message", /message malformed/)
+    }
+    const [unspent] = await backends.sql(`select consumed_at from auth_nonce where nonce = $1`, [challenge.nonce])
+    expect(unspent!.consumed_at).toBeNull()
     expectInvalid(
       await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature: `0x${"11".repeat(65)}` } }),
       /signature invalid/
@@ -229,6 +249,66 @@ describe("sign-in", () => {
     const signature = await account.signMessage({ message: garbage })
     expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature, nonce } }), /message malformed/)
     void challenge
+  })
+
+  it("with the message it signed, a refusal names the check that failed: signer, domain, URI, chain id, time window, nonce, changed text", async () => {
+    const account = fresh()
+    const challenge = await challengeFor(app, account.address)
+    const here = siteOf("http://localhost:3000", 130)
+    const now = Date.now()
+    const crafted = (site = here, nonce = challenge.nonce, issuedAt = now, expiresAt = now + 600_000) =>
+      buildMessage(site, account.address, nonce, issuedAt, expiresAt)
+    const verify = async (message: string, signer = account) =>
+      app.call("POST", "/api/auth/verify", {
+        body: { address: account.address, signature: await signer.signMessage({ message }), message }
+      })
+    const cases: Array<[string, RegExp]> = [
+      [crafted(siteOf("http://other.example:8080", 130)), /^domain mismatch/],
+      [crafted(siteOf("https://localhost:3000", 130)), /^URI mismatch/],
+      [crafted(siteOf("http://localhost:3000", 1)), /^chain id mismatch/],
+      [crafted(here, challenge.nonce, now - 1_200_000, now - 600_000), /^message expired/],
+      [crafted(here, challenge.nonce, now + 300_000, now + 900_000), /^message issued in the future/],
+      [crafted(here, "a".repeat(32)), /^unknown nonce/],
+      [crafted(here, challenge.nonce, now, now + 300_000), /^message differs from the challenge issued with its nonce/]
+    ]
+    for (const [message, check] of cases) expectInvalid(await verify(message), check)
+    // Another key's signature of the very message issued: the signature is checked first, and says so.
+    expectInvalid(await verify(challenge.message, fresh()), /^signature invalid: it does not match the address/)
+    // The nonce named beside the message must be the message's.
+    const other = await challengeFor(app, account.address)
+    expectInvalid(
+      await app.call("POST", "/api/auth/verify", {
+        body: {
+          address: account.address,
+          signature: await account.signMessage({ message: challenge.message }),
+          message: challenge.message,
+          nonce: other.nonce
+        }
+      }),
+      /^nonce mismatch/
+    )
+    // None of these spent the challenge: the message as issued signs in, once.
+    expect((await verify(challenge.message)).status).toBe(200)
+    expectInvalid(await verify(challenge.message), /^nonce already used/)
+  })
+
+  it("an expired challenge is 'message expired', never 'nonce already used', also when only its stored expiry has passed", async () => {
+    const account = fresh()
+    const nonce = "d".repeat(32)
+    const now = Date.now()
+    // The stored expiry is the authority the spending statement checks; the text says 10 minutes more.
+    const message = buildMessage(siteOf("http://localhost:3000", 130), account.address, nonce, now - 60_000, now + 600_000)
+    await backends.sql(
+      `insert into auth_nonce (nonce, address, message, issued_at, expires_at) values ($1, $2, $3, now() - interval '1 minute', now() - interval '1 second')`,
+      [nonce, lower(account.address), message]
+    )
+    const signature = await account.signMessage({ message })
+    expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature, nonce } }), /^message expired/)
+    expectInvalid(await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature } }), /^message expired/)
+    expectInvalid(
+      await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature, message } }),
+      /^message expired/
+    )
   })
 
   it("refuses a stored challenge whose message names another address than the one it was issued to", async () => {
