@@ -135,17 +135,32 @@ export const makePasskeys = (options: {
         return { challenge, bytes: new Uint8Array(bytes), issuedAt: now, expiresAt }
       })
 
-    /** A challenge of `purpose` that may still be spent, or why not (the spending itself comes later, atomically). */
-    const usable = (challenge: string, purpose: Purpose) =>
+    /**
+     * Why a challenge of `purpose` cannot be spent now, or undefined when it can. Expiry is named
+     * before use, here and after a failed spend alike, so an expired challenge is never reported
+     * as a used one.
+     */
+    const whyUnusable = (challenge: string, purpose: Purpose) =>
       Effect.gen(function* () {
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql<ChallengeRow>`select consumed_at is not null as consumed, expires_at <= ${new Date(now)} as expired
           from passkey_challenge where challenge = ${challenge} and purpose = ${purpose}`
         const row = rows[0]
-        if (row === undefined) return yield* invalid(`unknown challenge: not issued by this server for ${purpose}; ask for a new one`)
-        if (row.consumed) return yield* invalid("challenge already used: a WebAuthn response is accepted once")
-        if (row.expired) return yield* invalid("challenge expired (valid 5 minutes): ask for a new one")
+        if (row === undefined) return `unknown challenge: not issued by this server for ${purpose}; ask for a new one`
+        if (row.expired) return `challenge expired (valid ${PASSKEY_CHALLENGE_TTL_MS / 60_000} minutes): ask for a new one`
+        if (row.consumed) return "challenge already used: a WebAuthn response is accepted once"
+        return undefined
       })
+
+    /** A challenge of `purpose` that may still be spent, or why not (the spending itself comes later, atomically). */
+    const usable = (challenge: string, purpose: Purpose) =>
+      Effect.flatMap(whyUnusable(challenge, purpose), (why) => (why === undefined ? Effect.void : Effect.fail(invalid(why))))
+
+    /** The refusal when `spend` found nothing to spend: used by a concurrent request, or expired meanwhile. */
+    const notSpent = (challenge: string, purpose: Purpose) =>
+      Effect.flatMap(whyUnusable(challenge, purpose), (why) =>
+        Effect.fail(invalid(why ?? "challenge already used: a WebAuthn response is accepted once"))
+      )
 
     /** Spends the challenge; false when another request spent it first or it just expired. */
     const spend = (challenge: string, purpose: Purpose) =>
@@ -202,8 +217,7 @@ export const makePasskeys = (options: {
           .slice(0, 8)
         yield* sql.withTransaction(
           Effect.gen(function* () {
-            if (!(yield* spend(challenge, "register")))
-              return yield* invalid("challenge already used: a WebAuthn response is accepted once")
+            if (!(yield* spend(challenge, "register"))) return yield* notSpent(challenge, "register")
             const inserted =
               yield* sql`insert into passkey_credential (id, public_key, owner, smart_account, counter, transports, created_at)
               values (${credential.id}, ${Buffer.from(credential.publicKey)}, ${owner}, ${smartAccount}, ${credential.counter}, string_to_array(${transports.join(",")}, ','), ${new Date(now)})
@@ -252,7 +266,7 @@ export const makePasskeys = (options: {
         const next = verified.authenticationInfo.newCounter
         return yield* sql.withTransaction(
           Effect.gen(function* () {
-            if (!(yield* spend(challenge, "login"))) return yield* invalid("challenge already used: a WebAuthn response is accepted once")
+            if (!(yield* spend(challenge, "login"))) return yield* notSpent(challenge, "login")
             const now = yield* Clock.currentTimeMillis
             // The counter the library compared with must still be the stored one.
             const moved = yield* sql`update passkey_credential set counter = ${next}, last_used_at = ${new Date(now)}

@@ -173,6 +173,21 @@ describe("passkeys", () => {
     )
   })
 
+  it("names expiry before use: a spent challenge past its 5 minutes is 'challenge expired'", async () => {
+    const passkey = new SoftwarePasskey()
+    await register(passkey)
+    const assertion = passkey.assert(await ceremony("login"))
+    const send = () => app.call("POST", "/api/aa/auth/passkey/login", { body: { response: assertion } })
+    expect((await send()).status).toBe(200)
+    expectInvalid(await send(), /^challenge already used/)
+    app.clock.offsetMs = 5 * 60 * 1000 + 1_000
+    try {
+      expectInvalid(await send(), /^challenge expired/)
+    } finally {
+      app.clock.offsetMs = 0
+    }
+  })
+
   it("refuses an assertion by another key for a registered credential id, and an unknown credential", async () => {
     const passkey = new SoftwarePasskey()
     await register(passkey)
@@ -211,6 +226,36 @@ describe("ECDSA smart accounts", () => {
       }),
       /signature invalid/
     )
+  })
+
+  it("ECDSA refusals name their check like SIWE's: malformed fields 400, and with the signed message the field that differs", async () => {
+    const eoa = privateKeyToAccount(generatePrivateKey())
+    const challenge = (await app.call("POST", "/api/aa/auth/ecdsa/challenge", { body: { address: eoa.address } })).body.data
+    const verify = (body: Record<string, unknown>) =>
+      app.call("POST", "/api/aa/auth/ecdsa/verify", { body: { address: eoa.address, ...body } })
+    const signature = await eoa.signMessage({ message: challenge.message })
+    for (const [body, field] of [
+      [{ signature: "0xzz" }, "signature"],
+      [{ signature, nonce: "\u0000" }, "nonce"],
+      [{ signature, message: "not a SIWE message" }, "message"]
+    ] as const) {
+      const answer = await verify(body)
+      expect([answer.status, answer.body.code, answer.body.details?.[0]?.path], field).toEqual([400, "VALIDATION_FAILED", field])
+    }
+    const elsewhere = challenge.message.replace("localhost:3000 wants you", "evil.example wants you")
+    expectInvalid(await verify({ signature: await eoa.signMessage({ message: elsewhere }), message: elsewhere }), /^domain mismatch/)
+    const other = privateKeyToAccount(generatePrivateKey())
+    expectInvalid(
+      await verify({ signature: await other.signMessage({ message: challenge.message }), message: challenge.message }),
+      /^signature invalid: it does not match the address/
+    )
+    app.clock.offsetMs = 10 * 60 * 1000 + 1_000
+    try {
+      expectInvalid(await verify({ signature, message: challenge.message }), /^message expired/)
+    } finally {
+      app.clock.offsetMs = 0
+    }
+    expect((await verify({ signature, message: challenge.message })).status).toBe(200)
   })
 
   it("a SIWE session says it has no smart account", async () => {
