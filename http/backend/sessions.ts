@@ -8,21 +8,19 @@
  * - only SHA-256 hashes of session tokens are stored or logged; the token exists only in the
  *   client's cookie (256 random bits, so a fast hash is as good as a slow one);
  * - time comes from Effect's `Clock` (tests move it), never from the database's `now()`.
+ *
+ * Which issued challenge a signature signs, and each refusal's words: `signed-challenge.ts`.
  */
 import { SqlClient } from "@effect/sql"
-import { Clock, Context, Effect, Either, Layer, Schedule } from "effect"
+import { Clock, Context, Effect, Layer, Schedule } from "effect"
 import { createHash, randomBytes } from "node:crypto"
-import type { Hex } from "viem"
 import { AuthInvalid } from "../../schema/errors.js"
-import { buildMessage, checkMessage, parseMessage, signatureProblem, signatureVerifier, siteOf, type SiweSite } from "./siwe.js"
+import { CHALLENGE_REFUSALS, CHALLENGE_TTL_MS, KEEP_MS, signedChallenges } from "./signed-challenge.js"
+import { buildMessage, signatureProblem, signatureVerifier, siteOf, type SiweSite } from "./siwe.js"
 
 export const SESSION_COOKIE = "predix_session"
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000
-export const CHALLENGE_TTL_MS = 10 * 60 * 1000
-/** Challenges of an address a signature is tried against when the client names no nonce. */
-const CANDIDATE_CHALLENGES = 5
-/** Spent or expired challenges are kept this long (so a replay is named as one), then swept. */
-const KEEP_MS = 24 * 3600 * 1000
+export { CHALLENGE_TTL_MS }
 
 export const ROLES = ["user", "moderator", "admin"] as const
 export type Role = (typeof ROLES)[number]
@@ -95,20 +93,6 @@ const SANE_TOKEN = /^[A-Za-z0-9_-]{43}$/
 
 const invalid = (message: string) => new AuthInvalid({ message })
 
-interface NonceRow {
-  readonly nonce: string
-  readonly address: string
-  readonly message: string
-  readonly consumed: boolean
-  /** Past the stored `expires_at`: the authority the spending statement checks, not the message's text. */
-  readonly expired: boolean
-}
-
-// Refusals of a challenge's state, each naming its check (the same words whichever step finds it).
-const UNKNOWN_NONCE = "unknown nonce: it was never issued or has been swept; ask /api/auth/challenge again"
-const EXPIRED = `message expired: a challenge is valid ${CHALLENGE_TTL_MS / 60_000} minutes; ask /api/auth/challenge again`
-const USED = "nonce already used: a signed challenge signs in once"
-
 interface SessionRow {
   readonly address: string
   readonly role: Role
@@ -134,7 +118,7 @@ export const makeSessions = (options: AuthOptions) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const site: SiweSite = siteOf(options.publicUrl, options.chainId)
-    const verifySignature = signatureVerifier(options.rpcUrl)
+    const challenges = signedChallenges({ sql, site, verifySignature: signatureVerifier(options.rpcUrl) })
 
     const ensureUser = (address: string) => sql`insert into app_user (address) values (${address}) on conflict (address) do nothing`
 
@@ -161,92 +145,6 @@ export const makeSessions = (options: AuthOptions) =>
         return { message, nonce, issuedAt: now, expiresAt } satisfies Challenge
       })
 
-    const nonceColumns = (now: number) =>
-      sql`nonce, address, message, consumed_at is not null as consumed, expires_at <= ${new Date(now)} as expired`
-
-    /** The challenges `signature` may be for: the named one (which must be `address`'s), else the address's latest. */
-    const candidates = (address: string, nonce: string | undefined, now: number) =>
-      Effect.gen(function* () {
-        if (nonce !== undefined) {
-          const rows = yield* sql<NonceRow>`select ${nonceColumns(now)} from auth_nonce where nonce = ${nonce}`
-          const row = rows[0]
-          if (row === undefined) return yield* invalid(UNKNOWN_NONCE)
-          if (row.address !== address) return yield* invalid("nonce issued to another address")
-          return rows
-        }
-        const rows = yield* sql<NonceRow>`
-          select ${nonceColumns(now)} from auth_nonce
-          where address = ${address} and issued_at > ${new Date(now - KEEP_MS)}
-          order by issued_at desc limit ${CANDIDATE_CHALLENGES}`
-        if (rows.length === 0) return yield* invalid("no challenge issued to this address: ask /api/auth/challenge first")
-        return rows
-      })
-
-    const verify = (address: string, message: string, signature: string) =>
-      Effect.promise(() => verifySignature(address, message, signature as Hex))
-    const rpcNote = (unchecked: boolean) =>
-      unchecked ? " (the chain's RPC did not answer, so smart-account signatures could not be checked; try again)" : ""
-
-    /** Without the message: the issued one the signature signs (the named nonce's, else one of the address's latest), checked again. */
-    const storedMessageSigned = (
-      input: { readonly address: string; readonly signature: string; readonly nonce?: string | undefined },
-      now: number
-    ) =>
-      Effect.gen(function* () {
-        const rows = yield* candidates(input.address, input.nonce, now)
-        let unchecked = false
-        for (const row of rows) {
-          const verdict = yield* verify(input.address, row.message, input.signature)
-          unchecked ||= verdict === "unchecked"
-          if (verdict !== "valid") continue
-          const checked = checkMessage(row.message, { site, address: input.address, nonce: row.nonce }, now)
-          if (Either.isLeft(checked)) return yield* invalid(checked.left)
-          return row
-        }
-        const what = input.nonce === undefined ? "any challenge issued to it" : "the challenge with this nonce"
-        return yield* invalid(
-          `signature invalid: it does not match the address: not a signature by ${input.address} of ${what}${rpcNote(unchecked)}`
-        )
-      })
-
-    /**
-     * With the message the client signed: the signature must be the address's over it, its fields
-     * must be this site's, and it must be, unchanged, the message issued with its nonce. Each
-     * refusal names the first check that fails, in that order; the signature comes first, so
-     * without the address's key nothing is learnt about the address's challenges.
-     */
-    const clientMessageSigned = (
-      input: { readonly address: string; readonly signature: string; readonly nonce?: string | undefined },
-      text: string,
-      now: number
-    ) =>
-      Effect.gen(function* () {
-        const verdict = yield* verify(input.address, text, input.signature)
-        if (verdict !== "valid")
-          return yield* invalid(
-            `signature invalid: it does not match the address: not a signature by ${input.address} of this message${rpcNote(verdict === "unchecked")}`
-          )
-        const parsed = parseMessage(text)
-        if (Either.isLeft(parsed)) return yield* invalid(parsed.left)
-        const nonce = input.nonce ?? parsed.right.nonce
-        const checked = checkMessage(text, { site, address: input.address, nonce }, now)
-        if (Either.isLeft(checked)) return yield* invalid(checked.left)
-        const [row] = yield* candidates(input.address, nonce, now)
-        if (row!.message !== text)
-          return yield* invalid(
-            "message differs from the challenge issued with its nonce: sign the message /api/auth/challenge returned, unchanged"
-          )
-        return row!
-      })
-
-    /** Why a challenge that passed every check was not spent: another request spent it, or it expired meanwhile. */
-    const whyNotSpent = (nonce: string, now: number) =>
-      Effect.map(
-        sql<{ consumed: boolean; expired: boolean }>`
-          select consumed_at is not null as consumed, expires_at <= ${new Date(now)} as expired from auth_nonce where nonce = ${nonce}`,
-        ([row]) => (row === undefined ? UNKNOWN_NONCE : row.expired ? EXPIRED : USED)
-      )
-
     /**
      * Signs `address` in with `signature` over a challenge issued to it. Checks, in order: the
      * signature's form (the body schema refuses a malformed one first); which issued message it
@@ -272,10 +170,9 @@ export const makeSessions = (options: AuthOptions) =>
         const now = yield* Clock.currentTimeMillis
         const problem = signatureProblem(input.signature)
         if (problem !== undefined) return yield* invalid(problem)
-        const signed =
-          input.message === undefined ? yield* storedMessageSigned(input, now) : yield* clientMessageSigned(input, input.message, now)
-        if (signed.expired) return yield* invalid(EXPIRED)
-        if (signed.consumed) return yield* invalid(USED)
+        const signed = yield* challenges.signedBy(input, now)
+        if (signed.expired) return yield* invalid(CHALLENGE_REFUSALS.expired)
+        if (signed.consumed) return yield* invalid(CHALLENGE_REFUSALS.used)
         const token = randomBytes(32).toString("base64url")
         const expiresAt = now + SESSION_TTL_MS
         const sessionAddress = asAccount?.smartAccount ?? input.address
@@ -295,7 +192,7 @@ export const makeSessions = (options: AuthOptions) =>
           select s.address, u.role, s.method, s.owner, s.smart_account, ${now}::float8 as created_ms, ${expiresAt}::float8 as expires_ms, false as revoked
           from session s join app_user u using (address)`
         const row = created[0]
-        if (row === undefined) return yield* invalid(yield* whyNotSpent(signed.nonce, now))
+        if (row === undefined) return yield* invalid(yield* challenges.whyNotSpent(signed.nonce, now))
         return { token, user: userSession(row) } satisfies SignIn
       })
 
