@@ -88,6 +88,30 @@ export interface Working {
 
 // Positions and users (positions.ts)
 
+/**
+ * How shares moved in a user's position, per event: `router` (a router Trade), `clob_taker` (the
+ * user's own order or market order filled against the book), `clob_maker` (the user's resting
+ * order was filled), `split`, `merge`, `redeem`, `refund`, `transfer` (outcome tokens sent or
+ * received outside the venues), `dust` (outcome tokens the router handed back).
+ */
+export const MOVE_SOURCES = ["router", "clob_taker", "clob_maker", "split", "merge", "redeem", "refund", "transfer", "dust"] as const
+export type MoveSource = (typeof MOVE_SOURCES)[number]
+
+/**
+ * One event's change to one position (the ledger's journal, positions.ts `recordMoves`): shares
+ * in (+) or out (-) per side, and USDC received (+) or paid (-) as the ledger counts it. Summed
+ * over a position's rows they give its balances, and `usdc` sums to realized P&L minus the cost
+ * basis held, exactly.
+ */
+export interface PositionMoveRow extends Located {
+  readonly user: string
+  readonly marketId: bigint
+  readonly source: MoveSource
+  readonly yesShares: bigint
+  readonly noShares: bigint
+  readonly usdc: bigint
+}
+
 export interface PositionRow {
   readonly user: string
   readonly marketId: bigint
@@ -177,6 +201,8 @@ export interface OrderRow {
   updatedAt: number
   filledAt: number | null
   cancelledAt: number | null
+  /** The transaction of its OrderCancelled (a cancel notification names it). */
+  cancelledTx: string | null
 }
 
 export interface BookLevelRow {
