@@ -8,6 +8,9 @@
  * "before"; mutable fields are the ones reducers change in place.
  */
 import type { TIMEFRAMES } from "../../schema/enums.js"
+import type { MoveSource } from "../../schema/move-sources.js"
+
+export type { MoveSource }
 
 // Markets, router trades, price snapshots, protocol totals (markets.ts)
 
@@ -87,15 +90,6 @@ export interface Working {
 }
 
 // Positions and users (positions.ts)
-
-/**
- * How shares moved in a user's position, per event: `router` (a router Trade), `clob_taker` (the
- * user's own order or market order filled against the book), `clob_maker` (the user's resting
- * order was filled), `split`, `merge`, `redeem`, `refund`, `transfer` (outcome tokens sent or
- * received outside the venues), `dust` (outcome tokens the router handed back).
- */
-export const MOVE_SOURCES = ["router", "clob_taker", "clob_maker", "split", "merge", "redeem", "refund", "transfer", "dust"] as const
-export type MoveSource = (typeof MOVE_SOURCES)[number]
 
 /**
  * One event's change to one position (the ledger's journal, positions.ts `recordMoves`): shares
