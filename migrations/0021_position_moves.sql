@@ -37,3 +37,8 @@ truncate market, position, user_stats, protocol_stats, trade, price_snapshot, un
   amm_pool, liquidity_position, liquidity_event, candle, position_history, indexed_block, trader_total, trader_day, trader_market,
   referral;
 delete from indexer_checkpoint;
+
+-- A user's own router trade notifies them ("your trade executed", with its transaction).
+alter table notification drop constraint notification_type_check;
+alter table notification add constraint notification_type_check check (type in ('orderFilled', 'tradeExecuted', 'orderCancelled',
+  'marketResolved', 'redemptionAvailable', 'marketPaused', 'faucetDelivered', 'commentReply'));
