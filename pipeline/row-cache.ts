@@ -145,7 +145,7 @@ export class RowCache {
       rows: Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: false, map: this.tables[n] }])) as unknown as KeyedRows,
       logs: emptyLogs(),
       pendingFills: new Map(),
-      moved: new Set()
+      moved: new Map()
     }
   }
 

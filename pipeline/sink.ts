@@ -159,7 +159,7 @@ export const loadState = (keys: Keys, rowKeys: RowKeys, cache?: RowCache) =>
     const working = yield* loadWorking(keys, cache)
     const rows = Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: true, map: new Map() }])) as unknown as KeyedRows
     yield* loadKeyedInto(rows, rowKeys, cache)
-    const state: State = { ...working, rows, logs: emptyLogs(), pendingFills: new Map(), moved: new Set() }
+    const state: State = { ...working, rows, logs: emptyLogs(), pendingFills: new Map(), moved: new Map() }
     return state
   })
 

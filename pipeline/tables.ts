@@ -28,6 +28,7 @@ import type {
   PositionRow,
   PriceSnapshotRow,
   ProtocolRow,
+  PositionMoveRow,
   ReferralRow,
   TakerFillRow,
   TradeRow,
@@ -288,7 +289,8 @@ export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
       ["placedTx", text],
       ["updatedAt", int8],
       ["filledAt", int8],
-      ["cancelledAt", int8]
+      ["cancelledAt", int8],
+      ["cancelledTx", text]
     ]
   ),
   bookLevels: tableOf<BookLevelRow>()(
@@ -552,7 +554,13 @@ export const APPEND_TABLES: { readonly [K in keyof AppendedLogs]: TableDef } = {
     ["referrer", text],
     ["trader", text],
     ["usdcVolume", big]
-  ])
+  ]),
+  // One row per (event, user): an event moves one market's positions, each user's once.
+  positionMoves: tableOf<PositionMoveRow, "address">()(
+    "position_move",
+    ["block", "logIndex", "user"],
+    [...LOCATED, ["user", text, "user_address"], ["marketId", big], ["source", text], ["yesShares", big], ["noShares", big], ["usdc", big]]
+  )
 }
 
 /** Every table whose rows change in place: restored from the undo log on a reorg. */

@@ -4,7 +4,8 @@
  */
 import { Schema } from "effect"
 import { TradeType } from "./enums.js"
-import { Address, BlockNumber, MarketIdHex, Money, Price, Timestamp, TxHash } from "./primitives.js"
+import { MOVE_SOURCES } from "./move-sources.js"
+import { Address, Amount6, BlockNumber, MarketIdHex, Money, Price, Timestamp, TxHash } from "./primitives.js"
 
 export const BookLevel = Schema.Struct({
   price: Price.annotations({ description: "limit price of the level (USDC per share of the side's token)" }),
@@ -46,6 +47,38 @@ export const BackendTrade = Schema.Struct({
   price: Schema.NullOr(Price).annotations({ description: "USDC per share of the traded token" })
 }).annotations({ identifier: "BackendTrade", title: "Trade", description: "a router trade or a direct CLOB taker fill" })
 export type BackendTrade = typeof BackendTrade.Type
+
+/**
+ * One entry of a user's trade history: one event's change to the user's position in one market
+ * (the position ledger's journal). The history lists every share move the P&L counts, so per
+ * market `yesShares` and `noShares` sum to the position's balances and `usdc` to its realized
+ * P&L minus the cost basis held.
+ */
+export const BackendUserTrade = Schema.Struct({
+  source: Schema.Literal(...MOVE_SOURCES).annotations({
+    description:
+      "router: a router trade (AMM and CLOB legs); clob_taker: the user's order or market order filled against the book; clob_maker: the user's resting order filled; split, merge, redeem, refund; transfer: outcome tokens sent or received; dust: outcome tokens the router handed back"
+  }),
+  txHash: TxHash,
+  blockNumber: BlockNumber,
+  logIndex: Schema.Int,
+  timestamp: Timestamp,
+  marketId: MarketIdHex,
+  yesShares: Money.annotations({ description: "YES shares into (+) or out of (-) the user's position" }),
+  noShares: Money.annotations({ description: "NO shares into (+) or out of (-) the user's position" }),
+  usdc: Money.annotations({ description: "USDC the user received (+) or paid (-) for them, as the P&L counts it" }),
+  tradeType: Schema.NullOr(TradeType.Name).annotations({
+    description: "the router trade's type, or the side a fill bought or sold; null for splits, merges, redemptions, refunds, transfers"
+  }),
+  price: Schema.NullOr(Amount6).annotations({
+    description: "USDC per share of the side traded (rounded down); null unless tradeType is set"
+  }),
+  trader: Schema.NullOr(Address).annotations({ description: "the router trade's trader (router entries only)" }),
+  recipient: Schema.NullOr(Address).annotations({ description: "the router trade's recipient (router entries only)" }),
+  clobFilled: Schema.NullOr(Money).annotations({ description: "the router trade's output filled on the order book (router entries only)" }),
+  ammFilled: Schema.NullOr(Money).annotations({ description: "the router trade's output filled by the AMM (router entries only)" })
+}).annotations({ identifier: "BackendUserTrade", title: "User trade", description: "one share move of a user's position, with its source" })
+export type BackendUserTrade = typeof BackendUserTrade.Type
 
 export const BackendPricePoint = Schema.Struct({
   timestamp: Timestamp,

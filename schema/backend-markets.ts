@@ -11,14 +11,14 @@
  *   protocol has no on-chain marker for them, so today no market is given these kinds.
  */
 import { Schema } from "effect"
+import { MARKET_STATUS_DESCRIPTION, MARKET_STATUSES } from "./market-status.js"
 import { Address, BlockNumber, LocalizedString, MarketIdHex, Money, Price, Timestamp, Uint256 } from "./primitives.js"
 
-export const MARKET_STATUSES = ["active", "paused", "closed", "resolved", "refunding"] as const
+export { MARKET_STATUSES }
 export const MarketStatus = Schema.Literal(...MARKET_STATUSES).annotations({
   identifier: "BackendMarketStatus",
   title: "Market status",
-  description:
-    "active (tradable), paused (trading paused globally or for the market module), closed (past endTime, awaiting resolution), resolved, refunding (refund mode)"
+  description: MARKET_STATUS_DESCRIPTION
 })
 export type MarketStatus = typeof MarketStatus.Type
 

@@ -6,6 +6,7 @@
 import { Schema } from "effect"
 import { BackendTrade } from "./backend-activity.js"
 import { MatchType, OrderStatus, Side } from "./enums.js"
+import { MARKET_STATUS_DESCRIPTION, MARKET_STATUSES } from "./market-status.js"
 import { Address, BlockNumber, Bytes32, MarketIdHex, Money, Price, Timestamp, TxHash } from "./primitives.js"
 
 export const BackendOrder = Schema.Struct({
@@ -43,7 +44,7 @@ export const BackendFill = Schema.Struct({
 export const BackendPosition = Schema.Struct({
   marketId: MarketIdHex,
   question: Schema.String,
-  marketStatus: Schema.Literal("active", "resolved", "refunding"),
+  marketStatus: Schema.Literal(...MARKET_STATUSES).annotations({ description: MARKET_STATUS_DESCRIPTION }),
   outcome: Schema.NullOr(Schema.Literal("YES", "NO")),
   yesBalance: Money,
   noBalance: Money,

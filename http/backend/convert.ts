@@ -1,5 +1,5 @@
 /** Indexer activity records -> the backend's (Money amounts, 0x+64 market ids). */
-import type { BackendTrade } from "../../schema/backend-activity.js"
+import type { BackendTrade, BackendUserTrade } from "../../schema/backend-activity.js"
 import { isBuy, outcomeSide } from "../../schema/enums.js"
 import { marketIdToHex, money, type MoneyUnit } from "../../schema/primitives.js"
 import type { OrderBook as IndexerOrderBook } from "../indexer/market-book.js"
@@ -8,6 +8,7 @@ import type { Candle, PricePoint } from "../indexer/market-prices.js"
 type PricePointT = typeof PricePoint.Type
 type CandleT = typeof Candle.Type
 import type { Trade } from "../indexer/market-trades.js"
+import type { UserTrade } from "../indexer/queries/user-trades.js"
 
 const usdc = (raw: bigint) => money(raw, 6, "USDC")
 
@@ -30,6 +31,27 @@ export const toBackendTrade = (trade: Trade): BackendTrade => {
     clobFilled: money(trade.clobFilled, 6, outUnit),
     ammFilled: money(trade.ammFilled, 6, outUnit),
     price: trade.price
+  }
+}
+
+export const toBackendUserTrade = (trade: UserTrade): BackendUserTrade => {
+  const out: MoneyUnit | undefined = trade.tradeType === null ? undefined : isBuy(trade.tradeType) ? outcomeSide(trade.tradeType) : "USDC"
+  return {
+    source: trade.source,
+    txHash: trade.txHash,
+    blockNumber: trade.blockNumber,
+    logIndex: trade.logIndex,
+    timestamp: trade.timestamp,
+    marketId: marketIdToHex(trade.marketId),
+    yesShares: money(trade.yesShares, 6, "YES"),
+    noShares: money(trade.noShares, 6, "NO"),
+    usdc: usdc(trade.usdc),
+    tradeType: trade.tradeType,
+    price: trade.price,
+    trader: trade.router?.trader ?? null,
+    recipient: trade.router?.recipient ?? null,
+    clobFilled: trade.router === null || out === undefined ? null : money(trade.router.clobFilled, 6, out),
+    ammFilled: trade.router === null || out === undefined ? null : money(trade.router.ammFilled, 6, out)
   }
 }
 

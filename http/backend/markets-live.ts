@@ -16,7 +16,7 @@ import { BackendApi } from "./definition.js"
 import type { Locale } from "./locale.js"
 import { eventNotFound, findMarket, fromIndexer, marketNotFound, parseEventIdOrSlug, parseIdOrSlug } from "./lookup.js"
 import { MarketOutcome } from "./markets.js"
-import { chainNowAtHead, listHotRows, listMarketRows, readEventMembers, type ChainNow } from "./queries/markets.js"
+import { chainNowAtHead, listHotRows, listMarketRows, readEventMembers } from "./queries/markets.js"
 import { toBackendEvent, toBackendEventDetail, toBackendMarket } from "./records.js"
 import { item, list } from "./respond.js"
 
@@ -24,9 +24,9 @@ const marketItem = item(BackendMarket, "hot")
 const marketList = list(BackendMarket, "hot")
 
 /** Backend records of `markets`, with their events' members for those that are outcomes of an event. */
-const withMembers = (markets: ReadonlyArray<Market>, now: ChainNow, locale: Locale) =>
+const withMembers = (markets: ReadonlyArray<Market>, locale: Locale) =>
   Effect.map(readEventMembers([...new Set(markets.flatMap((m) => (m.eventId === null ? [] : [m.eventId])))]), (byEvent) =>
-    markets.map((m) => toBackendMarket(m, now, locale, m.eventId === null ? undefined : byEvent.get(m.eventId.toString())))
+    markets.map((m) => toBackendMarket(m, locale, m.eventId === null ? undefined : byEvent.get(m.eventId.toString())))
   )
 
 const chainNow = chainNowAtHead
@@ -60,7 +60,6 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
           const page = yield* listMarketRows(filter, now)
           const rows = yield* withMembers(
             page.rows.map((r) => r.market),
-            now,
             locale
           )
           return { rows, total: page.total, limit: q.limit, offset: q.offset }
@@ -82,7 +81,6 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
           const rows = yield* listHotRows(urlParams.limit, now)
           const markets = yield* withMembers(
             rows.map((r) => r.market),
-            now,
             locale
           )
           return { rows: markets, total: markets.length, limit: urlParams.limit, offset: 0 }
@@ -93,8 +91,7 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
       marketItem(({ locale }) =>
         Effect.gen(function* () {
           const market = yield* findMarket(path.idOrSlug)
-          const now = yield* chainNow
-          const [record] = yield* withMembers([market], now, locale)
+          const [record] = yield* withMembers([market], locale)
           return record!
         })
       )
@@ -106,10 +103,9 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
       )(({ locale }) =>
         Effect.gen(function* () {
           const side = path.outcomeSlug.toLowerCase()
-          const now = yield* chainNow
           if (side === "yes" || side === "no") {
             const market = yield* findMarket(path.idOrSlug)
-            const [record] = yield* withMembers([market], now, locale)
+            const [record] = yield* withMembers([market], locale)
             return {
               outcome: side === "yes" ? ("YES" as const) : ("NO" as const),
               token: side === "yes" ? market.yesToken : market.noToken,
@@ -130,7 +126,7 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
           const members = (yield* readEventMembers([eventId])).get(eventId.toString()) ?? []
           const chosen = members.find((m) => m.metadata?.slug === path.outcomeSlug)
           if (chosen === undefined) return yield* Effect.fail(marketNotFound(`${path.idOrSlug}/outcomes/${path.outcomeSlug}`))
-          return { outcome: null, token: null, price: chosen.yesPrice, market: toBackendMarket(chosen, now, locale, members) }
+          return { outcome: null, token: null, price: chosen.yesPrice, market: toBackendMarket(chosen, locale, members) }
         })
       )
     )
@@ -206,9 +202,8 @@ export const EventsLive = HttpApiBuilder.group(BackendApi, "events", (handlers) 
       )(({ locale }) =>
         Effect.gen(function* () {
           const event = yield* findEvent(path.eventIdOrSlug)
-          const now = yield* chainNow
           const members = (yield* readEventMembers([event.id])).get(event.id.toString()) ?? []
-          return toBackendEventDetail(event, members, now, locale)
+          return toBackendEventDetail(event, members, locale)
         })
       )
     )

@@ -16,11 +16,14 @@
  *   lowest block the indexer may still revert, minus one) is checked: a notification whose
  *   source event is gone is deleted, and the range is derived again (the new branch's events).
  *
- * Sources: fills are `order_match` rows (maker and taker orders), pauses are `pause_change` rows;
- * these carry their block and log index. Cancellations, resolutions and redemptions are changes
- * of mutable rows (`exchange_order`, `market`, `position`): they are looked for from the cursor
- * block's timestamp on, and carry the head block at which they were first seen (at or above the
- * event's block, so a reorg that could remove the event re-checks them). Faucet deliveries come
+ * Sources: fills are `order_match` rows (maker and taker orders), router trades are `trade` rows
+ * (their trader and, when another, their recipient: "your trade executed"), pauses are
+ * `pause_change` rows; these carry their block, log index and transaction. Cancellations,
+ * resolutions and redemptions are changes of mutable rows (`exchange_order`, `market`,
+ * `position`): they are looked for from the cursor block's timestamp on, and carry the head block
+ * at which they were first seen (at or above the event's block, so a reorg that could remove the
+ * event re-checks them); a cancellation also names its OrderCancelled's transaction, and is
+ * retracted when a reorg leaves the order uncancelled or cancelled by another transaction. Faucet deliveries come
  * from the faucet's own `faucet_claim` rows (confirmed receipts), which no reorg of the index
  * touches. Replies are written by the comment that replies (`comments-live.ts`).
  */
@@ -58,7 +61,10 @@ export const makeNotificationConsumer = (chainId: number) =>
              where m.block_number = n.block_number and m.log_index = (n.detail ->> 'logIndex')::int and m.tx_hash = n.tx_hash))
           or (n.type = 'marketPaused' and not exists (select 1 from pause_change c
              where c.block_number = n.block_number and c.log_index = (n.detail ->> 'logIndex')::int and c.tx_hash = n.tx_hash and c.paused))
-          or (n.type = 'orderCancelled' and not exists (select 1 from exchange_order o where o.id = n.detail ->> 'orderId' and o.status = 'CANCELLED'))
+          or (n.type = 'tradeExecuted' and not exists (select 1 from trade t
+             where t.block_number = n.block_number and t.log_index = (n.detail ->> 'logIndex')::int and t.tx_hash = n.tx_hash))
+          or (n.type = 'orderCancelled' and not exists (select 1 from exchange_order o
+             where o.id = n.detail ->> 'orderId' and o.status = 'CANCELLED' and o.cancelled_tx is not distinct from n.tx_hash))
           or (n.type in ('marketResolved', 'redemptionAvailable') and not exists (select 1 from market m
              where m.id = n.market_id and ${sql.literal(RESOLUTION)} = n.detail ->> 'resolution'))
         ) returning n.id`
@@ -83,9 +89,19 @@ export const makeNotificationConsumer = (chainId: number) =>
           ) f
           left join exchange_order o on o.id = f.order_id
           on conflict (user_address, type, source) do nothing returning id`
+        const trades = yield* sql`
+          insert into notification (user_address, type, source, market_id, block_number, tx_hash, detail)
+          select x.owner, 'tradeExecuted', 'trade:' || t.block_number || ':' || t.log_index, t.market_id, t.block_number, t.tx_hash,
+            jsonb_build_object('role', x.role, 'logIndex', t.log_index, 'tradeType', t.trade_type, 'amountIn', t.amount_in::text,
+              'amountOut', t.amount_out::text, 'clobFilled', t.clob_filled::text, 'ammFilled', t.amm_filled::text,
+              'trader', t.trader, 'recipient', t.recipient)
+          from trade t
+          cross join lateral (values (t.trader, 'trader'), (t.recipient, 'recipient')) as x (owner, role)
+          where t.block_number > ${from} and t.block_number <= ${head} and (x.role = 'trader' or t.recipient <> t.trader)
+          on conflict (user_address, type, source) do nothing returning id`
         const cancels = yield* sql`
-          insert into notification (user_address, type, source, market_id, block_number, detail)
-          select o.owner, 'orderCancelled', 'order:' || o.id, o.market_id, ${head},
+          insert into notification (user_address, type, source, market_id, block_number, tx_hash, detail)
+          select o.owner, 'orderCancelled', 'order:' || o.id, o.market_id, ${head}, o.cancelled_tx,
             jsonb_build_object('orderId', o.id, 'filled', o.filled::text, 'amount', o.amount::text)
           from exchange_order o where o.status = 'CANCELLED' and ${changedSince("o.updated_at")}
           on conflict (user_address, type, source) do nothing returning id`
@@ -121,7 +137,7 @@ export const makeNotificationConsumer = (chainId: number) =>
             jsonb_build_object('address', f.address, 'txHash', f.tx_hash, 'usdc', f.usdc_raw::text, 'eth', f.eth_raw::text)
           from faucet_claim f where f.status = 'confirmed'
           on conflict (user_address, type, source) do nothing returning id`
-        return fills.length + cancels.length + resolutions.length + redemptions.length + pauses.length + faucet.length
+        return fills.length + trades.length + cancels.length + resolutions.length + redemptions.length + pauses.length + faucet.length
       })
 
     /** One pass: from the cursor to the indexed head, in one transaction. */

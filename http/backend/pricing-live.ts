@@ -35,7 +35,7 @@ import { BackendApi } from "./definition.js"
 import { findMarket, fromIndexer, parseAddress } from "./lookup.js"
 import { chainNowAtHead, readChainNow, type ChainNow } from "./queries/markets.js"
 import { readQuoteState, readViewState, type QuoteState, type SideSummary } from "./queries/pricing.js"
-import { marketStatusAt } from "./records.js"
+import { marketStatus } from "../../schema/market-status.js"
 import { item, list } from "./respond.js"
 
 const indexedAt = Effect.map(
@@ -70,7 +70,7 @@ const pricingView = (market: Market, now: ChainNow) =>
     const bookMid = yesBids.best !== null && yesAsks.best !== null ? (yesBids.best + yesAsks.best) / 2n : null
     return {
       marketId: marketIdToHex(market.id),
-      tradable: marketStatusAt(market, now) === "active",
+      tradable: marketStatus(market, now) === "active",
       clobPaused: now.exchangePaused,
       bestBidYes: yesBids.best,
       bestAskYes: yesAsks.best,
@@ -95,7 +95,7 @@ const chainNowExact = read(readChainNow)
 
 /** MARKET_PAUSED unless the router would take a trade on `market` now. */
 const requireTradable = (market: Market, now: ChainNow) => {
-  const status = marketStatusAt(market, now)
+  const status = marketStatus(market, now)
   if (status === "active") return Effect.void
   const why = {
     paused: "trading is paused",

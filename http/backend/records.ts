@@ -7,18 +7,6 @@ import type { Market } from "../indexer/markets.js"
 import type { BackendEvent, BackendEventDetail, BackendMarket, MarketStatus } from "../../schema/backend-markets.js"
 import { marketIdToHex, money } from "../../schema/primitives.js"
 import { localizedTitle, type Locale } from "./locale.js"
-import type { ChainNow } from "./queries/markets.js"
-
-export const marketStatusAt = (market: Market, now: ChainNow): MarketStatus =>
-  market.isResolved
-    ? "resolved"
-    : market.refundMode
-      ? "refunding"
-      : market.endTime <= now.time
-        ? "closed"
-        : now.paused
-          ? "paused"
-          : "active"
 
 const capabilities = (status: MarketStatus) => ({
   trade: status === "active",
@@ -29,26 +17,22 @@ const capabilities = (status: MarketStatus) => ({
 const marketTitle = (market: Market, locale: Locale) =>
   localizedTitle(`market.${market.id}.title`, market.metadata?.title, locale, market.question)
 
-const member = (market: Market, index: number, now: ChainNow, locale: Locale) => ({
+const member = (market: Market, index: number, locale: Locale) => ({
   marketId: marketIdToHex(market.id),
   index,
   title: marketTitle(market, locale),
   yesPrice: market.yesPrice,
   volume: money(market.volume, 6, "USDC"),
-  status: marketStatusAt(market, now)
+  status: market.status
 })
 
 /**
  * The backend record of `market`; `members` are its event's markets in outcome order when it is
  * an outcome of an event (then it is `multi`), else undefined (`binary`).
  */
-export const toBackendMarket = (
-  market: Market,
-  now: ChainNow,
-  locale: Locale,
-  members: ReadonlyArray<Market> | undefined
-): BackendMarket => {
-  const status = marketStatusAt(market, now)
+export const toBackendMarket = (market: Market, locale: Locale, members: ReadonlyArray<Market> | undefined): BackendMarket => {
+  // The indexer's record's status (schema/market-status.ts), so every endpoint says the same.
+  const status = market.status
   const common = {
     marketId: marketIdToHex(market.id),
     id: market.id,
@@ -81,7 +65,7 @@ export const toBackendMarket = (
       eventId: market.eventId,
       index: members.findIndex((m) => m.id === market.id),
       ...prices,
-      members: members.map((m, i) => member(m, i, now, locale))
+      members: members.map((m, i) => member(m, i, locale))
     }
   }
 }
@@ -103,7 +87,7 @@ export const toBackendEvent = (event: Event, locale: Locale): BackendEvent => ({
   capabilities: { trade: event.status === "active", redeem: event.status === "resolved", refund: event.status === "refunding" }
 })
 
-export const toBackendEventDetail = (event: Event, members: ReadonlyArray<Market>, now: ChainNow, locale: Locale): BackendEventDetail => ({
+export const toBackendEventDetail = (event: Event, members: ReadonlyArray<Market>, locale: Locale): BackendEventDetail => ({
   ...toBackendEvent(event, locale),
   marketIds: event.marketIds.map(marketIdToHex),
   creator: event.creator,
@@ -111,5 +95,5 @@ export const toBackendEventDetail = (event: Event, members: ReadonlyArray<Market
   winningChildMarketId: event.winningMarketId === null ? null : marketIdToHex(event.winningMarketId),
   refundModeActive: event.refundMode,
   resolvedAt: event.closedAt,
-  members: members.map((m, i) => member(m, i, now, locale))
+  members: members.map((m, i) => member(m, i, locale))
 })

@@ -28,6 +28,7 @@ export const roleRank: Record<Role, number> = { user: 0, moderator: 1, admin: 2 
 
 export const NOTIFICATION_TYPES = [
   "orderFilled",
+  "tradeExecuted",
   "orderCancelled",
   "marketResolved",
   "redemptionAvailable",

@@ -1,7 +1,7 @@
 /** Handlers of the trading and portfolio group: the indexer's derived values, in the backend's shapes. */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect } from "effect"
-import { BackendTrade } from "../../schema/backend-activity.js"
+import { BackendUserTrade } from "../../schema/backend-activity.js"
 import {
   BackendFill,
   BackendOrder,
@@ -23,11 +23,12 @@ import { listMarketPositions } from "../indexer/queries/market-book.js"
 import { readPnl, readPortfolio } from "../indexer/queries/portfolio.js"
 import { readTradeBreakdown } from "../indexer/queries/trade-breakdown.js"
 import { readUserStats } from "../indexer/queries/user-stats.js"
-import { toBackendTrade } from "./convert.js"
+import { toBackendTrade, toBackendUserTrade } from "./convert.js"
 import { BackendApi } from "./definition.js"
 import { NotFound } from "./errors.js"
 import { findMarket, fromIndexer, parseAddress, parseMarketId } from "./lookup.js"
-import { listUserTrades, readRedemptionFeeBps, readTokenBalances } from "./queries/trading.js"
+import { listUserTrades } from "../indexer/queries/user-trades.js"
+import { readRedemptionFeeBps, readTokenBalances } from "./queries/trading.js"
 import { readChainNow } from "./queries/markets.js"
 import { read } from "../indexer/queries/db.js"
 import { item, list } from "./respond.js"
@@ -184,13 +185,13 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
     )
     .handle("trades", ({ path, urlParams }) =>
       list(
-        BackendTrade,
+        BackendUserTrade,
         "hot"
       )(() =>
         Effect.gen(function* () {
           const address = yield* parseAddress(path.address)
           const page = yield* listUserTrades(address, urlParams)
-          return { rows: page.rows.map(toBackendTrade), total: page.total, limit: urlParams.limit, offset: urlParams.offset }
+          return { rows: page.rows.map(toBackendUserTrade), total: page.total, limit: urlParams.limit, offset: urlParams.offset }
         })
       )
     )

@@ -1,7 +1,7 @@
 /** The trading and portfolio group of the backend API: endpoint definitions (handlers: `trading-live.ts`). */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
-import { BackendTrade } from "../../schema/backend-activity.js"
+import { BackendUserTrade } from "../../schema/backend-activity.js"
 import {
   BackendFill,
   BackendOrder,
@@ -71,9 +71,12 @@ export class TradingGroup extends HttpApiGroup.make("trading")
   .add(
     userEndpoint("trades", "/api/trading/:address/trades")
       .setUrlParams(UserTradesQuery)
-      .addSuccess(BackendList(BackendTrade))
+      .addSuccess(BackendList(BackendUserTrade))
       .addError(InvalidMarketId.wire)
-      .annotate(OpenApi.Summary, "A user's router trades (as trader or recipient) and direct CLOB fills, newest first")
+      .annotate(
+        OpenApi.Summary,
+        "A user's trade history, newest first: every share move its P&L counts (router trades, CLOB taker and maker fills, splits, merges, redemptions, refunds, transfers), each with its source"
+      )
   )
   .add(
     userEndpoint("pnl", "/api/trading/:address/pnl")

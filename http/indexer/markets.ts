@@ -5,13 +5,13 @@
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
+import { MARKET_STATUS_DESCRIPTION, MARKET_STATUSES, type MarketStatus } from "../../schema/market-status.js"
 import { IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Address, Amount6, BlockNumber, MarketIdHex, Price, Timestamp, TxHash, Uint256 } from "../../schema/primitives.js"
 import { booleanParam, literalParam, MarketPath, NoQuery, optional, page, slugParam, strictQuery, withDefault } from "./params.js"
 import { Count, DisplayMetadata } from "./records.js"
 
-export const MARKET_STATUSES = ["active", "resolved", "refunding"] as const
-export type MarketStatus = (typeof MARKET_STATUSES)[number]
+export { MARKET_STATUSES, type MarketStatus }
 
 export const MARKET_SORTS = ["newest", "oldest", "volume", "trades", "ending_soon"] as const
 export type MarketSort = (typeof MARKET_SORTS)[number]
@@ -37,7 +37,7 @@ export const Market = Schema.Struct({
   resolvedAt: Schema.NullOr(Timestamp).annotations({ description: "when it was resolved or put in refund mode" }),
   refundMode: Schema.Boolean,
   status: Schema.Literal(...MARKET_STATUSES).annotations({
-    description: "active (neither resolved nor in refund mode), resolved, or refunding (refund mode, unresolved)"
+    description: `${MARKET_STATUS_DESCRIPTION}; at the indexed head's time (schema/market-status.ts)`
   }),
   creator: Address,
   oracle: Address,

@@ -14,6 +14,7 @@ import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress } from "../../schema/errors.js"
 import { TIMEFRAMES, Timeframe } from "../../schema/enums.js"
+import { MARKET_STATUS_DESCRIPTION, MARKET_STATUSES } from "../../schema/market-status.js"
 import { Address, Amount6, Price, SignedAmount6, Timestamp, Uint256 } from "../../schema/primitives.js"
 import { Position } from "./market-book.js"
 import { AddressPath, literalParam, NoQuery, optional, page, strictQuery, timestampParam, withDefault } from "./params.js"
@@ -22,7 +23,7 @@ import { Count } from "./records.js"
 export const PortfolioPosition = Schema.Struct({
   ...Position.fields,
   question: Schema.String,
-  marketStatus: Schema.Literal("active", "resolved", "refunding"),
+  marketStatus: Schema.Literal(...MARKET_STATUSES).annotations({ description: MARKET_STATUS_DESCRIPTION }),
   outcome: Schema.NullOr(Schema.Boolean),
   markPrice: Schema.NullOr(Price).annotations({
     description: "YES price used to mark the position; null when resolved (winning shares 1, losing 0)"

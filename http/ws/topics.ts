@@ -11,18 +11,18 @@
  *   `reorg: true` delta; a trade pushed out of the window by newer ones leaves as well.
  * - `prices`: the latest `window` price snapshots, key `<blockNumber>:<logIndex>:<source>`; the
  *   REST list's last `window` points (oldest first).
- * - `user-trades`: the subject's latest `window` trades (REST /api/trading/:address/trades), keyed
- *   as `trades`; `user-orders`: its latest `window` orders by orderId (/orders); `user-positions`:
+ * - `user-trades`: the subject's latest `window` history entries (REST /api/trading/:address/trades:
+ *   every share move of its positions, http/indexer/queries/user-trades.ts), keyed as `trades`; `user-orders`: its latest `window` orders by orderId (/orders); `user-positions`:
  *   its open positions by marketId (the portfolio's positions); `user-portfolio`: one entry,
  *   `portfolio`, the whole REST portfolio.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
-import { BackendPricePoint, BackendTrade, OrderBook } from "../../schema/backend-activity.js"
+import { BackendPricePoint, BackendTrade, BackendUserTrade, OrderBook } from "../../schema/backend-activity.js"
 import { BackendOrder, BackendPortfolio, BackendPosition } from "../../schema/backend-trading.js"
 import type { Address } from "../../schema/primitives.js"
-import { toBackendBook, toBackendPricePoint, toBackendTrade } from "../backend/convert.js"
-import { listUserTrades } from "../backend/queries/trading.js"
+import { toBackendBook, toBackendPricePoint, toBackendTrade, toBackendUserTrade } from "../backend/convert.js"
+import { listUserTrades } from "../indexer/queries/user-trades.js"
 import { toOrder, toPosition, totals } from "../backend/trading-live.js"
 import { listOrders } from "../indexer/queries/exchange.js"
 import { readPortfolio } from "../indexer/queries/portfolio.js"
@@ -51,6 +51,7 @@ const encodePosition = Schema.encodeSync(BackendPosition)
 const encodePortfolio = Schema.encodeSync(BackendPortfolio)
 const encodeBook = Schema.encodeSync(OrderBook)
 const encodeTrade = Schema.encodeSync(BackendTrade)
+const encodeUserTrade = Schema.encodeSync(BackendUserTrade)
 const encodePoint = Schema.encodeSync(BackendPricePoint)
 
 const bookEntries = (marketId: bigint) =>
@@ -79,7 +80,7 @@ const priceEntries = (marketId: bigint, window: number) =>
 
 const userTradeEntries = (address: Address, window: number) =>
   Effect.map(listUserTrades(address, { limit: window, offset: 0 }), (page) =>
-    page.rows.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, encodeTrade(toBackendTrade(trade))] as const)
+    page.rows.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, encodeUserTrade(toBackendUserTrade(trade))] as const)
   )
 
 const userOrderEntries = (owner: Address, window: number) =>

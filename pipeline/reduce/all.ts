@@ -3,7 +3,7 @@
  *
  * Order within one event: the first slice (markets.ts) runs first, so candles see exactly the
  * price snapshots it appended for this event. Last, every position the event moved is copied
- * into its history row (positions.ts, `recordMoves`), and the trade and liquidity rows it appended
+ * into its history row and journaled with its source (positions.ts, `recordMoves`; `moveSource`), and the trade and liquidity rows it appended
  * feed the trader totals (trader-activity.ts).
  */
 import type { DomainEvent } from "../../schema/domain-events.js"
@@ -13,7 +13,7 @@ import { onPriceSnapshot, onTradeVolume } from "./candles.js"
 import { onEventCreated, onEventRefundMode, onEventResolved } from "./event-groups.js"
 import { onDustRefunded, onTokensCreated, onTransfer } from "./holders.js"
 import { reduceEvent, tradeVolume } from "./markets.js"
-import type { Located, ProtocolContracts } from "./model.js"
+import type { Located, MoveSource, ProtocolContracts } from "./model.js"
 import { onChallengeDelay, onFeedChanged, onFeedRegistered, onOracleApproval, onReport, onReportAdmin } from "./oracles.js"
 import { onFeeCollected, onOrderCancelled, onOrderMatched, onOrderPlaced, onTakerFilled } from "./orders.js"
 import { recordMoves } from "./positions.js"
@@ -28,8 +28,39 @@ export const reduceAll = (s: State, event: DomainEvent, at: Located, protocol: P
   // The trader totals count exactly the trade and liquidity rows this event appended.
   for (let i = trades; i < s.appended.trades.length; i++) onTraderTrade(s, s.appended.trades[i]!, tradeRowVolume(s.appended.trades[i]!))
   for (let i = liquidity; i < s.logs.liquidityEvents.length; i++) onLiquidityAdded(s, s.logs.liquidityEvents[i]!)
-  if (s.moved.size > 0) recordMoves(s.moved, s.rows.positionHistory, at.timestamp)
+  if (s.moved.size > 0) recordMoves(s.moved, s.rows.positionHistory, at, s.logs.positionMoves, moveSource(s, event))
 }
+
+/**
+ * What kind of share move `event` is for a user whose position it moved. A match moves its
+ * maker's position as a maker fill and its taker's as a taker fill; an OrderPlaced moves only the
+ * new order's owner (its crossing matches, logged before it: orders.ts), a taker fill.
+ */
+const moveSource =
+  (s: State, event: DomainEvent) =>
+  (user: string): MoveSource => {
+    switch (event._tag) {
+      case "Trade":
+        return "router"
+      case "OrderMatched":
+        return s.logs.matches[s.logs.matches.length - 1]?.maker === user ? "clob_maker" : "clob_taker"
+      case "OrderPlaced":
+      case "TakerFilled":
+        return "clob_taker"
+      case "PositionSplit":
+        return "split"
+      case "PositionMerged":
+        return "merge"
+      case "TokensRedeemed":
+        return "redeem"
+      case "MarketRefunded":
+        return "refund"
+      case "DustRefunded":
+        return "dust"
+      default:
+        return "transfer"
+    }
+  }
 
 const dispatch = (s: State, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
   const snapshots = s.appended.priceSnapshots.length

@@ -8,6 +8,9 @@
  * "before"; mutable fields are the ones reducers change in place.
  */
 import type { TIMEFRAMES } from "../../schema/enums.js"
+import type { MoveSource } from "../../schema/move-sources.js"
+
+export type { MoveSource }
 
 // Markets, router trades, price snapshots, protocol totals (markets.ts)
 
@@ -87,6 +90,21 @@ export interface Working {
 }
 
 // Positions and users (positions.ts)
+
+/**
+ * One event's change to one position (the ledger's journal, positions.ts `recordMoves`): shares
+ * in (+) or out (-) per side, and USDC received (+) or paid (-) as the ledger counts it. Summed
+ * over a position's rows they give its balances, and `usdc` sums to realized P&L minus the cost
+ * basis held, exactly.
+ */
+export interface PositionMoveRow extends Located {
+  readonly user: string
+  readonly marketId: bigint
+  readonly source: MoveSource
+  readonly yesShares: bigint
+  readonly noShares: bigint
+  readonly usdc: bigint
+}
 
 export interface PositionRow {
   readonly user: string
@@ -177,6 +195,8 @@ export interface OrderRow {
   updatedAt: number
   filledAt: number | null
   cancelledAt: number | null
+  /** The transaction of its OrderCancelled (a cancel notification names it). */
+  cancelledTx: string | null
 }
 
 export interface BookLevelRow {

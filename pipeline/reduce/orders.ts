@@ -107,7 +107,8 @@ export const onOrderPlaced = (s: State, e: DomainEventOf<"OrderPlaced">, at: Loc
     placedTx: at.txHash,
     updatedAt: at.timestamp,
     filledAt: null,
-    cancelledAt: null
+    cancelledAt: null,
+    cancelledTx: null
   }
   o.status = statusOf(o)
   if (o.status === "FILLED") o.filledAt = at.timestamp
@@ -173,6 +174,7 @@ export const onOrderCancelled = (s: State, e: DomainEventOf<"OrderCancelled">, a
   const wasRemaining = remainingOf(o)
   o.status = "CANCELLED"
   o.cancelledAt = at.timestamp
+  o.cancelledTx = at.txHash
   o.updatedAt = at.timestamp
   rebook(s, o, wasLive, wasRemaining)
 }

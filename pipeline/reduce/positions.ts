@@ -15,20 +15,38 @@
  *   realized + (mark value - cost basis) = USDC received + mark value - USDC paid;
  * - a position's balances are the shares its owner holds or has locked in live SELL orders:
  *   escrow is not a movement (the exchange holds them for the owner until a fill or a cancel);
- * - every position a move changes is added to `moved` (when the ledger has it), and the
- *   dispatcher copies it into `position_history` at the event's minute (`recordMoves`): a
- *   history row is the position as it stood at the end of that minute.
+ * - every position a move changes is added to `moved` with what it was before the event (when
+ *   the ledger has it), and the dispatcher copies it into `position_history` at the event's
+ *   minute (`recordMoves`): a history row is the position as it stood at the end of that minute;
+ * - the same call journals the event's change to each position in `position_move` (one row per
+ *   event and user, with its source): a user's journal is every share move the P&L counts, so
+ *   per position its shares sum to the balances and its USDC to realized P&L minus the cost
+ *   basis held (what a trade history shows and a user can reconcile).
  */
 import { getRow, putRow, rowKey, type Rows } from "./rows.js"
-import type { PositionHistoryRow, PositionRow, ProtocolContracts, UserRow } from "./model.js"
+import type { Located, MoveSource, PositionHistoryRow, PositionMoveRow, PositionRow, ProtocolContracts, UserRow } from "./model.js"
+
+/** A position as it stood before the event being folded first moved it. */
+export interface PositionBefore {
+  readonly yesBalance: bigint
+  readonly noBalance: bigint
+  readonly cost: bigint
+  readonly realizedPnl: bigint
+}
 
 /** The part of a batch's working set the ledger changes. */
 export interface Ledger {
   readonly positions: Map<string, PositionRow>
   readonly users: Map<string, UserRow>
   readonly protocol: { totalUsers: bigint }
-  /** Positions moved by the event being folded (a full state has it; see `recordMoves`). */
-  readonly moved?: Set<PositionRow>
+  /** Positions moved by the event being folded, as they were before it (a full state has it; see `recordMoves`). */
+  readonly moved?: Map<PositionRow, PositionBefore>
+}
+
+/** Notes `p` as moved by the current event, keeping what it was before the event's first move of it. */
+const touch = (w: Ledger, p: PositionRow): void => {
+  if (w.moved === undefined || w.moved.has(p)) return
+  w.moved.set(p, { yesBalance: p.yesBalance, noBalance: p.noBalance, cost: p.yesCost + p.noCost, realizedPnl: p.realizedPnl })
 }
 
 /** Minutes: the finest timeframe of the history endpoint, so every timeframe (1m..1w) is exact. */
@@ -39,12 +57,40 @@ export const historyMinute = (timestamp: number) => timestamp - (timestamp % HIS
 export const historyKey = (user: string, marketId: bigint, minute: number) => rowKey(user, marketId, minute)
 
 /**
- * Copies every position the event moved into its history row at the event's minute, then
- * forgets them. Block timestamps only grow, so a row of an earlier minute is never written again.
+ * Copies every position the event moved into its history row at the event's minute and journals
+ * its change (`journal`, with the source `sourceOf` names for its user), then forgets them. Block
+ * timestamps only grow, so a row of an earlier minute is never written again. The USDC of a
+ * change is what left the cost basis or came into realized P&L: an acquire adds its cost to the
+ * basis (USDC paid), a dispose removes cost c and realizes proceeds - c (USDC received).
  */
-export const recordMoves = (moved: Set<PositionRow>, history: Rows<PositionHistoryRow>, timestamp: number): void => {
+export const recordMoves = (
+  moved: Map<PositionRow, PositionBefore>,
+  history: Rows<PositionHistoryRow>,
+  at: Located,
+  journal: Array<PositionMoveRow>,
+  sourceOf: (user: string) => MoveSource
+): void => {
+  const { timestamp } = at
   const minute = historyMinute(timestamp)
-  for (const p of moved) {
+  for (const [p, before] of moved) {
+    const yesShares = p.yesBalance - before.yesBalance
+    const noShares = p.noBalance - before.noBalance
+    const usdc = p.realizedPnl - before.realizedPnl - (p.yesCost + p.noCost - before.cost)
+    if (yesShares !== 0n || noShares !== 0n || usdc !== 0n) {
+      journal.push({
+        block: at.block,
+        logIndex: at.logIndex,
+        txHash: at.txHash,
+        timestamp,
+        address: at.address,
+        user: p.user,
+        marketId: p.marketId,
+        source: sourceOf(p.user),
+        yesShares,
+        noShares,
+        usdc
+      })
+    }
     const key = historyKey(p.user, p.marketId, minute)
     const row = getRow(history, key, "position_history")
     if (row === undefined) {
@@ -130,6 +176,7 @@ export const acquire = (
 ): void => {
   if (protocol.has(user) || (shares === 0n && cost === 0n)) return
   const p = position(w, user, marketId)
+  touch(w, p)
   if (yes) {
     p.yesBalance += shares
     p.yesCost += cost
@@ -137,7 +184,6 @@ export const acquire = (
     p.noBalance += shares
     p.noCost += cost
   }
-  w.moved?.add(p)
 }
 
 /**
@@ -156,6 +202,7 @@ export const dispose = (
 ): void => {
   if (protocol.has(user) || (shares === 0n && proceeds === 0n)) return
   const p = position(w, user, marketId)
+  touch(w, p)
   const held = yes ? p.yesBalance : p.noBalance
   const out = shares > held ? held : shares
   const cost = costOf(yes ? p.yesCost : p.noCost, held, out)
@@ -167,7 +214,6 @@ export const dispose = (
     p.noCost -= cost
   }
   realize(w, p, proceeds - cost)
-  w.moved?.add(p)
 }
 
 const PRICE_UNIT = 1_000_000n

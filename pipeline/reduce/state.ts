@@ -16,6 +16,7 @@ import type {
   PendingFill,
   PoolRow,
   PositionHistoryRow,
+  PositionMoveRow,
   PositionRow,
   ReferralRow,
   TakerFillRow,
@@ -40,6 +41,7 @@ import type {
 } from "./model-governance.js"
 import { emptyWorking } from "./markets.js"
 import { emptyRows, type Rows } from "./rows.js"
+import type { PositionBefore } from "./positions.js"
 
 /** Mutable tables, each keyed as its module's `...Key` function says. */
 export interface KeyedRows {
@@ -76,6 +78,7 @@ export interface AppendedLogs {
   readonly hookUpgrades: Array<HookUpgradeRow>
   readonly liquidityEvents: Array<LiquidityEventRow>
   readonly referrals: Array<ReferralRow>
+  readonly positionMoves: Array<PositionMoveRow>
 }
 
 export interface State extends Working {
@@ -83,8 +86,8 @@ export interface State extends Working {
   readonly logs: AppendedLogs
   /** Fills of order ids not placed yet (see orders.ts); never written. */
   readonly pendingFills: Map<string, PendingFill>
-  /** Positions the event being folded moved (positions.ts); empty between events, never written. */
-  readonly moved: Set<PositionRow>
+  /** Positions the event being folded moved, as they stood before it (positions.ts); empty between events, never written. */
+  readonly moved: Map<PositionRow, PositionBefore>
 }
 
 export const KEYED_NAMES = [
@@ -119,7 +122,8 @@ export const LOG_NAMES = [
   "feeChanges",
   "hookUpgrades",
   "liquidityEvents",
-  "referrals"
+  "referrals",
+  "positionMoves"
 ] as const satisfies ReadonlyArray<keyof AppendedLogs>
 
 /** Compile-time: the name lists above cover every keyed table and every log. */
@@ -139,5 +143,5 @@ export const emptyState = (): State => ({
   rows: emptyKeyedRows(false),
   logs: emptyLogs(),
   pendingFills: new Map(),
-  moved: new Set()
+  moved: new Map()
 })

@@ -48,7 +48,8 @@ export const UNIT_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
   exchange_fee: ["amount"],
   candle: ["open", "high", "low", "close", "volume"],
   position_history: ["yes_balance", "no_balance", "yes_cost", "no_cost", "realized_pnl"],
-  referral: ["usdc_volume"]
+  referral: ["usdc_volume"],
+  position_move: ["yes_shares", "no_shares", "usdc"]
 }
 
 /** jsonb columns holding a JSON array of uint256 decimal strings (the `bigList` codec). */

@@ -10,7 +10,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { keccak256, stringToHex } from "viem"
+import { MARKET_MODULE_ID, marketStatusSql, TRADING_PAUSED_SQL, type ChainMoment } from "../../../schema/market-status.js"
 import type { Market } from "../../indexer/markets.js"
 import { read } from "../../indexer/queries/db.js"
 import { Freshness } from "../../indexer/freshness.js"
@@ -20,15 +20,10 @@ import { MARKET_COLUMNS, MARKET_FROM, toMarket } from "../../indexer/queries/mar
 /** A row selected with `MARKET_COLUMNS`, read by `toMarket`; only its id (NUMERIC, as text) is read here. */
 type MarketColumns = { readonly id: string }
 
-/** The diamond's market module id; pausing it (or everything) stops trading on every market. */
-export const MARKET_MODULE_ID = keccak256(stringToHex("predix.module.market"))
+export { MARKET_MODULE_ID }
 
-/** What a market's status depends on besides its own row. */
-export interface ChainNow {
-  /** Unix seconds of the latest indexed block. */
-  readonly time: number
-  /** Trading is paused globally or for the market module. */
-  readonly paused: boolean
+/** What a market's status depends on besides its own row (schema/market-status.ts), and the exchange's pause. */
+export interface ChainNow extends ChainMoment {
   /** The exchange is paused: its book fills nothing and the router trades on the AMM alone. */
   readonly exchangePaused: boolean
 }
@@ -39,7 +34,7 @@ export const readChainNow = Effect.zipWith(
     SqlClient.SqlClient,
     (sql) =>
       sql<{ paused: boolean; exchange_paused: boolean }>`
-      select exists (select 1 from pause_state where paused and scope in ('global', ${MARKET_MODULE_ID})) as paused,
+      select ${sql.literal(TRADING_PAUSED_SQL)} as paused,
         exists (select 1 from pause_state where paused and scope = 'exchange') as exchange_paused`
   ),
   (time, rows): ChainNow => ({ time, paused: rows[0]?.paused === true, exchangePaused: rows[0]?.exchange_paused === true }),
@@ -141,21 +136,10 @@ export interface MarketWithRecent {
 export const listMarketRows = (filter: MarketFilter, now: ChainNow) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const live = sql`not m.is_resolved and not m.refund_mode and m.end_time > ${now.time}`
     // trending and ending_soon only make sense for markets that still trade.
     const status = filter.status ?? (filter.sortBy === "trending" || filter.sortBy === "ending_soon" ? "active" : undefined)
-    const statusFilter =
-      status === undefined
-        ? []
-        : status === "active"
-          ? [now.paused ? sql.literal("false") : live]
-          : status === "paused"
-            ? [now.paused ? live : sql.literal("false")]
-            : status === "closed"
-              ? [sql`not m.is_resolved and not m.refund_mode and m.end_time <= ${now.time}`]
-              : status === "resolved"
-                ? [sql.literal("m.is_resolved")]
-                : [sql.literal("m.refund_mode and not m.is_resolved")]
+    // The records' own rule (schema/market-status.ts), so a filtered list holds exactly the markets whose status says so.
+    const statusFilter = status === undefined ? [] : [sql`${sql.literal(marketStatusSql("m"))} = ${status}`]
     const pattern = filter.q === undefined ? undefined : `%${escapeLike(filter.q)}%`
     const where = sql.and([
       ...statusFilter,
@@ -242,7 +226,7 @@ export const listHotRows = (limit: number, now: ChainNow) =>
     const rows = yield* sql<MarketColumns & { recent_volume: string; recent_trades: string }>`
       select ${sql.literal(MARKET_COLUMNS)}, r.volume as recent_volume, r.trades as recent_trades
       from ${sql.literal(MARKET_FROM)} ${sql.literal(recentActivity(`${since}::bigint`))}
-      where not m.is_resolved and not m.refund_mode and m.end_time > ${now.time} and not ${sql.literal(IN_EVENT)}
+      where ${sql.literal(marketStatusSql("m"))} in ('active', 'paused') and not ${sql.literal(IN_EVENT)}
       order by coalesce(d.featured, false) desc, r.volume + r.trades * ${HOT_TRADE_WEIGHT.toString()}::numeric desc, m.volume desc, m.id asc
       limit ${limit}`
     return rows.map((row): MarketWithRecent => ({

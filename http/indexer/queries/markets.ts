@@ -10,7 +10,8 @@ import { Effect } from "effect"
 import { IndexerMarketNotFound } from "../../../schema/errors.js"
 import type { Address, TxHash } from "../../../schema/primitives.js"
 import { marketIdToHex, PRICE_SCALE } from "../../../schema/primitives.js"
-import type { Market, MarketListQuery, MarketSort, MarketStatus } from "../markets.js"
+import { MARKET_STATUSES, marketStatusSql } from "../../../schema/market-status.js"
+import type { Market, MarketListQuery, MarketSort } from "../markets.js"
 import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../records.js"
 import { listPage, read } from "./db.js"
 import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "./rows.js"
@@ -36,6 +37,7 @@ const decodeMarketRow = rowDecoder({
   refund_mode: bool,
   /** Never null since migration 0011 (the price before any trade: see pipeline/reduce/markets.ts). */
   yes_price: bigint,
+  status: oneOf(...MARKET_STATUSES),
   last_trade_at: nullable(int),
   event_id: nullable(bigint),
   ...displayMetadataColumns
@@ -44,17 +46,11 @@ const decodeMarketRow = rowDecoder({
 /** The columns of a market record; `m` is the market, `d` its display metadata. */
 export const MARKET_COLUMNS = `m.id, m.question, m.end_time, m.oracle, m.creator, m.yes_token, m.no_token, m.created_at,
   m.created_block, m.created_tx, m.total_collateral, m.volume, m.trade_count, m.is_resolved, m.outcome,
-  m.resolution_type, m.resolved_at, m.refund_mode, m.yes_price, m.last_trade_at,
+  m.resolution_type, m.resolved_at, m.refund_mode, m.yes_price, ${marketStatusSql("m")} as status, m.last_trade_at,
   (select e.id from event_group e where e.market_ids @> jsonb_build_array(m.id::text) order by e.id limit 1) as event_id,
   ${DISPLAY_COLUMNS}`
 
 export const MARKET_FROM = `market m left join display_metadata d on d.kind = 'market' and d.id = m.id`
-
-const STATUS_FILTER: Record<MarketStatus, string> = {
-  active: "not m.is_resolved and not m.refund_mode",
-  resolved: "m.is_resolved",
-  refunding: "m.refund_mode and not m.is_resolved"
-}
 
 const SORT_ORDER: Record<MarketSort, string> = {
   newest: "m.id desc",
@@ -63,10 +59,6 @@ const SORT_ORDER: Record<MarketSort, string> = {
   trades: "m.trade_count desc, m.id asc",
   ending_soon: "m.end_time asc, m.id asc"
 }
-
-/** The market status words, derived exactly as `STATUS_FILTER` selects them. */
-export const marketStatus = (row: { readonly is_resolved: boolean; readonly refund_mode: boolean }): MarketStatus =>
-  row.is_resolved ? "resolved" : row.refund_mode ? "refunding" : "active"
 
 /** The market record of a row selected with `MARKET_COLUMNS`. */
 export const toMarket = (raw: unknown): Market => {
@@ -86,7 +78,7 @@ export const toMarket = (raw: unknown): Market => {
     resolutionType: row.resolution_type,
     resolvedAt: row.resolved_at,
     refundMode: row.refund_mode,
-    status: marketStatus(row),
+    status: row.status,
     creator: row.creator,
     oracle: row.oracle,
     yesToken: row.yes_token,
@@ -104,7 +96,7 @@ export const listMarkets = (query: MarketListQuery) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([
-      ...(query.status === undefined ? [] : [sql.literal(STATUS_FILTER[query.status])]),
+      ...(query.status === undefined ? [] : [sql`${sql.literal(marketStatusSql("m"))} = ${query.status}`]),
       ...(query.category === undefined ? [] : [sql`d.category = ${query.category}`]),
       ...(query.featured === undefined ? [] : [query.featured ? sql`d.featured` : sql`coalesce(d.featured, false) = false`])
     ])

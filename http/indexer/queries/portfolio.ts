@@ -10,9 +10,9 @@ import { PRICE_SCALE } from "../../../schema/primitives.js"
 import type { Portfolio, PortfolioHistoryPoint, PortfolioHistoryQuery, PortfolioPnl, PortfolioPosition } from "../portfolio.js"
 import { checkRange, listPage, read } from "./db.js"
 import { positionColumns, toPosition, type PositionRow } from "./market-book.js"
-import { marketStatus } from "./markets.js"
+import { MARKET_STATUSES, marketStatusSql } from "../../../schema/market-status.js"
 import { positionsSource } from "./positions.js"
-import { array, bigint, bool, int, nullable, rowDecoder, text } from "./rows.js"
+import { array, bigint, bool, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
 
 const decodeHeldPositionRow = rowDecoder({
   ...positionColumns,
@@ -21,7 +21,8 @@ const decodeHeldPositionRow = rowDecoder({
   refund_mode: bool,
   outcome: nullable(bool),
   /** Never null since migration 0011 (the market's price before any trade: see pipeline/reduce/markets.ts). */
-  yes_price: bigint
+  yes_price: bigint,
+  status: oneOf(...MARKET_STATUSES)
 })
 type HeldPositionRow = ReturnType<typeof decodeHeldPositionRow>
 
@@ -45,7 +46,7 @@ const heldPositions = (address: Address) =>
     SqlClient.SqlClient,
     (sql) => sql`
       select p.user_address, p.market_id, p.yes_balance, p.no_balance, p.yes_cost, p.no_cost, p.realized_pnl,
-             m.question, m.is_resolved, m.refund_mode, m.outcome, m.yes_price
+             m.question, m.is_resolved, m.refund_mode, m.outcome, m.yes_price, ${sql.literal(marketStatusSql("m"))} as status
       from ${positionsSource(sql, { user: address })} p join market m on m.id = p.market_id
       order by p.market_id`
   ).pipe(Effect.map((rows) => rows.map(decodeHeldPositionRow)))
@@ -58,7 +59,7 @@ const summarize = (address: Address, rows: ReadonlyArray<HeldPositionRow>) => {
     return {
       ...position,
       question: row.question,
-      marketStatus: marketStatus(row),
+      marketStatus: row.status,
       outcome: row.outcome,
       markPrice,
       value,

@@ -26,6 +26,7 @@ const BOB = 3
 const BUY_YES = 0
 const BUY_NO = 2
 const ZERO32 = `0x${"0".repeat(64)}`
+const ZERO20 = `0x${"0".repeat(40)}`
 const quiet = Logger.withMinimumLogLevel(LogLevel.Error)
 
 let anvil: Anvil
@@ -223,6 +224,57 @@ describe("notifications from indexed chain events", () => {
     expect(withFaucet[0]).toMatchObject({ type: "faucetDelivered", address: client.address(ALICE), detail: { address: account } })
     expect(withFaucet).toHaveLength(4)
 
+    await again.stop()
+  }, 240_000)
+
+  it("a user's own router trade notifies them once with its transaction; a cancellation names its transaction", async () => {
+    const a = devnet.addresses
+    const consumer = await startConsumer()
+    await caughtUp()
+    const endTime = BigInt(await client.timestamp()) + 3_600n
+    await send(ADMIN, "MarketFactory", a.marketFactory, "launch", ["Will my trade notify me?", endTime, a.manualOracle, 50_000n * USDC])
+    const traded = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
+    const before = (await inbox(BOB)).length
+    const receipt = await send(BOB, "Router", a.router, "trade", [
+      BUY_YES,
+      traded,
+      25n * USDC,
+      0n,
+      client.address(BOB),
+      0n,
+      maxUint256,
+      ZERO20
+    ])
+    await index()
+    await caughtUp()
+    const mine = (await inbox(BOB)).filter((n) => n.type === "tradeExecuted")
+    expect(mine).toHaveLength(1)
+    expect(mine[0]).toMatchObject({
+      address: client.address(BOB),
+      marketId: `0x${traded.toString(16).padStart(64, "0")}`,
+      txHash: receipt.transactionHash.toLowerCase(),
+      detail: { role: "trader", trader: client.address(BOB), recipient: client.address(BOB) }
+    })
+    expect((await inbox(BOB)).length).toBe(before + 1)
+
+    await send(BOB, "Exchange", a.exchange, "placeOrder", [traded, BUY_NO, 100_000n, 5n * USDC, ZERO32])
+    await index()
+    const [order] = await backends.sql(`select id from exchange_order where owner = $1 and status = 'OPEN' and market_id = $2`, [
+      client.address(BOB),
+      traded.toString()
+    ])
+    const cancel = await send(BOB, "Exchange", a.exchange, "cancelOrder", [order!["id"]])
+    await index()
+    await caughtUp()
+    const cancelled = (await inbox(BOB)).filter((n) => n.type === "orderCancelled" && n.detail.orderId === order!["id"])
+    expect(cancelled).toHaveLength(1)
+    expect(cancelled[0].txHash).toBe(cancel.transactionHash.toLowerCase())
+    // The consumer replaying everything adds nothing.
+    await backends.sql(`update notification_cursor set block_number = -1, block_hash = null, block_timestamp = null`)
+    await consumer.stop()
+    const again = await startConsumer()
+    await caughtUp()
+    expect((await inbox(BOB)).filter((n) => n.type === "tradeExecuted")).toHaveLength(1)
     await again.stop()
   }, 240_000)
 })

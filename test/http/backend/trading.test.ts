@@ -62,13 +62,9 @@ describe("users and portfolios", () => {
     expect((await h.get(`/api/trading/${address}/positions/abc`)).body.code).toBe("INVALID_MARKET_ID")
   })
 
-  it("a user's trades: router trades as trader or recipient and direct CLOB fills, newest first", async () => {
+  it("a user's trades: every share move of its positions (the ledger's journal), newest first", async () => {
     const trades = await h.get(`/api/trading/${trader}/trades?limit=100`)
-    const [n] = await h.sql<{ n: string }>(
-      `select (select count(*) from trade where trader = $1 or recipient = $1)
-        + (select count(*) from taker_fill f where taker = $1 and not exists (select 1 from trade t where t.tx_hash = f.tx_hash and t.market_id = f.market_id)) as n`,
-      [trader]
-    )
+    const [n] = await h.sql<{ n: string }>(`select count(*) as n from position_move where user_address = $1`, [trader])
     expect(trades.body.meta.pagination.total).toBe(Number(n!.n))
     const blocks = trades.body.data.map((t: any) => t.blockNumber)
     expect(blocks).toEqual([...blocks].sort((a, b) => b - a))
