@@ -104,6 +104,11 @@ export class TieredCache {
     this.entries.set(key, { answer, expires: this.now() + CACHE_TIERS[tier], head: tier === "hot" ? this.head : null })
   }
 
+  /** The head (`block:hash`) the entries were last looked up under, for observation. */
+  get heldHead(): string | undefined {
+    return this.head
+  }
+
   /** Answers held. */
   get size(): number {
     return this.entries.size
