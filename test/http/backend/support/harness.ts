@@ -9,7 +9,7 @@
  * describes the answer.
  */
 import { FetchHttpClient, HttpServer } from "@effect/platform"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import { backendHttpLayer, type BackendOptions } from "../../../../http/backend/api.js"
 import { BackendCache, type TieredCache } from "../../../../http/backend/cache.js"
 import { makeBackendClient, type BackendClient } from "../../../../http/backend/client.js"
@@ -150,7 +150,7 @@ export const startHarness = async (options: Partial<Omit<BackendOptions, "indexe
         (await Effect.runPromise(query(fixture.url, text, values))).rows as Array<R>,
       client: (f) =>
         Effect.runPromise(Effect.flatMap(makeBackendClient(url), f).pipe(Effect.provide(FetchHttpClient.layer)) as Effect.Effect<any, any>),
-      cache: Context.get(context, BackendCache).cache,
+      cache: Option.getOrNull(Context.getOption(context, BackendCache))?.cache ?? null,
       stopIndexer: () => Effect.runPromise(Scope.close(indexerScope, Exit.void)),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void))
     }
