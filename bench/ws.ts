@@ -101,7 +101,7 @@ const main = async () => {
 
   const context = await Effect.runPromise(
     Layer.buildWithScope(
-      backendHttpLayer({ chainId: 130, indexerUrl: "http://127.0.0.1:9", cacheEntries: 0 }).pipe(
+      backendHttpLayer({ chainId: 130, indexerUrl: "http://127.0.0.1:9", cacheBytes: 0 }).pipe(
         Layer.provideMerge(httpServerWithRealtime({ port: 0, host: "127.0.0.1" }, { chainId: 130 })),
         Layer.provide([database, BuildInfoLive, NoSessions])
       ),

@@ -16,9 +16,10 @@ import { AaLive, AaServiceLive } from "./aa-live.js"
 import type { AaOptions } from "./aa-config.js"
 import { AdminLive, AuthLive, SessionMiddlewareLive } from "./auth-live.js"
 import { IndexerBreakerLive } from "./breaker.js"
-import { BackendCacheLive } from "./cache.js"
+import { BackendCacheLive, DEFAULT_BACKEND_CACHE_BYTES } from "./cache.js"
 import { BackendApi } from "./definition.js"
 import { EventsLive, MarketsLive } from "./markets-live.js"
+import { canonicalTarget, checkedRequest } from "./front-door.js"
 import { makeGuard } from "./guard.js"
 import { backendMiddleware } from "./middleware.js"
 import { PricingLive } from "./pricing-live.js"
@@ -67,8 +68,8 @@ export interface BackendOptions {
   readonly chainId: number
   /** The indexer's base URL: its health feeds the breaker. */
   readonly indexerUrl: string
-  /** Cache entries kept; 0 turns the cache off. Default 10,000. */
-  readonly cacheEntries?: number
+  /** Bytes of cached answers and their keys (see `cache.ts`); 0 turns the cache off. Default 64 MiB. */
+  readonly cacheBytes?: number
   /** Consecutive failures that open the breaker (default 3), how long it stays open (default 5 s), probe period (default 1 s). */
   readonly breakerThreshold?: number
   readonly breakerOpenForMs?: number
@@ -97,12 +98,16 @@ export const backendHttpLayer = (options: BackendOptions) =>
       HttpRouter.setRouterConfig({ maxParamLength: 16_384, caseSensitive: true, ignoreTrailingSlash: false, ignoreDuplicateSlashes: false })
     ),
     Layer.provide(HttpApiBuilder.middlewareOpenApi({ path: "/api/openapi.json" })),
-    // Request id and error bodies outermost, then CORS, cross-site writes, session, rate limits (guard.ts).
-    Layer.provide(HttpApiBuilder.middleware(Effect.map(makeGuard, (guard) => (app) => backendMiddleware(guard(app))))),
+    // Request id and error bodies outermost, the canonical target (front-door.ts), then CORS, cross-site
+    // writes, session, rate limits (guard.ts), then parameters and body checked and the answer key set.
+    Layer.provide(
+      HttpApiBuilder.middleware(Effect.map(makeGuard, (guard) => (app) => backendMiddleware(canonicalTarget(guard(checkedRequest(app))))))
+    ),
     Layer.provide(BackendApiLive),
+    // The cache stays in the output, so whoever runs the layer (a test) can see what it holds.
+    Layer.provideMerge(BackendCacheLive(options.cacheBytes ?? DEFAULT_BACKEND_CACHE_BYTES)),
     Layer.provide([
       FreshnessLive(options.chainId),
-      BackendCacheLive(options.cacheEntries ?? 10_000),
       IndexerBreakerLive({
         indexerUrl: options.indexerUrl,
         threshold: options.breakerThreshold ?? 3,

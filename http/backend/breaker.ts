@@ -11,8 +11,12 @@
  *
  * Because the data does not come through the indexer process, the breaker hears about the
  * indexer from two sources:
- * - every guarded read: a database failure or timeout (`ServiceUnavailable`, `SqlError`) is a
- *   failure; any other answer, a 404 included, is a success;
+ * - every guarded read: a database outage or timeout (`ServiceUnavailable`, an outage's
+ *   `SqlError`: `http/core/sql-failure.ts`) is a failure; any other answer, a 404 included, is a
+ *   success. A statement the database refused for its content (a NUL in a search text, a bug in
+ *   the SQL) is neither: it says nothing about the indexer's health, so it is not counted (it
+ *   dies, and the middleware answers it as the client's 400 or a logged 500). Otherwise one
+ *   cheap bad request every few seconds would keep the breaker open for every user;
  * - a probe of the indexer's `/api/health` through its typed client every `probeEvery`: a stopped
  *   or unhealthy indexer (no answer, a 503) is a failure even while the database still answers,
  *   since the data would stop moving.
@@ -25,6 +29,7 @@ import { HttpApiClient, type HttpClient } from "@effect/platform"
 import { SqlError } from "@effect/sql/SqlError"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { IndexerUnavailable, ServiceUnavailable } from "../../schema/errors.js"
+import { isDatabaseOutage } from "../core/sql-failure.js"
 import { IndexerApi } from "../indexer/definition.js"
 
 export interface BreakerOptions {
@@ -86,7 +91,11 @@ export class CircuitBreaker {
   }
 }
 
-const isIndexerFailure = (error: unknown): boolean => error instanceof ServiceUnavailable || error instanceof SqlError
+const isIndexerFailure = (error: unknown): boolean =>
+  error instanceof ServiceUnavailable || (error instanceof SqlError && isDatabaseOutage(error))
+
+/** A refused statement (not an outage) as the defect it is, so it is neither counted nor typed as one. */
+const refusedStatement = (error: unknown): error is SqlError => error instanceof SqlError && !isDatabaseOutage(error)
 
 export class IndexerBreaker extends Context.Tag("IndexerBreaker")<
   IndexerBreaker,
@@ -108,6 +117,7 @@ export const guardWith =
     Effect.suspend(() => {
       if (!breaker.admit()) return Effect.fail(unavailable(breaker))
       return effect.pipe(
+        Effect.catchIf(refusedStatement, (error) => Effect.die(error)),
         Effect.onExit((exit) =>
           Effect.sync(() => {
             if (exit._tag === "Success") return breaker.success()

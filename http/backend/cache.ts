@@ -3,22 +3,30 @@
  * order books, trades, quotes) and `warm` (60 s: profiles, prices, candles, stats).
  *
  * What is cached is the encoded `data` of an answer (and a list's pagination), never the envelope:
- * `meta.timestamp` and `meta.reqId` belong to each request (see `respond.ts`).
+ * `meta.timestamp` and `meta.reqId` belong to each request (see `respond.ts`). Entries are keyed
+ * by the request's canonical answer key (`front-door.ts`: decoded parameters, sorted, defaults
+ * applied), never by its spelling, so spellings of one request share one entry.
  *
  * Invariants:
- * - an entry is served only while the indexed head (block AND hash) it was computed under is the
- *   current head, and only within its tier's time to live: the first lookup under another head
- *   empties the cache, so no answer outlives the block it reflects, a reorg (a head with another
- *   hash, or an ancestor) included. The head moves on the indexer's `predix_indexed` NOTIFY
- *   (`http/indexer/freshness.ts`), sent in the same transaction as the commit;
- * - an entry's head is the one read BEFORE its data was computed, so it never claims a newer block
- *   than the data reflects (a commit landing mid-read only makes the entry die sooner);
- * - memory is bounded: at most `maxEntries` entries of at most `maxBytes` each, oldest out first;
+ * - a hot entry is served only while the indexed head (block AND hash) it was computed under is
+ *   the current head, and within 2 s: the first lookup under another head drops every hot entry.
+ *   The head moves on the indexer's `predix_indexed` NOTIFY (`http/indexer/freshness.ts`), sent in
+ *   the same transaction as the commit;
+ * - a warm entry is served for up to 60 s whatever blocks are indexed meanwhile (the spec's
+ *   "warm": profiles, stats and leaderboards may be a minute old), except across a reorg: a new
+ *   head that does not move forward (the same or a lower number) drops warm entries too;
+ * - an entry's head is the one read BEFORE its data was computed, and an answer computed under a
+ *   head that has moved on meanwhile is not stored, so no entry claims a newer block than its
+ *   data reflects;
+ * - memory is bounded in bytes (`http/core/byte-capped-map.ts`, the store the indexer's cache
+ *   uses too): keys and answers at two bytes a character plus a fixed overhead each, at most
+ *   `maxBytes` in all, an answer over `maxEntryBytes` not kept, the oldest entry out first;
  * - one computation per key and head at a time ("single flight"): a miss while another request is
  *   computing the same key under the same head waits for that answer instead of computing it again,
  *   so an entry expiring under load costs one computation, not one per request arriving meanwhile.
  */
 import { Context, type Deferred, Layer } from "effect"
+import { ByteCappedMap, ENTRY_OVERHEAD, stringBytes } from "../core/byte-capped-map.js"
 import type { IndexedHead } from "../indexer/freshness.js"
 
 export const CACHE_TIERS = { hot: 2_000, warm: 60_000 } as const
@@ -33,14 +41,23 @@ export interface CachedAnswer {
 interface Entry {
   readonly answer: CachedAnswer
   readonly expires: number
+  /** The head tag a hot entry belongs to; null for a warm one. */
+  readonly head: string | null
 }
 
 /** A head as the cache tells heads apart: block AND hash (a reorg keeps the number, not the hash). */
 const headTag = (head: IndexedHead) => `${head.block}:${head.hash}`
 
+/** What an answer costs in the store besides its key (the pagination's three numbers included). */
+const answerBytes = (answer: CachedAnswer) => stringBytes(answer.data) + (answer.pagination === undefined ? 0 : 64)
+
+/** Default size of the backend cache: 64 MiB. */
+export const DEFAULT_BACKEND_CACHE_BYTES = 64 << 20
+
 export class TieredCache {
   private head: string | undefined = undefined
-  private readonly entries = new Map<string, Entry>()
+  private headBlock = -1
+  private readonly entries: ByteCappedMap<Entry>
   /**
    * Computations under way, by head and key: each resolves with the answer, or with undefined
    * when its computation failed or was interrupted (then every waiter computes its own).
@@ -48,18 +65,21 @@ export class TieredCache {
   readonly inFlight = new Map<string, Deferred.Deferred<CachedAnswer | undefined>>()
 
   constructor(
-    readonly maxEntries: number,
     readonly maxBytes: number,
+    readonly maxEntryBytes: number = 1 << 20,
     private readonly now: () => number = Date.now
-  ) {}
+  ) {
+    this.entries = new ByteCappedMap(maxBytes, (key, entry) => stringBytes(key) + answerBytes(entry.answer) + ENTRY_OVERHEAD)
+  }
 
-  private at(head: IndexedHead): Map<string, Entry> {
+  /** Moves the cache to `head`: hot entries of another head go; on a reorg warm ones too. */
+  private at(head: IndexedHead): void {
     const tag = headTag(head)
-    if (tag !== this.head) {
-      this.entries.clear()
-      this.head = tag
-    }
-    return this.entries
+    if (tag === this.head) return
+    if (head.block > this.headBlock) this.entries.deleteWhere((entry) => entry.head !== null)
+    else this.entries.clear()
+    this.head = tag
+    this.headBlock = head.block
   }
 
   /** The key of `key`'s computation under `head` in `inFlight`. */
@@ -68,11 +88,11 @@ export class TieredCache {
   }
 
   get(head: IndexedHead, key: string): CachedAnswer | undefined {
-    const entries = this.at(head)
-    const entry = entries.get(key)
+    this.at(head)
+    const entry = this.entries.get(key)
     if (entry === undefined) return undefined
     if (entry.expires <= this.now()) {
-      entries.delete(key)
+      this.entries.delete(key)
       return undefined
     }
     return entry.answer
@@ -80,24 +100,29 @@ export class TieredCache {
 
   /** Keeps `answer`, computed under `head`, for its tier's time, unless the head has moved since. */
   set(head: IndexedHead, tier: CacheTier, key: string, answer: CachedAnswer): void {
-    if (answer.data.length > this.maxBytes || headTag(head) !== this.head) return
-    const entries = this.entries
-    entries.delete(key)
-    if (entries.size >= this.maxEntries) {
-      const oldest = entries.keys().next()
-      if (oldest.done !== true) entries.delete(oldest.value)
-    }
-    entries.set(key, { answer, expires: this.now() + CACHE_TIERS[tier] })
+    if (answerBytes(answer) > this.maxEntryBytes || headTag(head) !== this.head) return
+    this.entries.set(key, { answer, expires: this.now() + CACHE_TIERS[tier], head: tier === "hot" ? this.head : null })
   }
 
+  /** The head (`block:hash`) the entries were last looked up under, for observation. */
+  get heldHead(): string | undefined {
+    return this.head
+  }
+
+  /** Answers held. */
   get size(): number {
     return this.entries.size
+  }
+
+  /** Bytes held, as counted against `maxBytes`. */
+  get bytes(): number {
+    return this.entries.bytes
   }
 }
 
 /** The cache this backend instance's answers share (null: caching off). */
 export class BackendCache extends Context.Tag("BackendCache")<BackendCache, { readonly cache: TieredCache | null }>() {}
 
-/** At most `entries` answers of at most 1 MiB of JSON each; 0 turns caching off. */
-export const BackendCacheLive = (entries: number) =>
-  Layer.sync(BackendCache, () => ({ cache: entries > 0 ? new TieredCache(entries, 1 << 20) : null }))
+/** At most `bytes` of keys and answers (answers of at most 1 MiB of JSON each); 0 turns caching off. */
+export const BackendCacheLive = (bytes: number) =>
+  Layer.sync(BackendCache, () => ({ cache: bytes > 0 ? new TieredCache(bytes, Math.min(1 << 20, bytes)) : null }))

@@ -7,15 +7,19 @@
  * - every failure as the spec's body `{ error, code, message, details? }` with the code's status:
  *   a parameter the endpoint's schemas reject is INVALID_ADDRESS / INVALID_MARKET_ID when the
  *   parameter names an address or a market id, else VALIDATION_FAILED with one `{ path, message }`
- *   per problem; a database failure that escaped the breaker is INDEXER_UNAVAILABLE; an unknown
+ *   per problem; a database outage that escaped the breaker is INDEXER_UNAVAILABLE, a statement the
+ *   database refused for a value the request carried (SQLSTATE class 22, `http/core/sql-failure.ts`)
+ *   is VALIDATION_FAILED, any other refused statement a bug; an unknown
  *   route is a 404 `NOT_FOUND` with the same body; anything else is a bug, logged with its cause
  *   and answered 500 `INTERNAL_ERROR` without a stack trace.
  */
 import { Headers, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option } from "effect"
 import { backendErrorStatus, type BackendErrorCode, type ErrorDetail } from "../../schema/errors.js"
+import { isDatabaseOutage, isRefusedValue } from "../core/sql-failure.js"
 import { NotFound } from "./errors.js"
 import { REQUEST_ID_HEADER } from "./respond.js"
 
@@ -69,8 +73,20 @@ const requestLine = (request: HttpServerRequest.HttpServerRequest) => {
   return `${request.method} ${path.length > 200 ? `${path.slice(0, 200)}...` : path}`
 }
 
+/** The 400 of a statement the database refused for a value of the request (a missed input check: logged). */
+const refusedValue = (error: SqlError, line: string) =>
+  Effect.logWarning("the database refused a value of the request").pipe(
+    Effect.annotateLogs({ request: line, error: String((error.cause as { message?: unknown } | undefined)?.message ?? error.message) }),
+    Effect.as(
+      errorResponse(400, "VALIDATION_FAILED", "a value of the request is not one the database can hold or compare", [
+        { path: "", message: "value refused by the database" }
+      ])
+    )
+  )
+
 const render = (failure: unknown, line: string): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   if (failure instanceof HttpApiDecodeError) return Effect.succeed(describeDecodeError(failure))
+  if (isRefusedValue(failure)) return refusedValue(failure, line)
   if (failure instanceof NotFound) return Effect.succeed(errorResponse(404, "NOT_FOUND", failure.message))
   if (isBackendError(failure))
     return Effect.succeed(errorResponse(backendErrorStatus[failure.code], failure.code, failure.message, failure.details))
@@ -81,7 +97,7 @@ const render = (failure: unknown, line: string): Effect.Effect<HttpServerRespons
     return Effect.succeed(
       errorResponse(400, "VALIDATION_FAILED", "the request body could not be read", [{ path: "", message: "unreadable body" }])
     )
-  if (tag === "SqlError" || tag === "ServiceUnavailable") {
+  if ((failure instanceof SqlError && isDatabaseOutage(failure)) || tag === "ServiceUnavailable") {
     return Effect.logWarning("indexer read failed").pipe(
       Effect.as(errorResponse(503, "INDEXER_UNAVAILABLE", "the indexer's database is unavailable"))
     )
@@ -106,6 +122,7 @@ export const backendMiddleware = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Def
         if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
         // HttpApi dies with the RequestError of a body that is not JSON: the client's fault.
         const defect = Cause.dieOption(cause)
+        if (Option.isSome(defect) && isRefusedValue(defect.value)) return refusedValue(defect.value, line)
         if (Option.isSome(defect) && (defect.value as { _tag?: unknown } | null)?._tag === "RequestError") {
           return Effect.succeed(
             errorResponse(400, "VALIDATION_FAILED", "the request body is not valid JSON", [{ path: "", message: "not valid JSON" }])

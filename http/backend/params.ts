@@ -21,15 +21,23 @@ export const MarketIdString = Schema.String.annotations({
   jsonSchema: { type: "string", pattern: "^([1-9][0-9]*|0[xX][0-9a-fA-F]{64})$" }
 })
 
-export const AddressString = Schema.String.annotations({
+const addressAnnotations = {
   title: "address",
   description: "account address: 0x followed by 40 hex digits (any case; answers are lowercase)",
   jsonSchema: { type: "string", pattern: "^0[xX][0-9a-fA-F]{40}$" }
-})
+}
+
+export const AddressString = Schema.String.annotations(addressAnnotations)
 
 export const IdOrSlugPath = Schema.Struct({ idOrSlug: IdOrSlug })
 export const MarketIdPath = Schema.Struct({ marketId: MarketIdString })
-export const AddressPath = Schema.Struct({ address: AddressString })
+/**
+ * An address in a path, lowercased as it is decoded: every case of one address names one
+ * resource, and so one answer-cache entry (`front-door.ts`); handlers still check its shape.
+ */
+const AddressPathString = Schema.Lowercase.annotations(addressAnnotations)
+
+export const AddressPath = Schema.Struct({ address: AddressPathString })
 
 /** `?locale=` (en, vi, ja, ko); without it Accept-Language decides, then English. */
 export const localeField = {

@@ -8,11 +8,12 @@
  * encoded JSON of `data` without decoding or encoding anything; only `meta` is made per request.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Deferred, Effect, Schema } from "effect"
+import { Deferred, Effect, FiberRef, Schema } from "effect"
 import { BACKEND_VERSION } from "../../schema/envelopes.js"
 import { Freshness } from "../indexer/freshness.js"
 import { IndexerBreaker } from "./breaker.js"
 import { BackendCache, type CachedAnswer, type CacheTier } from "./cache.js"
+import { answerKey } from "./front-door.js"
 import { resolveLocale, type Locale } from "./locale.js"
 
 export const REQUEST_ID_HEADER = "x-request-id"
@@ -58,7 +59,9 @@ const render = (answer: CachedAnswer, info: RequestInfo, cacheHeaders: Record<st
 
 /**
  * The answer of `compute` (given the request's locale), cached in `tier` (null: not cached) under
- * the request's method, path and query, locale and `keyExtra` (a POST body, canonicalised).
+ * the request's answer key (its decoded parameters, canonical: `front-door.ts`), locale and
+ * `keyExtra` (a POST body, canonicalised). A request without an answer key is never cached: the
+ * raw URL is no key (every spelling of a request would be an entry of its own).
  */
 const answer = <A, E, R>(
   tier: CacheTier | null,
@@ -71,8 +74,9 @@ const answer = <A, E, R>(
     const { cache } = yield* BackendCache
     const { breaker, guard } = yield* IndexerBreaker
     const head = yield* Effect.flatMap(Freshness, (f) => f.current)
-    const key = `${info.method} ${info.url} ${info.locale} ${keyExtra}`
-    const useCache = tier !== null && cache !== null && head !== null
+    const canonical = yield* FiberRef.get(answerKey)
+    const key = `${canonical} ${info.locale} ${keyExtra}`
+    const useCache = tier !== null && cache !== null && head !== null && canonical !== undefined
     if (!useCache) {
       const encoded = encode(yield* guard(compute(info)))
       return render(encoded, info, tier === null ? {} : { "x-cache": "MISS", "x-cache-tier": tier })

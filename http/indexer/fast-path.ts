@@ -22,7 +22,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { ListenOptions } from "node:net"
 import { CORS_HEADERS } from "./cors.js"
 import { Freshness, INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER } from "./freshness.js"
-import { parseTarget } from "./request-target.js"
+import { parseTarget } from "../core/request-target.js"
 import { AnswerCache } from "./response-cache.js"
 import { answerKeyOf } from "./routes.js"
 

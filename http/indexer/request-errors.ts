@@ -7,7 +7,9 @@
  *   `InvalidParameter`, see `params.ts`) and whose message names it.
  * - An unknown path or method is a 404 `NotFound`.
  * - A typed indexer error (`MarketNotFound`, ...) keeps its name and status.
- * - A database error that escaped a handler is a 503 `ServiceUnavailable`.
+ * - A database outage that escaped a handler is a 503 `ServiceUnavailable`; a statement the
+ *   database refused for a value of the request (SQLSTATE class 22, `http/core/sql-failure.ts`)
+ *   is a 400 `InvalidParameter` (a missed input check, logged), never an outage.
  * - Anything else is a bug: logged with its cause, answered 500 `InternalError`, never with a
  *   stack trace. Handlers encode their own responses (see `respond.ts`), so an encoding bug is a
  *   defect here, not a misleading 400.
@@ -15,8 +17,10 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
+import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option } from "effect"
 import { IndexerErrorsByName, type IndexerErrorBody } from "../../schema/errors.js"
+import { isDatabaseOutage, isRefusedValue } from "../core/sql-failure.js"
 import { parameterError } from "./params.js"
 
 type Issue = HttpApiDecodeError["issues"][number]
@@ -50,6 +54,12 @@ export const describeDecodeError = (error: HttpApiDecodeError): { readonly error
 const isIndexerError = (u: unknown): u is { readonly _tag: keyof typeof IndexerErrorsByName; readonly message: string } =>
   typeof u === "object" && u !== null && "_tag" in u && typeof u._tag === "string" && Object.hasOwn(IndexerErrorsByName, u._tag)
 
+const refusedValue = (request: string) =>
+  Effect.logWarning("the database refused a value of the request").pipe(
+    Effect.annotateLogs({ request }),
+    Effect.as(body(400, "InvalidParameter", "a value of the request is not one the database can hold or compare"))
+  )
+
 const render = (failure: unknown, request: string): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   if (failure instanceof HttpApiDecodeError) {
     const { error, message } = describeDecodeError(failure)
@@ -59,7 +69,8 @@ const render = (failure: unknown, request: string): Effect.Effect<HttpServerResp
   const tag = typeof failure === "object" && failure !== null && "_tag" in failure ? failure._tag : undefined
   if (tag === "RouteNotFound")
     return Effect.succeed(body(404, "NotFound", `no route ${request}; the API is described at /api/openapi.json`))
-  if (tag === "SqlError") {
+  if (isRefusedValue(failure)) return refusedValue(request)
+  if (tag === "SqlError" && isDatabaseOutage(failure as SqlError)) {
     return Effect.logWarning("database error").pipe(
       Effect.annotateLogs({ request, error: String((failure as { message?: unknown }).message) }),
       Effect.as(body(503, "ServiceUnavailable", "database unavailable"))
@@ -78,6 +89,8 @@ export const renderErrors = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<
       const failure = Cause.failureOption(cause)
       if (Option.isSome(failure)) return render(failure.value, request)
       if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const defect = Cause.dieOption(cause)
+      if (Option.isSome(defect) && isRefusedValue(defect.value)) return refusedValue(request)
       return Effect.logError("defect").pipe(
         Effect.annotateLogs({ request, cause: Cause.pretty(cause) }),
         Effect.as(body(500, "InternalError", "internal error"))

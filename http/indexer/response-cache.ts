@@ -26,61 +26,11 @@
 import { HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
+import { ByteCappedMap, ENTRY_OVERHEAD } from "../core/byte-capped-map.js"
 import type { IndexedHead } from "./freshness.js"
-
-/** What a Map entry costs besides its key and value (the entry, the string headers): an upper bound. */
-const ENTRY_OVERHEAD = 128
 
 /** URLs longer than this get no alias: decoding them again costs less than keeping them. */
 const MAX_ALIAS_URL = 1_024
-
-/** An insertion-ordered map holding at most `maxBytes` by `cost`; the oldest entries go first. */
-class ByteCappedMap<V> {
-  private readonly entries = new Map<string, { readonly value: V; readonly cost: number }>()
-  private total = 0
-
-  constructor(
-    readonly maxBytes: number,
-    private readonly costOf: (key: string, value: V) => number
-  ) {}
-
-  get(key: string): V | undefined {
-    return this.entries.get(key)?.value
-  }
-
-  set(key: string, value: V): void {
-    const cost = this.costOf(key, value)
-    if (cost > this.maxBytes) return
-    this.delete(key)
-    for (const [oldest, entry] of this.entries) {
-      if (this.total + cost <= this.maxBytes) break
-      this.entries.delete(oldest)
-      this.total -= entry.cost
-    }
-    this.entries.set(key, { value, cost })
-    this.total += cost
-  }
-
-  private delete(key: string): void {
-    const held = this.entries.get(key)
-    if (held === undefined) return
-    this.entries.delete(key)
-    this.total -= held.cost
-  }
-
-  clear(): void {
-    this.entries.clear()
-    this.total = 0
-  }
-
-  get size(): number {
-    return this.entries.size
-  }
-
-  get bytes(): number {
-    return this.total
-  }
-}
 
 export class HeadCache {
   private tag: string | undefined = undefined

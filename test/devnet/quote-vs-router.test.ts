@@ -91,7 +91,7 @@ beforeAll(async () => {
     chainId: 130,
     indexerUrl,
     chainRpcUrl: anvil.url,
-    cacheEntries: 0,
+    cacheBytes: 0,
     rateLimits: { publicPerMinute: 0, userPerMinute: 0, perDay: 0, authPerMinute: 0 }
   }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })), Layer.provide([database, BuildInfoLive]))
   backendUrl = tcpUrl(await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet)))

@@ -1,14 +1,19 @@
 /**
- * What every read shares: database failures and slow answers are a 503 `ServiceUnavailable`
- * (never a 500, never a hang), and list pages come with the total number of matching rows.
+ * What every read shares: an unreachable or unwell database and slow answers are a 503
+ * `ServiceUnavailable` (never a hang), and list pages come with the total number of matching
+ * rows. A statement the database refuses for its own content (a value it cannot hold, a bug in
+ * the SQL: `http/core/sql-failure.ts`) is no outage and must not be reported as one: it stays a
+ * defect carrying the `SqlError`, which the error middlewares answer as the client's 400 (a
+ * refused value) or a logged 500.
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { IndexerListMeta } from "../../../schema/envelopes.js"
 import { InvalidParameter, ServiceUnavailable } from "../../../schema/errors.js"
+import { isDatabaseOutage } from "../../core/sql-failure.js"
 
-/** A read whose database failures (and answers slower than five seconds) are `ServiceUnavailable`. */
+/** A read whose database outages (and answers slower than five seconds) are `ServiceUnavailable`; a refused statement dies. */
 export const read = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>
   effect.pipe(
     Effect.timeoutFail({
@@ -17,7 +22,10 @@ export const read = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect
     }),
     Effect.catchIf(
       (error): error is SqlError => error instanceof SqlError,
-      (error) => Effect.fail(new ServiceUnavailable({ message: `database unavailable: ${error.message}` }))
+      (error) =>
+        isDatabaseOutage(error)
+          ? Effect.fail(new ServiceUnavailable({ message: `database unavailable: ${error.message}` }))
+          : Effect.die(error)
     )
   ) as Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R>
 

@@ -14,7 +14,7 @@ import { Either, ParseResult } from "effect"
 import fc from "fast-check"
 import * as http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { parseTarget } from "../../../http/indexer/request-target.js"
+import { parseTarget } from "../../../http/core/request-target.js"
 import { decodeRequest, matchRequest } from "../../../http/indexer/routes.js"
 import { conformance, startHarness, type Harness } from "./support/harness.js"
 

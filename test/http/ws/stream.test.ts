@@ -100,7 +100,7 @@ beforeAll(async () => {
       Layer.buildWithScope(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }).pipe(Layer.provide(database)), scope).pipe(quiet)
     )
   )
-  const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheEntries: 0 }).pipe(
+  const backend = backendHttpLayer({ chainId: 130, indexerUrl, cacheBytes: 0 }).pipe(
     Layer.provideMerge(realtime),
     Layer.provide([database, BuildInfoLive, TestSessions])
   )

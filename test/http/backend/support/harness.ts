@@ -9,8 +9,9 @@
  * describes the answer.
  */
 import { FetchHttpClient, HttpServer } from "@effect/platform"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import { backendHttpLayer, type BackendOptions } from "../../../../http/backend/api.js"
+import { BackendCache, type TieredCache } from "../../../../http/backend/cache.js"
 import { makeBackendClient, type BackendClient } from "../../../../http/backend/client.js"
 import { indexerServerLayer } from "../../../../http/indexer/api.js"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -54,6 +55,8 @@ export interface Harness {
   readonly sql: <R extends Record<string, any> = Record<string, any>>(text: string, values?: Array<unknown>) => Promise<Array<R>>
   /** The typed client over this backend. */
   readonly client: <A, E>(f: (client: BackendClient) => Effect.Effect<A, E>) => Promise<A>
+  /** The backend's answer cache (null when off). */
+  readonly cache: TieredCache | null
   readonly stopIndexer: () => Promise<void>
   readonly close: () => Promise<void>
 }
@@ -111,7 +114,8 @@ export const startHarness = async (options: Partial<Omit<BackendOptions, "indexe
       Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
       Layer.provide([database, BuildInfoLive])
     )
-    const url = tcpUrl(await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet)))
+    const context = await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet))
+    const url = tcpUrl(context)
     const raw = (path: string, init?: RequestInit) => fetch(`${url}${path}`, init)
     const document = (await (await raw("/api/openapi.json")).json()) as OpenApiDocument
     const call = async (method: string, path: string, callOptions: CallOptions = {}): Promise<Answer> => {
@@ -146,6 +150,7 @@ export const startHarness = async (options: Partial<Omit<BackendOptions, "indexe
         (await Effect.runPromise(query(fixture.url, text, values))).rows as Array<R>,
       client: (f) =>
         Effect.runPromise(Effect.flatMap(makeBackendClient(url), f).pipe(Effect.provide(FetchHttpClient.layer)) as Effect.Effect<any, any>),
+      cache: Option.getOrNull(Context.getOption(context, BackendCache))?.cache ?? null,
       stopIndexer: () => Effect.runPromise(Scope.close(indexerScope, Exit.void)),
       close: () => Effect.runPromise(Scope.close(scope, Exit.void))
     }
