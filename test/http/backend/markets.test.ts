@@ -228,8 +228,11 @@ describe("events", () => {
     for (const malformed of ["0", "01", "-1", "1.5", "9".repeat(78), "No-Such", "a--b", "x".repeat(65), "%00", "%E2%82%AC"]) {
       const answer = await h.get(`/api/events/${malformed}`)
       expect([answer.status, answer.body.code], malformed).toEqual([400, "VALIDATION_FAILED"])
-      expect(answer.body.message, malformed).toMatch(/^invalid event id/)
-      expect(answer.body.details, malformed).toEqual([{ path: "eventIdOrSlug", message: answer.body.message }])
+      // A NUL is refused earlier, by the front door's text check (http/core/text.ts), with its own words.
+      expect(answer.body.message, malformed).toMatch(/^invalid event id|contains a NUL/)
+      expect(answer.body.details, malformed).toEqual([
+        { path: "eventIdOrSlug", message: expect.stringMatching(/^invalid event id|contains a NUL/) }
+      ])
     }
   })
 })
