@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CircuitBreaker } from "../../../http/backend/breaker.js"
+import { encodeIndexedPayload } from "../../../schema/indexed-notify.js"
 import { startHarness, type Harness } from "./support/harness.js"
 
 let h: Harness
@@ -31,8 +32,9 @@ describe("cache and the indexed head", () => {
     await h.get(path)
     expect((await h.get(path)).headers.get("x-cache")).toBe("HIT")
     const [head] = await h.sql<{ block_number: string }>("select block_number from indexer_checkpoint where chain_id = 130")
-    const next = { chainId: 130, block: Number(head!.block_number) + 1, hash: `0x${"ab".repeat(32)}` }
-    await h.sql("select pg_notify('predix_indexed', $1)", [JSON.stringify(next)])
+    // The payload as the indexer encodes it (a payload that is not one is ignored by every listener).
+    const next = { chainId: 130, block: Number(head!.block_number) + 1, hash: `0x${"ab".repeat(32)}`, reverted: false }
+    await h.sql("select pg_notify('predix_indexed', $1)", [encodeIndexedPayload(next)])
     await waitFor(async () => (await h.get(path)).headers.get("x-cache") === "MISS")
     expect((await h.get(path)).headers.get("x-cache")).toBe("HIT")
   })
