@@ -72,18 +72,34 @@ describe("predix start", () => {
     expect(app.output()).toMatch(/message="no RPC_URL, CHAIN=fixture: indexing the committed devnet fixture"/)
 
     const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
-    expect(health).toEqual({
-      status: 200,
-      body: {
-        data: { status: "ok", chainId: 130, latestIndexedBlock: head, headBlock: head, lagBlocks: 0 },
-        meta: null
-      }
+    expect(health.status).toBe(200)
+    expect(health.body).toEqual({
+      data: {
+        status: "ok",
+        chainId: 130,
+        latestIndexedBlock: head,
+        headBlock: head,
+        lagBlocks: 0,
+        indexedAgeSeconds: expect.any(Number),
+        indexerAgeSeconds: expect.any(Number),
+        // The fixture's node is replayed inside the indexer process: no node of its own to ask.
+        rpcAgeSeconds: null,
+        problems: []
+      },
+      meta: null
     })
     const stats = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/stats`)
     expect(stats.body["data"]).toMatchObject({ totalMarkets: 28 })
     const backend = await getJson(`http://127.0.0.1:${config.BACKEND_PORT}/health`)
     expect(backend.status).toBe(200)
-    expect(backend.body["data"]).toEqual({ status: "ok", database: "up", indexer: "up", latestIndexedBlock: head })
+    expect(backend.body["data"]).toMatchObject({
+      status: "ok",
+      database: "up",
+      indexer: "up",
+      latestIndexedBlock: head,
+      lagBlocks: 0,
+      problems: []
+    })
     expect(backend.body["meta"]).toMatchObject({ version: "v2" })
 
     const pid = await serverPid()
@@ -191,13 +207,16 @@ describe("predix start", () => {
     try {
       await app.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
       const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
-      expect(health.body["data"]).toEqual({
+      expect(health.body["data"]).toMatchObject({
         status: "ok",
         chainId: 130,
         latestIndexedBlock: chain.headNumber,
         headBlock: chain.headNumber,
-        lagBlocks: 0
+        lagBlocks: 0,
+        problems: []
       })
+      // RPC_URL is asked by the API process itself.
+      expect(health.body["data"]["rpcAgeSeconds"]).toBeGreaterThanOrEqual(0)
       const stats = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/stats`)
       expect(stats.status).toBe(200)
       expect(stats.body["meta"]).toBeNull()
