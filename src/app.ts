@@ -11,10 +11,10 @@ import type { PgClient } from "@effect/sql-pg"
 import { Context, Deferred, Effect, Layer, Logger, Option, Redacted } from "effect"
 import { BackendServerLive } from "./backend-server.js"
 import { IndexerEndpoint } from "../http/indexer/api.js"
-import { IndexerServerLive } from "./indexer-server.js"
+import { HealthNode, IndexerServerLive } from "./indexer-server.js"
 import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
-import { DatabaseLive, databaseTarget, pgClientLayer } from "./db/database.js"
-import { type IndexerProcessExited, runIndexerProcess, stopWithParent } from "./indexer-process.js"
+import { DatabaseLive, databaseTarget, patientPgClient, pgClientLayer } from "./db/database.js"
+import { type IndexerProcessExited, runIndexerProcess, startedByParent, stopWithParent } from "./indexer-process.js"
 import { runMigrations } from "./db/migrations.js"
 import { loadDeployment } from "./deployment.js"
 import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
@@ -229,14 +229,23 @@ export const start = (role: StartRole = "all") =>
                   const aa = yield* devnetAa(live)
                   return yield* Effect.all(
                     [
-                      serve.pipe(Effect.provideService(FaucetSetup, faucet), Effect.provideService(AaSetup, aa)),
+                      serve.pipe(
+                        Effect.provideService(FaucetSetup, faucet),
+                        Effect.provideService(AaSetup, aa),
+                        Effect.provideService(HealthNode, { rpcUrl: live.url })
+                      ),
                       runIndexerProcess(target.url, childEnv),
                       simulateMarket(live)
                     ],
                     { concurrency: "unbounded", discard: true }
                   )
                 }).pipe(Effect.scoped)
-        return yield* runMigrations().pipe(Effect.zipRight(jobs), Effect.provide(pgClientLayer(target.url)))
+        // The indexer child of `start` comes after the parent's migrations and may find the database
+        // gone meanwhile: it waits for it like its other start-up steps, rather than exit and take the
+        // service (which answers 503 until the database is back) down with it.
+        return startedByParent() && role === "indexer"
+          ? yield* jobs.pipe(Effect.provide(patientPgClient(target.url)))
+          : yield* runMigrations().pipe(Effect.zipRight(jobs), Effect.provide(pgClientLayer(target.url)))
       })
     ),
     Effect.scoped

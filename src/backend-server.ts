@@ -7,6 +7,7 @@ import { httpServerWithRealtime } from "../http/ws/server.js"
 import { SessionsRealtime } from "../http/ws/sessions.js"
 import { BuildInfoLive } from "./build-info.js"
 import { AppConfig } from "./config.js"
+import { namingListenFailure } from "./listen-error.js"
 import type { AaOptions } from "../http/backend/aa-config.js"
 import { LIVE_STATE } from "../tools/devnet/live.js"
 import { readManifest } from "../tools/devnet/live-state.js"
@@ -68,7 +69,8 @@ export const BackendServerLive = Layer.unwrapEffect(
     // Every API instance runs the notification consumer; passes take turns (notification-consumer.ts).
     return Layer.mergeAll(backend, NotificationConsumerLive(config.chainId), Layer.effectDiscard(listening("backend"))).pipe(
       Layer.provide(httpServerWithRealtime({ port: config.backendPort, host: config.host }, { chainId: config.chainId })),
-      Layer.provide([BuildInfoLive, SessionsRealtime(auth)])
+      Layer.provide([BuildInfoLive, SessionsRealtime(auth)]),
+      namingListenFailure({ setting: "BACKEND_PORT", host: config.host, port: config.backendPort })
     )
   })
 )

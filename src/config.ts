@@ -133,6 +133,16 @@ export const settings: ReadonlyArray<Setting> = [
     description: "Requests per minute per IP to /api/auth/challenge and /api/auth/verify (0 = unlimited)"
   },
   {
+    name: "HEALTH_MAX_LAG_BLOCKS",
+    defaultText: "20",
+    description: "Blocks the index may trail the node's head before /api/health, /health and /ready say degraded"
+  },
+  {
+    name: "HEALTH_MAX_STALE_SECONDS",
+    defaultText: "15",
+    description: "Seconds the indexer may go without reporting progress, and the node without answering, before health says degraded"
+  },
+  {
     name: "LEADERBOARD_MIN_RESOLVED",
     defaultText: "5",
     description: "Resolved markets with a call a user needs before /api/leaderboard shows and ranks their accuracy"
@@ -185,6 +195,8 @@ export interface AppConfigShape {
     readonly authPerMinute: number
   }
   readonly leaderboardMinResolved: number
+  /** When health turns degraded (`http/indexer/health-watch.ts`). */
+  readonly health: { readonly maxLagBlocks: number; readonly maxStaleSeconds: number }
 }
 
 // The Config combinators prefix the variable name to the path; the message says what is wrong.
@@ -367,7 +379,11 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     perDay: rateLimit("RATE_LIMIT_PER_DAY", 10_000),
     authPerMinute: rateLimit("RATE_LIMIT_AUTH_PER_MINUTE", 5)
   }),
-  leaderboardMinResolved: boundedInteger("LEADERBOARD_MIN_RESOLVED", 1, 1_000_000, "a number of markets").pipe(Config.withDefault(5))
+  leaderboardMinResolved: boundedInteger("LEADERBOARD_MIN_RESOLVED", 1, 1_000_000, "a number of markets").pipe(Config.withDefault(5)),
+  health: Config.all({
+    maxLagBlocks: boundedInteger("HEALTH_MAX_LAG_BLOCKS", 0, 1_000_000_000, "a number of blocks").pipe(Config.withDefault(20)),
+    maxStaleSeconds: boundedInteger("HEALTH_MAX_STALE_SECONDS", 1, 86_400, "seconds").pipe(Config.withDefault(15))
+  })
 })
 
 /** One line per problem: `VARIABLE: what is wrong`. */

@@ -80,6 +80,9 @@ export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>, env: R
     return yield* new IndexerProcessExited({ code, signal })
   }).pipe(Effect.scoped)
 
+/** Whether this process is an indexer child `runIndexerProcess` started (it has the IPC channel). */
+export const startedByParent = (): boolean => process.channel !== undefined
+
 /**
  * In a process started by `runIndexerProcess`: die as soon as the parent is gone without having
  * stopped us (it was killed). A parent that stops normally sends SIGTERM first and outlives us.

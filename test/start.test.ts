@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs/promises"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { FIXTURE_RECORDING } from "../src/app.js"
@@ -71,18 +72,34 @@ describe("predix start", () => {
     expect(app.output()).toMatch(/message="no RPC_URL, CHAIN=fixture: indexing the committed devnet fixture"/)
 
     const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
-    expect(health).toEqual({
-      status: 200,
-      body: {
-        data: { status: "ok", chainId: 130, latestIndexedBlock: head, headBlock: head, lagBlocks: 0 },
-        meta: null
-      }
+    expect(health.status).toBe(200)
+    expect(health.body).toEqual({
+      data: {
+        status: "ok",
+        chainId: 130,
+        latestIndexedBlock: head,
+        headBlock: head,
+        lagBlocks: 0,
+        indexedAgeSeconds: expect.any(Number),
+        indexerAgeSeconds: expect.any(Number),
+        // The fixture's node is replayed inside the indexer process: no node of its own to ask.
+        rpcAgeSeconds: null,
+        problems: []
+      },
+      meta: null
     })
     const stats = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/stats`)
     expect(stats.body["data"]).toMatchObject({ totalMarkets: 28 })
     const backend = await getJson(`http://127.0.0.1:${config.BACKEND_PORT}/health`)
     expect(backend.status).toBe(200)
-    expect(backend.body["data"]).toEqual({ status: "ok", database: "up", indexer: "up", latestIndexedBlock: head })
+    expect(backend.body["data"]).toMatchObject({
+      status: "ok",
+      database: "up",
+      indexer: "up",
+      latestIndexedBlock: head,
+      lagBlocks: 0,
+      problems: []
+    })
     expect(backend.body["meta"]).toMatchObject({ version: "v2" })
 
     const pid = await serverPid()
@@ -118,24 +135,54 @@ describe("predix start", () => {
     expect(isAlive(pid)).toBe(false)
   }, 90_000) // two starts of Postgres, the first left orphaned
 
-  it("answers 503 with the indexer error shape when the database is gone, never a 500", async () => {
+  it("answers 503 (indexer error shape, backend degraded body) for as long as the database is gone, never a 500, and stays up; an indexer child that starts meanwhile waits for it", async () => {
     const config = await env()
     const app = runCli(["start"], config)
+    // The indexer child frozen as soon as it exists: it starts (connects) only after the database
+    // is gone, which is what a loaded machine did by chance (and the child exited, stopping all).
+    await app.waitFor(/message="indexer process started"/)
+    const child = indexerPid(app.output())
+    process.kill(child, "SIGSTOP")
     await app.waitFor(/message=listening server=backend/)
+    // The whole server process group: postmaster and backends.
     process.kill(-(await serverPid()), "SIGKILL")
-    // The whole server process group above: postmaster and backends.
-    const within = <A>(step: string, p: Promise<A>) =>
-      Promise.race([
-        p,
-        new Promise<never>((_, reject) =>
-          setTimeout(() => reject(new Error(`${step} hung; output:\n${app.output().slice(-2500)}`)), 12_000)
-        )
-      ])
-    const health = await within("indexer health", getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`))
-    expect(health.status).toBe(503)
-    expect(health.body).toEqual({ error: "ServiceUnavailable", message: expect.stringMatching(/database unavailable/) })
+    process.kill(child, "SIGCONT")
+    const indexerHealth = () => getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
+    const backend = (path: string) => getJson(`http://127.0.0.1:${config.BACKEND_PORT}${path}`)
+    // Until the child has waited out two attempts, every probe answers 503 and the service stays.
+    let rounds = 0
+    while (rounds < 3 || (app.output().match(/message="database unavailable; retrying" phase=starting/g) ?? []).length < 2) {
+      const health = await indexerHealth()
+      expect(health.status).toBe(503)
+      expect(health.body).toEqual({ error: "ServiceUnavailable", message: expect.stringMatching(/database unavailable/) })
+      const system = await backend("/health")
+      expect(system.status).toBe(503)
+      expect(system.body["data"]).toMatchObject({ status: "degraded", database: "down" })
+      expect(system.body["meta"]).toMatchObject({ version: "v2" })
+      const ready = await backend("/ready")
+      expect(ready.status).toBe(503)
+      expect(ready.body["data"]).toEqual({ ready: false })
+      rounds++
+      if (rounds > 600) throw new Error(`the indexer child never retried; output:\n${app.output().slice(-2500)}`)
+    }
+    expect(isAlive(child)).toBe(true)
+    expect(app.output()).not.toMatch(/unexpected failure|INTERNAL_ERROR|the indexer process exited/)
     app.child.kill("SIGINT")
-    expect(await within("shutdown", app.exited)).toBe(0)
+    expect(await app.exited).toBe(0)
+    expect(isAlive(child)).toBe(false)
+  }, 120_000)
+
+  it("refuses a port already in use by name and setting, and exits 1", async () => {
+    const squatter = net.createServer()
+    await new Promise<void>((resolve) => squatter.listen(0, "127.0.0.1", resolve))
+    const port = (squatter.address() as net.AddressInfo).port
+    try {
+      const app = runCli(["start"], { ...(await env()), BACKEND_PORT: String(port) })
+      expect(await app.exited).toBe(1)
+      expect(app.output()).toContain(`predix: port ${port} (BACKEND_PORT) on 127.0.0.1 is already in use`)
+    } finally {
+      await new Promise((resolve) => squatter.close(resolve))
+    }
   })
 
   it("with RPC_URL and DEPLOYMENT it indexes the chain to its tip and /api/health reports real numbers", async () => {
@@ -160,13 +207,16 @@ describe("predix start", () => {
     try {
       await app.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
       const health = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/health`)
-      expect(health.body["data"]).toEqual({
+      expect(health.body["data"]).toMatchObject({
         status: "ok",
         chainId: 130,
         latestIndexedBlock: chain.headNumber,
         headBlock: chain.headNumber,
-        lagBlocks: 0
+        lagBlocks: 0,
+        problems: []
       })
+      // RPC_URL is asked by the API process itself.
+      expect(health.body["data"]["rpcAgeSeconds"]).toBeGreaterThanOrEqual(0)
       const stats = await getJson(`http://127.0.0.1:${config.INDEXER_PORT}/api/stats`)
       expect(stats.status).toBe(200)
       expect(stats.body["meta"]).toBeNull()

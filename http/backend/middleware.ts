@@ -22,6 +22,7 @@ import { backendErrorStatus, type BackendErrorCode, type ErrorDetail } from "../
 import { isDatabaseOutage, isRefusedValue } from "../core/sql-failure.js"
 import { NotFound } from "./errors.js"
 import { REQUEST_ID_HEADER } from "./respond.js"
+import { systemFailureResponse } from "./system.js"
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 
@@ -88,6 +89,8 @@ const render = (failure: unknown, line: string): Effect.Effect<HttpServerRespons
   if (failure instanceof HttpApiDecodeError) return Effect.succeed(describeDecodeError(failure))
   if (isRefusedValue(failure)) return refusedValue(failure, line)
   if (failure instanceof NotFound) return Effect.succeed(errorResponse(404, "NOT_FOUND", failure.message))
+  const system = systemFailureResponse(failure)
+  if (system !== undefined) return Effect.succeed(system)
   if (isBackendError(failure))
     return Effect.succeed(errorResponse(backendErrorStatus[failure.code], failure.code, failure.message, failure.details))
   const tag = typeof failure === "object" && failure !== null && "_tag" in failure ? failure._tag : undefined

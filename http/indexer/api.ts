@@ -14,6 +14,7 @@ import { HttpApiBuilder, HttpApiScalar, HttpRouter, HttpServer } from "@effect/p
 import { Context, Effect, Layer } from "effect"
 import { IndexerApi } from "./definition.js"
 import { FreshnessLive } from "./freshness.js"
+import { type HealthSettings, HealthWatchLive } from "./health-watch.js"
 import { AdminLive } from "./handlers/admin.js"
 import { EventsLive } from "./handlers/events.js"
 import { ExchangeLive, TradeBreakdownLive } from "./handlers/exchange.js"
@@ -63,7 +64,7 @@ const IndexerMiddleware = HttpApiBuilder.middleware(
 
 /**
  * The indexer API served by whatever `HttpServer` is provided, for chain `chainId`, over the
- * provided `SqlClient`, `Freshness` and `AnswerCache`.
+ * provided `SqlClient`, `Freshness`, `HealthWatch` and `AnswerCache`.
  */
 export const indexerHttpLayer = (chainId: number) =>
   HttpApiBuilder.serve().pipe(
@@ -85,6 +86,8 @@ export interface IndexerServerOptions {
   readonly host: string
   /** Bytes of answers kept per indexed head (see `response-cache.ts`); 0 turns the cache off. Default 64 MiB. */
   readonly cacheBytes?: number
+  /** What health judges stale (`health-watch.ts`); omitted, nothing is (a server over a finished index). */
+  readonly health?: HealthSettings
 }
 
 /**
@@ -95,7 +98,13 @@ export const indexerServerLayer = (chainId: number, options: IndexerServerOption
   indexerHttpLayer(chainId).pipe(
     Layer.provideMerge(cachedAnswerServer({ port: options.port, host: options.host })),
     // The cache stays in the output, for whoever wants to look at it (tests).
-    Layer.provideMerge(Layer.merge(FreshnessLive(chainId), AnswerCacheLive(options.cacheBytes ?? DEFAULT_CACHE_BYTES)))
+    Layer.provideMerge(
+      Layer.mergeAll(
+        FreshnessLive(chainId),
+        HealthWatchLive(chainId, options.health),
+        AnswerCacheLive(options.cacheBytes ?? DEFAULT_CACHE_BYTES)
+      )
+    )
   )
 
 /** Where this process's indexer API answers, once its server is listening. */

@@ -8,7 +8,7 @@
  *
  * Invariants:
  * - a hit is answered exactly as the Effect path answers it: status 200, the stored JSON body,
- *   `content-type: application/json`, the CORS header, and the freshness headers of the current
+ *   `content-type: application/json`, the CORS header, and the freshness and health headers of the current
  *   head (the head the entry was stored under, which `HeadCache` checks);
  * - a request is a hit only when it is a GET whose answer key (its decoded, validated
  *   parameters, `routes.ts`) is cached under the current head; a raw URL seen before finds its
@@ -21,14 +21,19 @@ import { Effect, Layer } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { ListenOptions } from "node:net"
 import { CORS_HEADERS } from "./cors.js"
-import { Freshness, INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER } from "./freshness.js"
+import { Freshness, healthHeaders, INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER } from "./freshness.js"
+import { type HeaderJudgement, HealthWatch } from "./health-watch.js"
 import { parseTarget } from "../core/request-target.js"
 import { AnswerCache } from "./response-cache.js"
 import { answerKeyOf } from "./routes.js"
 
 /** Answers `request` from the cache if it is a hit; says whether it did. */
 const answerHit =
-  (latest: () => { readonly block: number; readonly hash: string } | null, cache: AnswerCache["Type"]["cache"]) =>
+  (
+    latest: () => { readonly block: number; readonly hash: string } | null,
+    judgement: () => HeaderJudgement,
+    cache: AnswerCache["Type"]["cache"]
+  ) =>
   (request: IncomingMessage, response: ServerResponse): boolean => {
     const url = request.url
     if (cache === null || url === undefined || request.method !== "GET") return false
@@ -46,7 +51,8 @@ const answerHit =
       "content-length": body.byteLength,
       ...CORS_HEADERS,
       [INDEXED_BLOCK_HEADER]: String(head.block),
-      [INDEXED_BLOCK_HASH_HEADER]: head.hash
+      [INDEXED_BLOCK_HASH_HEADER]: head.hash,
+      ...healthHeaders(judgement())
     })
     response.end(body)
     return true
@@ -60,10 +66,11 @@ export const cachedAnswerServer = (options: ListenOptions) =>
       Effect.gen(function* () {
         const { cache } = yield* AnswerCache
         const freshness = yield* Freshness
+        const watch = yield* HealthWatch
         let node: Server | undefined
         // The Node server's lifecycle (listen, close) is NodeHttpServer's; only `serve` differs.
         const inner = yield* NodeHttpServer.make(() => (node = createServer()), options)
-        const hit = answerHit(freshness.latest, cache)
+        const hit = answerHit(freshness.latest, watch.latest, cache)
         return HttpServer.make({
           address: inner.address,
           serve: (app, middleware) =>

@@ -9,6 +9,9 @@
  * arrives after its changes are visible, so the data read afterwards holds at least that block.
  * (After a reorg the notification carries the common ancestor, and the header goes back with it.)
  * A poll every few seconds re-reads the checkpoint, in case the LISTEN connection drops.
+ *
+ * Beside them, `X-Indexed-Status` and `X-Indexed-Lag` carry health's last judgement
+ * (`health-watch.ts`): a block number alone cannot say that the chain has moved far past it.
  */
 import { HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
@@ -16,9 +19,20 @@ import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schedule, Stream } from "effect"
 import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
 import { readCheckpoint } from "../../schema/indexer-checkpoint.js"
+import { type HeaderJudgement, HealthWatch } from "./health-watch.js"
 
 export const INDEXED_BLOCK_HEADER = "x-indexed-block"
 export const INDEXED_BLOCK_HASH_HEADER = "x-indexed-block-hash"
+/** `ok`, `degraded` or `unknown`: the last judgement of `health-watch.ts`, as `/api/health` states it. */
+export const INDEXED_STATUS_HEADER = "x-indexed-status"
+/** Blocks the index trails the chain's head by, or `unknown`. */
+export const INDEXED_LAG_HEADER = "x-indexed-lag"
+
+/** The health headers of the judgement `judgement`, the same on every path (cache hits included). */
+export const healthHeaders = (judgement: HeaderJudgement) => ({
+  [INDEXED_STATUS_HEADER]: judgement.status,
+  [INDEXED_LAG_HEADER]: judgement.lagBlocks === null ? "unknown" : String(judgement.lagBlocks)
+})
 
 export interface IndexedHead {
   readonly block: number
@@ -76,13 +90,15 @@ export const FreshnessLive = (chainId: number) =>
 export const withFreshness = <E, R, R2 = never>(
   app: HttpApp.Default<E, R>,
   around: (head: IndexedHead | null) => (app: HttpApp.Default<E, R>) => HttpApp.Default<E, R | R2> = () => (a) => a
-): HttpApp.Default<E, R | R2 | Freshness> =>
-  Effect.flatMap(Freshness, (freshness) =>
+): HttpApp.Default<E, R | R2 | Freshness | HealthWatch> =>
+  Effect.flatMap(Effect.zip(Freshness, HealthWatch), ([freshness, watch]) =>
     Effect.flatMap(freshness.current, (head) =>
       Effect.map(around(head)(app), (response) =>
         HttpServerResponse.setHeaders(response, {
           [INDEXED_BLOCK_HEADER]: head === null ? "none" : String(head.block),
-          [INDEXED_BLOCK_HASH_HEADER]: head === null ? "none" : head.hash
+          [INDEXED_BLOCK_HASH_HEADER]: head === null ? "none" : head.hash,
+          // Read after the answer: a /api/health answer and its headers say the same.
+          ...healthHeaders(watch.latest())
         })
       )
     )

@@ -1,20 +1,41 @@
 /**
- * `GET /api/health`: how far the indexer has got. Every value is read from the checkpoint the
- * pipeline commits; before any block is indexed they are null, never invented.
+ * `GET /api/health`: how far the indexer has got and whether that can be trusted to be current
+ * (`health-watch.ts` judges). Indexed values come from the checkpoint the pipeline commits, the
+ * head from the node itself; before they are known they are null, never invented. 200 with
+ * `status` ok or degraded while the database answers (the index is still served, with its age
+ * stated), 503 `ServiceUnavailable` when it does not.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { ServiceUnavailable } from "../../schema/errors.js"
 
 export const Health = Schema.Struct({
-  status: Schema.Literal("ok").annotations({ description: "the indexer answers and its database is reachable" }),
+  status: Schema.Literal("ok", "degraded").annotations({
+    description:
+      "ok: the database answers and the index is current; degraded: the index trails the head by more than HEALTH_MAX_LAG_BLOCKS, or the indexer or the node has been silent longer than HEALTH_MAX_STALE_SECONDS (see problems)"
+  }),
   chainId: Schema.Int.annotations({ description: "chain the indexer follows" }),
   latestIndexedBlock: Schema.NullOr(Schema.Int).annotations({
     description: "last block whose events are committed; null before the first batch"
   }),
-  headBlock: Schema.NullOr(Schema.Int).annotations({ description: "newest chain head seen; null until the head is known" }),
+  headBlock: Schema.NullOr(Schema.Int).annotations({
+    description:
+      "newest chain head known: the node's own answer (read every second) or the indexer's record, whichever is newer; null until one is known"
+  }),
   lagBlocks: Schema.NullOr(Schema.Int).annotations({
     description: "headBlock - latestIndexedBlock; null while either is unknown"
+  }),
+  indexedAgeSeconds: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }).annotations({
+    description: "seconds since the last indexed block was committed; null before the first"
+  }),
+  indexerAgeSeconds: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }).annotations({
+    description: "seconds since the indexer last reported progress (after every poll of the tip); null before its first report"
+  }),
+  rpcAgeSeconds: Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => null }).annotations({
+    description: "seconds since the node last answered this API's eth_blockNumber; null before its first answer or when no node is known"
+  }),
+  problems: Schema.optionalWith(Schema.Array(Schema.String), { default: () => [] }).annotations({
+    description: "why the status is degraded, one sentence each; empty when ok"
   })
 }).annotations({ identifier: "Health" })
 export type Health = typeof Health.Type
@@ -27,5 +48,8 @@ export class HealthGroup extends HttpApiGroup.make("health").add(
   HttpApiEndpoint.get("health", "/api/health")
     .addSuccess(HealthResponse)
     .addError(ServiceUnavailable.wire)
-    .annotate(OpenApi.Summary, "How far the indexer has got: latestIndexedBlock, headBlock, lagBlocks")
+    .annotate(
+      OpenApi.Summary,
+      "How far the indexer has got and whether it is current: latestIndexedBlock, headBlock, lagBlocks, ages, status"
+    )
 ) {}

@@ -6,7 +6,7 @@
  *   so it is removed from every response and from the components;
  * - every response documents the freshness headers (`freshness.ts`).
  */
-import { INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER } from "./freshness.js"
+import { INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER, INDEXED_LAG_HEADER, INDEXED_STATUS_HEADER } from "./freshness.js"
 
 const DECODE_ERROR_REF = "#/components/schemas/HttpApiDecodeError"
 
@@ -18,6 +18,14 @@ const FRESHNESS_HEADERS = {
   "X-Indexed-Block-Hash": {
     description: `(${INDEXED_BLOCK_HASH_HEADER}) hash of that block, or "none"`,
     schema: { type: "string", pattern: "^(none|0x[0-9a-f]{64})$" }
+  },
+  "X-Indexed-Status": {
+    description: `(${INDEXED_STATUS_HEADER}) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first`,
+    schema: { type: "string", enum: ["ok", "degraded", "unknown"] }
+  },
+  "X-Indexed-Lag": {
+    description: `(${INDEXED_LAG_HEADER}) blocks the index trails the chain's head by, or "unknown"`,
+    schema: { type: "string", pattern: "^(unknown|0|[1-9][0-9]*)$" }
   }
 }
 

@@ -4,7 +4,7 @@
  * (and `PgClient`, for LISTEN/NOTIFY and streaming) and never knows which.
  */
 import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Option, Redacted, Runtime } from "effect"
+import { Effect, Layer, Option, Redacted, Runtime, Schedule } from "effect"
 import * as Path from "node:path"
 import { AppConfig, redactUrl } from "../config.js"
 import { embeddedPostgres } from "./embedded-postgres.js"
@@ -38,6 +38,18 @@ export const databaseTarget = Effect.gen(function* () {
 /** A pooled client for a URL; NUMERIC and INT8 stay strings so no amount passes through a JS number. */
 export const pgClientLayer = (url: Redacted.Redacted<string>) =>
   PgClient.layer({ url, applicationName: "predix", maxConnections: 10, idleTimeout: "30 seconds", connectTimeout: "5 seconds" })
+
+/**
+ * `pgClientLayer`, built again until the database answers (each failure logged, the pause growing
+ * from 100 ms to at most 5 s): for an indexer child, which must outlast an outage, not end on it.
+ */
+export const patientPgClient = (url: Redacted.Redacted<string>) =>
+  pgClientLayer(url).pipe(
+    Layer.tapError((error) =>
+      Effect.logError("database unavailable; retrying").pipe(Effect.annotateLogs({ phase: "starting", error: error.message }))
+    ),
+    Layer.retry(Schedule.exponential("100 millis").pipe(Schedule.either(Schedule.spaced("5 seconds"))))
+  )
 
 /** `SqlClient` + `PgClient` over the configured or embedded database. */
 export const DatabaseLive = Layer.unwrapScoped(

@@ -2,7 +2,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { Context, Effect } from "effect"
 import { IndexerApi } from "../definition.js"
-import { readHealth } from "../queries/health.js"
+import { HealthWatch } from "../health-watch.js"
 import { readStats } from "../queries/stats.js"
 
 /** The chain this indexer serves (its health names it). */
@@ -10,8 +10,8 @@ export class IndexedChain extends Context.Tag("IndexedChain")<IndexedChain, { re
 
 export const HealthLive = HttpApiBuilder.group(IndexerApi, "health", (handlers) =>
   handlers.handle("health", () =>
-    IndexedChain.pipe(
-      Effect.flatMap(({ chainId }) => readHealth(chainId)),
+    HealthWatch.pipe(
+      Effect.flatMap((watch) => watch.check),
       Effect.map((data) => ({ data, meta: null }))
     )
   )

@@ -1,20 +1,41 @@
-/** The read behind `GET /api/health` (see `health.ts`): the checkpoint the pipeline commits. */
+/**
+ * The read behind `GET /api/health` and the freshness headers' judgement (`health-watch.ts`):
+ * where the index stands and how long ago the indexer last showed signs of life, as the database
+ * holds them (the indexer may run in another process, or another machine).
+ *
+ * Ages are measured by the database's clock against its own timestamps, so no two clocks are
+ * compared.
+ */
+import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { ServiceUnavailable } from "../../../schema/errors.js"
-import { lagOf, readCheckpoint } from "../../../schema/indexer-checkpoint.js"
-import type { Health } from "../health.js"
 
-/** Reads the checkpoint of `chainId`; fails only when the database does not answer. */
-export const readHealth = (chainId: number) =>
+export interface Progress {
+  /** Last block whose changes are committed; null before the first batch. */
+  readonly block: number | null
+  /** Newest chain head the indexer recorded; null until its first poll. */
+  readonly recordedHead: number | null
+  /** Seconds since the checkpoint last moved (the last indexed block's commit). */
+  readonly indexedAgeSeconds: number | null
+  /** Seconds since the indexer last published its metrics: after every poll of the tip, every few seconds of a backfill. */
+  readonly indexerAgeSeconds: number | null
+}
+
+const toNumber = (value: string | null | undefined): number | null => (value === null || value === undefined ? null : Number(value))
+
+/** One round trip; fails only when the database does not answer. */
+export const readProgress = (chainId: number) =>
   Effect.gen(function* () {
-    const checkpoint = yield* readCheckpoint(chainId)
-    const latestIndexedBlock = checkpoint?.block ?? null
-    const headBlock = checkpoint?.head ?? null
-    const lagBlocks = lagOf(checkpoint)
-    return { status: "ok", chainId, latestIndexedBlock, headBlock, lagBlocks } satisfies Health
-  }).pipe(
-    // Disconnected: a query stuck in an uninterruptible connect must not hold the answer back.
-    Effect.disconnect,
-    Effect.timeout("5 seconds"),
-    Effect.mapError((error) => new ServiceUnavailable({ message: `database unavailable: ${error.message}` }))
-  )
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql<{ block: string | null; head: string | null; indexedAge: string | null; indexerAge: string | null }>`
+      select c.block_number::text as block, c.head_block::text as head,
+        extract(epoch from now() - c.updated_at)::text as "indexedAge",
+        (select extract(epoch from now() - m.updated_at)::text from indexer_metrics m where m.chain_id = ${chainId}) as "indexerAge"
+      from (select 1) as one left join indexer_checkpoint c on c.chain_id = ${chainId}`
+    const row = rows[0]
+    return {
+      block: toNumber(row?.block),
+      recordedHead: toNumber(row?.head),
+      indexedAgeSeconds: toNumber(row?.indexedAge),
+      indexerAgeSeconds: toNumber(row?.indexerAge)
+    } satisfies Progress
+  })

@@ -98,7 +98,12 @@ describe("the OpenAPI document at /api/openapi.json", () => {
       expect(operation.responses["503"], path).toBeDefined()
       for (const [status, response] of Object.entries(operation.responses)) {
         expect(response.content?.["application/json"]?.schema, `${path} ${status}`).toBeDefined()
-        expect(Object.keys(response.headers ?? {}), `${path} ${status}`).toEqual(["X-Indexed-Block", "X-Indexed-Block-Hash"])
+        expect(Object.keys(response.headers ?? {}), `${path} ${status}`).toEqual([
+          "X-Indexed-Block",
+          "X-Indexed-Block-Hash",
+          "X-Indexed-Status",
+          "X-Indexed-Lag"
+        ])
       }
     }
     const market = operations().find(([path]) => path === "/api/markets/{id}")![1]
@@ -265,7 +270,9 @@ describe("freshness", () => {
       "content-length",
       "content-type",
       "x-indexed-block",
-      "x-indexed-block-hash"
+      "x-indexed-block-hash",
+      "x-indexed-lag",
+      "x-indexed-status"
     ])
   })
 
