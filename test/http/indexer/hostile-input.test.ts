@@ -331,7 +331,9 @@ describe("the answer cache", () => {
         status: ["active", "resolved"]
       }
       type Param = { readonly name: string; readonly in: "path" | "query"; readonly schema: { readonly enum?: ReadonlyArray<string> } }
-      const requests = fc.constantFrom(...Object.entries(api.document.paths)).chain(([template, item]) => {
+      // Health is a live probe, never cached: its ages move between two reads by design.
+      const cachedPaths = Object.entries(api.document.paths).filter(([template]) => template !== "/api/health")
+      const requests = fc.constantFrom(...cachedPaths).chain(([template, item]) => {
         const parameters = ((item as Record<string, { parameters?: Array<Param> }>)["get"]?.parameters ?? []) as ReadonlyArray<Param>
         const values = (p: Param) => fc.constantFrom(...(valid[p.name] ?? p.schema.enum ?? ["1"]))
         const path = parameters.filter((p) => p.in === "path")
