@@ -5,9 +5,10 @@
  *
  * Invariant: the database never holds another chain's rows. Before anything indexes, the
  * highest block the database holds must be on this chain (same number, same hash); when it is
- * not (the chain was started afresh, or its state was lost ahead of the index), the database is
- * reset, with a log line saying so. A database holding an index that did not come from the
- * devnet or its fixture (a real RPC_URL's) is refused rather than reset.
+ * not (the chain was started afresh, or its state was lost ahead of the index), what the database
+ * derived from the chain is reset, with a log line saying so, and the backend's own data (users,
+ * sessions, comments, faucet claims...) is kept (`db/chain-data.ts`). A database holding an index
+ * that did not come from the devnet or its fixture (a real RPC_URL's) is refused rather than reset.
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Data, Effect, Fiber, Option, Redacted, Runtime } from "effect"
@@ -16,7 +17,7 @@ import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 import { verifyingPaymasterAbi } from "../schema/aa.js"
 import type { FaucetOptions } from "../http/backend/faucet-live.js"
 import { AppConfig, ConfigurationError } from "./config.js"
-import { runMigrations } from "./db/migrations.js"
+import { DERIVED_TABLES, resetChainData } from "./db/chain-data.js"
 import { DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "../tools/devnet/anvil.js"
 import { startBundler } from "../tools/devnet/bundler.js"
 import { DevnetClient } from "../tools/devnet/client.js"
@@ -64,8 +65,8 @@ const heldTip = (chainId: number) =>
   ).pipe(Effect.map((rows) => rows[0]))
 
 /**
- * Makes the database fit `live`'s chain: refuses a foreign index, resets one this chain does
- * not continue (and migrates afresh), leaves a continued one alone.
+ * Makes the database fit `live`'s chain: refuses a foreign index, resets the chain's data of one
+ * this chain does not continue (keeping the backend's own), leaves a continued one alone.
  */
 export const fitDatabaseToDevnet = (live: LiveDevnet) =>
   Effect.gen(function* () {
@@ -94,11 +95,13 @@ export const fitDatabaseToDevnet = (live: LiveDevnet) =>
         reason = `its block ${tip.number} (${tip.hash}) is ${onChain === undefined ? "beyond this chain's head" : `not this chain's (${onChain})`}`
     }
     if (reason === undefined) return
-    yield* Effect.logWarning("devnet: the database holds another chain's index; resetting the database").pipe(
-      Effect.annotateLogs({ reason, fresh_chain: live.fresh })
+    // Only what was derived from the chain goes; users, sessions, comments, claims... stay (`db/chain-data.ts`).
+    const { unverifiedClaims } = yield* resetChainData
+    yield* Effect.logWarning(
+      "devnet: the database holds another chain's index; resetting the chain's data (the backend's own data is kept)"
+    ).pipe(
+      Effect.annotateLogs({ reason, fresh_chain: live.fresh, derived_tables: DERIVED_TABLES.length, claims_to_verify: unverifiedClaims })
     )
-    yield* sql.unsafe(`DROP SCHEMA public CASCADE; CREATE SCHEMA public`)
-    yield* runMigrations()
   })
 
 /**
