@@ -10,6 +10,11 @@
  * - the signed transaction is recorded in the row before it is broadcast; `recover` (at start)
  *   re-broadcasts recorded, unconfirmed transactions byte for byte and waits for them, so a
  *   process killed between broadcast and receipt never pays twice;
+ * - a claim has one transaction, ever: the recorded one. After the chain was rewound (the devnet
+ *   restarted from a saved state) every confirmed claim is verified again (`reverify`, or the
+ *   database reset at start marks them): one whose transfer the chain lost is re-sent with its
+ *   recorded bytes when its nonce is still free, else released; never signed anew, so never paid
+ *   twice. Claims wait while this runs (`gate`);
  * - a claim that cannot be paid (faucet dry, transfer refused or reverted) is deleted, so the
  *   address may claim again once the faucet is refilled;
  * - the destination is always the session user's own smart account (spec: Authentication 5).
@@ -28,6 +33,9 @@ import { makeSigner, type GapOutcome, type ReceiptStatus, type Signed, type Sign
 import { parseAddress } from "./lookup.js"
 import { meta } from "./system.js"
 
+/** Claims take one permit each, reconciliation all of them: claims run together, never beside a reconciliation. */
+const GATE_PERMITS = 1_000_000
+
 /** 10,000 test USDC (6 decimals): beta rule 1. */
 export const FAUCET_USDC = 10_000n * 1_000_000n
 
@@ -43,6 +51,11 @@ export interface FaucetOptions {
   readonly ethWei: bigint
   /** How long a claim waits for its receipt. Default 15 s (a block a second on the devnet). */
   readonly receiptTimeoutMs?: number
+  /**
+   * Completes once each time the chain restarted from a saved state (it may have lost its last
+   * seconds of blocks, claims' transfers among them): the faucet then verifies every claim again.
+   */
+  readonly chainRestarts?: Effect.Effect<void>
 }
 
 const ABI = parseAbi([
@@ -124,7 +137,11 @@ export const makeFaucet = (options: FaucetOptions) =>
         )
       )
 
-    const release = (address: string) => sql`DELETE FROM faucet_claim WHERE address = ${address}`
+    /** The claim goes back (the address may claim again), and a delivery notification sent for it on a chain that lost it with it. */
+    const release = (address: string) =>
+      sql`DELETE FROM faucet_claim WHERE address = ${address}`.pipe(
+        Effect.zipRight(sql`DELETE FROM notification WHERE type = 'faucetDelivered' AND source = ${"faucet:" + address}`)
+      )
     const confirm = (address: string) => sql`UPDATE faucet_claim SET status = 'confirmed', confirmed_at = now() WHERE address = ${address}`
 
     const claimOf = (address: string) =>
@@ -227,39 +244,94 @@ export const makeFaucet = (options: FaucetOptions) =>
       })
 
     /**
-     * At start: every signed, unconfirmed claim is re-broadcast as recorded and settled. One whose
-     * nonce the chain has consumed with another transaction (a no-op replacement) can never be
-     * paid by its own: it is released.
+     * Finishes the open (unconfirmed) claims against the chain as it is now: at start (a process
+     * killed mid-claim), and after the chain was rewound (`reverify` first marks every confirmed
+     * claim open again). Claims wait meanwhile (`gate`). Each claim only ever has its one recorded
+     * transaction, so it can never be paid twice:
+     * - never signed: nothing was sent, released;
+     * - its transaction is mined: confirmed (success) or released (reverted);
+     * - not mined, and its nonce taken by another transaction: it can never be mined, released
+     *   (the owner may claim again);
+     * - not mined, its nonce still free: its recorded bytes are broadcast again, lowest nonce
+     *   first, and any nonce below the signer's next one that no open claim holds (its claim was
+     *   released, or a no-op took it, on a chain that lost it) is filled with a no-op, so no later
+     *   transaction waits behind a gap; then each is settled like a new claim.
      */
-    const recover = Effect.gen(function* () {
+    const reconcile = Effect.gen(function* () {
       const open =
         yield* sql<ClaimRow>`SELECT address, owner, nonce::text AS nonce, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
-        FROM faucet_claim WHERE status <> 'confirmed'`
+        FROM faucet_claim WHERE status <> 'confirmed' ORDER BY nonce NULLS FIRST, address`
+      const outcome = (row: ClaimRow, status: string) =>
+        Effect.logInfo("faucet: recovered a claim").pipe(Effect.annotateLogs({ address: row.address, tx_hash: row.txHash, status }))
+      const unmined: Array<ClaimRow & { readonly nonce: string; readonly rawTx: string; readonly txHash: string }> = []
       for (const row of open) {
         if (row.rawTx === null || row.txHash === null || row.nonce === null) {
           // Claimed, never signed (killed before the signing transaction committed): nothing was sent.
           yield* release(row.address)
+          yield* outcome(row, "released")
           continue
         }
-        const hash = row.txHash as Hex
-        // The replacement fees are bumped from today's base fee: the recorded fees are not kept.
-        const sent = yield* broadcastRecorded(row.address, {
-          nonce: Number(row.nonce),
+        const mined = yield* signer.onChain(row.txHash as Hex)
+        if (mined === "success") yield* confirm(row.address)
+        if (mined === "reverted") yield* release(row.address)
+        if (mined === "absent") unmined.push({ ...row, nonce: row.nonce, rawTx: row.rawTx, txHash: row.txHash })
+        else yield* outcome(row, mined === "success" ? "confirmed" : "released")
+      }
+      const first = yield* signer.minedNonce
+      const [allocated] = yield* sql<{ next: string }>`SELECT next_nonce::text AS next FROM signer_nonce WHERE signer = ${signer.address}`
+      const byNonce = new Map(unmined.map((row) => [Number(row.nonce), row]))
+      const last = Math.max(allocated === undefined ? 0 : Number(allocated.next) - 1, ...byNonce.keys())
+      const sent: Array<ClaimRow & { readonly txHash: string }> = []
+      for (const row of unmined) {
+        if (Number(row.nonce) >= first) continue
+        yield* release(row.address)
+        yield* outcome(row, "released: its nonce was taken by another transaction")
+      }
+      for (let nonce = first; nonce <= last; nonce++) {
+        const row = byNonce.get(nonce)
+        if (row === undefined) {
+          const hash = yield* signer.fillNonce(nonce)
+          yield* Effect.logInfo("faucet: filled a nonce the chain lost with a no-op").pipe(Effect.annotateLogs({ nonce, tx_hash: hash }))
+          continue
+        }
+        // The replacement fees (if the broadcast fails) are bumped from today's base fee: the recorded fees are not kept.
+        const broadcast = yield* broadcastRecorded(row.address, {
+          nonce,
           rawTx: row.rawTx as Hex,
-          hash,
+          hash: row.txHash as Hex,
           maxFeePerGas: 0n,
           maxPriorityFeePerGas: 0n
         })
-        let status: ReceiptStatus | "released" = sent === "cancelled" ? "released" : yield* settle(row.address, hash)
+        if (broadcast === "cancelled") yield* outcome(row, "released")
+        else sent.push(row)
+      }
+      for (const row of sent) {
+        const hash = row.txHash as Hex
+        let status: ReceiptStatus | "released" = yield* settle(row.address, hash)
         if (status === "pending" && (yield* signer.nonceUsed(Number(row.nonce))) && (yield* signer.receipt(hash, 1)) === "pending") {
           yield* release(row.address)
           status = "released"
         }
-        yield* Effect.logInfo("faucet: recovered a claim").pipe(Effect.annotateLogs({ address: row.address, tx_hash: row.txHash, status }))
+        yield* outcome(row, status)
       }
     })
 
-    return { claim, accountOf, recover, signerAddress: signer.address }
+    /** New claims wait while open claims are reconciled (the nonces below theirs must be settled first). */
+    const gate = yield* Effect.makeSemaphore(GATE_PERMITS)
+    const recover = gate.withPermits(GATE_PERMITS)(reconcile)
+
+    /** After the chain was rewound: every confirmed claim is verified again on the chain as it is now, then reconciled. */
+    const reverify = gate.withPermits(GATE_PERMITS)(
+      sql`UPDATE faucet_claim SET status = 'signed', confirmed_at = NULL WHERE status = 'confirmed'`.pipe(Effect.zipRight(reconcile))
+    )
+
+    return {
+      claim: (owner: Address, smartAccount?: Address) => gate.withPermits(1)(claim(owner, smartAccount)),
+      accountOf,
+      recover,
+      reverify,
+      signerAddress: signer.address
+    }
   })
 
 /** The faucet of this process: none when no key is configured (then claims answer 503). */
@@ -282,6 +354,20 @@ export const FaucetServiceLive = (options: FaucetOptions | undefined) =>
               )
             )
           )
+          // The chain restarted from a saved state (the devnet's anvil, by its keeper): what it lost is found and finished.
+          if (options.chainRestarts !== undefined)
+            yield* Effect.forkDaemon(
+              options.chainRestarts.pipe(
+                Effect.zipRight(Effect.logWarning("faucet: the chain restarted from a saved state; verifying every claim against it")),
+                Effect.zipRight(faucet.reverify),
+                Effect.catchAll((e) =>
+                  Effect.logWarning("faucet: verifying the claims failed; retried at the next restart or start").pipe(
+                    Effect.annotateLogs("error", String((e as { message?: string }).message ?? e))
+                  )
+                ),
+                Effect.forever
+              )
+            )
           yield* Effect.logInfo("faucet: ready").pipe(Effect.annotateLogs({ signer: faucet.signerAddress, dispenser: options.dispenser }))
           return Option.some(faucet)
         })
