@@ -11,7 +11,7 @@
  * that did not come from the devnet or its fixture (a real RPC_URL's) is refused rather than reset.
  */
 import { SqlClient } from "@effect/sql"
-import { Context, Data, Effect, Fiber, Option, Redacted, Runtime } from "effect"
+import { Context, Data, Effect, Fiber, Option, Queue, Redacted, Runtime } from "effect"
 import { bytesToHex, type Address, type Hex } from "viem"
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 import { verifyingPaymasterAbi } from "../schema/aa.js"
@@ -21,7 +21,7 @@ import { DERIVED_TABLES, resetChainData } from "./db/chain-data.js"
 import { DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "../tools/devnet/anvil.js"
 import { startBundler } from "../tools/devnet/bundler.js"
 import { DevnetClient } from "../tools/devnet/client.js"
-import { startLiveDevnet, type LiveDevnet } from "../tools/devnet/live.js"
+import { startLiveDevnet, type LiveDevnet, type Log } from "../tools/devnet/live.js"
 import { liveArtifacts } from "../tools/devnet/live-state.js"
 import { followTrading } from "../tools/devnet/scenario.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
@@ -38,15 +38,26 @@ export class DevnetFailed extends Data.TaggedError("DevnetFailed")<{ readonly me
 /** Starts the live devnet for the scope (stopped, its state dumped, when the scope closes). */
 export const liveDevnet = Effect.gen(function* () {
   const config = yield* AppConfig
-  const notes: Array<{ message: string; fields: Record<string, unknown> }> = []
+  const runtime = yield* Effect.runtime<never>()
+  // Lines of the start are logged in order once it is up; later ones (the keeper restarting anvil) as they come.
+  const notes: Array<{ message: string; fields: Record<string, unknown>; level: "info" | "warning" }> = []
+  let started = false
+  const log: Log = (message, fields = {}, level = "info") => {
+    if (!started) return void notes.push({ message, fields, level })
+    Runtime.runFork(runtime)((level === "warning" ? Effect.logWarning(message) : Effect.logInfo(message)).pipe(Effect.annotateLogs(fields)))
+  }
   const live = yield* Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => startLiveDevnet({ dataDir: config.dataDir, log: (message, fields = {}) => notes.push({ message, fields }) }),
+      try: () => startLiveDevnet({ dataDir: config.dataDir, log }),
       catch: (cause) => new DevnetFailed({ message: `devnet: ${(cause as Error).message ?? String(cause)}` })
     }),
     (live) => Effect.promise(() => live.stop())
   )
-  for (const note of notes) yield* Effect.logInfo(note.message).pipe(Effect.annotateLogs(note.fields))
+  for (const note of notes)
+    yield* (note.level === "warning" ? Effect.logWarning(note.message) : Effect.logInfo(note.message)).pipe(
+      Effect.annotateLogs(note.fields)
+    )
+  started = true
   yield* Effect.logInfo("devnet: live local chain").pipe(
     Effect.annotateLogs({ rpc_url: live.url, chain_id: 130, deployment: live.deploymentFile, block_time_s: 1 })
   )
@@ -131,17 +142,23 @@ export class FaucetSetup extends Context.Tag("predix/FaucetSetup")<FaucetSetup, 
  * faucet account (`live-state.ts`: ETH, test USDC, the dispenser approved).
  */
 export const devnetFaucet = (live: LiveDevnet) =>
-  Effect.map(AppConfig, (config): FaucetOptions => {
+  Effect.gen(function* () {
+    const config = yield* AppConfig
     const fallback = (): Redacted.Redacted<Hex> => Redacted.make(mnemonicKey(live.manifest.faucetAccount))
-    return {
+    // One pending restart is enough: the faucet verifies every claim against the chain as it is then.
+    const restarts = yield* Queue.sliding<void>(1)
+    live.onRestart(() => void Queue.unsafeOffer(restarts, undefined))
+    const options: FaucetOptions = {
       rpcUrl: live.url,
       chainId: DEVNET_CHAIN_ID,
       privateKey: Option.getOrElse(config.faucetPrivateKey, fallback),
       testUsdc: live.manifest.devnet.addresses.testUsdc,
       dispenser: live.manifest.faucetDispenser,
       accountFactory: live.manifest.smartAccountFactory,
-      ethWei: config.faucetEthWei
+      ethWei: config.faucetEthWei,
+      chainRestarts: Queue.take(restarts)
     }
+    return options
   })
 
 const mnemonicKey = (index: number): Hex => bytesToHex(mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: index }).getHdKey().privateKey!)
