@@ -24,6 +24,7 @@ afterAll(async () => {
 
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d" as const
 const KEY2 = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a" as const
+const KEY3 = "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6" as const
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)"])
 const PAID = 10_000_000_000n
 
@@ -80,7 +81,9 @@ const post = (url: string, cookie: string, body: unknown) =>
 describe("anvil dying under the live devnet", () => {
   it("kill -9 of anvil: its keeper restarts it on the same URL from its saved state, the log says so, indexing goes on, claims pay once; then a SIGKILL of everything: the next start keeps users, sessions, comments and claims", async () => {
     const ports = { INDEXER_PORT: String(await freePort()), BACKEND_PORT: String(await freePort()) }
-    const env = { DATA_DIR: dataDir, PG_PORT: "0", LOG_LEVEL: "info", DEVNET_ACTIVITY: "off", ...ports }
+    // The test polls the backend's public status often: no per-IP limits here.
+    const limits = { RATE_LIMIT_PUBLIC_PER_MINUTE: "0", RATE_LIMIT_AUTH_PER_MINUTE: "0" }
+    const env = { DATA_DIR: dataDir, PG_PORT: "0", LOG_LEVEL: "info", DEVNET_ACTIVITY: "off", ...limits, ...ports }
     const app = runCli(["start"], env)
     const rpcUrl = /rpc_url=(\S+)/.exec(await app.waitFor(/message="devnet: live local chain"/, 120_000))![1]!
     await app.waitFor(/message=listening server=backend/, 120_000)
@@ -141,8 +144,26 @@ describe("anvil dying under the live devnet", () => {
       expect(await usdc(chain, who)).toBe(PAID)
     }
 
+    // A periodic dump of the state, read whole (anvil rewrites the file in place: a read during a
+    // write does not parse); then a third owner is paid and the index moves past the dump's head.
+    const statePath = Path.join(dataDir, "devnet", "anvil-state.json")
+    let saved: { text: string; head: number } | undefined
+    await eventually("a complete periodic dump of anvil's state", async () => {
+      const text = await fs.readFile(statePath, "utf8")
+      saved = { text, head: (JSON.parse(text) as { best_block_number: number }).best_block_number }
+      return true
+    })
+    const cookie3 = await signIn(backend, KEY3)
+    const third = await post(`${backend}/api/faucet`, cookie3, {})
+    expect(third.status).toBe(200)
+    const account3 = third.body["data"].address as Address
+    const thirdBlock = Number((await chain.getTransactionReceipt({ hash: third.body["data"].txHash })).blockNumber)
+    expect(thirdBlock).toBeGreaterThan(saved!.head)
+    await eventually("the index past the dump and the third claim", async () => (await indexed()) > Math.max(saved!.head + 2, thirdBlock))
+
     // Everything dies at once (the service, its keepers, anvil): anvil cannot dump its state at exit,
-    // so the next start loads the last periodic dump, seconds behind the index.
+    // and the next start loads that earlier dump (as after a crash right after it): the database
+    // holds blocks the chain does not, and the third claim's transfer is gone.
     // (Not its embedded Postgres: the next start stops one left running, and the data is the point here.)
     const tree = [
       app.child.pid!,
@@ -160,18 +181,21 @@ describe("anvil dying under the live devnet", () => {
     await app.exited
     await eventually("every process of the killed service gone", async () => tree.every((pid) => !isAlive(pid)), 30_000)
 
+    await fs.writeFile(statePath, saved!.text)
+
     const next = runCli(["start"], env)
     await next.waitFor(/message=listening server=backend/, 120_000)
+    await next.waitFor(/message="devnet: the database holds another chain's index; resetting the chain's data/)
     const rpcUrl2 = /message="devnet: live local chain".*rpc_url=(\S+)/.exec(next.output())![1]!
     const chain2 = createPublicClient({ transport: http(rpcUrl2) })
     await eventually("indexing past the committed state again", async () => (await indexed()) > 1045, 180_000)
-    // Sessions and comments kept (the old cookies still sign in), claims kept and paid once.
+    // Sessions and comments kept (the old cookies still sign in: 429, not 401), claims kept and paid once.
     const comments = (await (await fetch(`${backend}/api/markets/1/comments`)).json()) as { data: Array<{ body: string }> }
     expect(comments.data.map((c) => c.body)).toContain("kept through a dead chain")
     await eventually(
-      "both claims confirmed on the chain of the next start",
+      "the three claims confirmed on the chain of the next start",
       async () => {
-        for (const who of [account, account2]) {
+        for (const who of [account, account2, account3]) {
           const status = (await (await fetch(`${backend}/api/faucet/status?address=${who}`)).json()) as { data: { confirmed: boolean } }
           if (!status.data.confirmed) return false
         }
@@ -181,7 +205,8 @@ describe("anvil dying under the live devnet", () => {
     )
     for (const [who, c] of [
       [account, cookie],
-      [account2, cookie2]
+      [account2, cookie2],
+      [account3, cookie3]
     ] as const) {
       const again = await post(`${backend}/api/faucet`, c, {})
       expect(again.status).toBe(429)
