@@ -87,8 +87,16 @@ export const reconcileClaims = (deps: ReconcileDeps) =>
     for (let nonce = first; nonce <= last; nonce++) {
       const row = byNonce.get(nonce)
       if (row === undefined) {
-        const hash = yield* signer.fillNonce(nonce)
-        yield* Effect.logInfo("faucet: filled a nonce the chain lost with a no-op").pipe(Effect.annotateLogs({ nonce, tx_hash: hash }))
+        // A failure here (the node holds another transaction at this nonce after all) is not fatal:
+        // the claims above are still sent, and any left pending are retried by the next reconciliation.
+        yield* signer.fillNonce(nonce).pipe(
+          Effect.tap((hash) =>
+            Effect.logInfo("faucet: filled a nonce the chain lost with a no-op").pipe(Effect.annotateLogs({ nonce, tx_hash: hash }))
+          ),
+          Effect.catchAll((e) =>
+            Effect.logWarning("faucet: could not fill a nonce the chain lost").pipe(Effect.annotateLogs({ nonce, error: e.message }))
+          )
+        )
         continue
       }
       // The replacement fees (if the broadcast fails) are bumped from today's base fee: the recorded fees are not kept.
