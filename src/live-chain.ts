@@ -64,15 +64,20 @@ export const liveDevnet = Effect.gen(function* () {
   return live
 })
 
-/** The highest block the database holds for `chainId`: the tip of the unfinalized window, else the checkpoint. */
+/**
+ * The highest block the database holds for `chainId`: the tip of the unfinalized window, else the
+ * checkpoint. Ordered as numbers (ordered as text, 999 would rank above 1060 and a window
+ * crossing a power of ten would hide its tip).
+ */
 const heldTip = (chainId: number) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) =>
       sql<{ number: string; hash: string }>`
-      SELECT number::text AS number, hash FROM indexed_block WHERE chain_id = ${chainId}
-      UNION ALL SELECT block_number::text, block_hash FROM indexer_checkpoint WHERE chain_id = ${chainId}
-      ORDER BY 1 DESC LIMIT 1`
+      SELECT held.number::text AS number, held.hash FROM (
+        SELECT number, hash FROM indexed_block WHERE chain_id = ${chainId}
+        UNION ALL SELECT block_number, block_hash FROM indexer_checkpoint WHERE chain_id = ${chainId}) held
+      ORDER BY held.number DESC LIMIT 1`
   ).pipe(Effect.map((rows) => rows[0]))
 
 /**

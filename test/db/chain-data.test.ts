@@ -64,6 +64,16 @@ describe("the chain reset", () => {
           yield* sql`insert into indexer_checkpoint (chain_id, block_number, block_hash, digest) values (130, 100000, ${HASH(100000)}, ${HASH(1)})`
           yield* sql`insert into indexed_block (chain_id, number, hash, parent_hash, timestamp, digest, parent_digest)
           values (130, 100000, ${HASH(100000)}, ${HASH(99999)}, 1, ${HASH(2)}, ${HASH(3)})`
+          // Lower in the window, a block the chain does hold (999 ranks above 100000 as text: the tip is by number).
+          const block999 = yield* Effect.promise(() =>
+            fetch(live.url, {
+              method: "POST",
+              headers: { "content-type": "application/json" },
+              body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_getBlockByNumber", params: ["0x3e7", false] })
+            }).then(async (r) => ((await r.json()) as { result: { hash: string; parentHash: string } }).result)
+          )
+          yield* sql`insert into indexed_block (chain_id, number, hash, parent_hash, timestamp, digest, parent_digest)
+          values (130, 999, ${block999.hash}, ${block999.parentHash}, 1, ${HASH(4)}, ${HASH(5)})`
           yield* sql`insert into indexed_deployment (chain_id, diamond, deploy_block, source) values (130, ${diamond}, 1, ${LIVE_SOURCE})`
           yield* sql`insert into notification_cursor (chain_id, block_number, block_hash) values (130, 1100, ${HASH(1100)})`
           // The backend's own data.
