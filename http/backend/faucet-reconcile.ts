@@ -43,7 +43,8 @@ export interface ReconcileDeps {
  * claim open again). Claims wait meanwhile (`gate`). Each claim only ever has its one recorded
  * transaction, so it can never be paid twice:
  * - never signed: nothing was sent, released;
- * - its transaction is mined: confirmed (success) or released (reverted);
+ * - its transaction is mined: confirmed (success) or released (reverted); a claim marked
+ *   confirmed whose nonce the chain has not mined yet is open (the chain lost it);
  * - not mined, and its nonce taken by another transaction: it can never be mined, released
  *   (the owner may claim again);
  * - not mined, its nonce still free: its recorded bytes are broadcast again, lowest nonce
@@ -55,9 +56,12 @@ export const reconcileClaims = (deps: ReconcileDeps) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const { signer, release, confirm, settle, broadcastRecorded } = deps
+    // A claim confirmed at a nonce the chain has not mined was confirmed on a chain that lost it
+    // (rewound, unnoticed by a reset: its index did not reach that block): it is open again.
+    const first = yield* signer.minedNonce
     const open =
       yield* sql<ClaimRow>`SELECT address, owner, nonce::text AS nonce, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
-      FROM faucet_claim WHERE status <> 'confirmed' ORDER BY nonce NULLS FIRST, address`
+      FROM faucet_claim WHERE status <> 'confirmed' OR (signer = ${signer.address} AND nonce >= ${first}) ORDER BY nonce NULLS FIRST, address`
     const outcome = (row: ClaimRow, status: string) =>
       Effect.logInfo("faucet: recovered a claim").pipe(Effect.annotateLogs({ address: row.address, tx_hash: row.txHash, status }))
     const unmined: Array<ClaimRow & { readonly nonce: string; readonly rawTx: string; readonly txHash: string }> = []
@@ -74,7 +78,6 @@ export const reconcileClaims = (deps: ReconcileDeps) =>
       if (mined === "absent") unmined.push({ ...row, nonce: row.nonce, rawTx: row.rawTx, txHash: row.txHash })
       else yield* outcome(row, mined === "success" ? "confirmed" : "released")
     }
-    const first = yield* signer.minedNonce
     const [allocated] = yield* sql<{ next: string }>`SELECT next_nonce::text AS next FROM signer_nonce WHERE signer = ${signer.address}`
     const byNonce = new Map(unmined.map((row) => [Number(row.nonce), row]))
     const last = Math.max(allocated === undefined ? 0 : Number(allocated.next) - 1, ...byNonce.keys())

@@ -55,51 +55,57 @@ const rpc = async (method: string, params: ReadonlyArray<unknown> = []) => {
   return answer.result
 }
 
+/** The faucet and the chain, as the tests below use them. */
+const helpers = () => {
+  const faucetAccount = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: live.manifest.faucetAccount })
+  const options: FaucetOptions = {
+    rpcUrl: live.url,
+    chainId: 130,
+    privateKey: Redacted.make(bytesToHex(faucetAccount.getHdKey().privateKey!)),
+    testUsdc: live.manifest.devnet.addresses.testUsdc,
+    dispenser: live.manifest.faucetDispenser,
+    accountFactory: live.manifest.smartAccountFactory,
+    ethWei: 500_000_000_000_000n,
+    receiptTimeoutMs: 10_000
+  }
+  const chain = createPublicClient({ transport: viemHttp(live.url) })
+  const devnet = defineChain({
+    id: 130,
+    name: "devnet",
+    nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+    rpcUrls: { default: { http: [live.url] } }
+  })
+  // The faucet's key used by hand: what takes a nonce outside the faucet's claims.
+  const wallet = createWalletClient({ account: faucetAccount, transport: viemHttp(live.url), chain: devnet })
+  const selfTransfer = async (nonce: number) => {
+    const hash = await wallet.sendTransaction({ to: faucetAccount.address, value: 0n, nonce })
+    await chain.waitForTransactionReceipt({ hash })
+  }
+  const usdcOf = (address: Address) =>
+    chain.readContract({ address: live.manifest.devnet.addresses.testUsdc, abi: ERC20, functionName: "balanceOf", args: [address] })
+  const nonce = () => chain.getTransactionCount({ address: faucetAccount.address })
+  const withFaucet = <A, E>(run: (faucet: Effect.Effect.Success<ReturnType<typeof makeFaucet>>) => Effect.Effect<A, E, any>) =>
+    runtime.runPromise(Effect.flatMap(makeFaucet(options), run).pipe(quiet))
+  const claim = (who: Address) =>
+    withFaucet((faucet) =>
+      faucet.claim(who).pipe(
+        Effect.map((paid) => ({ ok: true as const, paid })),
+        Effect.catchAll((error) => Effect.succeed({ ok: false as const, error: error as { _tag: string } }))
+      )
+    )
+  const claims = async () =>
+    (
+      await Effect.runPromise(
+        query<{ owner: string; status: string; tx_hash: string }>(dbUrl, "select owner, status, tx_hash from faucet_claim order by nonce")
+      )
+    ).rows
+  const fresh = () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Address
+  return { options, chain, selfTransfer, usdcOf, nonce, withFaucet, claim, claims, fresh }
+}
+
 describe("faucet claims on a rewound chain", () => {
   it("after the rewind the lost transfer is re-sent (the same transaction), the one whose nonce was taken is released and pays once when claimed again, a nonce gap is filled; a second claim is refused", async () => {
-    const faucetAccount = mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: live.manifest.faucetAccount })
-    const options: FaucetOptions = {
-      rpcUrl: live.url,
-      chainId: 130,
-      privateKey: Redacted.make(bytesToHex(faucetAccount.getHdKey().privateKey!)),
-      testUsdc: live.manifest.devnet.addresses.testUsdc,
-      dispenser: live.manifest.faucetDispenser,
-      accountFactory: live.manifest.smartAccountFactory,
-      ethWei: 500_000_000_000_000n,
-      receiptTimeoutMs: 10_000
-    }
-    const chain = createPublicClient({ transport: viemHttp(live.url) })
-    const devnet = defineChain({
-      id: 130,
-      name: "devnet",
-      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-      rpcUrls: { default: { http: [live.url] } }
-    })
-    // The faucet's key used by hand: what takes a nonce outside the faucet's claims.
-    const wallet = createWalletClient({ account: faucetAccount, transport: viemHttp(live.url), chain: devnet })
-    const selfTransfer = async (nonce: number) => {
-      const hash = await wallet.sendTransaction({ to: faucetAccount.address, value: 0n, nonce })
-      await chain.waitForTransactionReceipt({ hash })
-    }
-    const usdcOf = (address: Address) =>
-      chain.readContract({ address: live.manifest.devnet.addresses.testUsdc, abi: ERC20, functionName: "balanceOf", args: [address] })
-    const nonce = () => chain.getTransactionCount({ address: faucetAccount.address })
-    const withFaucet = <A, E>(run: (faucet: Effect.Effect.Success<ReturnType<typeof makeFaucet>>) => Effect.Effect<A, E, any>) =>
-      runtime.runPromise(Effect.flatMap(makeFaucet(options), run).pipe(quiet))
-    const claim = (who: Address) =>
-      withFaucet((faucet) =>
-        faucet.claim(who).pipe(
-          Effect.map((paid) => ({ ok: true as const, paid })),
-          Effect.catchAll((error) => Effect.succeed({ ok: false as const, error: error as { _tag: string } }))
-        )
-      )
-    const claims = async () =>
-      (
-        await Effect.runPromise(
-          query<{ owner: string; status: string; tx_hash: string }>(dbUrl, "select owner, status, tx_hash from faucet_claim order by nonce")
-        )
-      ).rows
-    const fresh = () => privateKeyToAccount(generatePrivateKey()).address.toLowerCase() as Address
+    const { chain, selfTransfer, usdcOf, nonce, withFaucet, claim, claims, fresh } = helpers()
     const a = fresh()
     const b = fresh()
 
@@ -145,4 +151,24 @@ describe("faucet claims on a rewound chain", () => {
     expect(thirdA.ok ? "paid" : thirdA.error._tag).toBe("RATE_LIMIT_EXCEEDED")
     expect(await usdcOf(paidA.paid.address)).toBe(FAUCET_USDC)
   }, 180_000)
+
+  it("a rewind the start did not notice (the index never reached the lost block): a claim confirmed at a nonce the chain has not mined is re-sent, not covered over", async () => {
+    const { chain, usdcOf, nonce, withFaucet, claim, claims, fresh } = helpers()
+    const c = fresh()
+    const saved = await rpc("evm_snapshot")
+    const n = await nonce()
+    const paid = await claim(c)
+    if (!paid.ok) throw new Error(`claim failed: ${JSON.stringify(paid)}`)
+    expect(await rpc("evm_revert", [saved])).toBe(true)
+    expect(await nonce()).toBe(n)
+
+    // The next start without a reset: the claim is still 'confirmed' in the database.
+    await withFaucet((faucet) => faucet.recover)
+    expect((await claims()).filter((row) => row.owner === c)).toEqual([{ owner: c, status: "confirmed", tx_hash: paid.paid.txHash }])
+    expect((await chain.getTransactionReceipt({ hash: paid.paid.txHash as Hex })).status).toBe("success")
+    expect(await usdcOf(paid.paid.address)).toBe(FAUCET_USDC)
+    expect(await nonce()).toBe(n + 1)
+    const again = await claim(c)
+    expect(again.ok ? "paid" : again.error._tag).toBe("RATE_LIMIT_EXCEEDED")
+  }, 120_000)
 })
