@@ -5,22 +5,23 @@
  *
  * Invariant: the database never holds another chain's rows. Before anything indexes, the
  * highest block the database holds must be on this chain (same number, same hash); when it is
- * not (the chain was started afresh, or its state was lost ahead of the index), the database is
- * reset, with a log line saying so. A database holding an index that did not come from the
- * devnet or its fixture (a real RPC_URL's) is refused rather than reset.
+ * not (the chain was started afresh, or its state was lost ahead of the index), what the database
+ * derived from the chain is reset, with a log line saying so, and the backend's own data (users,
+ * sessions, comments, faucet claims...) is kept (`db/chain-data.ts`). A database holding an index
+ * that did not come from the devnet or its fixture (a real RPC_URL's) is refused rather than reset.
  */
 import { SqlClient } from "@effect/sql"
-import { Context, Data, Effect, Fiber, Option, Redacted, Runtime } from "effect"
+import { Context, Data, Effect, Fiber, Option, Queue, Redacted, Runtime } from "effect"
 import { bytesToHex, type Address, type Hex } from "viem"
 import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 import { verifyingPaymasterAbi } from "../schema/aa.js"
 import type { FaucetOptions } from "../http/backend/faucet-live.js"
 import { AppConfig, ConfigurationError } from "./config.js"
-import { runMigrations } from "./db/migrations.js"
+import { DERIVED_TABLES, resetChainData } from "./db/chain-data.js"
 import { DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "../tools/devnet/anvil.js"
 import { startBundler } from "../tools/devnet/bundler.js"
 import { DevnetClient } from "../tools/devnet/client.js"
-import { startLiveDevnet, type LiveDevnet } from "../tools/devnet/live.js"
+import { startLiveDevnet, type LiveDevnet, type Log } from "../tools/devnet/live.js"
 import { liveArtifacts } from "../tools/devnet/live-state.js"
 import { followTrading } from "../tools/devnet/scenario.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
@@ -37,35 +38,51 @@ export class DevnetFailed extends Data.TaggedError("DevnetFailed")<{ readonly me
 /** Starts the live devnet for the scope (stopped, its state dumped, when the scope closes). */
 export const liveDevnet = Effect.gen(function* () {
   const config = yield* AppConfig
-  const notes: Array<{ message: string; fields: Record<string, unknown> }> = []
+  const runtime = yield* Effect.runtime<never>()
+  // Lines of the start are logged in order once it is up; later ones (the keeper restarting anvil) as they come.
+  const notes: Array<{ message: string; fields: Record<string, unknown>; level: "info" | "warning" }> = []
+  let started = false
+  const log: Log = (message, fields = {}, level = "info") => {
+    if (!started) return void notes.push({ message, fields, level })
+    Runtime.runFork(runtime)((level === "warning" ? Effect.logWarning(message) : Effect.logInfo(message)).pipe(Effect.annotateLogs(fields)))
+  }
   const live = yield* Effect.acquireRelease(
     Effect.tryPromise({
-      try: () => startLiveDevnet({ dataDir: config.dataDir, log: (message, fields = {}) => notes.push({ message, fields }) }),
+      try: () => startLiveDevnet({ dataDir: config.dataDir, log }),
       catch: (cause) => new DevnetFailed({ message: `devnet: ${(cause as Error).message ?? String(cause)}` })
     }),
     (live) => Effect.promise(() => live.stop())
   )
-  for (const note of notes) yield* Effect.logInfo(note.message).pipe(Effect.annotateLogs(note.fields))
+  for (const note of notes)
+    yield* (note.level === "warning" ? Effect.logWarning(note.message) : Effect.logInfo(note.message)).pipe(
+      Effect.annotateLogs(note.fields)
+    )
+  started = true
   yield* Effect.logInfo("devnet: live local chain").pipe(
     Effect.annotateLogs({ rpc_url: live.url, chain_id: 130, deployment: live.deploymentFile, block_time_s: 1 })
   )
   return live
 })
 
-/** The highest block the database holds for `chainId`: the tip of the unfinalized window, else the checkpoint. */
+/**
+ * The highest block the database holds for `chainId`: the tip of the unfinalized window, else the
+ * checkpoint. Ordered as numbers (ordered as text, 999 would rank above 1060 and a window
+ * crossing a power of ten would hide its tip).
+ */
 const heldTip = (chainId: number) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) =>
       sql<{ number: string; hash: string }>`
-      SELECT number::text AS number, hash FROM indexed_block WHERE chain_id = ${chainId}
-      UNION ALL SELECT block_number::text, block_hash FROM indexer_checkpoint WHERE chain_id = ${chainId}
-      ORDER BY 1 DESC LIMIT 1`
+      SELECT held.number::text AS number, held.hash FROM (
+        SELECT number, hash FROM indexed_block WHERE chain_id = ${chainId}
+        UNION ALL SELECT block_number, block_hash FROM indexer_checkpoint WHERE chain_id = ${chainId}) held
+      ORDER BY held.number DESC LIMIT 1`
   ).pipe(Effect.map((rows) => rows[0]))
 
 /**
- * Makes the database fit `live`'s chain: refuses a foreign index, resets one this chain does
- * not continue (and migrates afresh), leaves a continued one alone.
+ * Makes the database fit `live`'s chain: refuses a foreign index, resets the chain's data of one
+ * this chain does not continue (keeping the backend's own), leaves a continued one alone.
  */
 export const fitDatabaseToDevnet = (live: LiveDevnet) =>
   Effect.gen(function* () {
@@ -94,11 +111,13 @@ export const fitDatabaseToDevnet = (live: LiveDevnet) =>
         reason = `its block ${tip.number} (${tip.hash}) is ${onChain === undefined ? "beyond this chain's head" : `not this chain's (${onChain})`}`
     }
     if (reason === undefined) return
-    yield* Effect.logWarning("devnet: the database holds another chain's index; resetting the database").pipe(
-      Effect.annotateLogs({ reason, fresh_chain: live.fresh })
+    // Only what was derived from the chain goes; users, sessions, comments, claims... stay (`db/chain-data.ts`).
+    const { unverifiedClaims } = yield* resetChainData
+    yield* Effect.logWarning(
+      "devnet: the database holds another chain's index; resetting the chain's data (the backend's own data is kept)"
+    ).pipe(
+      Effect.annotateLogs({ reason, fresh_chain: live.fresh, derived_tables: DERIVED_TABLES.length, claims_to_verify: unverifiedClaims })
     )
-    yield* sql.unsafe(`DROP SCHEMA public CASCADE; CREATE SCHEMA public`)
-    yield* runMigrations()
   })
 
 /**
@@ -128,17 +147,23 @@ export class FaucetSetup extends Context.Tag("predix/FaucetSetup")<FaucetSetup, 
  * faucet account (`live-state.ts`: ETH, test USDC, the dispenser approved).
  */
 export const devnetFaucet = (live: LiveDevnet) =>
-  Effect.map(AppConfig, (config): FaucetOptions => {
+  Effect.gen(function* () {
+    const config = yield* AppConfig
     const fallback = (): Redacted.Redacted<Hex> => Redacted.make(mnemonicKey(live.manifest.faucetAccount))
-    return {
+    // One pending restart is enough: the faucet verifies every claim against the chain as it is then.
+    const restarts = yield* Queue.sliding<void>(1)
+    live.onRestart(() => void Queue.unsafeOffer(restarts, undefined))
+    const options: FaucetOptions = {
       rpcUrl: live.url,
       chainId: DEVNET_CHAIN_ID,
       privateKey: Option.getOrElse(config.faucetPrivateKey, fallback),
       testUsdc: live.manifest.devnet.addresses.testUsdc,
       dispenser: live.manifest.faucetDispenser,
       accountFactory: live.manifest.smartAccountFactory,
-      ethWei: config.faucetEthWei
+      ethWei: config.faucetEthWei,
+      chainRestarts: Queue.take(restarts)
     }
+    return options
   })
 
 const mnemonicKey = (index: number): Hex => bytesToHex(mnemonicToAccount(DEVNET_MNEMONIC, { addressIndex: index }).getHdKey().privateKey!)

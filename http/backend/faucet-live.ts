@@ -10,6 +10,11 @@
  * - the signed transaction is recorded in the row before it is broadcast; `recover` (at start)
  *   re-broadcasts recorded, unconfirmed transactions byte for byte and waits for them, so a
  *   process killed between broadcast and receipt never pays twice;
+ * - a claim has one transaction, ever: the recorded one. After the chain was rewound (the devnet
+ *   restarted from a saved state) every confirmed claim is verified again (`reverify`, or the
+ *   database reset at start marks them): one whose transfer the chain lost is re-sent with its
+ *   recorded bytes when its nonce is still free, else released; never signed anew, so never paid
+ *   twice. Claims wait while this runs (`gate`);
  * - a claim that cannot be paid (faucet dry, transfer refused or reverted) is deleted, so the
  *   address may claim again once the faucet is refilled;
  * - the destination is always the session user's own smart account (spec: Authentication 5).
@@ -24,9 +29,13 @@ import { formatUnits } from "../../schema/primitives.js"
 import { CurrentUser } from "./auth.js"
 import { BackendApi } from "./definition.js"
 import { NEVER_AGAIN } from "./faucet.js"
-import { makeSigner, type GapOutcome, type ReceiptStatus, type Signed, type Signer, type SignerError } from "./faucet-signer.js"
+import { makeSigner, type GapOutcome, type Signed, type Signer, type SignerError } from "./faucet-signer.js"
+import { reconcileClaims, type ClaimRow } from "./faucet-reconcile.js"
 import { parseAddress } from "./lookup.js"
 import { meta } from "./system.js"
+
+/** Claims take one permit each, reconciliation all of them: claims run together, never beside a reconciliation. */
+const GATE_PERMITS = 1_000_000
 
 /** 10,000 test USDC (6 decimals): beta rule 1. */
 export const FAUCET_USDC = 10_000n * 1_000_000n
@@ -43,6 +52,11 @@ export interface FaucetOptions {
   readonly ethWei: bigint
   /** How long a claim waits for its receipt. Default 15 s (a block a second on the devnet). */
   readonly receiptTimeoutMs?: number
+  /**
+   * Completes once each time the chain restarted from a saved state (it may have lost its last
+   * seconds of blocks, claims' transfers among them): the faucet then verifies every claim again.
+   */
+  readonly chainRestarts?: Effect.Effect<void>
 }
 
 const ABI = parseAbi([
@@ -86,16 +100,6 @@ const signingFailed = (e: SignerError | SqlError) =>
         ? unavailable(`the faucet's transfer would revert (${e.message}); nothing was sent and the claim was released`)
         : chainDown(e.message)
 
-interface ClaimRow {
-  readonly address: string
-  readonly owner: string
-  readonly nonce: string | null
-  readonly txHash: string | null
-  readonly rawTx: string | null
-  readonly status: string
-  readonly claimedAt: Date
-}
-
 /** The faucet's work over a configured signer. */
 export const makeFaucet = (options: FaucetOptions) =>
   Effect.gen(function* () {
@@ -124,7 +128,11 @@ export const makeFaucet = (options: FaucetOptions) =>
         )
       )
 
-    const release = (address: string) => sql`DELETE FROM faucet_claim WHERE address = ${address}`
+    /** The claim goes back (the address may claim again), and a delivery notification sent for it on a chain that lost it with it. */
+    const release = (address: string) =>
+      sql`DELETE FROM faucet_claim WHERE address = ${address}`.pipe(
+        Effect.zipRight(sql`DELETE FROM notification WHERE type = 'faucetDelivered' AND source = ${"faucet:" + address}`)
+      )
     const confirm = (address: string) => sql`UPDATE faucet_claim SET status = 'confirmed', confirmed_at = now() WHERE address = ${address}`
 
     const claimOf = (address: string) =>
@@ -226,40 +234,26 @@ export const makeFaucet = (options: FaucetOptions) =>
         }
       })
 
-    /**
-     * At start: every signed, unconfirmed claim is re-broadcast as recorded and settled. One whose
-     * nonce the chain has consumed with another transaction (a no-op replacement) can never be
-     * paid by its own: it is released.
-     */
-    const recover = Effect.gen(function* () {
-      const open =
-        yield* sql<ClaimRow>`SELECT address, owner, nonce::text AS nonce, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
-        FROM faucet_claim WHERE status <> 'confirmed'`
-      for (const row of open) {
-        if (row.rawTx === null || row.txHash === null || row.nonce === null) {
-          // Claimed, never signed (killed before the signing transaction committed): nothing was sent.
-          yield* release(row.address)
-          continue
-        }
-        const hash = row.txHash as Hex
-        // The replacement fees are bumped from today's base fee: the recorded fees are not kept.
-        const sent = yield* broadcastRecorded(row.address, {
-          nonce: Number(row.nonce),
-          rawTx: row.rawTx as Hex,
-          hash,
-          maxFeePerGas: 0n,
-          maxPriorityFeePerGas: 0n
-        })
-        let status: ReceiptStatus | "released" = sent === "cancelled" ? "released" : yield* settle(row.address, hash)
-        if (status === "pending" && (yield* signer.nonceUsed(Number(row.nonce))) && (yield* signer.receipt(hash, 1)) === "pending") {
-          yield* release(row.address)
-          status = "released"
-        }
-        yield* Effect.logInfo("faucet: recovered a claim").pipe(Effect.annotateLogs({ address: row.address, tx_hash: row.txHash, status }))
-      }
-    })
+    const reconcile = reconcileClaims({ signer, release, confirm, settle, broadcastRecorded }).pipe(
+      Effect.provideService(SqlClient.SqlClient, sql)
+    )
 
-    return { claim, accountOf, recover, signerAddress: signer.address }
+    /** New claims wait while open claims are reconciled (the nonces below theirs must be settled first). */
+    const gate = yield* Effect.makeSemaphore(GATE_PERMITS)
+    const recover = gate.withPermits(GATE_PERMITS)(reconcile)
+
+    /** After the chain was rewound: every confirmed claim is verified again on the chain as it is now, then reconciled. */
+    const reverify = gate.withPermits(GATE_PERMITS)(
+      sql`UPDATE faucet_claim SET status = 'signed', confirmed_at = NULL WHERE status = 'confirmed'`.pipe(Effect.zipRight(reconcile))
+    )
+
+    return {
+      claim: (owner: Address, smartAccount?: Address) => gate.withPermits(1)(claim(owner, smartAccount)),
+      accountOf,
+      recover,
+      reverify,
+      signerAddress: signer.address
+    }
   })
 
 /** The faucet of this process: none when no key is configured (then claims answer 503). */
@@ -282,6 +276,20 @@ export const FaucetServiceLive = (options: FaucetOptions | undefined) =>
               )
             )
           )
+          // The chain restarted from a saved state (the devnet's anvil, by its keeper): what it lost is found and finished.
+          if (options.chainRestarts !== undefined)
+            yield* Effect.forkDaemon(
+              options.chainRestarts.pipe(
+                Effect.zipRight(Effect.logWarning("faucet: the chain restarted from a saved state; verifying every claim against it")),
+                Effect.zipRight(faucet.reverify),
+                Effect.catchAll((e) =>
+                  Effect.logWarning("faucet: verifying the claims failed; retried at the next restart or start").pipe(
+                    Effect.annotateLogs("error", String((e as { message?: string }).message ?? e))
+                  )
+                ),
+                Effect.forever
+              )
+            )
           yield* Effect.logInfo("faucet: ready").pipe(Effect.annotateLogs({ signer: faucet.signerAddress, dispenser: options.dispenser }))
           return Option.some(faucet)
         })

@@ -13,7 +13,8 @@
  *   when a broadcast fails, `fillGap` either finds the node holding the transaction after all, or
  *   consumes the nonce with a no-op replacement (0 ETH to itself, higher fees) and waits until
  *   the nonce is mined: by the no-op ("cancelled", the original can never be mined now) or by
- *   the original ("sent");
+ *   the original ("sent"); on a chain that lost allocated nonces (rewound), the faucet re-sends
+ *   their recorded transactions and fills the rest with no-ops (`fillNonce`) before it signs again;
  * - the private key is held only by the viem account; it is never logged or put in an error.
  */
 import { SqlClient } from "@effect/sql"
@@ -193,7 +194,37 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
 
   const read = <A>(what: string, run: (client: PublicClient) => Promise<A>) => chain(what, () => run(client))
 
-  return { address: signer, sign, broadcast, receipt, nonceUsed, fillGap, read }
+  /** Whether the chain holds the transaction `hash` now (mined): its status, or "absent"; no waiting. */
+  const onChain = (hash: Hex): Effect.Effect<"success" | "reverted" | "absent", SignerError> =>
+    chain("looking the receipt up", () =>
+      client.getTransactionReceipt({ hash }).then(
+        (r) => (r.status === "success" ? "success" : "reverted") as "success" | "reverted",
+        (error: { name?: string }) => {
+          if (error.name === "TransactionReceiptNotFoundError") return "absent" as const
+          throw error
+        }
+      )
+    )
+
+  /** How many transactions of this key the chain has mined (the next nonce it will accept to mine). */
+  const minedNonce = chain("reading the signer's nonce", () => client.getTransactionCount({ address: signer, blockTag: "latest" }))
+
+  /**
+   * Takes `nonce` with a no-op (0 ETH to itself): a nonce allocated on a chain that lost its
+   * transaction (the chain was rewound) must be filled, or every later transaction of the key waits
+   * behind it. Broadcast only; the caller waits for the later nonces' receipts.
+   */
+  const fillNonce = (nonce: number) =>
+    Effect.gen(function* () {
+      const now = yield* fees
+      const noop = yield* chain("signing a no-op", () =>
+        account.signTransaction({ type: "eip1559", chainId: options.chainId, nonce, to: signer, value: 0n, gas: 21_000n, ...now })
+      )
+      yield* broadcast(noop)
+      return keccak256(noop)
+    })
+
+  return { address: signer, sign, broadcast, receipt, nonceUsed, fillGap, read, onChain, minedNonce, fillNonce }
 }
 
 export type Signer = ReturnType<typeof makeSigner>

@@ -3,6 +3,7 @@
  * group (a terminal's Ctrl+C reaches only us, and we stop the child last), and resolves with the
  * port the child listens on. `stop` asks the keeper to stop the child (SIGTERM) and waits; a
  * child that does not exit within `stopTimeoutMs` is killed with its keeper (their process group).
+ * With `restart`, the keeper starts a child that died again on the same port and says so (`onEvent`).
  */
 import { spawn, type ChildProcess } from "node:child_process"
 import * as Path from "node:path"
@@ -29,6 +30,12 @@ const exited = (child: ChildProcess) =>
     child.once("exit", () => resolve())
   })
 
+/** What a keeper started with `restart` tells after the start (`keeper.ts`). */
+export type KeeperEvent =
+  | { readonly event: "died"; readonly code: number | null; readonly signal: string | null }
+  | { readonly event: "restarted"; readonly port: number; readonly state: "saved" | "backup" }
+  | { readonly event: "retrying"; readonly message: string }
+
 export const startKept = async (options: {
   /** For messages: "anvil", "alto". */
   readonly name: string
@@ -36,8 +43,12 @@ export const startKept = async (options: {
   readonly args: ReadonlyArray<string>
   readonly listenTimeoutMs: number
   readonly stopTimeoutMs: number
+  /** Start the child again, on the same port, when it dies while not being stopped; `onEvent` hears of it. */
+  readonly restart?: boolean
+  readonly onEvent?: (event: KeeperEvent) => void
 }): Promise<Kept> => {
-  const keeper = spawn(process.execPath, [...nodeArgs(), KEEPER, options.executable, ...options.args], {
+  const keeperArgs = [KEEPER, ...(options.restart === true ? ["--restart"] : []), options.executable, ...options.args]
+  const keeper = spawn(process.execPath, [...nodeArgs(), ...keeperArgs], {
     // The keeper resolves its modules (tsx, from the sources) from the project root.
     cwd: PROJECT_ROOT,
     stdio: ["ignore", "ignore", "pipe", "ipc"],
@@ -68,7 +79,8 @@ export const startKept = async (options: {
       () => reject(new KeptProcessError(`${options.name} did not listen within ${options.listenTimeoutMs / 1000} s: ${stderr.trim()}`)),
       options.listenTimeoutMs
     )
-    keeper.once("message", (message: { port: number }) => {
+    keeper.on("message", (message: { port: number } | KeeperEvent) => {
+      if ("event" in message) return options.onEvent?.(message)
       clearTimeout(timer)
       resolve(message.port)
     })

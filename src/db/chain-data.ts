@@ -1,0 +1,91 @@
+/**
+ * Which tables hold data derived from the chain, and which hold the backend's own data, decided
+ * table by table from `migrations/`. When the live devnet's chain is not the one the database
+ * indexed (its state was lost or rewound: `src/live-chain.ts`), only the derived data is dropped
+ * and indexed again; the backend's own data stays.
+ *
+ * Invariants:
+ * - every table of the migrated schema is in exactly one of the two lists (test/db/chain-data.test.ts
+ *   fails on a table added by a migration and not classified here);
+ * - the reset is one transaction: a crash leaves either the old index or none, never half;
+ * - no backend row is deleted by the reset. Rows that only record something the chain once did
+ *   are marked unverified instead of dropped: a faucet claim whose transfer was confirmed goes
+ *   back to 'signed', so the faucet checks it against the new chain at start (`recover`: kept if
+ *   the transfer is there, re-sent with its recorded bytes or released if not; never paid twice).
+ */
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+import { SINK_TABLES } from "../../pipeline/tables.js"
+
+/**
+ * Derived from the chain (emptied by a reset, then indexed again from the deployment block): every
+ * table the pipeline's sink writes, and the indexer's own bookkeeping of what it has indexed.
+ */
+export const DERIVED_TABLES: ReadonlyArray<string> = [
+  ...SINK_TABLES,
+  // the checkpoint, the unfinalized window and the undo images of the blocks in it
+  "indexer_checkpoint",
+  "indexed_block",
+  "undo_log",
+  // which deployment (and from where) the index holds: written again by the next indexer
+  "indexed_deployment",
+  // the indexer's published metrics (block, head, lag of the old index)
+  "indexer_metrics",
+  // the notification consumer's position in the old index (notifications: see `resetChainData`)
+  "notification_cursor"
+]
+
+/**
+ * The backend's own data, and bookkeeping that is not chain data: never touched by a reset.
+ * `notification` holds both kinds (the chain's rows carry a block_number) and `faucet_claim`
+ * is reconciled rather than dropped: see `resetChainData`.
+ */
+export const KEPT_TABLES: ReadonlyArray<string> = [
+  // the migrator's own record
+  "schema_migrations",
+  // users, roles, settings, sign-in challenges and sessions (0012)
+  "app_user",
+  "user_settings",
+  "auth_nonce",
+  "auth_session",
+  // faucet claims (reconciled with the chain) and the signer's next nonce (the faucet fills any
+  // gap below it on the new chain before it signs again: `faucet-live.ts` recover) (0014)
+  "faucet_claim",
+  "signer_nonce",
+  // passkeys, their challenges, sponsorship budgets (0015)
+  "passkey_challenge",
+  "passkey_credential",
+  "sponsorship_budget",
+  // comments and their quota; notifications (the chain-derived rows are deleted) (0016)
+  "market_comment",
+  "comment_quota",
+  "notification",
+  // referral codes and sign-in referrals (0017; the on-chain `referral` table is derived)
+  "referral_code",
+  "referral_link",
+  // display metadata: seeded from the fixture or written by operators, not read from the chain (0008)
+  "display_metadata",
+  // secondary indexes dropped for a backfill and not yet built again: a schema fact the next
+  // indexer must act on, whatever the rows (pipeline/deferred-indexes.ts)
+  "deferred_index"
+]
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
+
+/**
+ * Drops what the database derived from the chain, keeps the backend's own data, in one transaction:
+ * the derived tables are emptied; the notifications derived from chain events (those carrying a
+ * block) are deleted with the consumer's cursor, so the consumer derives them again from the new
+ * index; confirmed faucet claims go back to 'signed' for the faucet to verify on the new chain.
+ * Returns how many claims were marked.
+ */
+export const resetChainData = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql.withTransaction(
+    Effect.gen(function* () {
+      yield* sql.unsafe(`TRUNCATE ${DERIVED_TABLES.map(ident).join(", ")}`)
+      yield* sql`DELETE FROM notification WHERE block_number IS NOT NULL`
+      const marked = yield* sql`UPDATE faucet_claim SET status = 'signed', confirmed_at = NULL WHERE status = 'confirmed' RETURNING address`
+      return { unverifiedClaims: marked.length }
+    })
+  )
+)
