@@ -4,7 +4,8 @@
  * metadata tables other features add are exported without a change here).
  *
  * Kinds:
- * - `append`: keyed by (block_number, log_index); a row never changes once written, and a reorg
+ * - `append`: keyed by (block_number, log_index, ...) (one row per log, or per log and user as
+ *   `position_move`); a row never changes once written, and a reorg
  *   only deletes rows above the common ancestor. Finalized rows are those at or below the
  *   finalized block, and an incremental refresh only adds rows above the last one exported.
  * - `mutable`: rows the pipeline updates in place; their state at the finalized block is read
@@ -48,7 +49,7 @@ interface CatalogRow {
 const classify = (name: string, primaryKey: ReadonlyArray<string>): TableKind =>
   UNDO_RULES[name] !== undefined
     ? "mutable"
-    : primaryKey.length === 2 && primaryKey[0] === "block_number" && primaryKey[1] === "log_index"
+    : primaryKey.length >= 2 && primaryKey[0] === "block_number" && primaryKey[1] === "log_index"
       ? "append"
       : "static"
 
