@@ -3,19 +3,9 @@
  * a slow poll, in case the LISTEN connection drops) that turns what the indexed tables gained
  * since its cursor into notifications, in one transaction with the cursor's advance.
  *
- * Design (issue 30): the consumer follows only the head, it does not replay history. Of the two
- * ways out of the backfill's way (derive notifications in the pipeline, or bound the consumer),
- * this is the bounded consumer: it keeps the backend's tables and per-user read state out of the
- * indexer's write path and reset migrations, and keeps the cursor, exactly-once and reorg
- * handling below unchanged. "Near the head": blocks above `floor = chain head - horizonBlocks`,
- * the chain head being the newest the indexer has seen (`indexer_checkpoint.head_block`, else the
- * indexed block). A range at or below the floor (a backfill, a consumer down for longer than the
- * horizon) is skipped: the pass moves the cursor and writes nothing. Pauses and resolutions are
- * broadcasts, one row with no user, shown to the holders at their block (notifications-live.ts).
- *
  * Invariants:
- * - one notification per (user, type, source event), one broadcast per (type, source event): the
- *   table's unique keys, every insert is ON CONFLICT DO NOTHING, so a pass that repeats a range (a restart before the cursor moved, a
+ * - one notification per (user, type, source event): the table's unique key, every insert is
+ *   ON CONFLICT DO NOTHING, so a pass that repeats a range (a restart before the cursor moved, a
  *   second consumer, a replay after a reorg) adds nothing twice;
  * - exactly once across downtime: the cursor (the indexed block and its hash) commits with the
  *   notifications it covers; a consumer that was down resumes from it;
@@ -28,7 +18,7 @@
  *
  * Sources: fills are `order_match` rows (maker and taker orders), router trades are `trade` rows
  * (their trader and, when another, their recipient: "your trade executed"), pauses are
- * `pause_change` rows (one broadcast each); these carry their block, log index and transaction. Cancellations,
+ * `pause_change` rows; these carry their block, log index and transaction. Cancellations,
  * resolutions and redemptions are changes of mutable rows (`exchange_order`, `market`,
  * `position`): they are looked for from the cursor block's timestamp on, and carry the head block
  * at which they were first seen (at or above the event's block, so a reorg that could remove the

@@ -67,6 +67,22 @@ describe("notifications bounded by the horizon and by broadcasts", () => {
       )
     ).toBe(0)
     expect(await count(`select count(*) as n from notification where type = 'orderFilled'`)).toBe(fillsAbove)
+    // Cancellations (row changes) only from the time of the first block above the floor the indexer holds.
+    const [above] = await backends.sql(
+      `select timestamp::text as t from indexed_block where chain_id = 130 and number > $1 order by number limit 1`,
+      [floor]
+    )
+    const since = above === undefined ? Number.MAX_SAFE_INTEGER : Number(above["t"])
+    // The fixture has cancellations before it, which the old consumer notified.
+    expect(await count(`select count(*) as n from exchange_order where status = 'CANCELLED' and updated_at < $1`, [since])).toBeGreaterThan(
+      0
+    )
+    expect(
+      await count(
+        `select count(*) as n from notification n join exchange_order o on o.id = n.detail ->> 'orderId' where n.type = 'orderCancelled' and o.updated_at < $1`,
+        [since]
+      )
+    ).toBe(0)
 
     // The whole chain within the horizon: every pause and resolution is one row with no user.
     await rewind()
