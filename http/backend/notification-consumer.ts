@@ -189,16 +189,16 @@ export const makeNotificationConsumer = (chainId: number, horizonBlocks: number 
         // Near the head: only blocks above `floor` (the horizon below the newest chain head the
         // indexer has seen) are notified; a range below it is history, skipped in O(1).
         const floor = Math.max(head, checkpoint.head ?? head) - horizonBlocks
-        if (start < floor) {
-          from = Math.min(floor, head)
-          if (from >= head) since = "never"
-          else {
-            // Row changes from the first block above the floor the indexer still holds (its
-            // unfinalized window): the horizon, or less when it reaches below that window.
-            const [above] = yield* sql<{ timestamp: string }>`select timestamp from indexed_block
-              where chain_id = ${chainId} and number > ${from} order by number limit 1`
-            since = above === undefined ? "never" : Number(above.timestamp)
-          }
+        if (start < floor) from = Math.min(floor, head)
+        // No new blocks, no new row changes. Else "any time" only when the whole chain is in range
+        // (from -1); a range that starts later without its start's time (skipped to the floor, or
+        // a cursor block the indexer no longer held) looks from the first block above it the
+        // indexer still holds (its unfinalized window): the horizon, or less when it reaches below.
+        if (from >= head) since = "never"
+        else if (from !== start || (since === null && from >= 0)) {
+          const [above] = yield* sql<{ timestamp: string }>`select timestamp from indexed_block
+            where chain_id = ${chainId} and number > ${from} order by number limit 1`
+          since = above === undefined ? "never" : Number(above.timestamp)
         }
         const inserted = yield* derive(from, head, since)
         yield* sql`update notification_cursor set block_number = ${head}, block_hash = ${checkpoint.hash},
