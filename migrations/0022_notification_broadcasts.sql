@@ -19,11 +19,16 @@ create table notification_read (
 );
 
 -- Pause and resolution notifications written before this migration were fanned out per holder
--- (two thirds of all rows on a large chain): they are folded into one broadcast each, read by
--- nobody yet; the consumer writes no more of them per user.
+-- (two thirds of all rows on a large chain): they are folded into one broadcast each, keeping
+-- who had read them (as read marks of the row's address); the consumer writes no more per user.
 insert into notification (user_address, type, source, market_id, block_number, tx_hash, detail, created_at)
 select distinct on (type, source) null, type, source, market_id, block_number, tx_hash, detail - 'role', created_at
 from notification where type in ('marketPaused', 'marketResolved') and user_address is not null
 order by type, source, id
+on conflict do nothing;
+insert into notification_read (notification_id, user_address, read_at)
+select b.id, o.user_address, o.read_at
+from notification o join notification b on b.user_address is null and b.type = o.type and b.source = o.source
+where o.type in ('marketPaused', 'marketResolved') and o.user_address is not null and o.read_at is not null
 on conflict do nothing;
 delete from notification where type in ('marketPaused', 'marketResolved') and user_address is not null;
