@@ -67,7 +67,11 @@ export const BackendServerLive = Layer.unwrapEffect(
       chainRpcUrl: Option.getOrUndefined(config.rpcUrl) ?? Option.getOrUndefined(faucet)?.rpcUrl
     })
     // Every API instance runs the notification consumer; passes take turns (notification-consumer.ts).
-    return Layer.mergeAll(backend, NotificationConsumerLive(config.chainId), Layer.effectDiscard(listening("backend"))).pipe(
+    return Layer.mergeAll(
+      backend,
+      NotificationConsumerLive(config.chainId, { horizonBlocks: config.notificationHorizonBlocks }),
+      Layer.effectDiscard(listening("backend"))
+    ).pipe(
       Layer.provide(httpServerWithRealtime({ port: config.backendPort, host: config.host }, { chainId: config.chainId })),
       Layer.provide([BuildInfoLive, SessionsRealtime(auth)]),
       namingListenFailure({ setting: "BACKEND_PORT", host: config.host, port: config.backendPort })

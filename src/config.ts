@@ -146,6 +146,11 @@ export const settings: ReadonlyArray<Setting> = [
     name: "LEADERBOARD_MIN_RESOLVED",
     defaultText: "5",
     description: "Resolved markets with a call a user needs before /api/leaderboard shows and ranks their accuracy"
+  },
+  {
+    name: "NOTIFY_HORIZON_BLOCKS",
+    defaultText: "3600",
+    description: "Only chain events in the last this many blocks below the chain head are notified; older history (a backfill) is skipped"
   }
 ]
 
@@ -195,6 +200,8 @@ export interface AppConfigShape {
     readonly authPerMinute: number
   }
   readonly leaderboardMinResolved: number
+  /** The notification consumer's horizon (`http/backend/notification-consumer.ts`). */
+  readonly notificationHorizonBlocks: number
   /** When health turns degraded (`http/indexer/health-watch.ts`). */
   readonly health: { readonly maxLagBlocks: number; readonly maxStaleSeconds: number }
 }
@@ -380,6 +387,9 @@ export const appConfig: Config.Config<AppConfigShape> = Config.all({
     authPerMinute: rateLimit("RATE_LIMIT_AUTH_PER_MINUTE", 5)
   }),
   leaderboardMinResolved: boundedInteger("LEADERBOARD_MIN_RESOLVED", 1, 1_000_000, "a number of markets").pipe(Config.withDefault(5)),
+  notificationHorizonBlocks: boundedInteger("NOTIFY_HORIZON_BLOCKS", 0, 1_000_000_000, "a number of blocks").pipe(
+    Config.withDefault(3_600)
+  ),
   health: Config.all({
     maxLagBlocks: boundedInteger("HEALTH_MAX_LAG_BLOCKS", 0, 1_000_000_000, "a number of blocks").pipe(Config.withDefault(20)),
     maxStaleSeconds: boundedInteger("HEALTH_MAX_STALE_SECONDS", 1, 86_400, "seconds").pipe(Config.withDefault(15))

@@ -50,7 +50,11 @@ export interface PassResult {
 const RESOLUTION = `case when m.refund_mode then 'REFUND' when m.is_resolved then (case when m.outcome then 'YES' else 'NO' end) end`
 const HOLDS = `(p.yes_balance > 0 or p.no_balance > 0)`
 
-export const makeNotificationConsumer = (chainId: number) =>
+/** The default horizon: an hour of 1-second blocks. */
+export const DEFAULT_HORIZON_BLOCKS = 3_600
+
+/** `horizonBlocks`: only events in the last this many blocks below the chain head are notified. */
+export const makeNotificationConsumer = (chainId: number, horizonBlocks: number = DEFAULT_HORIZON_BLOCKS) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
 
@@ -69,10 +73,14 @@ export const makeNotificationConsumer = (chainId: number) =>
              where m.id = n.market_id and ${sql.literal(RESOLUTION)} = n.detail ->> 'resolution'))
         ) returning n.id`
 
-    /** Inserts the notifications of the events in blocks (from, head] and of row changes since `since` (null: any time). */
-    const derive = (from: number, head: number, since: number | null) =>
+    /**
+     * Inserts the notifications of the events in blocks (from, head] and of row changes since the
+     * chain time `since` (null: any time; "never": none, the range is history beyond the horizon).
+     */
+    const derive = (from: number, head: number, since: number | null | "never") =>
       Effect.gen(function* () {
-        const changedSince = (column: string) => (since === null ? sql`true` : sql`${sql.literal(column)} >= ${since}`)
+        const changedSince = (column: string) =>
+          since === null ? sql`true` : since === "never" ? sql`false` : sql`${sql.literal(column)} >= ${since}`
         const fills = yield* sql`
           insert into notification (user_address, type, source, market_id, block_number, tx_hash, detail)
           select f.owner, 'orderFilled', 'match:' || f.block_number || ':' || f.log_index || ':' || f.role, f.market_id, f.block_number, f.tx_hash,
@@ -105,13 +113,14 @@ export const makeNotificationConsumer = (chainId: number) =>
             jsonb_build_object('orderId', o.id, 'filled', o.filled::text, 'amount', o.amount::text)
           from exchange_order o where o.status = 'CANCELLED' and ${changedSince("o.updated_at")}
           on conflict (user_address, type, source) do nothing returning id`
+        // A resolution is a broadcast: one row (no user) read by the market's holders (notifications-live.ts).
         const resolutions = yield* sql`
           insert into notification (user_address, type, source, market_id, block_number, detail)
-          select p.user_address, 'marketResolved', 'market:' || m.id, m.id, ${head},
+          select null, 'marketResolved', 'market:' || m.id, m.id, ${head},
             jsonb_build_object('resolution', ${sql.literal(RESOLUTION)}, 'resolutionType', m.resolution_type)
-          from market m join position p on p.market_id = m.id and ${sql.literal(HOLDS)}
+          from market m
           where (m.is_resolved or m.refund_mode) and ${changedSince("m.resolved_at")}
-          on conflict (user_address, type, source) do nothing returning id`
+          on conflict (type, source) where user_address is null do nothing returning id`
         const redemptions = yield* sql`
           insert into notification (user_address, type, source, market_id, block_number, detail)
           select p.user_address, 'redemptionAvailable', 'market:' || m.id, m.id, ${head},
@@ -122,15 +131,14 @@ export const makeNotificationConsumer = (chainId: number) =>
             (m.refund_mode and ${sql.literal(HOLDS)})
             or (not m.refund_mode and m.is_resolved and ((m.outcome and p.yes_balance > 0) or (not m.outcome and p.no_balance > 0))))
           on conflict (user_address, type, source) do nothing returning id`
+        // A pause is a broadcast: one row (no user) read by every holder (notifications-live.ts).
         const pauses = yield* sql`
           insert into notification (user_address, type, source, block_number, tx_hash, detail)
-          select h.user_address, 'marketPaused', 'pause:' || c.block_number || ':' || c.log_index, c.block_number, c.tx_hash,
+          select null, 'marketPaused', 'pause:' || c.block_number || ':' || c.log_index, c.block_number, c.tx_hash,
             jsonb_build_object('scope', c.scope, 'moduleId', c.module_id, 'logIndex', c.log_index)
           from pause_change c
-          cross join (select distinct p.user_address from position p join market m on m.id = p.market_id
-                      where not m.is_resolved and not m.refund_mode and ${sql.literal(HOLDS)}) h
           where c.paused and c.block_number > ${from} and c.block_number <= ${head}
-          on conflict (user_address, type, source) do nothing returning id`
+          on conflict (type, source) where user_address is null do nothing returning id`
         const faucet = yield* sql`
           insert into notification (user_address, type, source, tx_hash, detail)
           select f.owner, 'faucetDelivered', 'faucet:' || f.address, f.tx_hash,
@@ -171,11 +179,27 @@ export const makeNotificationConsumer = (chainId: number) =>
                 : // A block no longer in the window is final: it cannot have been reorged.
                   window?.at_hash == null || window.at_hash === cursor.block_hash
         const lowest = window?.lowest == null ? null : Number(window.lowest)
-        const from = consistent ? at : lowest === null ? -1 : Math.min(head, lowest - 1)
-        const retracted = consistent ? 0 : (yield* retract(from)).length
-        // Row changes of the blocks above `from` are at or after the timestamp of the block above it.
-        const sinceText = consistent ? cursor.block_timestamp : lowest !== null && from === lowest - 1 ? window!.lowest_timestamp : null
-        const since = sinceText === null ? null : Number(sinceText)
+        const start = consistent ? at : lowest === null ? -1 : Math.min(head, lowest - 1)
+        // Retraction covers everything a reorg may have changed, however old the horizon makes it.
+        const retracted = consistent ? 0 : (yield* retract(start)).length
+        // Row changes of the blocks above `start` are at or after the timestamp of the block above it.
+        const sinceText = consistent ? cursor.block_timestamp : lowest !== null && start === lowest - 1 ? window!.lowest_timestamp : null
+        let from = start
+        let since: number | null | "never" = sinceText === null ? null : Number(sinceText)
+        // Near the head: only blocks above `floor` (the horizon below the newest chain head the
+        // indexer has seen) are notified; a range below it is history, skipped in O(1).
+        const floor = Math.max(head, checkpoint.head ?? head) - horizonBlocks
+        if (start < floor) from = Math.min(floor, head)
+        // No new blocks, no new row changes. Else "any time" only when the whole chain is in range
+        // (from -1); a range that starts later without its start's time (skipped to the floor, or
+        // a cursor block the indexer no longer held) looks from the first block above it the
+        // indexer still holds (its unfinalized window): the horizon, or less when it reaches below.
+        if (from >= head) since = "never"
+        else if (from !== start || (since === null && from >= 0)) {
+          const [above] = yield* sql<{ timestamp: string }>`select timestamp from indexed_block
+            where chain_id = ${chainId} and number > ${from} order by number limit 1`
+          since = above === undefined ? "never" : Number(above.timestamp)
+        }
         const inserted = yield* derive(from, head, since)
         yield* sql`update notification_cursor set block_number = ${head}, block_hash = ${checkpoint.hash},
           block_timestamp = ${window?.head_timestamp ?? null}, updated_at = now() where chain_id = ${chainId}`
@@ -188,13 +212,15 @@ export const makeNotificationConsumer = (chainId: number) =>
 export interface ConsumerOptions {
   /** How often a pass runs without a NOTIFY (the LISTEN connection may have dropped). Default 5 s. */
   readonly pollEveryMs?: number
+  /** Only events in blocks above (chain head - horizonBlocks) are notified. Default DEFAULT_HORIZON_BLOCKS. */
+  readonly horizonBlocks?: number
 }
 
 /** The consumer of this process for as long as the layer lives: a pass at start (catching up), then on every commit of `chainId`. */
 export const NotificationConsumerLive = (chainId: number, options: ConsumerOptions = {}) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
-      const consumer = yield* makeNotificationConsumer(chainId)
+      const consumer = yield* makeNotificationConsumer(chainId, options.horizonBlocks)
       const pg = yield* PgClient.PgClient
       // At most one pass waiting: a burst of commits is covered by the next pass.
       const wake = yield* Queue.sliding<void>(1)

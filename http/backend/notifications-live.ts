@@ -3,6 +3,13 @@
  * bounded by the session user's addresses, so another user's notification is indistinguishable
  * from one that does not exist (404, never 403). An id that cannot name a notification at all (not
  * a decimal bigint from 1) is the client's mistake, 400 VALIDATION_FAILED, and is never queried.
+ *
+ * Broadcasts (migration 0022): a pause or a resolution is one row with no user. It concerns the
+ * users who held the market (any market, for a pause) at its block: the sums of their
+ * `position_move` rows up to that block. Holders at the time, not current holders, so a
+ * notification neither vanishes when its reader redeems or sells nor appears to someone who
+ * bought later. Its read state is per user: a `notification_read` row of the signed-in address
+ * (a personal row keeps its own `read_at`).
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
@@ -19,7 +26,8 @@ import { meta } from "./system.js"
 interface NotificationRow {
   readonly id: string
   readonly type: NotificationType
-  readonly user_address: string
+  /** null: a broadcast */
+  readonly user_address: string | null
   readonly market_id: string | null
   readonly block_number: string | null
   readonly tx_hash: string | null
@@ -29,12 +37,13 @@ interface NotificationRow {
 }
 
 const COLUMNS = `n.id::text, n.type, n.user_address, n.market_id::text, n.block_number::text, n.tx_hash, n.detail,
-  n.read_at is not null as read, (extract(epoch from n.created_at) * 1000)::bigint as created_ms`
+  coalesce(n.read_at, r.read_at) is not null as read, (extract(epoch from n.created_at) * 1000)::bigint as created_ms`
 
-const toNotification = (row: NotificationRow) => ({
+/** `owner`: the reader, whom a broadcast is shown as addressed to. */
+const toNotification = (row: NotificationRow, owner: string) => ({
   id: row.id,
   type: row.type,
-  address: row.user_address,
+  address: row.user_address ?? owner,
   marketId: row.market_id === null ? null : marketIdToHex(BigInt(row.market_id)),
   blockNumber: row.block_number === null ? null : Number(row.block_number),
   txHash: row.tx_hash,
@@ -70,9 +79,22 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
         Effect.map((rows) => [address, ...rows.map((r) => r.address)])
       )
 
-    /** Shown: addressed to one of the user's addresses and of a type the user has not muted. */
+    /** The notifications and, for a broadcast, the reader's read mark (read state: `coalesce(n.read_at, r.read_at)`). */
+    const withReadMarks = (owner: string) =>
+      sql`notification n left join notification_read r on n.user_address is null and r.notification_id = n.id and r.user_address = ${owner}`
+
+    /** A broadcast row `n` one of `addresses` held a position of (any market when it names none) at its block. */
+    const heldAtBlock = (addresses: ReadonlyArray<string>) =>
+      sql`(n.user_address is null and exists (select 1 from position_move pm
+        where pm.user_address in ${sql.in(addresses)} and pm.block_number <= n.block_number and (n.market_id is null or pm.market_id = n.market_id)
+        group by pm.user_address, pm.market_id having sum(pm.yes_shares) > 0 or sum(pm.no_shares) > 0))`
+
+    /** Concerns the user: addressed to one of the user's addresses, or a broadcast to what they held. */
+    const concerns = (addresses: ReadonlyArray<string>) => sql`(n.user_address in ${sql.in(addresses)} or ${heldAtBlock(addresses)})`
+
+    /** Shown: concerning the user and of a type the user has not muted. */
     const shown = (addresses: ReadonlyArray<string>, owner: string) =>
-      sql`n.user_address in ${sql.in(addresses)}
+      sql`${concerns(addresses)}
         and coalesce((select (s.notifications ->> n.type)::boolean from user_settings s where s.address = ${owner}), true)`
 
     return handlers
@@ -80,14 +102,14 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
         Effect.gen(function* () {
           const user = yield* CurrentUser
           const addresses = yield* addressesOf(user.address)
-          const unread = urlParams.unread === true ? sql`and n.read_at is null` : sql``
-          const rows = yield* sql<NotificationRow>`select ${sql.literal(COLUMNS)} from notification n
+          const unread = urlParams.unread === true ? sql`and coalesce(n.read_at, r.read_at) is null` : sql``
+          const rows = yield* sql<NotificationRow>`select ${sql.literal(COLUMNS)} from ${withReadMarks(user.address)}
             where ${shown(addresses, user.address)} ${unread} order by n.id desc limit ${urlParams.limit} offset ${urlParams.offset}`
           const [count] = yield* sql<{
             total: string
-          }>`select count(*) as total from notification n where ${shown(addresses, user.address)} ${unread}`
+          }>`select count(*) as total from ${withReadMarks(user.address)} where ${shown(addresses, user.address)} ${unread}`
           return {
-            data: rows.map(toNotification),
+            data: rows.map((row) => toNotification(row, user.address)),
             meta: { ...(yield* meta), pagination: { limit: urlParams.limit, offset: urlParams.offset, total: Number(count?.total ?? 0) } }
           }
         }).pipe(onSqlError)
@@ -98,7 +120,8 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
           const addresses = yield* addressesOf(user.address)
           const [count] = yield* sql<{
             unread: string
-          }>`select count(*) as unread from notification n where ${shown(addresses, user.address)} and n.read_at is null`
+          }>`select count(*) as unread from ${withReadMarks(user.address)}
+            where ${shown(addresses, user.address)} and coalesce(n.read_at, r.read_at) is null`
           return { data: { unread: Number(count?.unread ?? 0) }, meta: yield* meta }
         }).pipe(onSqlError)
       )
@@ -109,11 +132,16 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
           const missing = new NotFound({ message: `no notification ${path.id} of yours` })
           const addresses = yield* addressesOf(user.address)
           const now = new Date(yield* Clock.currentTimeMillis)
-          const [row] = yield* sql<NotificationRow>`update notification n set read_at = coalesce(n.read_at, ${now})
-            where n.id = ${path.id}::bigint and n.user_address in ${sql.in(addresses)}
-            returning ${sql.literal(COLUMNS)}`
+          // Personal: its own read_at; a broadcast that concerns the user: the user's read mark (kept if there).
+          yield* sql`update notification n set read_at = coalesce(n.read_at, ${now})
+            where n.id = ${path.id}::bigint and n.user_address in ${sql.in(addresses)}`
+          yield* sql`insert into notification_read (notification_id, user_address, read_at)
+            select n.id, ${user.address}, ${now} from notification n where n.id = ${path.id}::bigint and ${heldAtBlock(addresses)}
+            on conflict do nothing`
+          const [row] = yield* sql<NotificationRow>`select ${sql.literal(COLUMNS)} from ${withReadMarks(user.address)}
+            where n.id = ${path.id}::bigint and ${concerns(addresses)}`
           if (row === undefined) return yield* missing
-          return { data: toNotification(row), meta: yield* meta }
+          return { data: toNotification(row, user.address), meta: yield* meta }
         }).pipe(onSqlError)
       )
       .handle("readAll", () =>
@@ -121,9 +149,13 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
           const user = yield* CurrentUser
           const addresses = yield* addressesOf(user.address)
           const now = new Date(yield* Clock.currentTimeMillis)
-          const marked =
-            yield* sql`update notification n set read_at = ${now} where ${shown(addresses, user.address)} and n.read_at is null returning n.id`
-          return { data: { marked: marked.length }, meta: yield* meta }
+          const marked = yield* sql`update notification n set read_at = ${now}
+            where n.user_address in ${sql.in(addresses)} and ${shown(addresses, user.address)} and n.read_at is null returning n.id`
+          const broadcasts = yield* sql`insert into notification_read (notification_id, user_address, read_at)
+            select n.id, ${user.address}, ${now} from ${withReadMarks(user.address)}
+            where n.user_address is null and ${shown(addresses, user.address)} and r.notification_id is null
+            on conflict do nothing returning notification_id`
+          return { data: { marked: marked.length + broadcasts.length }, meta: yield* meta }
         }).pipe(onSqlError)
       )
   })

@@ -167,6 +167,14 @@ describe("notifications from indexed chain events", () => {
     await caughtUp()
     expect(summary(await inbox(ALICE))).toEqual(["marketPaused::", "orderCancelled::", "orderFilled:maker:PARTIAL"])
     expect(summary(await inbox(BOB))).toEqual(["marketPaused::", ...bobFills])
+    // The pause is one broadcast row for both holders; Alice reading it leaves it unread for Bob.
+    const [paused] = await backends.sql(`select id::text, user_address from notification where type = 'marketPaused'`)
+    expect((await backends.sql(`select count(*)::int as n from notification where type = 'marketPaused'`))[0]!["n"]).toBe(1)
+    expect(paused!["user_address"]).toBeNull()
+    const readAs = (user: number) => ({ headers: { cookie: `predix_session=${cookies[user]}` } })
+    expect((await api.call("PATCH", `/api/notifications/${paused!["id"]}/read`, readAs(ALICE))).body.data.read).toBe(true)
+    expect((await inbox(ALICE)).find((n) => n.type === "marketPaused").read).toBe(true)
+    expect((await inbox(BOB)).find((n) => n.type === "marketPaused").read).toBe(false)
 
     // The consumer is down while the market resolves YES and is indexed; back up, it catches up once.
     await consumer.stop()
