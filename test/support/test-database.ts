@@ -16,11 +16,15 @@
  * in front of this one).
  */
 import { Effect, Exit, Logger, LogLevel, Redacted, Scope } from "effect"
+import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { fileURLToPath } from "node:url"
 import pg from "pg"
 import { embeddedPostgres } from "../../src/db/embedded-postgres.js"
+
+const HERE = Path.dirname(fileURLToPath(import.meta.url))
 
 export const MACHINE_URL = "postgres://postgres@127.0.0.1:5432/postgres"
 
@@ -72,9 +76,17 @@ const startEmbedded = async (): Promise<{ readonly url: string; readonly close: 
   const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-test-pg-"))
   // Postgres runs as the OS user `postgres` when we are root: it must be able to reach the cluster.
   await fs.chmod(dir, 0o755)
+  // Vitest answers Ctrl+C with process.exit() and runs no teardown, and a SIGKILL runs nothing:
+  // the server, in its own process group, would outlive the run. A detached watcher stops it then.
+  const guard = spawn(process.execPath, [Path.join(HERE, "orphan-guard.mjs"), String(process.pid), dir], {
+    detached: true,
+    stdio: "ignore"
+  })
+  guard.unref()
   const close = async () => {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     await fs.rm(dir, { recursive: true, force: true })
+    guard.kill("SIGKILL")
   }
   try {
     const server = await Effect.runPromise(
