@@ -5,11 +5,10 @@
  * gets the server the global setup chose.
  */
 import * as net from "node:net"
-import { describe, expect, it } from "vitest"
-import { inject } from "vitest"
+import { Effect } from "effect"
+import { describe, expect, inject, it } from "vitest"
 import { EXTERNAL_URL, query } from "../support/postgres.js"
 import { chooseServer, MACHINE_URL, postgresAnswers } from "../support/test-database.js"
-import { Effect } from "effect"
 
 /** A probe that records being asked. */
 const probe = (answer: boolean) => {
@@ -65,7 +64,8 @@ describe("the test run's Postgres server", () => {
   })
 
   it("is the one the global setup chose, for every file, and it serves queries", async () => {
-    expect(EXTERNAL_URL).toBe(inject("databaseUrl"))
+    // Compared as a boolean: a diff would print the embedded cluster's password.
+    expect(EXTERNAL_URL === inject("databaseUrl"), "support/postgres.ts serves the injected server").toBe(true)
     // Forced, the run's server is its own cluster on another port, never the machine's.
     if (process.env["TEST_EMBEDDED_POSTGRES"] === "1" && process.env["TEST_DATABASE_URL"] === undefined) {
       expect(new URL(EXTERNAL_URL).port).not.toBe("5432")
