@@ -11,9 +11,10 @@
  *
  * Invariant: one embedded cluster per run at most. Vitest runs the global setup once per project
  * in the same process (with a module cache per project), so the cluster is kept on `globalThis`
- * with a count of its users; the last teardown stops it. Tests never stop or kill it: the tests
- * that stop a Postgres stop only one they started themselves (`predix start`'s own, or a proxy
- * in front of this one).
+ * with a count of its users; the last teardown stops it (and orphan-guard.mjs does if the run
+ * dies without its teardowns). Tests never stop or kill it: the tests that take a database away
+ * stop only a Postgres they started themselves (`predix start`'s own) or cut a proxy in front
+ * of this one.
  */
 import { Effect, Exit, Logger, LogLevel, Redacted, Scope } from "effect"
 import { spawn } from "node:child_process"
