@@ -3,7 +3,7 @@
  * unreachable, then (node back) while its database is unreachable, keeps retrying each start-up
  * step (logged `phase=starting`) instead of exiting, and indexes the chain to its head once both
  * are back. Both sit behind TCP proxies in front of the real parts (a replayed fixture, the
- * machine's Postgres).
+ * run's Postgres).
  */
 import { describe, expect, it } from "vitest"
 import { Effect } from "effect"

@@ -100,7 +100,7 @@ const providedTemplate = (): string | undefined => {
   }
 }
 
-/** A scratch database (external Postgres) with the fixture indexed into it; dropped with the scope. */
+/** A scratch database (on the run's server) with the fixture indexed into it; dropped with the scope. */
 export const fixtureDatabaseUrl = Effect.gen(function* () {
   const template = providedTemplate()
   if (template === undefined) {

@@ -1,6 +1,7 @@
 /**
- * Real Postgres for tests: a throwaway embedded cluster, or a scratch database created on an
- * external server (TEST_DATABASE_URL, default the machine's own on 127.0.0.1:5432) and dropped
+ * Real Postgres for tests: a throwaway embedded cluster, or a scratch database created on the
+ * run's server (chosen by global-setup.ts, see test-database.ts: TEST_DATABASE_URL, else the
+ * machine's own on 127.0.0.1:5432, else an embedded cluster the run started) and dropped
  * afterwards.
  */
 import type { SqlClient } from "@effect/sql"
@@ -13,8 +14,17 @@ import pg from "pg"
 import { pgClientLayer } from "../../src/db/database.js"
 import { embeddedPostgres } from "../../src/db/embedded-postgres.js"
 import { runMigrations } from "../../src/db/migrations.js"
+import { MACHINE_URL } from "./test-database.js"
 
-export const EXTERNAL_URL = process.env["TEST_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/postgres"
+/**
+ * The run's server as the global setup chose it. Outside a vitest run (the benches import this
+ * file) "vitest" cannot even be imported, hence the dynamic import; there TEST_DATABASE_URL or
+ * the machine's server is used.
+ */
+const injectedUrl = process.env["VITEST"] === undefined ? undefined : (await import("vitest")).inject("databaseUrl")
+
+/** The server scratch databases are created on (its `postgres` database): shared by the whole run, never stopped by a test. */
+export const EXTERNAL_URL = injectedUrl ?? (process.env["TEST_DATABASE_URL"] || MACHINE_URL)
 
 /** A temporary directory removed when the scope closes; world-traversable so the postgres user can use it. */
 export const tempDir = (prefix: string) =>
@@ -58,7 +68,7 @@ export const scratchDatabaseOn = (serverUrl: string) =>
     ({ name }) => withAdmin(serverUrl, (client) => client.query(`drop database if exists ${name} with (force)`))
   ).pipe(Effect.map(({ url }) => url))
 
-/** A fresh database on the external server, dropped with the scope. */
+/** A fresh database on the run's server, dropped with the scope. */
 export const scratchDatabaseUrl = scratchDatabaseOn(EXTERNAL_URL)
 
 /** Runs one query on a fresh connection. */

@@ -86,7 +86,7 @@ beforeAll(async () => {
   dataDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-aa-e2e-"))
   await fs.chmod(dataDir, 0o755)
   const ports = { INDEXER_PORT: String(await freePort()), BACKEND_PORT: String(await freePort()) }
-  // The machine's Postgres (a scratch database), not an embedded one: quicker to start. The
+  // The run's shared Postgres (a scratch database), not an embedded one of its own: quicker. The
   // sign-in limit (5 per minute per IP) is off: this file signs in more often from one address.
   const databaseUrl = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
   app = runCli(["start"], {
