@@ -10,8 +10,8 @@ import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { createPublicClient, http, parseAbi, type Address } from "viem"
-import { privateKeyToAccount } from "viem/accounts"
 import { freePort, isAlive, runCli } from "../support/process.js"
+import { signInAt } from "../support/sign-in.js"
 
 let dataDir: string
 beforeAll(async () => {
@@ -57,20 +57,7 @@ const descendants = (pid: number): Array<{ pid: number; args: string }> => {
 }
 const anvilOf = (servicePid: number) => descendants(servicePid).find((p) => /\/anvil\s/.test(p.args) && !/keeper/.test(p.args))
 
-const signIn = async (base: string, key: `0x${string}`) => {
-  const account = privateKeyToAccount(key)
-  const challenge = (await (await fetch(`${base}/api/auth/challenge?address=${account.address}`)).json()) as {
-    data: { message: string; nonce: string }
-  }
-  const signature = await account.signMessage({ message: challenge.data.message })
-  const verified = await fetch(`${base}/api/auth/verify`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ address: account.address, signature, nonce: challenge.data.nonce })
-  })
-  expect(verified.status).toBe(200)
-  return verified.headers.get("set-cookie")!.split(";")[0]!
-}
+const signIn = signInAt
 
 const post = (url: string, cookie: string, body: unknown) =>
   fetch(url, { method: "POST", headers: { "content-type": "application/json", cookie }, body: JSON.stringify(body) }).then(async (r) => ({

@@ -9,6 +9,7 @@ import * as Path from "node:path"
 import { createPublicClient, http, parseAbi, type Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { freePort, isAlive, runCli } from "../support/process.js"
+import { signInAt } from "../support/sign-in.js"
 
 let dataDir: string
 beforeAll(async () => {
@@ -52,21 +53,7 @@ const anvilRpc = async (url: string, method: string, params: ReadonlyArray<unkno
   if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`)
 }
 
-/** SIWE sign-in with `key` against the backend at `base`; the session cookie. */
-const signIn = async (base: string, key: `0x${string}`) => {
-  const account = privateKeyToAccount(key)
-  const challenge = (await (await fetch(`${base}/api/auth/challenge?address=${account.address}`)).json()) as {
-    data: { message: string; nonce: string }
-  }
-  const signature = await account.signMessage({ message: challenge.data.message })
-  const verified = await fetch(`${base}/api/auth/verify`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ address: account.address, signature, nonce: challenge.data.nonce })
-  })
-  expect(verified.status).toBe(200)
-  return verified.headers.get("set-cookie")!.split(";")[0]!
-}
+const signIn = signInAt
 
 const claim = (base: string, cookie: string | undefined, body = "{}") =>
   fetch(`${base}/api/faucet`, {
