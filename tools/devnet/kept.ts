@@ -60,10 +60,13 @@ export const startKept = async (options: {
   })
   const stop = async () => {
     if (keeper.exitCode === null && keeper.signalCode === null) keeper.kill("SIGTERM")
+    // The timer is cleared once the keeper has exited: left running, it held the process alive for
+    // the whole stop timeout after a prompt stop.
+    let timer: ReturnType<typeof setTimeout> | undefined
     const done = await Promise.race([
       exited(keeper).then(() => true),
-      new Promise<false>((r) => setTimeout(() => r(false), options.stopTimeoutMs))
-    ])
+      new Promise<false>((r) => (timer = setTimeout(() => r(false), options.stopTimeoutMs)))
+    ]).finally(() => clearTimeout(timer))
     if (!done) {
       // The keeper leads its own process group, the child in it: kill both, never orphan the child.
       try {
