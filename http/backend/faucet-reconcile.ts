@@ -45,8 +45,9 @@ export interface ReconcileDeps {
  * - never signed: nothing was sent, released;
  * - its transaction is mined: confirmed (success) or released (reverted); a claim marked
  *   confirmed whose nonce the chain has not mined yet is open (the chain lost it);
- * - not mined, and its nonce taken by another transaction: it can never be mined, released
- *   (the owner may claim again);
+ * - not mined, and its nonce taken by another transaction (a block shows it): it can never be
+ *   mined, released (the owner may claim again); its nonce used and no block showing by what (a
+ *   saved state ahead of its blocks): kept as paid, never sent again;
  * - not mined, its nonce still free: its recorded bytes are broadcast again, lowest nonce
  *   first, and any nonce below the signer's next one that no open claim holds (its claim was
  *   released, or a no-op took it, on a chain that lost it) is filled with a no-op, so no later
@@ -84,8 +85,22 @@ export const reconcileClaims = (deps: ReconcileDeps) =>
     const sent: Array<ClaimRow & { readonly txHash: string }> = []
     for (const row of unmined) {
       if (Number(row.nonce) >= first) continue
-      yield* release(row.address)
-      yield* outcome(row, "released: its nonce was taken by another transaction")
+      // The nonce is used and the claim's transaction is not on the chain. Released only when a
+      // block shows the other transaction that took it; otherwise the chain's state is ahead of its
+      // blocks (an anvil state saved while a block was being mined holds the transfer's effects and
+      // the key's nonce, not the block): the transfer may well be paid, so the claim is kept as paid
+      // and never sent again. Never paying twice comes before never paying zero.
+      const since = Math.floor(row.claimedAt.getTime() / 1000) - 120
+      const taker = yield* signer.minedAtNonce(Number(row.nonce), since)
+      if (taker !== undefined) {
+        yield* release(row.address)
+        yield* outcome(row, "released: its nonce was taken by another transaction")
+      } else {
+        yield* confirm(row.address)
+        yield* Effect.logWarning("faucet: a claim's nonce is used but no block holds its transaction; kept as paid, not sent again").pipe(
+          Effect.annotateLogs({ address: row.address, tx_hash: row.txHash, nonce: row.nonce })
+        )
+      }
     }
     for (let nonce = first; nonce <= last; nonce++) {
       const row = byNonce.get(nonce)

@@ -206,6 +206,32 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
       )
     )
 
+  /**
+   * The hash of the key's mined transaction at `nonce`, looked for in the blocks from the head back
+   * to the first one older than `since` (unix seconds), at most `maxBlocks` of them; undefined when
+   * none of them holds it. A saved anvil state can hold a block's effects (the key's nonce, the
+   * transfer) without that block (dumped while it was being mined): then the nonce is used and no
+   * block shows by what.
+   */
+  const minedAtNonce = (nonce: number, since: number, maxBlocks = 2_000) =>
+    Effect.gen(function* () {
+      const head = yield* chain("reading the chain", () => client.getBlockNumber())
+      for (let n = head, seen = 0; n >= 0n && seen < maxBlocks; n--, seen++) {
+        // Such a state also names a head whose last blocks it does not hold: those are skipped.
+        const block = yield* chain("reading a block", () =>
+          client.getBlock({ blockNumber: n, includeTransactions: true }).catch((error: { name?: string }) => {
+            if (error.name === "BlockNotFoundError") return undefined
+            throw error
+          })
+        )
+        if (block === undefined) continue
+        const found = block.transactions.find((tx) => tx.from.toLowerCase() === signer && tx.nonce === nonce)
+        if (found !== undefined) return found.hash
+        if (Number(block.timestamp) < since) return undefined
+      }
+      return undefined
+    })
+
   /** How many transactions of this key the chain has mined (the next nonce it will accept to mine). */
   const minedNonce = chain("reading the signer's nonce", () => client.getTransactionCount({ address: signer, blockTag: "latest" }))
 
@@ -224,7 +250,7 @@ export const makeSigner = (options: { readonly rpcUrl: string; readonly chainId:
       return keccak256(noop)
     })
 
-  return { address: signer, sign, broadcast, receipt, nonceUsed, fillGap, read, onChain, minedNonce, fillNonce }
+  return { address: signer, sign, broadcast, receipt, nonceUsed, fillGap, read, onChain, minedNonce, minedAtNonce, fillNonce }
 }
 
 export type Signer = ReturnType<typeof makeSigner>
