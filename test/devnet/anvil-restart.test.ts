@@ -12,6 +12,7 @@ import * as Path from "node:path"
 import { createPublicClient, http, parseAbi, type Address } from "viem"
 import { freePort, isAlive, runCli } from "../support/process.js"
 import { signInAt } from "../support/sign-in.js"
+import { eventually } from "../support/probes.js"
 
 let dataDir: string
 beforeAll(async () => {
@@ -27,14 +28,6 @@ const KEY2 = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a
 const KEY3 = "0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6" as const
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)"])
 const PAID = 10_000_000_000n
-
-const eventually = async (what: string, condition: () => Promise<boolean>, timeoutMs = 90_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 250))
-  }
-}
 
 /** The processes below `pid` (children first level by level), with their command lines. */
 const descendants = (pid: number): Array<{ pid: number; args: string }> => {
@@ -54,6 +47,14 @@ const descendants = (pid: number): Array<{ pid: number; args: string }> => {
     }
   }
   return found
+}
+/** Whether the backend reports every one of `accounts`' faucet claims confirmed. */
+const allConfirmed = async (backend: string, accounts: ReadonlyArray<Address>) => {
+  for (const who of accounts) {
+    const status = (await (await fetch(`${backend}/api/faucet/status?address=${who}`)).json()) as { data: { confirmed: boolean } }
+    if (!status.data.confirmed) return false
+  }
+  return true
 }
 const anvilOf = (servicePid: number) => descendants(servicePid).find((p) => /\/anvil\s/.test(p.args) && !/keeper/.test(p.args))
 
@@ -111,17 +112,7 @@ describe("anvil dying under the live devnet", () => {
     await eventually("the chain answering at the same URL", async () => (await chain.getBlockNumber()) > 0n, 30_000)
     await eventually("indexing past the block indexed before the kill", async () => (await indexed()) > before + 3, 120_000)
     // The faucet verified its claims against the restarted chain: each account paid exactly once, again refused.
-    await eventually(
-      "both claims confirmed on the restarted chain",
-      async () => {
-        for (const who of [account, account2]) {
-          const status = (await (await fetch(`${backend}/api/faucet/status?address=${who}`)).json()) as { data: { confirmed: boolean } }
-          if (!status.data.confirmed) return false
-        }
-        return true
-      },
-      90_000
-    )
+    await eventually("both claims confirmed on the restarted chain", () => allConfirmed(backend, [account, account2]), 90_000)
     for (const [who, c] of [
       [account, cookie],
       [account2, cookie2]
@@ -135,18 +126,26 @@ describe("anvil dying under the live devnet", () => {
     // write does not parse); then a third owner is paid and the index moves past the dump's head.
     const statePath = Path.join(dataDir, "devnet", "anvil-state.json")
     let saved: { text: string; head: number } | undefined
-    await eventually("a complete periodic dump of anvil's state", async () => {
-      const text = await fs.readFile(statePath, "utf8")
-      saved = { text, head: (JSON.parse(text) as { best_block_number: number }).best_block_number }
-      return true
-    })
+    await eventually(
+      "a complete periodic dump of anvil's state",
+      async () => {
+        const text = await fs.readFile(statePath, "utf8")
+        saved = { text, head: (JSON.parse(text) as { best_block_number: number }).best_block_number }
+        return true
+      },
+      90_000
+    )
     const cookie3 = await signIn(backend, KEY3)
     const third = await post(`${backend}/api/faucet`, cookie3, {})
     expect(third.status).toBe(200)
     const account3 = third.body["data"].address as Address
     const thirdBlock = Number((await chain.getTransactionReceipt({ hash: third.body["data"].txHash })).blockNumber)
     expect(thirdBlock).toBeGreaterThan(saved!.head)
-    await eventually("the index past the dump and the third claim", async () => (await indexed()) > Math.max(saved!.head + 2, thirdBlock))
+    await eventually(
+      "the index past the dump and the third claim",
+      async () => (await indexed()) > Math.max(saved!.head + 2, thirdBlock),
+      90_000
+    )
 
     // Everything dies at once (the service, its keepers, anvil): anvil cannot dump its state at exit,
     // and the next start loads that earlier dump (as after a crash right after it): the database
@@ -181,13 +180,7 @@ describe("anvil dying under the live devnet", () => {
     expect(comments.data.map((c) => c.body)).toContain("kept through a dead chain")
     await eventually(
       "the three claims confirmed on the chain of the next start",
-      async () => {
-        for (const who of [account, account2, account3]) {
-          const status = (await (await fetch(`${backend}/api/faucet/status?address=${who}`)).json()) as { data: { confirmed: boolean } }
-          if (!status.data.confirmed) return false
-        }
-        return true
-      },
+      () => allConfirmed(backend, [account, account2, account3]),
       90_000
     )
     for (const [who, c] of [

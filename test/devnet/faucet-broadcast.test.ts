@@ -20,6 +20,7 @@ import { runMigrations } from "../../src/db/migrations.js"
 import { DEVNET_MNEMONIC } from "../../tools/devnet/anvil.js"
 import { startLiveDevnet, type LiveDevnet } from "../../tools/devnet/live.js"
 import { query, scratchDatabaseUrl } from "../support/postgres.js"
+import { jsonRpc } from "../support/probes.js"
 
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)", "function transfer(address, uint256) returns (bool)"])
 const quiet = Logger.withMinimumLogLevel(LogLevel.Error)
@@ -118,16 +119,7 @@ const claimWith = (privateKey: Hex, who: Address) =>
 const rowsOf = async (address: string) =>
   (await Effect.runPromise(query<{ status: string }>(dbUrl, "select status from faucet_claim where address = $1", [address]))).rows
 
-const anvilRpc = async (method: string, params: ReadonlyArray<unknown> = []) => {
-  const answer = (await (
-    await fetch(live.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
-    })
-  ).json()) as { error?: { message: string } }
-  if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`)
-}
+const anvilRpc = (method: string, params: ReadonlyArray<unknown> = []) => jsonRpc(live.url, method, params)
 
 describe("a claim cut off between broadcast and receipt", () => {
   it("is left signed, and the next start's recovery confirms it from the recorded transaction: one transfer", async () => {

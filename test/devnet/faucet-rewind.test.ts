@@ -18,6 +18,7 @@ import { runMigrations } from "../../src/db/migrations.js"
 import { DEVNET_MNEMONIC } from "../../tools/devnet/anvil.js"
 import { startLiveDevnet, type LiveDevnet } from "../../tools/devnet/live.js"
 import { query, scratchDatabaseUrl } from "../support/postgres.js"
+import { jsonRpc } from "../support/probes.js"
 
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)"])
 const quiet = Logger.withMinimumLogLevel(LogLevel.Error)
@@ -43,17 +44,7 @@ afterAll(async () => {
   await fs.rm(dataDir, { recursive: true, force: true })
 }, 60_000)
 
-const rpc = async (method: string, params: ReadonlyArray<unknown> = []) => {
-  const answer = (await (
-    await fetch(live.url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
-    })
-  ).json()) as { result?: unknown; error?: { message: string } }
-  if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`)
-  return answer.result
-}
+const rpc = (method: string, params: ReadonlyArray<unknown> = []) => jsonRpc(live.url, method, params)
 
 /** The faucet and the chain, as the tests below use them. */
 const helpers = () => {

@@ -11,6 +11,7 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { execFileSync } from "node:child_process"
 import { startLiveDevnet, type LiveDevnet } from "../../tools/devnet/live.js"
+import { eventually } from "../support/probes.js"
 
 let dataDir: string
 let live: LiveDevnet | undefined
@@ -21,18 +22,6 @@ afterAll(async () => {
   await live?.stop()
   await fs.rm(dataDir, { recursive: true, force: true })
 }, 60_000)
-
-const eventually = async (what: string, condition: () => Promise<boolean> | boolean, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (
-    !(await Promise.resolve()
-      .then(condition)
-      .catch(() => false))
-  ) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 const blockNumber = async (url: string) => {
   const response = await fetch(url, {

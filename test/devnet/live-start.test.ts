@@ -10,6 +10,7 @@ import { createPublicClient, http, parseAbi, type Address } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
 import { freePort, isAlive, runCli } from "../support/process.js"
 import { signInAt } from "../support/sign-in.js"
+import { eventually, jsonRpc } from "../support/probes.js"
 
 let dataDir: string
 beforeAll(async () => {
@@ -34,24 +35,7 @@ const rpcResult = async (url: string, method: string): Promise<unknown> => {
   return ((await response.json()) as { result?: unknown }).result
 }
 
-const eventually = async (what: string, condition: () => Promise<boolean>, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 200))
-  }
-}
-
-const anvilRpc = async (url: string, method: string, params: ReadonlyArray<unknown> = []) => {
-  const answer = (await (
-    await fetch(url, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params })
-    })
-  ).json()) as { error?: { message: string } }
-  if (answer.error !== undefined) throw new Error(`${method}: ${answer.error.message}`)
-}
+const anvilRpc = jsonRpc
 
 const signIn = signInAt
 
