@@ -3,12 +3,13 @@
  * SIGKILL at scattered moments, again and again, and restarted each time; once it reaches the
  * head, its checkpoint digest and every derived table equal those of a run never interrupted.
  *
- * The kill points are seeded random moments placed by what the index has committed (watched in
- * its checkpoint), not by wall-clock guesses alone: inside the backfill before its first commit,
- * just after a commit, among the one-block commits of the unfinalized tip, and one anywhere.
+ * The kill points are placed by what the index has committed (watched in its checkpoint), not by
+ * wall-clock guesses alone: inside the backfill's first batch (held at its checkpoint by a lock,
+ * its rows written), just after a commit, among the one-block commits of the unfinalized tip, and
+ * one at a seeded random moment anywhere.
  */
 import { describe, expect, it } from "vitest"
-import { Effect } from "effect"
+import { Effect, Redacted } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
@@ -18,6 +19,8 @@ import { prng } from "../../tools/prng.js"
 import { generateSynthetic } from "../../tools/recording/synthetic.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
+import { pgClientLayer } from "../../src/db/database.js"
+import { runMigrations } from "../../src/db/migrations.js"
 import { scratchDatabaseUrl } from "../support/postgres.js"
 import { freePort, runCli } from "../support/process.js"
 
@@ -66,6 +69,54 @@ const checkpointWatcher = (url: string) =>
         }
       }
       return { block, until }
+    })
+  )
+
+/**
+ * Holds the checkpoint table locked against writers (reads go on), so that the first batch of a
+ * backfill writes all its rows and then waits at its checkpoint, its transaction open: `inFlight`
+ * resolves once a session both holds row locks on derived tables and waits for the checkpoint.
+ * A kill then lands inside the batch whatever the machine's speed; `release` ends the killed
+ * batch's connection and lifts the lock. A lock in the real Postgres: nothing stands in for it.
+ */
+const checkpointGate = (url: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      await client.query("begin")
+      await client.query("lock table indexer_checkpoint in exclusive mode")
+      return client
+    }),
+    (client) => Effect.promise(() => client.end().catch(() => undefined))
+  ).pipe(
+    Effect.map((client) => {
+      /** The backend of a batch that wrote derived rows and waits for the checkpoint, if any. */
+      const batchWaiting = () =>
+        client
+          .query<{ pid: number }>(
+            `select waiting.pid from pg_locks waiting
+               join pg_locks wrote on wrote.pid = waiting.pid and wrote.granted and wrote.mode = 'RowExclusiveLock'
+               join pg_class derived on derived.oid = wrote.relation and derived.relname = any($1::text[])
+              where not waiting.granted and waiting.relation = 'indexer_checkpoint'::regclass limit 1`,
+            [ALL_TABLES as ReadonlyArray<string>]
+          )
+          .then((r) => r.rows[0]?.pid)
+      let waiter: number | undefined
+      const inFlight = async (timeoutMs = 120_000) => {
+        const deadline = Date.now() + timeoutMs
+        while ((waiter = await batchWaiting()) === undefined) {
+          if (Date.now() > deadline) throw new Error("no backfill batch ever reached its checkpoint")
+          await new Promise((r) => setTimeout(r, 20))
+        }
+      }
+      // The killed process's connection ends here at once (Postgres would see it at its next read;
+      // by then a child still dying could have sent its COMMIT).
+      const release = async () => {
+        if (waiter !== undefined) await client.query("select pg_terminate_backend($1)", [waiter])
+        await client.query("rollback")
+      }
+      return { inFlight, release }
     })
   )
 
@@ -121,21 +172,17 @@ describe("crash safety", () => {
             const head = chain.headNumber
             expect(finalized).toBeLessThan(head)
 
-            // The uninterrupted run, timed by what it commits: the backfill's first commit, then the
-            // whole run to the head (the unfinalized tip one block at a time).
+            // The uninterrupted run, timed to the head (the unfinalized tip one block at a time).
             const uninterrupted = yield* scratchDatabaseUrl
             const timeline = yield* Effect.gen(function* () {
-              const watcher = yield* checkpointWatcher(uninterrupted)
               const { app, health } = yield* start(uninterrupted)
               yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
               const began = Date.now()
-              yield* Effect.promise(() => watcher.until((b) => b >= 0))
-              const firstCommit = Date.now() - began
               yield* untilHead(health)
               const took = Date.now() - began
               app.child.kill("SIGINT")
               yield* Effect.promise(() => app.exited)
-              return { firstCommit, took }
+              return { took }
             }).pipe(Effect.scoped)
             const expected = yield* Effect.promise(() => snapshot(uninterrupted))
 
@@ -145,9 +192,17 @@ describe("crash safety", () => {
             const within = (ms: number) => Math.round(random() * ms)
             // Each life resumes where the last commit left it; each is SIGKILLed once its trigger
             // holds (seen in the checkpoint) and a seeded random delay has passed.
-            const lives: ReadonlyArray<{ readonly trigger: (block: number, atStart: number) => boolean; readonly delay: number }> = [
-              // Inside the backfill, before its first commit (a batch transaction in flight).
-              { trigger: () => true, delay: within(timeline.firstCommit * 0.8) },
+            const lives: ReadonlyArray<{
+              readonly trigger: (block: number, atStart: number) => boolean
+              readonly delay: number
+              /** Killed while its first batch waits at the checkpoint gate, its rows written. */
+              readonly gated?: boolean
+            }> = [
+              // Inside the backfill, before its first commit: a batch transaction in flight, its rows
+              // written. Held there by a lock rather than hit by a delay guessed from the
+              // uninterrupted run, which a loaded machine (CI) made miss: the whole backfill had
+              // committed before the kill.
+              { trigger: () => true, delay: 0, gated: true },
               // Just after a commit of this life, the next batch already being fetched or written.
               { trigger: (block, atStart) => block !== atStart, delay: within(20) },
               // Among the one-block commits (with undo images) of the unfinalized tip: soon after the
@@ -158,15 +213,20 @@ describe("crash safety", () => {
             ]
             let killsWhileIndexing = 0
             const killedAt: Array<number> = []
+            // The gate needs the tables before the first life starts (its own migrations are then none).
+            yield* Effect.provide(runMigrations(), pgClientLayer(Redacted.make(crashed)))
             for (const life of lives) {
               const atStart = yield* Effect.promise(() => watcher.block())
+              const gate = life.gated ? yield* checkpointGate(crashed) : undefined
               const { app } = yield* start(crashed)
               yield* Effect.promise(() => app.waitFor(/message=listening server=indexer/, 60_000))
               yield* Effect.promise(() => watcher.until((b) => life.trigger(b, atStart)))
+              if (gate !== undefined) yield* Effect.promise(() => gate.inFlight())
               yield* Effect.sleep(life.delay)
-              if (/message=indexed /.test(app.output())) killsWhileIndexing++
+              if (/message=indexed /.test(app.output()) || gate !== undefined) killsWhileIndexing++
               app.child.kill("SIGKILL")
               yield* Effect.promise(() => app.exited)
+              if (gate !== undefined) yield* Effect.promise(() => gate.release())
               killedAt.push(yield* Effect.promise(() => watcher.block()))
             }
             // The kills left the index mid-backfill and mid-tip, not only at the head.
