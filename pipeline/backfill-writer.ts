@@ -9,7 +9,7 @@
 import type { SqlError } from "@effect/sql"
 import { SqlClient } from "@effect/sql"
 import { Duration, Effect, Exit, Fiber, Stream } from "effect"
-import { readCheckpoint } from "../schema/indexer-checkpoint.js"
+import { readCheckpoint } from "../schema/io/indexer-checkpoint.js"
 import { applyBatch } from "./batch.js"
 import { coalesceDecoded, type DecodedBatch, GENESIS_DIGEST } from "./decode-batch.js"
 import { deferIndexes, restoreIndexes } from "./deferred-indexes.js"

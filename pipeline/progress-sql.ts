@@ -2,7 +2,7 @@
  * The indexer's own bookkeeping in Postgres, beside the rows the sink writes: the window of
  * unfinalized blocks (`indexed_block`), the newest head seen, the commit announcement, and the
  * metrics this process publishes for /metrics (`indexer_metrics`). The checkpoint itself is written by the sink with each batch and read
- * through `schema/indexer-checkpoint.ts`.
+ * through `schema/io/indexer-checkpoint.ts`.
  *
  * Invariant: `indexed_block` holds exactly the window's blocks above the finalized one, each with
  * the digest after it and before it; it changes only inside the transaction that commits, reverts

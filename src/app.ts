@@ -37,7 +37,7 @@ import {
 import { serveReplay } from "../tools/replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
-import { PROJECT_ROOT } from "../schema/project-root.js"
+import { PROJECT_ROOT } from "../schema/io/project-root.js"
 
 /** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
 export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>

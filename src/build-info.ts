@@ -10,7 +10,7 @@ import * as Path from "node:path"
 const ROOT = PROJECT_ROOT
 
 import { BuildInfo } from "../http/backend/build-info.js"
-import { PROJECT_ROOT } from "../schema/project-root.js"
+import { PROJECT_ROOT } from "../schema/io/project-root.js"
 
 export { BuildInfo, type BuildInfoShape } from "../http/backend/build-info.js"
 

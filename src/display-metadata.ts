@@ -12,7 +12,7 @@ import { SqlClient } from "@effect/sql"
 import { Data, Effect, ParseResult, Schema } from "effect"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
-import { PROJECT_ROOT } from "../schema/project-root.js"
+import { PROJECT_ROOT } from "../schema/io/project-root.js"
 
 /** The metadata of the committed fixture's 28 markets and 2 events. */
 export const FIXTURE_METADATA = Path.join(PROJECT_ROOT, "fixtures/market-metadata.json")

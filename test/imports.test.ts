@@ -1,6 +1,7 @@
 /**
  * The house's floors, checked from the code's own imports: `schema` at the ground imports
- * nothing of ours; `pipeline` and `http` stand beside each other on it (each imports `schema`
+ * nothing of ours (its rooms: the wire vocabulary at its top level, protocol math in
+ * `schema/protocol` importing only itself, the two shared readers that do I/O in `schema/io`); `pipeline` and `http` stand beside each other on it (each imports `schema`
  * and itself, never the other, never `src`); `tools` (the devnet, recording and replay: tools
  * around the product) build on `schema` and `pipeline`; `src` is the top. And no import cycles
  * among these files, type-only imports included (a cycle of types is still a tangle).
@@ -94,6 +95,26 @@ describe("imports", () => {
         .map((target) => `${file} -> ${target}`)
     })
     expect(upward).toEqual([])
+  })
+
+  it("keep schema's rooms apart: protocol math (schema/protocol) imports only itself; the wire vocabulary imports no I/O (schema/io)", () => {
+    const room = (file: string) => (file.startsWith(`schema${Path.sep}`) ? (file.split(Path.sep)[1]!.endsWith(".ts") ? "wire" : file.split(Path.sep)[1]!) : undefined)
+    const crossing = files.flatMap((file) => {
+      const from = room(file)
+      if (from === undefined) return []
+      return edges
+        .get(file)!
+        .filter((target) => {
+          const to = room(target)
+          if (to === undefined) return false
+          if (from === "protocol") return to !== "protocol"
+          if (from === "wire") return to === "io"
+          return false
+        })
+        .map((target) => `${file} -> ${target}`)
+    })
+    expect(crossing).toEqual([])
+    expect(files.filter((f) => room(f) === "protocol").length).toBeGreaterThan(3)
   })
 
   it("form no cycles", () => {

@@ -61,7 +61,7 @@ export interface FaucetOptions {
 
 const ABI = parseAbi([
   "function dispense(address token, address to, uint256 tokenAmount) payable",
-  // owner: the 20-byte ECDSA owner encoding (abi.encodePacked(address)), schema/aa.ts
+  // owner: the 20-byte ECDSA owner encoding (abi.encodePacked(address)), schema/protocol/aa.ts
   "function getAddress(bytes owner, uint256 salt) view returns (address)",
   "function balanceOf(address) view returns (uint256)"
 ])

@@ -31,7 +31,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Queue, Schedule, Stream } from "effect"
 import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
-import { readCheckpoint } from "../../schema/indexer-checkpoint.js"
+import { readCheckpoint } from "../../schema/io/indexer-checkpoint.js"
 
 /** The advisory lock's first key ("notification consumer"); the second is the chain id. */
 const LOCK_CLASS = 0x4e6f7469

@@ -1,5 +1,5 @@
 /**
- * Handlers of the pricing group. The quote is `schema/router-math.ts` (the router's waterfall,
+ * Handlers of the pricing group. The quote is `schema/protocol/router-math.ts` (the router's waterfall,
  * to the raw unit) over the indexed book and pool at the indexed head; a market the router
  * would refuse is MARKET_PAUSED (paused, past its end, resolved or in refund mode: the message
  * says which), never a zero quote.
@@ -22,7 +22,7 @@ import {
   yesPriceOf,
   type PoolState,
   type RouterQuote
-} from "../../schema/router-math.js"
+} from "../../schema/protocol/router-math.js"
 import { Freshness } from "../indexer/freshness.js"
 import type { Market } from "../indexer/markets.js"
 import { read } from "../indexer/queries/db.js"

@@ -11,7 +11,7 @@ import { read } from "../indexer/queries/db.js"
 import { headTime } from "../indexer/queries/market-prices.js"
 import { CurrentUser } from "./auth.js"
 import { BackendApi } from "./definition.js"
-import { POINT_RULE_NAMES, POINT_RULES, THRESHOLDS, type PointRule } from "../../schema/point-rules.js"
+import { POINT_RULE_NAMES, POINT_RULES, THRESHOLDS, type PointRule } from "../../schema/protocol/point-rules.js"
 import {
   PERIOD_SECONDS,
   readBoard,

@@ -1,6 +1,6 @@
 /**
  * The rewards group of the backend API: points, quests, leaderboard, top traders, referrals and
- * tags (handlers: `rewards-live.ts`, reads: `queries/rewards.ts`, rules: `schema/point-rules.ts`).
+ * tags (handlers: `rewards-live.ts`, reads: `queries/rewards.ts`, rules: `schema/protocol/point-rules.ts`).
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
@@ -8,7 +8,7 @@ import { BackendItem, BackendList } from "../../schema/envelopes.js"
 import { Address, Money, Price, Timestamp } from "../../schema/primitives.js"
 import { integerParam, literalParam, NoQuery, page, strictQuery, withDefault } from "../indexer/params.js"
 import { RequireUser } from "./auth.js"
-import { POINT_RULE_NAMES, REFERRAL_RULE, rulesTable } from "../../schema/point-rules.js"
+import { POINT_RULE_NAMES, REFERRAL_RULE, rulesTable } from "../../schema/protocol/point-rules.js"
 import { BOARD_SORTS, LEADERBOARD_PERIODS } from "./queries/rewards.js"
 
 const RuleName = Schema.Literal(...POINT_RULE_NAMES).annotations({

@@ -13,7 +13,7 @@
  * The daily budget (4.) is charged afterwards, atomically, in the database (`sponsor.ts`).
  */
 import { decodeFunctionData, parseAbi, type Address, type Hex } from "viem"
-import { decodeAccountCalls, type AccountCall } from "../../schema/aa.js"
+import { decodeAccountCalls, type AccountCall } from "../../schema/protocol/aa.js"
 import type { ErrorDetail } from "../../schema/errors.js"
 import type { ProtocolContracts, SponsorCaps } from "./aa-config.js"
 

@@ -9,14 +9,14 @@
  * - the validity window starts at the chain's latest block time (what the EntryPoint compares
  *   with) and lasts `validitySeconds` <= 600; validUntil is never 0 (0 would mean forever);
  * - the signer key is held Redacted and never logged; the signed hash is protocol-facts section
- *   5's layout (`paymasterHash` of schema/aa.ts, tested equal to the contract's getHash), signed
+ *   5's layout (`paymasterHash` of schema/protocol/aa.ts, tested equal to the contract's getHash), signed
  *   as an EIP-191 message.
  */
 import { SqlClient } from "@effect/sql"
 import { Clock, Effect, Redacted } from "effect"
 import { createPublicClient, http, type Address, type Hex } from "viem"
 import { privateKeyToAccount } from "viem/accounts"
-import { encodePaymasterAndData, encodePaymasterData, paymasterHash } from "../../schema/aa.js"
+import { encodePaymasterAndData, encodePaymasterData, paymasterHash } from "../../schema/protocol/aa.js"
 import { Forbidden, IndexerUnavailable, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
 import { capsOf, type AaOptions } from "./aa-config.js"
 import { checkPolicy, decodeAccountCalls, maxCostWei, tokenCandidates, type UserOperation } from "./sponsor-policy.js"

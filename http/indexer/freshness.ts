@@ -18,7 +18,7 @@ import type { HttpApp } from "@effect/platform"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer, Schedule, Stream } from "effect"
 import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
-import { readCheckpoint } from "../../schema/indexer-checkpoint.js"
+import { readCheckpoint } from "../../schema/io/indexer-checkpoint.js"
 import { type HeaderJudgement, HealthWatch } from "./health-watch.js"
 
 export const INDEXED_BLOCK_HEADER = "x-indexed-block"
@@ -49,7 +49,7 @@ export class Freshness extends Context.Tag("IndexerFreshness")<
   }
 >() {}
 
-/** The committed head as the checkpoint holds it (`schema/indexer-checkpoint.ts`); null before the first batch. */
+/** The committed head as the checkpoint holds it (`schema/io/indexer-checkpoint.ts`); null before the first batch. */
 export const readIndexedHead = (chainId: number) =>
   Effect.map(readCheckpoint(chainId), (checkpoint): IndexedHead | null =>
     checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash }

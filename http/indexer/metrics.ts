@@ -11,7 +11,7 @@
 import { HttpServerResponse } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { lagOf, readCheckpoint } from "../../schema/indexer-checkpoint.js"
+import { lagOf, readCheckpoint } from "../../schema/io/indexer-checkpoint.js"
 
 export const METRICS_PATH = "/metrics"
 

@@ -12,7 +12,7 @@
  *   tickUpper, salt), its liquidity is the sum of its deltas, and it exists exactly while that
  *   sum is positive (never negative: removing more than was added throws).
  */
-import { yesPriceFromSqrt } from "../../schema/amm-price.js"
+import { yesPriceFromSqrt } from "../../schema/protocol/amm-price.js"
 import type { DomainEventOf } from "../../schema/domain-events.js"
 import type { Located, PoolRow } from "./model.js"
 import { dropRow, getRow, putRow, rowKey } from "./rows.js"

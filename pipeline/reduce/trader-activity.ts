@@ -1,5 +1,5 @@
 /**
- * Per trader, the running totals the points rules and the leaderboard read (schema/point-rules.ts),
+ * Per trader, the running totals the points rules and the leaderboard read (schema/protocol/point-rules.ts),
  * so a read aggregates one row per trader instead of every trade:
  *
  * - `traderTotals` (table trader_total): the totals now, one row per address;
@@ -22,7 +22,7 @@
  * - `streaks` = sum over maximal runs of consecutive trading days of floor(run / streakDays),
  *   `run` the length of the run ending on `lastTradeDay`.
  */
-import { THRESHOLDS } from "../../schema/point-rules.js"
+import { THRESHOLDS } from "../../schema/protocol/point-rules.js"
 import type { LiquidityEventRow, TradeRow, TraderActivityRow, TraderMarketRow } from "./model.js"
 import { getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"

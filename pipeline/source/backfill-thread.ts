@@ -17,7 +17,7 @@
 import { Effect, FiberRef, Option, Queue, Stream } from "effect"
 import { Worker } from "node:worker_threads"
 import type { Deployment } from "../../schema/deployment.js"
-import { RUNS_COMPILED } from "../../schema/project-root.js"
+import { RUNS_COMPILED } from "../../schema/io/project-root.js"
 import type { DecodedBatch } from "../decode-batch.js"
 import { type ChainError, type ChainErrorData, chainErrorFrom } from "./errors.js"
 import type { Transport } from "./rpc.js"

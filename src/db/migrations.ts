@@ -12,7 +12,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Data, Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
-import { PROJECT_ROOT } from "../../schema/project-root.js"
+import { PROJECT_ROOT } from "../../schema/io/project-root.js"
 
 /** The folder of this project's migrations. */
 export const MIGRATIONS_DIR = Path.join(PROJECT_ROOT, "migrations")

@@ -31,7 +31,7 @@ import {
   verifyingPaymasterAbi,
   type AccountCall,
   type UserOperationV07
-} from "../../schema/aa.js"
+} from "../../schema/protocol/aa.js"
 import { AaClient, BundlerRpcError, ecdsaSigner, softwarePasskey, sponsorUserOperation, type AccountSigner } from "../support/aa.js"
 import { startAaDevnet, type AaDevnet } from "../support/aa-devnet.js"
 

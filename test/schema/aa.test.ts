@@ -1,5 +1,5 @@
 /**
- * schema/aa.ts's encodings without a chain (test/devnet/aa.test.ts checks them against the
+ * schema/protocol/aa.ts's encodings without a chain (test/devnet/aa.test.ts checks them against the
  * contracts): what the sponsor policy decodes must be exactly the account's execute/executeBatch,
  * nothing riding along.
  */
@@ -17,7 +17,7 @@ import {
   P256_N,
   smartAccountAbi,
   webAuthnClientData
-} from "../../schema/aa.js"
+} from "../../schema/protocol/aa.js"
 
 const token = "0x5fbdb2315678afecb367f032d93f642f64180aa3" as Address
 const router = "0x2279b7a0a67db372996a5fab50d91eaa73d2ebe6" as Address

@@ -18,7 +18,7 @@ import {
   yesPriceOf,
   type BookOrder,
   type PoolState
-} from "../../schema/router-math.js"
+} from "../../schema/protocol/router-math.js"
 
 const order = (id: string, side: number, price: bigint, remaining: bigint): BookOrder => ({ id, side, price, remaining })
 // sqrtPrice for YES = 0.5 with YES as currency0 (price1per0 = 0.5): sqrt(0.5) * 2^96.

@@ -24,7 +24,7 @@ import {
   type AccountOwner,
   type PaymasterWindow,
   type UserOperationV07
-} from "../../schema/aa.js"
+} from "../../schema/protocol/aa.js"
 
 // ---------------------------------------------------------------------------------------------
 // Owners
@@ -56,7 +56,7 @@ export interface PasskeyAssertion {
   readonly s: bigint
   /** ASN.1 DER signature, as WebAuthn's AuthenticatorAssertionResponse carries it. */
   readonly signatureDer: Uint8Array
-  /** `userOp.signature` / ERC-1271 signature encoding (schema/aa.ts). */
+  /** `userOp.signature` / ERC-1271 signature encoding (schema/protocol/aa.ts). */
   readonly encoded: Hex
 }
 

@@ -10,7 +10,7 @@
  */
 import { createRequire } from "node:module"
 import { concat, getContractAddress, parseEther, type Hex } from "viem"
-import { ENTRY_POINT_V07 } from "../../schema/aa.js"
+import { ENTRY_POINT_V07 } from "../../schema/protocol/aa.js"
 import type { Address, DevnetClient } from "./client.js"
 
 /** Arachnid's deterministic deployment proxy, present on anvil from genesis. */

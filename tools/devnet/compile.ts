@@ -10,7 +10,7 @@ import { createRequire } from "node:module"
 import { join } from "node:path"
 import type { Abi, Hex } from "viem"
 import { eventsSource } from "./events-sol.js"
-import { PROJECT_ROOT } from "../../schema/project-root.js"
+import { PROJECT_ROOT } from "../../schema/io/project-root.js"
 
 export interface Artifact {
   readonly abi: Abi

@@ -8,7 +8,7 @@
 import { spawn, type ChildProcess } from "node:child_process"
 import * as Path from "node:path"
 import { fileURLToPath } from "node:url"
-import { PROJECT_ROOT, RUNS_COMPILED } from "../../schema/project-root.js"
+import { PROJECT_ROOT, RUNS_COMPILED } from "../../schema/io/project-root.js"
 
 /** Compiled, the keeper is `.build/keeper.mjs` beside us; from the sources it is TypeScript, run through tsx. */
 const KEEPER = Path.join(Path.dirname(fileURLToPath(import.meta.url)), RUNS_COMPILED ? "keeper.mjs" : "keeper.ts")

@@ -21,7 +21,7 @@ import { anvilBinary, AnvilError, DEVNET_ACCOUNTS, DEVNET_CHAIN_ID, DEVNET_MNEMO
 import { startKept, type KeeperEvent } from "./kept.js"
 import { FIXTURE } from "./run.js"
 import { readManifest, unpackLiveState, type LiveManifest } from "./live-state.js"
-import { PROJECT_ROOT } from "../../schema/project-root.js"
+import { PROJECT_ROOT } from "../../schema/io/project-root.js"
 
 const root = PROJECT_ROOT
 export const LIVE_STATE = Path.join(root, FIXTURE.liveState)

@@ -10,7 +10,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { BookOrder, PoolState } from "../../../schema/router-math.js"
+import type { BookOrder, PoolState } from "../../../schema/protocol/router-math.js"
 import { read } from "../../indexer/queries/db.js"
 
 export interface QuoteState {

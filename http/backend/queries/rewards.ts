@@ -1,5 +1,5 @@
 /**
- * Reads of rewards and social: points (by `schema/point-rules.ts`), the leaderboard and top traders,
+ * Reads of rewards and social: points (by `schema/protocol/point-rules.ts`), the leaderboard and top traders,
  * referrals and tags, all computed at read time from the indexed tables (points and the boards
  * from the per-trader totals `trader_total` / `trader_day` / `trader_market` the pipeline keeps,
  * pipeline/reduce/trader-activity.ts: one row per trader instead of every trade) and the
@@ -16,7 +16,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { headTime } from "../../indexer/queries/market-prices.js"
-import { POINT_RULES, THRESHOLDS } from "../../../schema/point-rules.js"
+import { POINT_RULES, THRESHOLDS } from "../../../schema/protocol/point-rules.js"
 
 type Sql = SqlClient.SqlClient
 

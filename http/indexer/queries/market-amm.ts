@@ -4,12 +4,12 @@ import { Effect } from "effect"
 import { NotFound } from "../../../schema/errors.js"
 import type { Address, Bytes32 } from "../../../schema/primitives.js"
 import type { AmmState, LiquidityRange } from "../market-amm.js"
-import { yesPriceFromSqrt } from "../../../schema/amm-price.js"
+import { yesPriceFromSqrt } from "../../../schema/protocol/amm-price.js"
 import { listPage, read, type Paging } from "./db.js"
 import { requireMarket } from "./markets.js"
 import { bigint, bool, int, nullable, rowDecoder, text } from "./rows.js"
 
-export { yesPriceFromSqrt } from "../../../schema/amm-price.js"
+export { yesPriceFromSqrt } from "../../../schema/protocol/amm-price.js"
 
 const decodePoolRow = rowDecoder({
   pool_id: text<Bytes32>(),

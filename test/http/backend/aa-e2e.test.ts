@@ -37,7 +37,7 @@ import {
   userOperationHash,
   type AccountCall,
   type UserOperationV07
-} from "../../../schema/aa.js"
+} from "../../../schema/protocol/aa.js"
 import { DevnetClient } from "../../../tools/devnet/client.js"
 import { LIVE_STATE } from "../../../tools/devnet/live.js"
 import { liveArtifacts, readManifest, type LiveManifest } from "../../../tools/devnet/live-state.js"

@@ -1,7 +1,7 @@
 /** The sponsorship policy on decoded calldata (pure): what is sponsored, and every way out of it. */
 import { describe, expect, it } from "vitest"
 import { encodeFunctionData, parseAbi, type Address, type Hex } from "viem"
-import { accountFactoryData, encodeAccountCalls } from "../../../schema/aa.js"
+import { accountFactoryData, encodeAccountCalls } from "../../../schema/protocol/aa.js"
 import { DEFAULT_SPONSOR_CAPS } from "../../../http/backend/aa-config.js"
 import { checkPolicy, maxCostWei, ROUTER_ABI, type PolicyContext, type UserOperation } from "../../../http/backend/sponsor-policy.js"
 

@@ -4,7 +4,7 @@
  * no code with `http/backend/queries/rewards.ts` (only the rule constants), so a wrong query and
  * a wrong model would have to be wrong the same way.
  */
-import { POINT_RULES as R } from "../../../../schema/point-rules.js"
+import { POINT_RULES as R } from "../../../../schema/protocol/point-rules.js"
 
 type Sql = <Row extends Record<string, any>>(text: string, values?: Array<unknown>) => Promise<Array<Row>>
 
