@@ -8,9 +8,11 @@ import type { Candle, PricePoint } from "../indexer/market-prices.js"
 type PricePointT = typeof PricePoint.Type
 type CandleT = typeof Candle.Type
 import type { Trade } from "../indexer/market-trades.js"
+import type { Match, Order } from "../indexer/exchange.js"
+import type { PortfolioPosition } from "../indexer/portfolio.js"
 import type { UserTrade } from "../indexer/queries/user-trades.js"
 
-const usdc = (raw: bigint) => money(raw, 6, "USDC")
+export const usdc = (raw: bigint) => money(raw, 6, "USDC")
 
 export const toBackendTrade = (trade: Trade): BackendTrade => {
   const token: MoneyUnit = outcomeSide(trade.tradeType)
@@ -86,4 +88,69 @@ export const toBackendCandle = (candle: CandleT) => ({
   close: candle.close,
   volume: usdc(candle.volume),
   tradeCount: candle.tradeCount
+})
+
+// Trading records (orders, fills, positions, portfolio totals): the indexer's values in the
+// backend's money shapes, for the trading handlers and the WebSocket's user topics alike.
+
+export const yes = (raw: bigint) => money(raw, 6, "YES")
+export const no = (raw: bigint) => money(raw, 6, "NO")
+export const side = (outcome: boolean | null) => (outcome === null ? null : outcome ? ("YES" as const) : ("NO" as const))
+
+export const toOrder = (order: Order) => {
+  const unit: MoneyUnit = outcomeSide(order.side)
+  return {
+    orderId: order.orderId,
+    marketId: marketIdToHex(order.marketId),
+    owner: order.owner,
+    side: order.side,
+    price: order.price,
+    amount: money(order.amount, 6, unit),
+    filled: money(order.filled, 6, unit),
+    remaining: money(order.remaining, 6, unit),
+    status: order.status,
+    placedAt: order.placedAt,
+    placedTx: order.placedTx,
+    updatedAt: order.updatedAt,
+    filledAt: order.filledAt,
+    cancelledAt: order.cancelledAt
+  }
+}
+
+export const toFill = (match: Match) => ({
+  txHash: match.txHash,
+  blockNumber: match.blockNumber,
+  logIndex: match.logIndex,
+  timestamp: match.timestamp,
+  marketId: marketIdToHex(match.marketId),
+  makerOrderId: match.makerOrderId,
+  takerOrderId: match.takerOrderId,
+  maker: match.maker,
+  taker: match.taker,
+  matchType: match.matchType,
+  shares: money(match.amount, 6, match.makerSide === null ? "YES" : outcomeSide(match.makerSide)),
+  price: match.price
+})
+
+export const toPosition = (p: PortfolioPosition) => ({
+  marketId: marketIdToHex(p.marketId),
+  question: p.question,
+  marketStatus: p.marketStatus,
+  outcome: side(p.outcome),
+  yesBalance: yes(p.yesBalance),
+  noBalance: no(p.noBalance),
+  yesCost: usdc(p.yesCost),
+  noCost: usdc(p.noCost),
+  markPrice: p.markPrice,
+  value: usdc(p.value),
+  unrealizedPnl: usdc(p.unrealizedPnl),
+  realizedPnl: usdc(p.realizedPnl)
+})
+
+export const totals = (t: { value: bigint; cost: bigint; unrealizedPnl: bigint; realizedPnl: bigint; totalPnl: bigint }) => ({
+  value: usdc(t.value),
+  cost: usdc(t.cost),
+  unrealizedPnl: usdc(t.unrealizedPnl),
+  realizedPnl: usdc(t.realizedPnl),
+  totalPnl: usdc(t.totalPnl)
 })

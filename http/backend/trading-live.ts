@@ -13,17 +13,14 @@ import {
   UserProfile
 } from "../../schema/backend-trading.js"
 import { NotFound as IndexerNotFound, OrderNotFound } from "../../schema/errors.js"
-import { marketIdToHex, money, type Address, type MoneyUnit } from "../../schema/primitives.js"
-import { outcomeSide } from "../../schema/enums.js"
-import type { Match, Order } from "../indexer/exchange.js"
+import { marketIdToHex, money, type Address } from "../../schema/primitives.js"
 import type { Market } from "../indexer/markets.js"
-import type { PortfolioPosition } from "../indexer/portfolio.js"
 import { getOrder, listMatches, listOrders } from "../indexer/queries/exchange.js"
 import { listMarketPositions } from "../indexer/queries/market-book.js"
 import { readPnl, readPortfolio } from "../indexer/queries/portfolio.js"
 import { readTradeBreakdown } from "../indexer/queries/trade-breakdown.js"
 import { readUserStats } from "../indexer/queries/user-stats.js"
-import { toBackendTrade, toBackendUserTrade } from "./convert.js"
+import { no, side, toBackendTrade, toBackendUserTrade, toFill, toOrder, toPosition, totals, usdc, yes } from "./convert.js"
 import { BackendApi } from "./definition.js"
 import { NotFound } from "./errors.js"
 import { findMarket, fromIndexer, parseAddress, parseMarketId } from "./lookup.js"
@@ -32,69 +29,6 @@ import { readRedemptionFeeBps, readTokenBalances } from "./queries/trading.js"
 import { readChainNow } from "./queries/markets.js"
 import { read } from "../indexer/queries/db.js"
 import { item, list } from "./respond.js"
-
-const usdc = (raw: bigint) => money(raw, 6, "USDC")
-const yes = (raw: bigint) => money(raw, 6, "YES")
-const no = (raw: bigint) => money(raw, 6, "NO")
-const side = (outcome: boolean | null) => (outcome === null ? null : outcome ? ("YES" as const) : ("NO" as const))
-
-export const toOrder = (order: Order) => {
-  const unit: MoneyUnit = outcomeSide(order.side)
-  return {
-    orderId: order.orderId,
-    marketId: marketIdToHex(order.marketId),
-    owner: order.owner,
-    side: order.side,
-    price: order.price,
-    amount: money(order.amount, 6, unit),
-    filled: money(order.filled, 6, unit),
-    remaining: money(order.remaining, 6, unit),
-    status: order.status,
-    placedAt: order.placedAt,
-    placedTx: order.placedTx,
-    updatedAt: order.updatedAt,
-    filledAt: order.filledAt,
-    cancelledAt: order.cancelledAt
-  }
-}
-
-const toFill = (match: Match) => ({
-  txHash: match.txHash,
-  blockNumber: match.blockNumber,
-  logIndex: match.logIndex,
-  timestamp: match.timestamp,
-  marketId: marketIdToHex(match.marketId),
-  makerOrderId: match.makerOrderId,
-  takerOrderId: match.takerOrderId,
-  maker: match.maker,
-  taker: match.taker,
-  matchType: match.matchType,
-  shares: money(match.amount, 6, match.makerSide === null ? "YES" : outcomeSide(match.makerSide)),
-  price: match.price
-})
-
-export const toPosition = (p: PortfolioPosition) => ({
-  marketId: marketIdToHex(p.marketId),
-  question: p.question,
-  marketStatus: p.marketStatus,
-  outcome: side(p.outcome),
-  yesBalance: yes(p.yesBalance),
-  noBalance: no(p.noBalance),
-  yesCost: usdc(p.yesCost),
-  noCost: usdc(p.noCost),
-  markPrice: p.markPrice,
-  value: usdc(p.value),
-  unrealizedPnl: usdc(p.unrealizedPnl),
-  realizedPnl: usdc(p.realizedPnl)
-})
-
-export const totals = (t: { value: bigint; cost: bigint; unrealizedPnl: bigint; realizedPnl: bigint; totalPnl: bigint }) => ({
-  value: usdc(t.value),
-  cost: usdc(t.cost),
-  unrealizedPnl: usdc(t.unrealizedPnl),
-  realizedPnl: usdc(t.realizedPnl),
-  totalPnl: usdc(t.totalPnl)
-})
 
 /** The position of `address` in `market` when it holds nothing there: zero balances, its realized P&L. */
 const emptyPosition = (address: Address, market: Market) =>
