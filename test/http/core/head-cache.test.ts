@@ -183,14 +183,14 @@ describe("single flight", () => {
         const compute = Effect.map(gated(gate, runs, "v"), bytes)
         const a = yield* Effect.fork(cache.through(h, "/a", compute, (b) => b))
         const b = yield* Effect.fork(cache.through(h, "/b", compute, (b) => b))
+        const c = yield* Effect.fork(cache.through(head(4), "/a", compute, (b) => b))
         yield* Effect.yieldNow()
-        expect(cache.computing).toBe(2)
+        expect(cache.computing).toBe(3)
         yield* Deferred.succeed(gate, undefined)
-        yield* Fiber.join(a)
-        yield* Fiber.join(b)
+        yield* Effect.forEach([a, b, c], Fiber.join)
       })
     )
-    expect(runs.n).toBe(2)
+    expect(runs.n).toBe(3)
   })
 
   it("when the computation fails, or gives nothing to keep, each waiter computes its own", async () => {
