@@ -129,7 +129,8 @@ export class HeadCache<V, T extends string = never> {
     this.at(head)
     const entry = this.entries.get(key)
     if (entry === undefined) return undefined
-    if (entry.expires <= this.now()) {
+    // An untiered entry never expires: no clock read on the indexer's hit path.
+    if (entry.expires !== Infinity && entry.expires <= this.now()) {
       this.entries.delete(key)
       return undefined
     }
