@@ -1,14 +1,14 @@
 /**
  * How every backend handler answers: `{ data, meta: { timestamp, version, reqId } }` (lists add
  * `meta.pagination { limit, offset, total }`), with `X-Cache` / `X-Cache-Tier`, through the
- * indexer breaker and the tiered cache.
+ * indexer breaker and the tiered cache (`cache.ts`, one computation per key and head at a time).
  *
  * Handlers encode their own answers through the endpoint's data schema, so an encoding bug is a
  * defect (500, logged) rather than HttpApi's misleading 400, and a cache hit is served from the
  * encoded JSON of `data` without decoding or encoding anything; only `meta` is made per request.
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Deferred, Effect, FiberRef, Schema } from "effect"
+import { Effect, FiberRef, Schema } from "effect"
 import { BACKEND_VERSION } from "../../schema/envelopes.js"
 import { Freshness } from "../indexer/freshness.js"
 import { IndexerBreaker } from "./breaker.js"
@@ -81,32 +81,14 @@ const answer = <A, E, R>(
       const encoded = encode(yield* guard(compute(info)))
       return render(encoded, info, tier === null ? {} : { "x-cache": "MISS", "x-cache-tier": tier })
     }
-    const flight = cache.flightKey(head, key)
-    if (breaker.state !== "open") {
-      const hit = cache.get(head, key)
-      if (hit !== undefined) return render(hit, info, { "x-cache": "HIT", "x-cache-tier": tier })
-      // Another request is computing this answer under this head: share it (single flight).
-      const leader = cache.inFlight.get(flight)
-      if (leader !== undefined) {
-        const shared = yield* Deferred.await(leader)
-        if (shared !== undefined) return render(shared, info, { "x-cache": "HIT", "x-cache-tier": tier })
-      }
-    }
-    const mine = yield* Deferred.make<CachedAnswer | undefined>()
-    const leads = !cache.inFlight.has(flight)
-    if (leads) cache.inFlight.set(flight, mine)
-    const encoded = yield* guard(compute(info)).pipe(
-      Effect.map(encode),
-      Effect.onExit((exit) =>
-        Effect.sync(() => {
-          if (!leads) return
-          cache.inFlight.delete(flight)
-          Deferred.unsafeDone(mine, Effect.succeed(exit._tag === "Success" ? exit.value : undefined))
-        })
-      )
-    )
-    cache.set(head, tier, key, encoded)
-    return render(encoded, info, { "x-cache": "MISS", "x-cache-tier": tier })
+    // While the breaker is open nothing is served from the cache (hits nor shared computations).
+    const served = yield* cache.through(head, key, guard(compute(info)).pipe(Effect.map(encode)), (encoded) => encoded, {
+      tier,
+      lookup: breaker.state !== "open"
+    })
+    return served._tag === "Hit"
+      ? render(served.value, info, { "x-cache": "HIT", "x-cache-tier": tier })
+      : render(served.result, info, { "x-cache": "MISS", "x-cache-tier": tier })
   })
 
 const encoder = <A, I>(schema: Schema.Schema<A, I>) => {

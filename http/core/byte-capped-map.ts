@@ -1,6 +1,6 @@
 /**
- * The one bounded store behind both answer caches (the indexer's `HeadCache`, the backend's
- * `TieredCache`): an insertion-ordered map holding at most `maxBytes` by `cost`, the oldest
+ * The bounded store behind the one answer cache (`head-cache.ts`, its entries and its aliases):
+ * an insertion-ordered map holding at most `maxBytes` by `cost`, the oldest
  * entries going first when a new one needs room.
  *
  * Invariants: `bytes` is the sum of the costs of the entries held and never exceeds `maxBytes`;

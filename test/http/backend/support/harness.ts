@@ -11,7 +11,7 @@
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { Context, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import { backendHttpLayer, type BackendOptions } from "../../../../http/backend/api.js"
-import { BackendCache, type TieredCache } from "../../../../http/backend/cache.js"
+import { BackendCache, type BackendAnswers } from "../../../../http/backend/cache.js"
 import { makeBackendClient, type BackendClient } from "../../../../http/backend/client.js"
 import { indexerServerLayer } from "../../../../http/indexer/api.js"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -56,7 +56,7 @@ export interface Harness {
   /** The typed client over this backend. */
   readonly client: <A, E>(f: (client: BackendClient) => Effect.Effect<A, E>) => Promise<A>
   /** The backend's answer cache (null when off). */
-  readonly cache: TieredCache | null
+  readonly cache: BackendAnswers | null
   readonly stopIndexer: () => Promise<void>
   readonly close: () => Promise<void>
 }
