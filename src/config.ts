@@ -8,7 +8,7 @@
  * Invariant: an invalid value stops the process at start with a message naming the variable and
  * what is wrong (see `describeConfigError`); nothing runs on a half-valid configuration.
  */
-import { type Config, type ConfigError, Context, Data, Effect, Layer, type LogLevel, type Option, type Redacted } from "effect"
+import { type Config, type ConfigError, Context, Data, Effect, type LogLevel, type Option, type Redacted } from "effect"
 import type { TrustProxy } from "../http/backend/client-ip.js"
 import { configOf } from "./config/setting.js"
 import { settingTree } from "./config/settings.js"
@@ -104,7 +104,5 @@ export const loadConfig: Effect.Effect<AppConfigShape, ConfigurationError> = Eff
 
 export class ConfigurationError extends Data.TaggedError("ConfigurationError")<{ readonly message: string }> {}
 
-export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {
-  /** Reads the environment; fails with a ConfigError naming every bad variable. */
-  static readonly layer = Layer.effect(AppConfig, loadConfig)
-}
+/** The configuration this run read, once: `withConfig` (app.ts) loads it and provides it to the command's job. */
+export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {}
