@@ -1,14 +1,14 @@
 /**
  * The `predix` command line. `npm start` runs `predix start`.
  */
-import { Command, HelpDoc, Options, Span, ValidationError } from "@effect/cli"
+import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { defaultTeardown } from "@effect/platform/Runtime"
 import { Console, Effect, Option } from "effect"
 import { writeFile } from "node:fs/promises"
 import { exportJob } from "./analytics/command.js"
 import { migrate, start, withConfig } from "./app.js"
-import { settings } from "./config.js"
+import { settingsHelpDoc } from "./config/help.js"
 import { devnet } from "../tools/devnet/command.js"
 import { record, replay } from "./recording-commands.js"
 import { generateSynthetic } from "../tools/recording/synthetic.js"
@@ -17,12 +17,7 @@ const environmentHelp = HelpDoc.blocks([
   HelpDoc.p(
     "Indexer, backend API and analytics for a binary prediction-market protocol. Configuration comes from these environment variables:"
   ),
-  HelpDoc.descriptionList(
-    settings.map((s) => [Span.text(s.name), HelpDoc.p(`${s.description}. Default: ${s.defaultText}`)] as [Span.Span, HelpDoc.HelpDoc]) as [
-      [Span.Span, HelpDoc.HelpDoc],
-      ...Array<[Span.Span, HelpDoc.HelpDoc]>
-    ]
-  )
+  settingsHelpDoc()
 ])
 
 const startCommand = Command.make(
