@@ -8,8 +8,8 @@
  * `predix_indexed` NOTIFY, which it sends inside the commit's transaction: a notification
  * arrives after its changes are visible, so the data read afterwards holds at least that block.
  * (After a reorg the notification carries the common ancestor, and the header goes back with it.)
- * That value is the process's one source of heads (`http/core/indexed-heads.ts`: the LISTEN,
- * and the checkpoint read every few seconds in case the connection drops).
+ * That value is the process's one source of heads (`http/core/indexed-heads.ts`: the channel's
+ * notifications, and the checkpoint read every few seconds in case its connection drops).
  *
  * Beside them, `X-Indexed-Status` and `X-Indexed-Lag` carry health's last judgement
  * (`health-watch.ts`): a block number alone cannot say that the chain has moved far past it.

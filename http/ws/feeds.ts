@@ -3,7 +3,7 @@
  * keyed state with a sequence number, the indexed head it holds and the last `history` deltas.
  *
  * Driven by the moves of the indexed head (`http/core/indexed-heads.ts`: the indexer's
- * `predix_indexed` NOTIFY, one LISTEN per process, and its checkpoint poll); each move
+ * `predix_indexed` NOTIFY, heard once per process, and its checkpoint poll); each move
  * re-reads every live feed once (one read per feed, however many clients follow it) and sends
  * the difference as a delta to that feed's subscribers. Notifications that arrive during a
  * refresh are coalesced into the next one. Invariants:
