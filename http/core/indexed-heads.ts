@@ -113,9 +113,7 @@ const listenOnce = (config: pg.ClientConfig, onListening: Effect.Effect<void>) =
       })
       client.on("error", (error) => void Deferred.unsafeDone(lost, Exit.fail(new ListenDropped(error))))
       client.on("end", () => void Deferred.unsafeDone(lost, Exit.fail(new ListenDropped("connection ended"))))
-      yield* Effect.addFinalizer(() =>
-        Effect.promise(() => client.end().catch(() => undefined)).pipe(Effect.timeoutOption("1 second"))
-      )
+      yield* Effect.addFinalizer(() => Effect.promise(() => client.end().catch(() => undefined)).pipe(Effect.timeoutOption("1 second")))
       yield* Effect.tryPromise({
         try: async () => {
           await client.connect()
@@ -162,7 +160,9 @@ export const IndexedHeadsLive = (chainId: number, options: IndexedHeadsOptions =
             if (read === null || (previous !== null && read.block === previous.block && read.hash === previous.hash)) return Effect.void
             return PubSub.publish(moves, { head: read, reverted: previous !== null && read.block < previous.block })
           }),
-          Effect.catchAll((error) => Effect.logDebug("indexed heads: checkpoint not read").pipe(Effect.annotateLogs("error", String(error))))
+          Effect.catchAll((error) =>
+            Effect.logDebug("indexed heads: checkpoint not read").pipe(Effect.annotateLogs("error", String(error)))
+          )
         )
       })
 
@@ -179,7 +179,10 @@ export const IndexedHeadsLive = (chainId: number, options: IndexedHeadsOptions =
           const ended = yield* listenOnce(config, reconcile).pipe(Stream.runForEach(onNotification), Effect.either)
           failures = Date.now() - started >= STABLE_MS ? 0 : failures + 1
           yield* Effect.logWarning("indexed heads: LISTEN connection lost; reconnecting").pipe(
-            Effect.annotateLogs({ error: ended._tag === "Left" ? String(ended.left.cause) : "stream ended", pause_ms: reconnectPause(failures) })
+            Effect.annotateLogs({
+              error: ended._tag === "Left" ? String(ended.left.cause) : "stream ended",
+              pause_ms: reconnectPause(failures)
+            })
           )
         }
       }).pipe(Effect.forkScoped)

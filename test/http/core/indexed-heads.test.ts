@@ -44,7 +44,10 @@ const listenPids = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 /** Polls `check` every 50 ms until it holds; dies naming `what` after 20 s. */
 const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>) =>
   check.pipe(
-    Effect.filterOrFail((holds) => holds, () => "not yet"),
+    Effect.filterOrFail(
+      (holds) => holds,
+      () => "not yet"
+    ),
     Effect.retry(Schedule.spaced("50 millis").pipe(Schedule.upTo("20 seconds"))),
     Effect.orDieWith(() => new Error(`never happened: ${what}`))
   )
@@ -65,7 +68,10 @@ describe("indexed heads", () => {
     await Effect.runPromise(
       withHeads((heads) =>
         Effect.gen(function* () {
-          yield* eventually("LISTEN in place", Effect.map(listenPids, (pids) => pids.length === 1))
+          yield* eventually(
+            "LISTEN in place",
+            Effect.map(listenPids, (pids) => pids.length === 1)
+          )
           expect(yield* heads.current, "no checkpoint yet: no head").toBeNull()
           const first = yield* heads.subscribe
           const second = yield* heads.subscribe
@@ -73,7 +79,10 @@ describe("indexed heads", () => {
           yield* commit(99, { chainId: 1 }) // another chain's: no move
           yield* commit(5, { reverted: true })
           yield* commit(6)
-          for (const [name, queue] of [["first", first], ["second", second]] as const) {
+          for (const [name, queue] of [
+            ["first", first],
+            ["second", second]
+          ] as const) {
             const moves = [yield* take(queue, name), yield* take(queue, name), yield* take(queue, name)]
             expect(moves, `${name} subscriber: each notification, as sent`).toEqual([
               { head: { block: 7, hash: hashOf(7) }, reverted: false },
@@ -92,7 +101,10 @@ describe("indexed heads", () => {
     await Effect.runPromise(
       withHeads((heads) =>
         Effect.gen(function* () {
-          yield* eventually("LISTEN in place", Effect.map(listenPids, (pids) => pids.length === 1))
+          yield* eventually(
+            "LISTEN in place",
+            Effect.map(listenPids, (pids) => pids.length === 1)
+          )
           const moves = yield* heads.subscribe
           yield* commit(10)
           expect(yield* take(moves, "block 10"), "heard over the first connection").toEqual({
