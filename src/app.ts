@@ -11,6 +11,7 @@ import type { PgClient } from "@effect/sql-pg"
 import { Context, Deferred, Effect, Layer, Logger, Option, Redacted } from "effect"
 import { BackendServerLive } from "./backend-server.js"
 import { IndexerEndpoint } from "../http/indexer/api.js"
+import { IndexedHeadsLive } from "../http/core/indexed-heads.js"
 import { HealthNode, IndexerServerLive } from "./indexer-server.js"
 import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
 import { DatabaseLive, databaseTarget, patientPgClient, pgClientLayer } from "./db/database.js"
@@ -49,13 +50,19 @@ export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
  * Serves the indexer and the backend until interrupted. Each server is launched as its own layer
  * graph: HttpApiBuilder keeps routes in a memoized router, so one graph would mount both APIs on
  * both ports. The backend learns the indexer's bound URL (INDEXER_PORT may be 0) from a Deferred.
+ * Both graphs follow one source of indexed heads (one LISTEN connection for the process),
+ * built here for as long as they serve.
  */
 export const serve = Effect.gen(function* () {
+  const config = yield* AppConfig
+  const heads = Layer.succeedContext(yield* Layer.build(IndexedHeadsLive(config.chainId)))
   const indexerUrl = yield* Deferred.make<string>()
   const indexer = IndexerServerLive.pipe(
+    Layer.provide(heads),
     Layer.flatMap((context) => Layer.effectDiscard(Deferred.succeed(indexerUrl, Context.get(context, IndexerEndpoint).url)))
   )
   const backend = BackendServerLive.pipe(
+    Layer.provide(heads),
     Layer.provide(
       Layer.effect(
         IndexerEndpoint,
@@ -64,7 +71,7 @@ export const serve = Effect.gen(function* () {
     )
   )
   return yield* Effect.all([Layer.launch(indexer), Layer.launch(backend)], { concurrency: "unbounded", discard: true })
-})
+}).pipe(Effect.scoped)
 
 /** Checks the deployment file when one is named, before anything starts. */
 const checkDeployment = Effect.flatMap(AppConfig, (config) =>

@@ -1,6 +1,7 @@
 /**
- * Notifications from the indexer's commits: a consumer woken by the `predix_indexed` NOTIFY (and
- * a slow poll, in case the LISTEN connection drops) that turns what the indexed tables gained
+ * Notifications from the indexer's commits: a consumer woken by every move of the indexed head
+ * (`http/core/indexed-heads.ts`: the `predix_indexed` NOTIFY) and by a slow timer (faucet
+ * deliveries commit no block) that turns what the indexed tables gained
  * since its cursor into notifications, in one transaction with the cursor's advance.
  *
  * Invariants:
@@ -28,10 +29,9 @@
  * touches. Replies are written by the comment that replies (`comments-live.ts`).
  */
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer, Queue, Schedule, Stream } from "effect"
-import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
+import { Effect, Layer, Queue, Schedule } from "effect"
 import { readCheckpoint } from "../../schema/io/indexer-checkpoint.js"
+import { IndexedHeads, IndexedHeadsShared } from "../core/indexed-heads.js"
 
 /** The advisory lock's first key ("notification consumer"); the second is the chain id. */
 const LOCK_CLASS = 0x4e6f7469
@@ -210,26 +210,24 @@ export const makeNotificationConsumer = (chainId: number, horizonBlocks: number 
   })
 
 export interface ConsumerOptions {
-  /** How often a pass runs without a NOTIFY (the LISTEN connection may have dropped). Default 5 s. */
+  /** How often a pass runs without a move of the head (faucet deliveries, a missed notification). Default 5 s. */
   readonly pollEveryMs?: number
   /** Only events in blocks above (chain head - horizonBlocks) are notified. Default DEFAULT_HORIZON_BLOCKS. */
   readonly horizonBlocks?: number
 }
 
-/** The consumer of this process for as long as the layer lives: a pass at start (catching up), then on every commit of `chainId`. */
+/**
+ * The consumer of this process for as long as the layer lives: a pass at start (catching up), then
+ * on every commit of `chainId` (the process's `IndexedHeads` when one is provided, else its own).
+ */
 export const NotificationConsumerLive = (chainId: number, options: ConsumerOptions = {}) =>
   Layer.scopedDiscard(
     Effect.gen(function* () {
       const consumer = yield* makeNotificationConsumer(chainId, options.horizonBlocks)
-      const pg = yield* PgClient.PgClient
+      const moves = yield* Effect.flatMap(IndexedHeads, (heads) => heads.subscribe)
       // At most one pass waiting: a burst of commits is covered by the next pass.
       const wake = yield* Queue.sliding<void>(1)
-      yield* pg.listen(INDEXED_CHANNEL).pipe(
-        Stream.runForEach((payload) => (decodeIndexedPayload(chainId, payload) === undefined ? Effect.void : Queue.offer(wake, undefined))),
-        Effect.catchAll(() => Effect.void),
-        Effect.repeat(Schedule.spaced("1 second")),
-        Effect.forkScoped
-      )
+      yield* Queue.take(moves).pipe(Effect.zipRight(Queue.offer(wake, undefined)), Effect.forever, Effect.forkScoped)
       yield* Queue.offer(wake, undefined).pipe(Effect.repeat(Schedule.spaced(`${options.pollEveryMs ?? 5_000} millis`)), Effect.forkScoped)
       yield* Queue.take(wake).pipe(
         Effect.zipRight(consumer.pass),
@@ -243,4 +241,4 @@ export const NotificationConsumerLive = (chainId: number, options: ConsumerOptio
         Effect.forkScoped
       )
     })
-  )
+  ).pipe(Layer.provide(IndexedHeadsShared(chainId, options.pollEveryMs === undefined ? {} : { pollEveryMs: options.pollEveryMs })))

@@ -8,18 +8,19 @@
  * `predix_indexed` NOTIFY, which it sends inside the commit's transaction: a notification
  * arrives after its changes are visible, so the data read afterwards holds at least that block.
  * (After a reorg the notification carries the common ancestor, and the header goes back with it.)
- * A poll every few seconds re-reads the checkpoint, in case the LISTEN connection drops.
+ * That value is the process's one source of heads (`http/core/indexed-heads.ts`: the channel's
+ * notifications, and the checkpoint read every few seconds in case its connection drops).
  *
  * Beside them, `X-Indexed-Status` and `X-Indexed-Lag` carry health's last judgement
  * (`health-watch.ts`): a block number alone cannot say that the chain has moved far past it.
  */
 import { HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
-import { PgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer, Schedule, Stream } from "effect"
-import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
-import { readCheckpoint } from "../../schema/io/indexer-checkpoint.js"
+import { Context, Effect, Layer } from "effect"
+import { type IndexedHead, IndexedHeads, IndexedHeadsShared } from "../core/indexed-heads.js"
 import { type HeaderJudgement, HealthWatch } from "./health-watch.js"
+
+export { type IndexedHead, readIndexedHead } from "../core/indexed-heads.js"
 
 export const INDEXED_BLOCK_HEADER = "x-indexed-block"
 export const INDEXED_BLOCK_HASH_HEADER = "x-indexed-block-hash"
@@ -34,11 +35,6 @@ export const healthHeaders = (judgement: HeaderJudgement) => ({
   [INDEXED_LAG_HEADER]: judgement.lagBlocks === null ? "unknown" : String(judgement.lagBlocks)
 })
 
-export interface IndexedHead {
-  readonly block: number
-  readonly hash: string
-}
-
 export class Freshness extends Context.Tag("IndexerFreshness")<
   Freshness,
   {
@@ -49,39 +45,15 @@ export class Freshness extends Context.Tag("IndexerFreshness")<
   }
 >() {}
 
-/** The committed head as the checkpoint holds it (`schema/io/indexer-checkpoint.ts`); null before the first batch. */
-export const readIndexedHead = (chainId: number) =>
-  Effect.map(readCheckpoint(chainId), (checkpoint): IndexedHead | null =>
-    checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash }
-  )
-
-/** Follows the checkpoint of `chainId` for as long as the layer lives. */
+/**
+ * Follows the committed head of `chainId` for as long as the layer lives: the process's
+ * `IndexedHeads` when one is provided, else a source of its own.
+ */
 export const FreshnessLive = (chainId: number) =>
-  Layer.scoped(
+  Layer.effect(
     Freshness,
-    Effect.gen(function* () {
-      // One plain variable: JavaScript runs one callback at a time, and readers need it synchronously.
-      let head: IndexedHead | null = null
-      const set = (value: IndexedHead | null) => Effect.sync(() => void (head = value))
-      const refresh = readIndexedHead(chainId).pipe(
-        Effect.flatMap(set),
-        Effect.catchAll((error) => Effect.logDebug("checkpoint not read").pipe(Effect.annotateLogs("error", String(error))))
-      )
-      yield* refresh
-      const pg = yield* PgClient.PgClient
-      yield* pg.listen(INDEXED_CHANNEL).pipe(
-        Stream.runForEach((payload) => {
-          const next = decodeIndexedPayload(chainId, payload)
-          return next === undefined ? Effect.void : set({ block: next.block, hash: next.hash })
-        }),
-        Effect.catchAll(() => Effect.void),
-        Effect.repeat(Schedule.spaced("1 second")),
-        Effect.forkScoped
-      )
-      yield* refresh.pipe(Effect.repeat(Schedule.spaced("5 seconds")), Effect.forkScoped)
-      return { current: Effect.sync(() => head), latest: () => head }
-    })
-  )
+    Effect.map(IndexedHeads, (heads) => ({ current: heads.current, latest: heads.latest }))
+  ).pipe(Layer.provide(IndexedHeadsShared(chainId)))
 
 /**
  * Adds the freshness headers, read before `app` runs, to whatever `app` answers. `around` may

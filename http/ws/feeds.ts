@@ -2,7 +2,8 @@
  * The feeds of one backend instance: one per (topic, market) that some client follows, each a
  * keyed state with a sequence number, the indexed head it holds and the last `history` deltas.
  *
- * Driven by the indexer's `predix_indexed` NOTIFY: one LISTEN per instance; each notification
+ * Driven by the moves of the indexed head (`http/core/indexed-heads.ts`: the indexer's
+ * `predix_indexed` NOTIFY, heard once per process, and its checkpoint poll); each move
  * re-reads every live feed once (one read per feed, however many clients follow it) and sends
  * the difference as a delta to that feed's subscribers. Notifications that arrive during a
  * refresh are coalesced into the next one. Invariants:
@@ -11,14 +12,12 @@
  * - seq grows by exactly one per delta of a feed, and a feed's `stream` id changes whenever its
  *   seq numbering restarts (a new feed), so a `resume` never matches numbers of another run;
  * - a delta is sent only when entries changed; a reorg's corrections are deltas (`reorg: true`
- *   when a reverted head was announced since the previous refresh).
+ *   when a reverted head was announced since the previous refresh: the subscription sees every move).
  */
 import { SqlClient } from "@effect/sql"
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Queue, Schedule, Stream } from "effect"
+import { Effect, Queue } from "effect"
 import { randomUUID } from "node:crypto"
-import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
-import { readIndexedHead, type IndexedHead } from "../indexer/freshness.js"
+import { type IndexedHead, IndexedHeads } from "../core/indexed-heads.js"
 import type { Change, ErrorCode, ServerMessage } from "./protocol.js"
 import { isMarketNotFound, readTopic, targetFields, type Entries, type Target, type Topic } from "./topics.js"
 
@@ -30,7 +29,7 @@ export interface FeedOptions {
   readonly history?: number
   /** How long a feed nobody follows is kept for a reconnecting client's `resume` (default 60 s). */
   readonly idleMs?: number
-  /** How often the checkpoint is compared with the last head heard of, in case the LISTEN dropped (default 5 s). */
+  /** How often the instance's own heads source reads the checkpoint, when none is provided (default 5 s; see `server.ts`). */
   readonly checkEveryMs?: number
 }
 
@@ -83,10 +82,9 @@ export const makeFeeds = (options: FeedOptions) =>
     const historySize = options.history ?? 256
     const idleMs = options.idleMs ?? 60_000
     const sql = yield* SqlClient.SqlClient
-    const pg = yield* PgClient.PgClient
+    const moves = yield* Effect.flatMap(IndexedHeads, (heads) => heads.subscribe)
     const feeds = new Map<string, Feed>()
     let reorgPending = false
-    let lastHead: IndexedHead | null = null
     const wake = yield* Queue.sliding<void>(1)
 
     const read = (feed: Feed) =>
@@ -137,32 +135,14 @@ export const makeFeeds = (options: FeedOptions) =>
       yield* Effect.forEach([...feeds.values()], (feed) => refresh(feed, reorg), { concurrency: 4, discard: true })
     })
 
-    const announce = (head: IndexedHead, reverted: boolean) => {
-      lastHead = head
-      if (reverted) reorgPending = true
-      return Queue.offer(wake, undefined)
-    }
-
     yield* Queue.take(wake).pipe(Effect.zipRight(refreshAll), Effect.forever, Effect.forkScoped)
-    yield* pg.listen(INDEXED_CHANNEL).pipe(
-      Stream.runForEach((payload) => {
-        const notification = decodeIndexedPayload(options.chainId, payload)
-        return notification === undefined ? Effect.void : announce(notification, notification.reverted)
+    // Every move is taken, so no reverted one is missed; the refreshes they wake are coalesced.
+    yield* Queue.take(moves).pipe(
+      Effect.flatMap((move) => {
+        if (move.reverted) reorgPending = true
+        return Queue.offer(wake, undefined)
       }),
-      Effect.catchAll((error) => Effect.logWarning("stream LISTEN dropped").pipe(Effect.annotateLogs("error", String(error)))),
-      Effect.repeat(Schedule.spaced("1 second")),
-      Effect.forkScoped
-    )
-    // A LISTEN connection can drop silently: the checkpoint read now and then catches a missed head.
-    yield* readIndexedHead(options.chainId).pipe(
-      Effect.flatMap((head) =>
-        head !== null && (lastHead === null || head.block !== lastHead.block || head.hash !== lastHead.hash)
-          ? announce(head, lastHead !== null && head.block < lastHead.block)
-          : Effect.void
-      ),
-      Effect.catchAll(() => Effect.void),
-      Effect.repeat(Schedule.spaced(`${options.checkEveryMs ?? 5_000} millis`)),
-      Effect.provideService(SqlClient.SqlClient, sql),
+      Effect.forever,
       Effect.forkScoped
     )
 

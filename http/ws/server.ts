@@ -16,6 +16,7 @@ import type { ListenOptions } from "node:net"
 import type { Duplex } from "node:stream"
 import { WebSocketServer, type WebSocket } from "ws"
 import { marketIdToHex, type Address } from "../../schema/primitives.js"
+import { IndexedHeadsShared } from "../core/indexed-heads.js"
 import { FeedError, feedKey, makeFeeds, type FeedOptions, type Subscriber } from "./feeds.js"
 import { ClientMessage, CLOSE, type ErrorCode, type ServerMessage } from "./protocol.js"
 import { RealtimeSessions } from "./sessions.js"
@@ -271,6 +272,9 @@ export const httpServerWithRealtime = (listen: ListenOptions, options: RealtimeO
         })
         return Context.make(HttpServer.HttpServer, server).pipe(Context.add(Realtime, realtime))
       })
+    ).pipe(
+      // The feeds follow the process's heads when one is provided, else a source of their own.
+      Layer.provide(IndexedHeadsShared(options.chainId, options.checkEveryMs === undefined ? {} : { pollEveryMs: options.checkEveryMs }))
     ),
     NodeHttpServer.layerContext
   )
