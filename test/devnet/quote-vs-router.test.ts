@@ -11,26 +11,19 @@
 import { HttpServer } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, ManagedRuntime, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import { createServer } from "node:http"
 import { decodeEventLog, keccak256, maxUint256, toHex, type TransactionReceipt } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { backendHttpLayer } from "../../http/backend/api.js"
 import { indexerServerLayer } from "../../http/indexer/api.js"
-import { makeIndexer } from "../../pipeline/run.js"
-import { makeRpc } from "../../pipeline/source/rpc.js"
 import { specEvents } from "../../schema/abi.js"
 import { BuildInfoLive } from "../../src/build-info.js"
-import { pgClientLayer } from "../../src/db/database.js"
-import { runMigrations } from "../../src/db/migrations.js"
-import { startAnvil, type Anvil } from "../../tools/devnet/anvil.js"
-import { DevnetClient, type Address } from "../../tools/devnet/client.js"
-import { compileContracts } from "../../tools/devnet/compile.js"
-import { ADMIN, deployDevnet, MODULE_MARKET, type Devnet } from "../../tools/devnet/deploy.js"
+import type { Address } from "../../tools/devnet/client.js"
+import { ADMIN, MODULE_MARKET } from "../../tools/devnet/deploy.js"
 import { prng } from "../../tools/prng.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { USDC, withIndexedDevnet, type IndexedDevnet } from "../support/indexed-devnet.js"
 
-const USDC = 1_000_000n
 const USERS = [2, 3, 4, 5, 6, 7]
 const SIDES = ["BUY_YES", "SELL_YES", "BUY_NO", "SELL_NO"] as const
 const ZERO = "0x0000000000000000000000000000000000000000" as Address
@@ -39,12 +32,12 @@ const TRADES = 260
 /** What the router's ClobSkipped carries when the exchange is paused: the selector of `ExchangePaused()`. */
 const EXCHANGE_PAUSED = keccak256(toHex("ExchangePaused()")).slice(0, 10)
 
-let anvil: Anvil
-let client: DevnetClient
-let devnet: Devnet
 const scope = Effect.runSync(Scope.make())
-let runtime: ManagedRuntime.ManagedRuntime<any, any>
-let index: () => Promise<void>
+let chain: IndexedDevnet
+let client: IndexedDevnet["client"]
+let devnet: IndexedDevnet["devnet"]
+let runtime: IndexedDevnet["runtime"]
+let index: IndexedDevnet["index"]
 let backendUrl: string
 let indexerUrl: string
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
@@ -53,27 +46,9 @@ const send = (from: number, contract: string, address: Address, fn: string, args
   client.send(from, contract, address, fn, args)
 
 beforeAll(async () => {
-  const artifacts = compileContracts()
-  anvil = await startAnvil()
-  client = new DevnetClient(anvil.url, artifacts)
-  devnet = await deployDevnet(client, { deployedVariants: false })
-  const url = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
-  const database = pgClientLayer(Redacted.make(url))
-  runtime = ManagedRuntime.make(database)
-  await runtime.runPromise(runMigrations().pipe(quiet))
-  const indexer = await runtime.runPromise(
-    makeIndexer({
-      rpc: makeRpc({ url: anvil.url }),
-      deployment: devnet.deployment,
-      chainId: 130,
-      backfillThread: false,
-      confirmations: 1_000
-    }).pipe(quiet)
-  )
-  let window = await runtime.runPromise(indexer.loadWindow)
-  index = async () => {
-    window = await runtime.runPromise(indexer.step(window).pipe(quiet) as Effect.Effect<any, any, any>)
-  }
+  chain = await withIndexedDevnet(scope)
+  ;({ client, devnet, runtime, index } = chain)
+  const database = chain.database
   const tcpUrl = (context: Context.Context<HttpServer.HttpServer>) => {
     const address = Context.get(context, HttpServer.HttpServer).address
     if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
@@ -90,18 +65,15 @@ beforeAll(async () => {
   const backend = backendHttpLayer({
     chainId: 130,
     indexerUrl,
-    chainRpcUrl: anvil.url,
+    chainRpcUrl: chain.anvil.url,
     cacheBytes: 0,
     rateLimits: { publicPerMinute: 0, userPerMinute: 0, perDay: 0, authPerMinute: 0 }
   }).pipe(Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })), Layer.provide([database, BuildInfoLive]))
   backendUrl = tcpUrl(await Effect.runPromise(Layer.buildWithScope(backend, scope).pipe(quiet)))
 }, 240_000)
 
-afterAll(async () => {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-  await runtime?.dispose()
-  await anvil?.stop()
-})
+// The servers, the database and anvil, in the reverse order of their start.
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
 const quote = async (marketId: bigint, body: Record<string, unknown>) => {
   const response = await fetch(`${backendUrl}/api/markets/${marketId}/pricing/quote`, {
@@ -256,19 +228,12 @@ const quoteThenTrade = async (
 describe("quote vs router", () => {
   it(`matches ${TRADES} router trades to the raw unit, and refuses what the router refuses`, async () => {
     const a = devnet.addresses
-    const approveAll = async (user: number, token: Address) => {
-      for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory])
-        await send(user, "TestUsdc", token, "approve", [spender, maxUint256])
-    }
-    for (const user of [ADMIN, ...USERS]) {
-      await send(ADMIN, "TestUsdc", a.testUsdc, "mint", [client.address(user), 1_000_000n * USDC])
-      await approveAll(user, a.testUsdc)
-    }
+    const { approveAll } = chain
+    await chain.fund([ADMIN, ...USERS], 1_000_000n * USDC)
     const start = BigInt(await client.timestamp())
     const endTime = start + 30n * 86_400n
     const launch = async (question: string, seed: bigint): Promise<TestMarket> => {
-      await send(ADMIN, "MarketFactory", a.marketFactory, "launch", [question, endTime, a.manualOracle, seed])
-      const id = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
+      const id = await chain.launch(question, endTime, seed)
       const [yes, no] = await client.read<readonly [Address, Address]>("MarketFacet", a.diamond, "marketTokens", [id])
       return { id, yes: yes.toLowerCase() as Address, no: no.toLowerCase() as Address }
     }
@@ -307,10 +272,10 @@ describe("quote vs router", () => {
       else if (actual.clobFilled > 0n) venues.clob++
       else venues.amm++
     }
-    expect(matched).toBeGreaterThanOrEqual(200)
-    expect([...types].sort()).toEqual([...SIDES].sort())
-    expect(venues.clob + venues.both).toBeGreaterThan(10)
-    expect(venues.amm + venues.both).toBeGreaterThan(10)
+    expect(matched, "trades the router executed and the quote matched").toBeGreaterThanOrEqual(200)
+    expect([...types].sort(), "trade types among the matched trades").toEqual([...SIDES].sort())
+    expect(venues.clob + venues.both, "matched trades that filled on the book").toBeGreaterThan(10)
+    expect(venues.amm + venues.both, "matched trades that filled on the AMM").toBeGreaterThan(10)
     console.log(
       `quote vs router: ${matched} trades matched to the raw unit (${venues.clob} CLOB only, ${venues.amm} AMM only, ${venues.both} both); ${refused} refused by both`
     )
@@ -343,7 +308,7 @@ describe("quote vs router", () => {
           await new Promise((resolve) => setTimeout(resolve, 20))
           view = (await get(`${backendUrl}/api/markets/${m.id}/pricing/view`)).data
         }
-        expect(view.clobPaused).toBe(paused)
+        expect(view.clobPaused, `the pricing view of market ${m.id} shows the exchange paused = ${paused}`).toBe(paused)
       }
     }
     // Orders near each pool's price, so the book has something to fill on every side.
@@ -420,7 +385,10 @@ describe("quote vs router", () => {
     expect(openClob, "book fills between the pauses").toBeGreaterThan(0)
     // The indexer's admin history has the four pauses and unpauses, by the admin.
     const pauses = await get(`${indexerUrl}/api/admin/pauses?scope=EXCHANGE`)
-    expect(pauses.data.map((p: any) => [p.paused, p.account, p.moduleId])).toEqual([
+    expect(
+      pauses.data.map((p: any) => [p.paused, p.account, p.moduleId]),
+      "the indexer's admin history of exchange pauses, newest first"
+    ).toEqual([
       [false, admin, null],
       [true, admin, null],
       [false, admin, null],
@@ -445,17 +413,26 @@ describe("quote vs router", () => {
           sql`insert into indexed_deployment (chain_id, diamond, deploy_block, source) values (130, ${a.diamond.toLowerCase()}, 0, 'test') on conflict do nothing`
       )
     )
-    expect((await quote(id, { tradeType: "BUY_YES", amountIn: "10", address: rich })).status).toBe(200)
+    expect((await quote(id, { tradeType: "BUY_YES", amountIn: "10", address: rich })).status, "a wallet that can pay is quoted").toBe(200)
     const refused = await quote(id, { tradeType: "BUY_YES", amountIn: "10", address: poor })
-    expect(refused.status).toBe(400)
-    expect(refused.body.code).toBe("INSUFFICIENT_BALANCE")
-    expect(refused.body.message).toMatch(/holds 0\.000000 USDC, less than 10/)
+    expect(refused.status, "an empty wallet's buy quote is refused").toBe(400)
+    expect(refused.body.code, "an empty wallet's buy quote is refused").toBe("INSUFFICIENT_BALANCE")
+    expect(refused.body.message, "the refusal says what the wallet holds").toMatch(/holds 0\.000000 USDC, less than 10/)
     // Minted after the indexed head: the quote is at the indexed block, where the wallet still holds nothing.
     await send(ADMIN, "TestUsdc", a.testUsdc, "mint", [poor, 10n * USDC])
-    expect((await quote(id, { tradeType: "BUY_NO", amountIn: "10", address: poor })).body.code).toBe("INSUFFICIENT_BALANCE")
+    expect(
+      (await quote(id, { tradeType: "BUY_NO", amountIn: "10", address: poor })).body.code,
+      "USDC minted after the indexed block is not yet the wallet's"
+    ).toBe("INSUFFICIENT_BALANCE")
     await index()
-    expect((await quote(id, { tradeType: "BUY_NO", amountIn: "10", address: poor })).status).toBe(200)
-    expect((await quote(id, { tradeType: "BUY_NO", amountIn: "10.000001", address: poor })).body.code).toBe("INSUFFICIENT_BALANCE")
+    expect(
+      (await quote(id, { tradeType: "BUY_NO", amountIn: "10", address: poor })).status,
+      "once indexed, the minted USDC pays for the quote"
+    ).toBe(200)
+    expect(
+      (await quote(id, { tradeType: "BUY_NO", amountIn: "10.000001", address: poor })).body.code,
+      "a raw unit more than the wallet holds"
+    ).toBe("INSUFFICIENT_BALANCE")
   }, 60_000)
 
   it("a paused market module and an ended market are MARKET_PAUSED, as the router refuses them", async () => {
@@ -464,19 +441,21 @@ describe("quote vs router", () => {
     await send(ADMIN, "AdminFacet", a.diamond, "pauseModule", [MODULE_MARKET])
     await index()
     const paused = await quote(id, { tradeType: "BUY_YES", amountIn: "10" })
-    expect(paused.body.code).toBe("MARKET_PAUSED")
+    expect(paused.body.code, "the quote while the market module is paused").toBe("MARKET_PAUSED")
     await expect(
-      send(USERS[0]!, "Router", a.router, "trade", [0, id, 10n * USDC, 0n, client.address(USERS[0]!), 0n, maxUint256, ZERO])
+      send(USERS[0]!, "Router", a.router, "trade", [0, id, 10n * USDC, 0n, client.address(USERS[0]!), 0n, maxUint256, ZERO]),
+      "the router refuses a trade while the market module is paused"
     ).rejects.toThrow()
     await send(ADMIN, "AdminFacet", a.diamond, "unpauseModule", [MODULE_MARKET])
     await index()
-    expect((await quote(id, { tradeType: "BUY_YES", amountIn: "10" })).status).toBe(200)
+    expect((await quote(id, { tradeType: "BUY_YES", amountIn: "10" })).status, "the quote once the module is unpaused").toBe(200)
     await client.advanceTime(31 * 86_400)
     await index()
     const ended = await quote(id, { tradeType: "SELL_NO", amountIn: "10" })
-    expect(ended.body.code).toBe("MARKET_PAUSED")
+    expect(ended.body.code, "the quote on an ended market").toBe("MARKET_PAUSED")
     await expect(
-      send(USERS[0]!, "Router", a.router, "trade", [3, id, 10n * USDC, 0n, client.address(USERS[0]!), 0n, maxUint256, ZERO])
+      send(USERS[0]!, "Router", a.router, "trade", [3, id, 10n * USDC, 0n, client.address(USERS[0]!), 0n, maxUint256, ZERO]),
+      "the router refuses a trade on an ended market"
     ).rejects.toThrow()
   }, 120_000)
 })

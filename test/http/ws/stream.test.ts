@@ -7,7 +7,7 @@
  * slow consumer cut off while another client keeps receiving.
  */
 import { HttpServer } from "@effect/platform"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, ManagedRuntime, Redacted, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import { maxUint256 } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
@@ -15,32 +15,25 @@ import { backendHttpLayer } from "../../../http/backend/api.js"
 import { indexerServerLayer } from "../../../http/indexer/api.js"
 import { httpServerWithRealtime, Realtime, type RealtimeStats } from "../../../http/ws/server.js"
 import { RealtimeSessions } from "../../../http/ws/sessions.js"
-import { makeIndexer } from "../../../pipeline/run.js"
-import { makeRpc } from "../../../pipeline/source/rpc.js"
 import { BuildInfoLive } from "../../../src/build-info.js"
-import { pgClientLayer } from "../../../src/db/database.js"
-import { runMigrations } from "../../../src/db/migrations.js"
-import { startAnvil, type Anvil } from "../../../tools/devnet/anvil.js"
-import { DevnetClient, type Address } from "../../../tools/devnet/client.js"
-import { compileContracts } from "../../../tools/devnet/compile.js"
-import { ADMIN, deployDevnet, type Devnet } from "../../../tools/devnet/deploy.js"
-import { scratchDatabaseUrl } from "../../support/postgres.js"
+import type { Address } from "../../../tools/devnet/client.js"
+import { ADMIN } from "../../../tools/devnet/deploy.js"
+import { USDC, withIndexedDevnet, type IndexedDevnet } from "../../support/indexed-devnet.js"
 import { tcpUrl } from "../backend/support/harness.js"
 
-const USDC = 1_000_000n
 const ALICE = 2
 const BOB = 3
 const ZERO = "0x0000000000000000000000000000000000000000" as Address
 const ZERO32 = `0x${"0".repeat(64)}`
 const WINDOW = 50
 
-let anvil: Anvil
-let client: DevnetClient
-let devnet: Devnet
 const scope = Effect.runSync(Scope.make())
-let runtime: ManagedRuntime.ManagedRuntime<any, any>
-let index: () => Promise<void>
-let database: Layer.Layer<any, any>
+let client: IndexedDevnet["client"]
+let devnet: IndexedDevnet["devnet"]
+let database: IndexedDevnet["database"]
+let index: IndexedDevnet["index"]
+let fund: IndexedDevnet["fund"]
+let launch: IndexedDevnet["launch"]
 let base: string
 let wsUrl: string
 let stats: () => RealtimeStats
@@ -58,26 +51,7 @@ const TestSessions = Layer.succeed(RealtimeSessions, {
 })
 
 beforeAll(async () => {
-  anvil = await startAnvil()
-  client = new DevnetClient(anvil.url, compileContracts())
-  devnet = await deployDevnet(client, { deployedVariants: false })
-  const url = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
-  database = pgClientLayer(Redacted.make(url))
-  runtime = ManagedRuntime.make(database)
-  await runtime.runPromise(runMigrations().pipe(quiet))
-  const indexer = await runtime.runPromise(
-    makeIndexer({
-      rpc: makeRpc({ url: anvil.url }),
-      deployment: devnet.deployment,
-      chainId: 130,
-      backfillThread: false,
-      confirmations: 1_000
-    }).pipe(quiet)
-  )
-  let window = await runtime.runPromise(indexer.loadWindow)
-  index = async () => {
-    window = await runtime.runPromise(indexer.step(window).pipe(quiet) as Effect.Effect<any, any, any>)
-  }
+  ;({ client, devnet, database, index, fund, launch } = await withIndexedDevnet(scope))
   const realtime = httpServerWithRealtime(
     { port: 0, host: "127.0.0.1" },
     {
@@ -111,26 +85,17 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`
   wsUrl = `ws://127.0.0.1:${port}/ws/realtime`
 
-  const a = devnet.addresses
-  for (const user of [ADMIN, ALICE, BOB]) {
-    await send(ADMIN, "TestUsdc", a.testUsdc, "mint", [client.address(user), 1_000_000n * USDC])
-    for (const spender of [a.router, a.exchange, a.diamond, a.poolManager, a.marketFactory])
-      await send(user, "TestUsdc", a.testUsdc, "approve", [spender, maxUint256])
-  }
+  await fund([ADMIN, ALICE, BOB], 1_000_000n * USDC)
   const endTime = BigInt(await client.timestamp()) + 30n * 86_400n
-  await send(ADMIN, "MarketFactory", a.marketFactory, "launch", ["Will the stream keep up?", endTime, a.manualOracle, 50_000n * USDC])
-  const id = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
+  const id = await launch("Will the stream keep up?", endTime, 50_000n * USDC)
   market = { id, hex: `0x${id.toString(16).padStart(64, "0")}` }
-  await send(ADMIN, "MarketFactory", a.marketFactory, "launch", ["Books only?", endTime, a.manualOracle, 0n])
-  booksOnly = { id: id + 1n, hex: `0x${(id + 1n).toString(16).padStart(64, "0")}` }
+  const books = await launch("Books only?", endTime, 0n)
+  booksOnly = { id: books, hex: `0x${books.toString(16).padStart(64, "0")}` }
   await index()
 }, 240_000)
 
-afterAll(async () => {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-  await runtime?.dispose()
-  await anvil?.stop()
-})
+// The servers, the database and anvil, in the reverse order of their start.
+afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
 /** A `ws` client that keeps every message and lets the test take them in order. */
 class Client {
@@ -224,8 +189,8 @@ const rest = async (path: string) => {
 const bySort = (a: any, b: any) =>
   b.blockNumber - a.blockNumber || b.logIndex - a.logIndex || String(a.source).localeCompare(String(b.source))
 
-/** The REST answer each topic's state must equal. */
-const expectEqualsRest = async (topic: string, view: View) => {
+/** The REST answer each topic's state must equal; `when` names the step the check follows. */
+const expectEqualsRest = async (topic: string, view: View, when: string) => {
   const values = [...view.state.values()] as Array<any>
   if (topic === "orderbook") {
     const book = (await rest(`/api/markets/${market.id}/orderbook`)).data
@@ -233,16 +198,16 @@ const expectEqualsRest = async (topic: string, view: View) => {
       for (const side of ["bids", "asks"]) {
         const levels = [...view.state].filter(([k]) => k.startsWith(`${outcome}:${side}:`)).map(([, v]) => v as any)
         levels.sort((a, b) => (side === "bids" ? Number(b.price) - Number(a.price) : Number(a.price) - Number(b.price)))
-        expect(levels, `${outcome} ${side}`).toEqual(book[outcome][side])
+        expect(levels, `${when}: the orderbook stream's ${outcome} ${side} equal REST's`).toEqual(book[outcome][side])
       }
     }
   } else if (topic === "trades") {
     const trades = (await rest(`/api/markets/${market.id}/trades?limit=${WINDOW}`)).data
-    expect([...values].sort(bySort)).toEqual([...trades].sort(bySort))
+    expect([...values].sort(bySort), `${when}: the trades stream equals REST's trades`).toEqual([...trades].sort(bySort))
   } else {
     const total = (await rest(`/api/markets/${market.id}/prices?limit=1`)).meta.pagination.total
     const points = (await rest(`/api/markets/${market.id}/prices?limit=${WINDOW}&offset=${Math.max(0, total - WINDOW)}`)).data
-    expect([...values].sort(bySort)).toEqual([...points].sort(bySort))
+    expect([...values].sort(bySort), `${when}: the prices stream equals REST's price points`).toEqual([...points].sort(bySort))
   }
 }
 
@@ -279,27 +244,32 @@ describe("WebSocket stream", () => {
     const a = devnet.addresses
     const watcher = await Client.open()
     const views = await subscribeAll(watcher)
-    for (const topic of TOPICS) await expectEqualsRest(topic, views[topic]!)
+    for (const topic of TOPICS) await expectEqualsRest(topic, views[topic]!, "the first snapshots")
     const head = views["trades"]!.block!
-    expect(head).toBeGreaterThan(0)
+    expect(head, "a snapshot names the indexed block it is of").toBeGreaterThan(0)
 
     // An order: the book gets a level (one delta); trades and prices do not move.
     await send(BOB, "Exchange", a.exchange, "placeOrder", [market.id, 0, 300_000n, 40n * USDC, ZERO32])
     await index()
     await receive(watcher, views, { orderbook: 1 })
-    expect(views["orderbook"]!.deltas[0].changes).toEqual([
+    expect(views["orderbook"]!.deltas[0].changes, "an order is one orderbook delta: an upsert of its level").toEqual([
       { op: "upsert", key: expect.stringMatching(/^yes:bids:0\.3/), value: expect.objectContaining({ orders: 1 }) }
     ])
-    expect(views["orderbook"]!.block).toBeGreaterThan(head)
-    await expectEqualsRest("orderbook", views["orderbook"]!)
+    expect(views["orderbook"]!.block, "the order's delta names a later block than the snapshot").toBeGreaterThan(head)
+    await expectEqualsRest("orderbook", views["orderbook"]!, "after the order")
 
     // A router trade on the AMM: a trade and a price point.
     await trade(ALICE, 0, 500n * USDC)
     await index()
     await receive(watcher, views, { trades: 1, prices: 1 })
-    expect(views["trades"]!.deltas[0].changes).toMatchObject([{ op: "upsert", value: { tradeType: "BUY_YES", source: "router" } }])
-    expect(views["prices"]!.deltas[0].changes.every((c: any) => c.op === "upsert")).toBe(true)
-    for (const topic of TOPICS) await expectEqualsRest(topic, views[topic]!)
+    expect(views["trades"]!.deltas[0].changes, "a router trade is one trades delta: its upsert").toMatchObject([
+      { op: "upsert", value: { tradeType: "BUY_YES", source: "router" } }
+    ])
+    expect(
+      views["prices"]!.deltas[0].changes.every((c: any) => c.op === "upsert"),
+      "the trade's price move is a prices delta of upserts"
+    ).toBe(true)
+    for (const topic of TOPICS) await expectEqualsRest(topic, views[topic]!, "after the router trade")
 
     // Resume: a second client follows trades, goes away, misses two trades, and resumes.
     const late = await Client.open()
@@ -316,15 +286,23 @@ describe("WebSocket stream", () => {
     await receive(watcher, views, { trades: 2, prices: 2 })
     const back = await Client.open()
     back.send({ type: "resume", topic: "trades", marketId: market.hex, stream: held.stream, seq: held.seq })
-    expect(await back.next()).toEqual({ type: "subscribed", topic: "trades", marketId: market.hex })
+    expect(await back.next(), "a resume is acknowledged as a subscription").toEqual({
+      type: "subscribed",
+      topic: "trades",
+      marketId: market.hex
+    })
     const missed = [await back.next(), await back.next()]
-    expect(missed).toEqual(views["trades"]!.deltas.slice(-2))
+    expect(missed, "a resume after a gap gets exactly the missed deltas").toEqual(views["trades"]!.deltas.slice(-2))
     for (const delta of missed) held.apply(delta)
-    expect(held.state).toEqual(views["trades"]!.state)
+    expect(held.state, "the resumed client's state equals the one that never left").toEqual(views["trades"]!.state)
     // A resume the feed cannot serve (another stream's numbers) gets a fresh snapshot.
     back.send({ type: "resume", topic: "trades", marketId: market.hex, stream: "not-a-stream", seq: 1 })
     await back.next()
-    expect(await back.next()).toMatchObject({ type: "snapshot", seq: views["trades"]!.seq, stream: held.stream })
+    expect(await back.next(), "a resume of an unknown stream gets a fresh snapshot").toMatchObject({
+      type: "snapshot",
+      seq: views["trades"]!.seq,
+      stream: held.stream
+    })
     back.ws.close()
 
     // A reorg drops the block of a trade: its removal (and the price's) arrive as reorg deltas.
@@ -336,11 +314,17 @@ describe("WebSocket stream", () => {
     await index()
     await receive(watcher, views, { trades: 1, prices: 1 })
     const correction = views["trades"]!.deltas.at(-1)
-    expect(correction).toMatchObject({ reorg: true, changes: [{ op: "remove", key: added }] })
-    expect(views["prices"]!.deltas.at(-1).reorg).toBe(true)
-    expect(views["prices"]!.deltas.at(-1).changes.every((c: any) => c.op === "remove")).toBe(true)
-    for (const topic of TOPICS) await expectEqualsRest(topic, views[topic]!)
-    expect(watcher.pending()).toEqual([])
+    expect(correction, "a reorg of a trade's block removes the trade in a reorg delta").toMatchObject({
+      reorg: true,
+      changes: [{ op: "remove", key: added }]
+    })
+    expect(views["prices"]!.deltas.at(-1).reorg, "the reorg's prices delta is marked reorg").toBe(true)
+    expect(
+      views["prices"]!.deltas.at(-1).changes.every((c: any) => c.op === "remove"),
+      "the reorg removes the trade's price points"
+    ).toBe(true)
+    for (const topic of TOPICS) await expectEqualsRest(topic, views[topic]!, "after the reorg of a trade")
+    expect(watcher.pending(), "no delta beyond those the steps explain").toEqual([])
     watcher.ws.close()
 
     // A reorg that drops a market's creation: its followers get the removal of what it had.
@@ -356,13 +340,16 @@ describe("WebSocket stream", () => {
     await send(BOB, "Exchange", a.exchange, "placeOrder", [gone, 2, 400_000n, 10n * USDC, ZERO32])
     await index()
     book.apply(await follower.next())
-    expect([...book.state.keys()]).toEqual([expect.stringMatching(/^no:bids:/)])
+    expect([...book.state.keys()], "the new market's order arrives as its book's one level").toEqual([expect.stringMatching(/^no:bids:/)])
     await client.reorg(2)
     await index()
     book.apply(await follower.next())
-    expect(book.deltas.at(-1)).toMatchObject({ reorg: true, changes: [{ op: "remove" }] })
-    expect(book.state.size).toBe(0)
-    expect((await fetch(`${base}/api/markets/${gone}/orderbook`)).status).toBe(404)
+    expect(book.deltas.at(-1), "a reorg of a market's creation removes its book's levels in a reorg delta").toMatchObject({
+      reorg: true,
+      changes: [{ op: "remove" }]
+    })
+    expect(book.state.size, "the reorged market's follower holds nothing").toBe(0)
+    expect((await fetch(`${base}/api/markets/${gone}/orderbook`)).status, "REST no longer knows the reorged market").toBe(404)
     follower.ws.close()
   }, 180_000)
 
@@ -375,43 +362,80 @@ describe("WebSocket stream", () => {
       expect(answer.type, JSON.stringify(answer)).toBe("error")
       return answer.code
     }
-    expect(await errorOf("{not json")).toBe("BAD_JSON")
-    expect(await errorOf({ type: "subscribe" })).toBe("BAD_MESSAGE")
-    expect(await errorOf({ type: "resume", topic: "trades", marketId: "1", stream: "s", seq: -1 })).toBe("BAD_MESSAGE")
-    expect(await errorOf({ type: "subscribe", topic: "candles", marketId: "1" })).toBe("INVALID_TOPIC")
-    expect(await errorOf({ type: "subscribe", topic: "trades", marketId: "one" })).toBe("INVALID_MARKET_ID")
-    expect(await errorOf({ type: "subscribe", topic: "trades", marketId: `0x1${"0".repeat(64)}` })).toBe("INVALID_MARKET_ID")
-    expect(await errorOf({ type: "subscribe", topic: "trades", marketId: "999" })).toBe("MARKET_NOT_FOUND")
-    expect(await errorOf({ type: "subscribe", topic: "user-trades", subject: "0x12" })).toBe("INVALID_ADDRESS")
+    expect(await errorOf("{not json"), "a frame that is not JSON").toBe("BAD_JSON")
+    expect(await errorOf({ type: "subscribe" }), "a subscribe without topic").toBe("BAD_MESSAGE")
+    expect(await errorOf({ type: "resume", topic: "trades", marketId: "1", stream: "s", seq: -1 }), "a resume at a negative seq").toBe(
+      "BAD_MESSAGE"
+    )
+    expect(await errorOf({ type: "subscribe", topic: "candles", marketId: "1" }), "an unknown topic").toBe("INVALID_TOPIC")
+    expect(await errorOf({ type: "subscribe", topic: "trades", marketId: "one" }), "a market id that is no number").toBe(
+      "INVALID_MARKET_ID"
+    )
+    expect(await errorOf({ type: "subscribe", topic: "trades", marketId: `0x1${"0".repeat(64)}` }), "a market id over 32 bytes").toBe(
+      "INVALID_MARKET_ID"
+    )
+    expect(await errorOf({ type: "subscribe", topic: "trades", marketId: "999" }), "a market that does not exist").toBe("MARKET_NOT_FOUND")
+    expect(await errorOf({ type: "subscribe", topic: "user-trades", subject: "0x12" }), "a user topic on a malformed address").toBe(
+      "INVALID_ADDRESS"
+    )
     const alice = client.address(ALICE).toLowerCase()
     const bob = client.address(BOB).toLowerCase()
-    expect(await errorOf({ type: "subscribe", topic: "user-orders", subject: alice })).toBe("AUTH_REQUIRED")
+    expect(await errorOf({ type: "subscribe", topic: "user-orders", subject: alice }), "a user topic without a session").toBe(
+      "AUTH_REQUIRED"
+    )
 
     // Subscriptions: three per connection here; an unsubscribe frees one.
     for (const topic of TOPICS) c.send({ type: "subscribe", topic, marketId: market.hex })
-    for (let i = 0; i < 6; i++) expect(["subscribed", "snapshot"]).toContain((await c.next()).type)
-    expect(await errorOf({ type: "subscribe", topic: "orderbook", marketId: booksOnly.hex })).toBe("TOO_MANY_SUBSCRIPTIONS")
+    for (let i = 0; i < 6; i++) expect(["subscribed", "snapshot"], "three subscriptions are allowed").toContain((await c.next()).type)
+    expect(await errorOf({ type: "subscribe", topic: "orderbook", marketId: booksOnly.hex }), "a fourth subscription").toBe(
+      "TOO_MANY_SUBSCRIPTIONS"
+    )
     c.send({ type: "unsubscribe", topic: "trades", marketId: market.hex })
-    expect(await c.next()).toEqual({ type: "unsubscribed", topic: "trades", marketId: market.hex })
+    expect(await c.next(), "an unsubscribe is acknowledged").toEqual({ type: "unsubscribed", topic: "trades", marketId: market.hex })
     c.send({ type: "subscribe", topic: "orderbook", marketId: booksOnly.id.toString() })
-    expect(await c.next()).toEqual({ type: "subscribed", topic: "orderbook", marketId: booksOnly.hex })
-    expect(await c.next()).toMatchObject({ type: "snapshot", topic: "orderbook", marketId: booksOnly.hex, seq: 0, data: [] })
+    expect(await c.next(), "an unsubscribe frees a subscription").toEqual({
+      type: "subscribed",
+      topic: "orderbook",
+      marketId: booksOnly.hex
+    })
+    expect(await c.next(), "a books-only market's empty book is an empty snapshot").toMatchObject({
+      type: "snapshot",
+      topic: "orderbook",
+      marketId: booksOnly.hex,
+      seq: 0,
+      data: []
+    })
 
     // A session proves an address: another address's topics are refused, and a cookie rides only from an allowed origin.
     const withToken = await Client.open({}, "?token=alice-token")
     withToken.send({ type: "subscribe", topic: "user-portfolio", subject: bob })
-    expect(await withToken.next()).toMatchObject({ type: "error", code: "FORBIDDEN", subject: bob })
+    expect(await withToken.next(), "a session's subscription to another address's topic").toMatchObject({
+      type: "error",
+      code: "FORBIDDEN",
+      subject: bob
+    })
     const crossSite = await Client.open({ headers: { cookie: "predix_session=alice-cookie", origin: "https://evil.example" } })
     crossSite.send({ type: "subscribe", topic: "user-positions", subject: alice })
-    expect(await crossSite.next()).toMatchObject({ type: "error", code: "AUTH_REQUIRED" })
+    expect(await crossSite.next(), "a session cookie from another site's origin is no session").toMatchObject({
+      type: "error",
+      code: "AUTH_REQUIRED"
+    })
     // The session's own topics stream like market topics, equal to REST.
     withToken.send({ type: "subscribe", topic: "user-trades", subject: alice.toUpperCase().replace("0X", "0x") })
-    expect(await withToken.next()).toEqual({ type: "subscribed", topic: "user-trades", subject: alice })
+    expect(await withToken.next(), "a token session's own topic, its address in any case, subscribes lowercased").toEqual({
+      type: "subscribed",
+      topic: "user-trades",
+      subject: alice
+    })
     const mine = new View()
     mine.apply(await withToken.next())
     const sameSite = await Client.open({ headers: { cookie: "predix_session=alice-cookie", origin: base } })
     sameSite.send({ type: "subscribe", topic: "user-portfolio", subject: alice })
-    expect(await sameSite.next()).toEqual({ type: "subscribed", topic: "user-portfolio", subject: alice })
+    expect(await sameSite.next(), "a session cookie from the allowed origin subscribes its own topic").toEqual({
+      type: "subscribed",
+      topic: "user-portfolio",
+      subject: alice
+    })
     const portfolio = new View()
     portfolio.apply(await sameSite.next())
     // Its orders and positions too (on a connection of their own: three subscriptions per connection here).
@@ -423,7 +447,7 @@ describe("WebSocket stream", () => {
       ["user-positions", positions]
     ] as const) {
       more.send({ type: "subscribe", topic, subject: alice })
-      expect(await more.next()).toEqual({ type: "subscribed", topic, subject: alice })
+      expect(await more.next(), `the session subscribes its own ${topic}`).toEqual({ type: "subscribed", topic, subject: alice })
       view.apply(await more.next())
     }
     await trade(ALICE, 2, 150n * USDC)
@@ -435,33 +459,43 @@ describe("WebSocket stream", () => {
       const message = await more.next()
       ;(message.topic === "user-orders" ? orders : positions).apply(message)
     }
-    expect(orders.deltas).toHaveLength(1)
-    expect(positions.deltas).toHaveLength(1)
+    expect(orders.deltas, "a new order is one user-orders delta").toHaveLength(1)
+    expect(positions.deltas, "a trade is one user-positions delta").toHaveLength(1)
     const byKey = (view: View) => [...view.state.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([, value]) => value)
     const restOrders = (await rest(`/api/trading/${alice}/orders?limit=${WINDOW}`)).data
-    expect(restOrders.length).toBeGreaterThan(0)
-    expect(byKey(orders)).toEqual([...restOrders].sort((a: any, b: any) => a.orderId.localeCompare(b.orderId)))
+    expect(restOrders.length, "REST lists the session's order").toBeGreaterThan(0)
+    expect(byKey(orders), "the user-orders stream equals REST's orders").toEqual(
+      [...restOrders].sort((a: any, b: any) => a.orderId.localeCompare(b.orderId))
+    )
     const restPositions = (await rest(`/api/trading/${alice}/portfolio`)).data.positions
-    expect(byKey(positions)).toEqual([...restPositions].sort((a: any, b: any) => a.marketId.localeCompare(b.marketId)))
-    expect(restPositions.length).toBeGreaterThan(0)
+    expect(byKey(positions), "the user-positions stream equals REST's positions").toEqual(
+      [...restPositions].sort((a: any, b: any) => a.marketId.localeCompare(b.marketId))
+    )
+    expect(restPositions.length, "REST lists the session's position").toBeGreaterThan(0)
     more.ws.close()
-    expect(mine.deltas[0].changes).toMatchObject([{ op: "upsert", value: { tradeType: "BUY_NO", trader: alice } }])
+    expect(mine.deltas[0].changes, "the session's trade is one user-trades upsert").toMatchObject([
+      { op: "upsert", value: { tradeType: "BUY_NO", trader: alice } }
+    ])
     const restTrades = (await rest(`/api/trading/${alice}/trades?limit=${WINDOW}`)).data
-    expect([...mine.state.values()].sort(bySort)).toEqual([...restTrades].sort(bySort))
+    expect([...mine.state.values()].sort(bySort), "the user-trades stream equals REST's trades of the user").toEqual(
+      [...restTrades].sort(bySort)
+    )
     portfolio.apply(await sameSite.next())
-    expect(portfolio.state.get("portfolio")).toEqual((await rest(`/api/trading/${alice}/portfolio`)).data)
+    expect(portfolio.state.get("portfolio"), "the user-portfolio stream equals REST's portfolio").toEqual(
+      (await rest(`/api/trading/${alice}/portfolio`)).data
+    )
     sameSite.ws.close()
 
     // Connections: six per address, nine in all (c, withToken and crossSite are three of 127.0.0.1's).
     const same = await Promise.all([1, 2, 3].map(() => Client.open()))
     const refused = await Client.open()
-    expect(await refused.next()).toMatchObject({ type: "error", code: "TOO_MANY_CONNECTIONS" })
-    expect((await refused.closedWith())?.code).toBe(1013)
+    expect(await refused.next(), "a seventh connection from one address").toMatchObject({ type: "error", code: "TOO_MANY_CONNECTIONS" })
+    expect((await refused.closedWith())?.code, "the seventh connection from one address is closed 1013").toBe(1013)
     const other = await Promise.all([1, 2, 3].map(() => Client.open({ localAddress: "127.0.0.2" })))
     const overCap = await Client.open({ localAddress: "127.0.0.3" })
-    expect(await overCap.next()).toMatchObject({ type: "error", code: "TOO_MANY_CONNECTIONS" })
-    expect((await overCap.closedWith())?.code).toBe(1013)
-    expect(stats().connections).toBe(9)
+    expect(await overCap.next(), "a tenth connection in all").toMatchObject({ type: "error", code: "TOO_MANY_CONNECTIONS" })
+    expect((await overCap.closedWith())?.code, "the tenth connection in all is closed 1013").toBe(1013)
+    expect(stats().connections, "the refused connections are not counted").toBe(9)
     for (const open of [c, withToken, crossSite, ...same, ...other]) open.ws.close()
     await until(() => stats().connections === 0)
   }, 60_000)
@@ -470,12 +504,12 @@ describe("WebSocket stream", () => {
     const alive = await Client.open()
     const silent = await Client.open()
     silent.autoPong = false
-    expect((await silent.closedWith())?.code).toBe(4000)
-    expect(silent.pings).toBeGreaterThanOrEqual(1)
+    expect((await silent.closedWith())?.code, "a socket that does not answer ping is closed 4000").toBe(4000)
+    expect(silent.pings, "the silent socket was pinged before it was closed").toBeGreaterThanOrEqual(1)
     await until(() => alive.pings >= silent.pings + 2)
-    expect(alive.closed).toBeUndefined()
+    expect(alive.closed, "a socket that answers ping stays open").toBeUndefined()
     alive.send({ type: "subscribe", topic: "trades", marketId: market.hex })
-    expect(await alive.next()).toMatchObject({ type: "subscribed" })
+    expect(await alive.next(), "the socket that answers ping is still served").toMatchObject({ type: "subscribed" })
     alive.ws.close()
   }, 60_000)
 
@@ -515,14 +549,14 @@ describe("WebSocket stream", () => {
       for (let i = 0; i < 200; i++) slow.send({ type: "resume", topic: "trades", marketId: market.hex, stream: "gone", seq: 0 })
       await new Promise((r) => setTimeout(r, 10))
     }
-    expect(secondStats().closed.slowConsumer).toBe(1)
+    expect(secondStats().closed.slowConsumer, "the paused consumer is cut off once its send buffer is over the bound").toBe(1)
     await trade(ALICE, 0, 100n * USDC)
     await index()
     before.apply(await steady.next())
-    expect(before.deltas).toHaveLength(1)
+    expect(before.deltas, "the steady consumer keeps receiving while the slow one is cut off").toHaveLength(1)
     slow.ws.resume()
-    expect((await slow.closedWith())?.code).toBe(4008)
-    expect(steady.closed).toBeUndefined()
+    expect((await slow.closedWith())?.code, "the slow consumer's close code").toBe(4008)
+    expect(steady.closed, "the steady consumer stays open").toBeUndefined()
     steady.ws.close()
   }, 120_000)
 })
