@@ -60,8 +60,10 @@ beforeAll(async () => {
       maxSubscriptions: 3,
       maxConnectionsPerIp: 6,
       maxConnections: 9,
-      pingIntervalMs: 150,
-      pongTimeoutMs: 300,
+      // Short enough that the heartbeat test closes a silent socket in seconds; the pong timeout
+      // long enough that a client answering on a loaded machine (CI at a load of 8+) is not cut.
+      pingIntervalMs: 400,
+      pongTimeoutMs: 2_000,
       maxBufferedBytes: 64 * 1024,
       closeGraceMs: 60_000,
       checkEveryMs: 60_000
