@@ -11,6 +11,7 @@
 import { Config, ConfigError, Context, Data, Effect, Either, Layer, LogLevel, Option, Redacted } from "effect"
 import * as Path from "node:path"
 import { noProxy, parseTrustProxy, type TrustProxy } from "../http/backend/client-ip.js"
+import { parseAddress } from "../schema/primitives.js"
 
 export interface Setting {
   readonly name: string
@@ -325,7 +326,7 @@ const origin = (item: string): Either.Either<string, string> => {
 }
 
 const address = (item: string): Either.Either<string, string> =>
-  /^0x[0-9a-fA-F]{40}$/.test(item) ? Either.right(item.toLowerCase()) : Either.left(`expected 0x-prefixed 20-byte addresses, got "${item}"`)
+  Either.mapLeft(parseAddress(item), () => `expected 0x-prefixed 20-byte addresses, got "${item}"`)
 
 const rateLimit = (name: string, fallback: number) =>
   boundedInteger(name, 0, 1_000_000_000, "a request count").pipe(Config.withDefault(fallback))

@@ -26,7 +26,7 @@ import {
 import { Challenge, RequireUser, SessionInfo, VerifyBody } from "./auth.js"
 import { ALLOWED_METHODS } from "./bundler-proxy.js"
 import { FaucetBody } from "./faucet.js"
-import { AddressString } from "./params.js"
+import { AddressString } from "../core/params.js"
 
 const EmptyBody = FaucetBody.annotations({ identifier: "EmptyBody", description: "exactly {}" })
 

@@ -25,6 +25,7 @@ import type { HttpApp } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { Effect, Either, FiberRef } from "effect"
 import { InvalidAddress, InvalidMarketId, ValidationFailed } from "../../schema/errors.js"
+import { parameterCode } from "../core/params.js"
 import { parseTarget, type RequestTarget } from "../core/request-target.js"
 import { routeTable } from "../core/route-table.js"
 import { textProblem } from "../core/text.js"
@@ -32,10 +33,6 @@ import { BackendApi } from "./definition.js"
 import { checkJsonBody } from "./json-body.js"
 
 const TABLE = routeTable(BackendApi)
-
-/** Path parameters holding an address or a market id: their bad text is that code's 400. */
-const ADDRESS_PARAMETERS = new Set(["address"])
-const MARKET_ID_PARAMETERS = new Set(["idOrSlug", "marketId"])
 
 /** The target of the current request as parsed by `canonicalTarget`. */
 const parsedTarget = FiberRef.unsafeMake<RequestTarget | undefined>(undefined)
@@ -56,10 +53,12 @@ export const canonicalTarget = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Defau
     )
   })
 
+/** A path parameter holding an address or a market id (`http/core/params.ts`): its bad text is that code's 400. */
 const badPathText = (name: string, problem: string) => {
   const message = `path parameter ${name} ${problem}`
-  if (ADDRESS_PARAMETERS.has(name)) return new InvalidAddress({ message: `invalid address: ${message}` })
-  if (MARKET_ID_PARAMETERS.has(name)) return new InvalidMarketId({ message: `invalid market id: ${message}` })
+  const code = parameterCode(name)
+  if (code === "INVALID_ADDRESS") return new InvalidAddress({ message: `invalid address: ${message}` })
+  if (code === "INVALID_MARKET_ID") return new InvalidMarketId({ message: `invalid market id: ${message}` })
   return new ValidationFailed({ message, details: [{ path: name, message: problem }] })
 }
 

@@ -21,7 +21,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option } from "effect"
 import { IndexerErrorsByName, type IndexerErrorBody } from "../../schema/errors.js"
 import { isDatabaseOutage, isRefusedValue } from "../core/sql-failure.js"
-import { parameterError } from "./params.js"
+import { parameterError } from "../core/params.js"
 
 type Issue = HttpApiDecodeError["issues"][number]
 
