@@ -313,7 +313,15 @@ export const IdOrSlugPath = Schema.Struct({ idOrSlug: IdOrSlug })
 export const MarketIdPath = Schema.Struct({ marketId: MarketIdString })
 
 /**
- * An address in a path, lowercased as it is decoded: every case of one address names one
- * resource, and so one answer-cache entry (`http/backend/front-door.ts`); handlers still parse it.
+ * An address in a path, its hex digits lowercased as it is decoded: every case of one address
+ * names one resource, and so one answer-cache entry (`http/backend/front-door.ts`). The prefix is
+ * left as written, so a `0X` address stays malformed for the handler's parser (`parseAddress`),
+ * as the indexer's `AddressPath` refuses it.
  */
-export const AddressTextPath = Schema.Struct({ address: Schema.Lowercase.annotations(addressTextAnnotations) })
+const AddressTextPathValue = Schema.transform(Schema.String, Schema.String, {
+  strict: true,
+  decode: (s) => (s.startsWith("0x") ? `0x${s.slice(2).toLowerCase()}` : s),
+  encode: (s) => s
+}).annotations(addressTextAnnotations)
+
+export const AddressTextPath = Schema.Struct({ address: AddressTextPathValue })
