@@ -94,8 +94,8 @@ const send = async (probe: Probe, bad: string) => {
     method: probe.method,
     ...(body === undefined ? {} : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
   })
-  const body: any = await response.json()
-  return { status: response.status, error: probe.api === "indexer" ? body.error : body.code, message: body.message as string }
+  const answer: any = await response.json()
+  return { status: response.status, error: probe.api === "indexer" ? answer.error : answer.code, message: answer.message as string }
 }
 
 describe("address and market-id parameters", () => {
