@@ -38,9 +38,10 @@ const describeDecodeError = (error: HttpApiDecodeError) => {
     path: issue.path.map(String).join("."),
     message: issue._tag === "Unexpected" ? `unknown field ${JSON.stringify(issue.path.at(-1))}: ${issue.message}` : issue.message
   }))
-  // An unknown field that happens to be called "address" is a validation failure, not a bad address.
+  // An unknown field that happens to be called "address" is a validation failure, not a bad
+  // address; so is a missing one (nothing is malformed).
   const issue = error.issues[0]
-  const first = issue === undefined || issue._tag === "Unexpected" ? undefined : issue.path[0]
+  const first = issue === undefined || issue._tag === "Unexpected" || issue._tag === "Missing" ? undefined : issue.path[0]
   // The parameter's kind, and so the code, follows from its name alone (`http/core/params.ts`).
   const name = first === undefined ? "" : String(first)
   const code = parameterCode(name)
