@@ -16,7 +16,7 @@
  * - Every schema carries `identifier`, `title` and `description` (they end up in OpenAPI), and
  *   string-encoded schemas document their wire pattern through a `jsonSchema` annotation.
  */
-import { ParseResult, Schema } from "effect"
+import { Either, ParseResult, Schema } from "effect"
 
 // ---------------------------------------------------------------------------------------------
 // Describing received values
@@ -167,10 +167,32 @@ const fixedHex = (identifier: string, title: string, what: string, digits: numbe
   })
 }
 
-const ADDRESS_PATTERN = /^0x[0-9a-f]{40}$/
+/** A decoded address: `0x` + 40 lowercase hex digits. */
+export const ADDRESS_PATTERN = /^0x[0-9a-f]{40}$/
+
+/** An address as a client or an operator may write it: `0x` + 40 hex digits in any letter case. */
+export const ADDRESS_INPUT_PATTERN = /^0x[0-9a-fA-F]{40}$/
 
 /** The decoded side of `Address`: a lowercase, branded `0x${string}` (assignable to viem's `Address`). */
 export const AddressFromSelf = lowercaseHex("Address", ADDRESS_PATTERN, "an address").pipe(Schema.brand("Address"))
+
+const ADDRESS_EXPECTED = "expected an address: 0x followed by 40 hex digits"
+
+const checkAddress = (input: string): HexCheck => checkHex(input, (n) => n === 40, digitsWord, 40)
+
+/**
+ * THE address parser: every address read from outside (HTTP parameters and bodies, WebSocket
+ * subjects, configuration) is read by it, through `Address` or directly. It accepts exactly
+ * `ADDRESS_INPUT_PATTERN` (the prefix itself must be `0x`; the checksum is not verified) and
+ * answers the lowercase address (`ADDRESS_PATTERN`), or the one sentence that says what is wrong.
+ * The length is checked before any pattern scans the input.
+ */
+export const parseAddress = (input: string): Either.Either<Address, string> => {
+  const parsed = checkAddress(input)
+  return "ok" in parsed
+    ? Either.right(parsed.ok as Address)
+    : Either.left(`${ADDRESS_EXPECTED}, ${got(input)}${parsed.problem}`)
+}
 
 /**
  * An EVM address. On the wire: `0x` + 40 hex digits in any letter case (checksummed addresses are
@@ -181,10 +203,10 @@ export const Address = stringPrimitive({
   identifier: "Address",
   title: "Address",
   description: "EVM address: 0x followed by 40 hex digits; any case accepted, always lowercase in responses",
-  expected: "expected an address: 0x followed by 40 hex digits",
-  jsonSchema: { pattern: "^0x[0-9a-fA-F]{40}$", minLength: 42, maxLength: 42, examples: ["0x00000000000000000000000000000000000000aa"] },
+  expected: ADDRESS_EXPECTED,
+  jsonSchema: { pattern: ADDRESS_INPUT_PATTERN.source, minLength: 42, maxLength: 42, examples: ["0x00000000000000000000000000000000000000aa"] },
   to: AddressFromSelf,
-  parse: (input) => checkHex(input, (n) => n === 40, digitsWord, 40),
+  parse: checkAddress,
   format: (value) => value.toLowerCase() as `0x${string}`
 })
 export type Address = typeof Address.Type

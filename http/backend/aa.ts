@@ -26,7 +26,8 @@ import {
 import { Challenge, RequireUser, SessionInfo, VerifyBody } from "./auth.js"
 import { ALLOWED_METHODS } from "./bundler-proxy.js"
 import { FaucetBody } from "./faucet.js"
-import { AddressString } from "./params.js"
+import { ADDRESS_INPUT_PATTERN } from "../../schema/primitives.js"
+import { AddressString } from "../core/params.js"
 
 const EmptyBody = FaucetBody.annotations({ identifier: "EmptyBody", description: "exactly {}" })
 
@@ -37,7 +38,8 @@ const hexData = (description: string) =>
   Schema.String.pipe(Schema.pattern(/^0x([0-9a-fA-F]{2})*$/), Schema.maxLength(65_538)).annotations({ description })
 const quantity = (description: string) =>
   Schema.String.pipe(Schema.pattern(/^0x[0-9a-fA-F]{1,64}$/)).annotations({ description: `${description} (hex quantity)` })
-const address = (description: string) => Schema.String.pipe(Schema.pattern(/^0[xX][0-9a-fA-F]{40}$/)).annotations({ description })
+/** An address field of a user operation: what the one address parser accepts (kept as sent; the bundler reads it). */
+const address = (description: string) => Schema.String.pipe(Schema.pattern(ADDRESS_INPUT_PATTERN)).annotations({ description })
 
 const Options = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 

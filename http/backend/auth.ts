@@ -12,10 +12,9 @@ import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSecurity, Open
 import { Context, Either, Schema } from "effect"
 import { BackendItem } from "../../schema/envelopes.js"
 import { AuthInvalid, AuthRequired, Forbidden, IndexerUnavailable, InvalidAddress } from "../../schema/errors.js"
-import { NoQuery, strictQuery } from "../indexer/params.js"
 import { NotFound } from "./errors.js"
 import { LOCALES } from "./locale.js"
-import { AddressPath, AddressString } from "./params.js"
+import { AddressString, AddressTextPath, NoQuery, strictQuery } from "../core/params.js"
 import { NOTIFICATION_TYPES, ROLES, SESSION_COOKIE, type Role, type SessionUser } from "./sessions.js"
 import { MAX_MESSAGE_LENGTH, MAX_SIGNATURE_HEX, NONCE_FORM, parseMessage, signatureProblem } from "./siwe.js"
 
@@ -247,7 +246,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
 export class AdminGroup extends HttpApiGroup.make("admin")
   .add(
     HttpApiEndpoint.get("user", "/api/admin/users/:address")
-      .setPath(AddressPath)
+      .setPath(AddressTextPath)
       .setUrlParams(NoQuery)
       .addSuccess(BackendItem(UserRecord))
       .addError(InvalidAddress.wire)
@@ -257,7 +256,7 @@ export class AdminGroup extends HttpApiGroup.make("admin")
   )
   .add(
     HttpApiEndpoint.put("setRole", "/api/admin/users/:address/role")
-      .setPath(AddressPath)
+      .setPath(AddressTextPath)
       .setPayload(RoleBody)
       .addSuccess(BackendItem(UserRecord))
       .addError(InvalidAddress.wire)

@@ -14,10 +14,9 @@ import { Schema } from "effect"
 import { BackendItem, BackendList } from "../../schema/envelopes.js"
 import { IndexerUnavailable, InvalidMarketId, MarketNotFound, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
 import { MarketIdHex } from "../../schema/primitives.js"
-import { literalParam, optional, page, strictQuery } from "../indexer/params.js"
 import { RequireUser } from "./auth.js"
 import { NotFound } from "./errors.js"
-import { IdOrSlug } from "./params.js"
+import { IdOrSlug, literalParam, optional, page, strictQuery } from "../core/params.js"
 
 export const MAX_COMMENT_LENGTH = 2_000
 

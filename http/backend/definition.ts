@@ -9,6 +9,7 @@
  */
 import { HttpApi, OpenApi } from "@effect/platform"
 import { Forbidden, IndexerUnavailable, RateLimitExceeded, ValidationFailed } from "../../schema/errors.js"
+import { adjustOpenApi } from "../core/openapi.js"
 import { AaGroup } from "./aa.js"
 import { AdminGroup, AuthGroup, documentRoles } from "./auth.js"
 import { CommentsGroup } from "./comments.js"
@@ -21,43 +22,20 @@ import { PricingGroup } from "./pricing.js"
 import { RewardsGroup } from "./rewards.js"
 import { TradingGroup } from "./trading.js"
 
-type Json = Record<string, any>
-
-const DECODE_ERROR_REF = "#/components/schemas/HttpApiDecodeError"
-
 /**
- * HttpApi documents its own 400 `HttpApiDecodeError` on every endpoint; this server never sends it
- * (`middleware.ts` turns it into VALIDATION_FAILED, INVALID_ADDRESS or INVALID_MARKET_ID), so it
- * is taken out of the document.
+ * Every backend answer carries its request id (`middleware.ts`); the document says so on every
+ * response (`http/core/openapi.ts` also takes out HttpApi's own decode error, which
+ * `middleware.ts` turns into VALIDATION_FAILED, INVALID_ADDRESS or INVALID_MARKET_ID), and names
+ * each operation's role (`documentRoles`).
  */
-const adjustOpenApi = (spec: Json): Json => {
-  for (const item of Object.values<Json>(spec["paths"] ?? {})) {
-    for (const operation of Object.values<Json>(item)) {
-      for (const response of Object.values<Json>(operation["responses"] ?? {})) {
-        const media = response["content"]?.["application/json"]
-        const schema: Json | undefined = media?.["schema"]
-        if (schema === undefined) continue
-        const alternatives = schema["anyOf"] ?? schema["oneOf"]
-        if (Array.isArray(alternatives)) {
-          const kept = alternatives.filter((a: Json) => a["$ref"] !== DECODE_ERROR_REF)
-          media["schema"] = kept.length === 1 ? kept[0] : { ...schema, [schema["anyOf"] ? "anyOf" : "oneOf"]: kept }
-        }
-        response["headers"] = {
-          "X-Request-Id": {
-            description: "the request's id (the one sent, if sane, else a new UUID); equals meta.reqId",
-            schema: { type: "string" }
-          },
-          ...(response["headers"] ?? {})
-        }
-      }
+const adjustBackendOpenApi = adjustOpenApi({
+  headers: {
+    "X-Request-Id": {
+      description: "the request's id (the one sent, if sane, else a new UUID); equals meta.reqId",
+      schema: { type: "string" }
     }
   }
-  const schemas: Json = spec["components"]?.["schemas"] ?? {}
-  delete schemas["HttpApiDecodeError"]
-  delete schemas["Issue"]
-  delete schemas["PropertyKey"]
-  return documentRoles(spec)
-}
+})
 
 const DESCRIPTION = `The view model apps build on: markets and events, pricing and quotes, trading and portfolios, rewards and social.
 
@@ -93,5 +71,5 @@ export class BackendApi extends HttpApi.make("backend")
   // Any path can fail to resolve to a route.
   .addError(NotFound.wire)
   .annotateContext(
-    OpenApi.annotations({ title: "PrediX backend API", version: "2.0.0", description: DESCRIPTION, transform: adjustOpenApi })
+    OpenApi.annotations({ title: "PrediX backend API", version: "2.0.0", description: DESCRIPTION, transform: (spec) => documentRoles(adjustBackendOpenApi(spec)) })
   ) {}

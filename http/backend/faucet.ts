@@ -8,9 +8,8 @@ import { Schema } from "effect"
 import { BackendItem } from "../../schema/envelopes.js"
 import { IndexerUnavailable, InsufficientBalance, InvalidAddress, RateLimitExceeded } from "../../schema/errors.js"
 import { Money } from "../../schema/primitives.js"
-import { strictQuery } from "../indexer/params.js"
 import { RequireUser } from "./auth.js"
-import { AddressString } from "./params.js"
+import { AddressString, strictQuery } from "../core/params.js"
 
 /**
  * `nextClaimAt` of an address that has claimed: one claim per address ever (beta rule 1), so

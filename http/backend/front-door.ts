@@ -23,19 +23,16 @@
 import { HttpServerRequest } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
-import { Effect, Either, FiberRef } from "effect"
+import { Effect, Either, FiberRef, Option, type SchemaAST } from "effect"
 import { InvalidAddress, InvalidMarketId, ValidationFailed } from "../../schema/errors.js"
+import { parameterCode } from "../core/params.js"
 import { parseTarget, type RequestTarget } from "../core/request-target.js"
-import { routeTable } from "../core/route-table.js"
+import { routeTable, type MatchedRequest } from "../core/route-table.js"
 import { textProblem } from "../core/text.js"
 import { BackendApi } from "./definition.js"
 import { checkJsonBody } from "./json-body.js"
 
 const TABLE = routeTable(BackendApi)
-
-/** Path parameters holding an address or a market id: their bad text is that code's 400. */
-const ADDRESS_PARAMETERS = new Set(["address"])
-const MARKET_ID_PARAMETERS = new Set(["idOrSlug", "marketId"])
 
 /** The target of the current request as parsed by `canonicalTarget`. */
 const parsedTarget = FiberRef.unsafeMake<RequestTarget | undefined>(undefined)
@@ -56,30 +53,54 @@ export const canonicalTarget = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Defau
     )
   })
 
-const badPathText = (name: string, problem: string) => {
-  const message = `path parameter ${name} ${problem}`
-  if (ADDRESS_PARAMETERS.has(name)) return new InvalidAddress({ message: `invalid address: ${message}` })
-  if (MARKET_ID_PARAMETERS.has(name)) return new InvalidMarketId({ message: `invalid market id: ${message}` })
+/**
+ * A parameter of the endpoint whose text the database cannot hold: INVALID_ADDRESS or
+ * INVALID_MARKET_ID when its name holds one (`http/core/params.ts`, as the indexer answers the
+ * same text), else VALIDATION_FAILED.
+ */
+const badText = (name: string, message: string, problem: string) => {
+  const code = parameterCode(name)
+  if (code === "INVALID_ADDRESS") return new InvalidAddress({ message: `invalid address: ${message}` })
+  if (code === "INVALID_MARKET_ID") return new InvalidMarketId({ message: `invalid market id: ${message}` })
   return new ValidationFailed({ message, details: [{ path: name, message: problem }] })
 }
 
+/** Names of the fields of a query schema (a struct, possibly refined or with defaults). */
+const fieldNames = (ast: SchemaAST.AST): ReadonlyArray<string> => {
+  switch (ast._tag) {
+    case "TypeLiteral":
+      return ast.propertySignatures.map((signature) => String(signature.name))
+    case "Refinement":
+      return fieldNames(ast.from)
+    case "Transformation":
+      return fieldNames(ast.from)
+    default:
+      return []
+  }
+}
+
 /** The first parameter of `target` (matched as `params`) whose text the database cannot hold. */
-const textFailure = (target: RequestTarget, params: Readonly<Record<string, string>>) => {
+const textFailure = (target: RequestTarget, matched: MatchedRequest) => {
   if (!target.utf8) {
     return new ValidationFailed({
       message: "the request target holds percent-encoded bytes that are not UTF-8",
       details: [{ path: "", message: "percent-encoding is not UTF-8" }]
     })
   }
-  for (const [name, value] of Object.entries(params)) {
+  for (const [name, value] of Object.entries(matched.params)) {
     const problem = textProblem(value)
-    if (problem !== undefined) return badPathText(name, problem)
+    if (problem !== undefined) return badText(name, `path parameter ${name} ${problem}`, problem)
   }
+  // A query parameter the endpoint does not take is unknown whatever its name: VALIDATION_FAILED.
+  const fields: ReadonlyArray<string> = Option.match(matched.route.querySchema, { onNone: () => [], onSome: (schema) => fieldNames(schema.ast) })
   for (const [name, value] of target.query) {
-    const problem = textProblem(name) ?? textProblem(value)
+    const nameProblem = textProblem(name)
+    const problem = nameProblem ?? textProblem(value)
     if (problem !== undefined) {
-      const shownName = textProblem(name) === undefined ? shown(name) : "(a parameter name)"
-      return new ValidationFailed({ message: `query parameter ${shownName} ${problem}`, details: [{ path: name, message: problem }] })
+      const message = `query parameter ${nameProblem === undefined ? shown(name) : "(a parameter name)"} ${problem}`
+      return nameProblem === undefined && fields.includes(name)
+        ? badText(name, message, problem)
+        : new ValidationFailed({ message, details: [{ path: name, message: problem }] })
     }
   }
   return undefined
@@ -101,7 +122,7 @@ export const checkedRequest = <E, R>(
     const matched = target === undefined ? undefined : TABLE.match(request.method, target)
     // A target that names no endpoint is the router's to refuse (404).
     if (target === undefined || matched === undefined) return yield* app
-    const refused = textFailure(target, matched.params)
+    const refused = textFailure(target, matched)
     if (refused !== undefined) return yield* Effect.fail(refused)
     const decoded = TABLE.decode(matched, target)
     if (Either.isLeft(decoded)) return yield* HttpApiDecodeError.refailParseError(decoded.left)

@@ -5,6 +5,7 @@
  * translation, and to the on-chain question where it has no display metadata at all.
  */
 import { localized, type LocalizedString } from "../../schema/primitives.js"
+import { literalParam, optional } from "../core/params.js"
 
 export const LOCALES = ["en", "vi", "ja", "ko"] as const
 export type Locale = (typeof LOCALES)[number]
@@ -36,3 +37,8 @@ export const localizedTitle = (
   locale: Locale,
   otherwise: string
 ): LocalizedString => localized(key, titles?.[locale] ?? titles?.["en"] ?? otherwise)
+
+/** `?locale=` (en, vi, ja, ko); without it Accept-Language decides, then English. */
+export const localeField = {
+  locale: optional(literalParam("locale", LOCALES, "language of titles; default from Accept-Language, else en"))
+}

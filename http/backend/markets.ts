@@ -11,6 +11,8 @@ import {
   addressParam,
   booleanParam,
   eventIdParam,
+  IdOrSlug,
+  IdOrSlugPath,
   integerParam,
   literalParam,
   optional,
@@ -19,9 +21,9 @@ import {
   strictQuery,
   timestampParam,
   withDefault
-} from "../indexer/params.js"
+} from "../core/params.js"
 import { NotFound } from "./errors.js"
-import { IdOrSlug, IdOrSlugPath, localeField } from "./params.js"
+import { localeField } from "./locale.js"
 import { LIST_STATUSES, SORTS } from "./queries/markets.js"
 
 const searchParam = Schema.String.pipe(

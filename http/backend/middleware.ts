@@ -19,16 +19,13 @@ import { HttpApiDecodeError } from "@effect/platform/HttpApiError"
 import { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option } from "effect"
 import { backendErrorStatus, type BackendErrorCode, type ErrorDetail } from "../../schema/errors.js"
+import { parameterCode } from "../core/params.js"
 import { isDatabaseOutage, isRefusedValue } from "../core/sql-failure.js"
 import { NotFound } from "./errors.js"
 import { REQUEST_ID_HEADER } from "./respond.js"
 import { systemFailureResponse } from "./system.js"
 
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
-
-/** Path and query parameter names that hold an address or a market id. */
-const ADDRESS_PARAMETERS = new Set(["address", "trader", "owner", "maker", "taker", "account"])
-const MARKET_ID_PARAMETERS = new Set(["marketId", "id"])
 
 /** Codes outside the spec's closed set, for answers no route gives: an unknown route, a bug. */
 export type RouteErrorCode = "NOT_FOUND" | "INTERNAL_ERROR"
@@ -41,14 +38,17 @@ const describeDecodeError = (error: HttpApiDecodeError) => {
     path: issue.path.map(String).join("."),
     message: issue._tag === "Unexpected" ? `unknown field ${JSON.stringify(issue.path.at(-1))}: ${issue.message}` : issue.message
   }))
-  // An unknown field that happens to be called "address" is a validation failure, not a bad address.
+  // An unknown field that happens to be called "address" is a validation failure, not a bad
+  // address; so is a missing one (nothing is malformed).
   const issue = error.issues[0]
-  const first = issue === undefined || issue._tag === "Unexpected" ? undefined : issue.path[0]
+  const first = issue === undefined || issue._tag === "Unexpected" || issue._tag === "Missing" ? undefined : issue.path[0]
+  // The parameter's kind, and so the code, follows from its name alone (`http/core/params.ts`).
   const name = first === undefined ? "" : String(first)
-  if (ADDRESS_PARAMETERS.has(name))
-    return errorResponse(400, "INVALID_ADDRESS", `invalid address ${JSON.stringify(name)}: ${details[0]?.message}`, details)
-  if (MARKET_ID_PARAMETERS.has(name))
-    return errorResponse(400, "INVALID_MARKET_ID", `invalid market id ${JSON.stringify(name)}: ${details[0]?.message}`, details)
+  const code = parameterCode(name)
+  if (code === "INVALID_ADDRESS")
+    return errorResponse(400, code, `invalid address ${JSON.stringify(name)}: ${details[0]?.message}`, details)
+  if (code === "INVALID_MARKET_ID")
+    return errorResponse(400, code, `invalid market id ${JSON.stringify(name)}: ${details[0]?.message}`, details)
   return errorResponse(
     400,
     "VALIDATION_FAILED",

@@ -3,8 +3,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { BackendItem, BackendList } from "../../schema/envelopes.js"
 import { CandlesBatchRequest, MarketCandles, PriceViewsRequest, PricingView, Quote, QuoteRequest } from "../../schema/backend-pricing.js"
 import { InsufficientBalance, InvalidAddress, InvalidMarketId, MarketNotFound, MarketPaused } from "../../schema/errors.js"
-import { NoQuery } from "../indexer/params.js"
-import { IdOrSlugPath } from "./params.js"
+import { IdOrSlugPath, NoQuery } from "../core/params.js"
 
 export class PricingGroup extends HttpApiGroup.make("pricing")
   .add(

@@ -15,9 +15,20 @@ import {
 import { Side } from "../../schema/enums.js"
 import { BackendItem, BackendList } from "../../schema/envelopes.js"
 import { InvalidAddress, InvalidMarketId, MarketNotFound } from "../../schema/errors.js"
-import { bytes32Param, literalParam, marketIdParam, NoQuery, optional, page, strictQuery, txHashParam } from "../indexer/params.js"
 import { NotFound } from "./errors.js"
-import { AddressPath, AddressString, MarketIdString } from "./params.js"
+import {
+  AddressString,
+  AddressTextPath,
+  bytes32Param,
+  literalParam,
+  MarketIdString,
+  marketIdParam,
+  NoQuery,
+  optional,
+  page,
+  strictQuery,
+  txHashParam
+} from "../core/params.js"
 
 export const OrdersQuery = strictQuery({
   marketId: optional(marketIdParam("marketId", "only orders of this market")),
@@ -36,7 +47,7 @@ export const TxPath = Schema.Struct({ txHash: txHashParam("txHash", "transaction
 export const OrderPath = Schema.Struct({ orderId: bytes32Param("orderId", "order id (0x + 64 hex)") })
 
 const userEndpoint = <const Name extends string, const Path extends `/${string}`>(name: Name, path: Path) =>
-  HttpApiEndpoint.get(name, path).setPath(AddressPath).addError(InvalidAddress.wire)
+  HttpApiEndpoint.get(name, path).setPath(AddressTextPath).addError(InvalidAddress.wire)
 
 export class TradingGroup extends HttpApiGroup.make("trading")
   .add(

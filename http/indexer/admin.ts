@@ -5,7 +5,7 @@ import { IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress, IndexerInvalidMarketId } from "../../schema/errors.js"
 import { FacetCutAction } from "../../schema/enums.js"
 import { Address, Bytes32, Hex, Timestamp, Uint256 } from "../../schema/primitives.js"
-import { addressParam, bytes32Param, literalParam, marketIdParam, optional, page, PageQuery, strictQuery } from "./params.js"
+import { addressParam, bytes32Param, literalParam, marketIdParam, optional, page, PageQuery, strictQuery } from "../core/params.js"
 import { chainPositionFields } from "./records.js"
 
 export const RoleChange = Schema.Struct({

@@ -6,8 +6,10 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { InvalidParameter, NotFound, ServiceUnavailable } from "../../schema/errors.js"
 import { AdminGroup } from "./admin.js"
+import { adjustOpenApi } from "../core/openapi.js"
 import { EventsGroup } from "./events.js"
 import { ExchangeGroup } from "./exchange.js"
+import { INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER, INDEXED_LAG_HEADER, INDEXED_STATUS_HEADER } from "./freshness.js"
 import { HealthGroup } from "./health.js"
 import { LiquidityGroup } from "./liquidity.js"
 import { MarketAmmGroup } from "./market-amm.js"
@@ -15,13 +17,32 @@ import { MarketBookGroup } from "./market-book.js"
 import { MarketPricesGroup } from "./market-prices.js"
 import { MarketTradesGroup } from "./market-trades.js"
 import { MarketsGroup } from "./markets.js"
-import { adjustOpenApi } from "./openapi.js"
 import { OraclesGroup } from "./oracles.js"
 import { PortfolioGroup } from "./portfolio.js"
 import { StatsGroup } from "./stats.js"
 import { TradeBreakdownGroup } from "./trade-breakdown.js"
 import { UserStatsGroup } from "./user-stats.js"
 import { UsersGroup } from "./users.js"
+
+/** Every indexer answer carries the freshness headers (`freshness.ts`); the document says so on every response. */
+const FRESHNESS_HEADERS = {
+  "X-Indexed-Block": {
+    description: `(${INDEXED_BLOCK_HEADER}) last block whose changes the answer reflects at least, or "none" before the first; a client that does not see a transaction of a later block retries`,
+    schema: { type: "string", pattern: "^(none|0|[1-9][0-9]*)$" }
+  },
+  "X-Indexed-Block-Hash": {
+    description: `(${INDEXED_BLOCK_HASH_HEADER}) hash of that block, or "none"`,
+    schema: { type: "string", pattern: "^(none|0x[0-9a-f]{64})$" }
+  },
+  "X-Indexed-Status": {
+    description: `(${INDEXED_STATUS_HEADER}) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first`,
+    schema: { type: "string", enum: ["ok", "degraded", "unknown"] }
+  },
+  "X-Indexed-Lag": {
+    description: `(${INDEXED_LAG_HEADER}) blocks the index trails the chain's head by, or "unknown"`,
+    schema: { type: "string", pattern: "^(unknown|0|[1-9][0-9]*)$" }
+  }
+}
 
 const DESCRIPTION = `Public, read-only data of a binary prediction-market protocol (chain 130), indexed from its contract events.
 
@@ -59,6 +80,10 @@ export class IndexerApi extends HttpApi.make("indexer")
       title: "Indexer API",
       version: "1.0.0",
       description: DESCRIPTION,
-      transform: adjustOpenApi
+      transform: adjustOpenApi({
+        headers: FRESHNESS_HEADERS,
+        // The indexer reads no body: every 400 is a parameter (`request-errors.ts`).
+        badRequest: "a parameter is malformed; the message names it"
+      })
     })
   ) {}

@@ -4,7 +4,7 @@ import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { EventNotFound } from "../../schema/errors.js"
 import { Address, Amount6, BlockNumber, Timestamp, TxHash, Uint256 } from "../../schema/primitives.js"
-import { booleanParam, eventIdParam, literalParam, NoQuery, optional, page, slugParam, strictQuery } from "./params.js"
+import { booleanParam, eventIdParam, literalParam, NoQuery, optional, page, slugParam, strictQuery } from "../core/params.js"
 import { Count, DisplayMetadata } from "./records.js"
 
 export const EVENT_STATUSES = ["active", "resolved", "refunding"] as const

@@ -11,7 +11,7 @@ import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress, IndexerInvalidMarketId, OrderNotFound } from "../../schema/errors.js"
 import { MatchType, OrderStatus, Side } from "../../schema/enums.js"
 import { Address, Amount6, BlockNumber, Bytes32, Price, Timestamp, TxHash, Uint256 } from "../../schema/primitives.js"
-import { addressParam, bytes32Param, literalParam, marketIdParam, NoQuery, optional, page, strictQuery } from "./params.js"
+import { addressParam, bytes32Param, literalParam, marketIdParam, NoQuery, optional, page, strictQuery } from "../core/params.js"
 import { chainPositionFields } from "./records.js"
 
 export const Order = Schema.Struct({

@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress, IndexerInvalidMarketId } from "../../schema/errors.js"
 import { Address, Bytes32, Int256, Timestamp, Uint256 } from "../../schema/primitives.js"
-import { AddressPath, addressParam, literalParam, marketIdParam, optional, page, strictQuery } from "./params.js"
+import { AddressPath, addressParam, literalParam, marketIdParam, optional, page, strictQuery } from "../core/params.js"
 import { chainPositionFields } from "./records.js"
 
 export const LiquidityPosition = Schema.Struct({

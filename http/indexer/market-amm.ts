@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Address, BlockNumber, Bytes32, Price, Timestamp, Uint256 } from "../../schema/primitives.js"
-import { MarketPath, NoQuery, PageQuery } from "./params.js"
+import { MarketPath, NoQuery, PageQuery } from "../core/params.js"
 import { Count } from "./records.js"
 
 export const AmmState = Schema.Struct({

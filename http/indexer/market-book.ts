@@ -7,7 +7,7 @@ import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress, IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Address, Amount6, Price, SignedAmount6, Uint256 } from "../../schema/primitives.js"
-import { addressParam, MarketPath, NoQuery, optional, page, strictQuery } from "./params.js"
+import { addressParam, MarketPath, NoQuery, optional, page, strictQuery } from "../core/params.js"
 import { Count } from "./records.js"
 
 export const BookLevel = Schema.Struct({

@@ -12,7 +12,7 @@ import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Timeframe, TIMEFRAMES } from "../../schema/enums.js"
 import { Amount6, BlockNumber, Price, SignedAmount6, Timestamp, Uint256 } from "../../schema/primitives.js"
-import { literalParam, MarketPath, optional, page, strictQuery, timestampParam, WindowQuery, withDefault } from "./params.js"
+import { literalParam, MarketPath, optional, page, strictQuery, timestampParam, WindowQuery, withDefault } from "../core/params.js"
 import { Count } from "./records.js"
 
 export const PRICE_SOURCES = ["router", "hook_amm"] as const

@@ -14,7 +14,7 @@ import { IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress, IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Outcome, TradeType } from "../../schema/enums.js"
 import { Address, Amount6, Uint256 } from "../../schema/primitives.js"
-import { addressParam, literalParam, MarketPath, optional, page, strictQuery } from "./params.js"
+import { addressParam, literalParam, MarketPath, optional, page, strictQuery } from "../core/params.js"
 import { chainPositionFields, Count } from "./records.js"
 
 export const TRADE_SOURCES = ["router", "clob"] as const

@@ -8,7 +8,7 @@ import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { MARKET_STATUS_DESCRIPTION, MARKET_STATUSES, type MarketStatus } from "../../schema/market-status.js"
 import { IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Address, Amount6, BlockNumber, MarketIdHex, Price, Timestamp, TxHash, Uint256 } from "../../schema/primitives.js"
-import { booleanParam, literalParam, MarketPath, NoQuery, optional, page, slugParam, strictQuery, withDefault } from "./params.js"
+import { booleanParam, literalParam, MarketPath, NoQuery, optional, page, slugParam, strictQuery, withDefault } from "../core/params.js"
 import { Count, DisplayMetadata } from "./records.js"
 
 export { MARKET_STATUSES, type MarketStatus }

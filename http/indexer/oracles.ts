@@ -8,7 +8,7 @@ import { Schema } from "effect"
 import { IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress } from "../../schema/errors.js"
 import { Address, BlockNumber, Int256, Timestamp, Uint256 } from "../../schema/primitives.js"
-import { addressParam, literalParam, optional, page, PageQuery, strictQuery } from "./params.js"
+import { addressParam, literalParam, optional, page, PageQuery, strictQuery } from "../core/params.js"
 
 export const ApprovedOracle = Schema.Struct({
   oracle: Address,

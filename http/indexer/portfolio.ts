@@ -17,7 +17,7 @@ import { TIMEFRAMES, Timeframe } from "../../schema/enums.js"
 import { MARKET_STATUS_DESCRIPTION, MARKET_STATUSES } from "../../schema/market-status.js"
 import { Address, Amount6, Price, SignedAmount6, Timestamp, Uint256 } from "../../schema/primitives.js"
 import { Position } from "./market-book.js"
-import { AddressPath, literalParam, NoQuery, optional, page, strictQuery, timestampParam, withDefault } from "./params.js"
+import { AddressPath, literalParam, NoQuery, optional, page, strictQuery, timestampParam, withDefault } from "../core/params.js"
 import { Count } from "./records.js"
 
 export const PortfolioPosition = Schema.Struct({

@@ -4,7 +4,7 @@
  *
  * - A parameter the endpoint's schemas reject (HttpApi's `HttpApiDecodeError`) is a 400 whose
  *   name follows from the parameter (`InvalidAddress`, `InvalidMarketId`, else
- *   `InvalidParameter`, see `params.ts`) and whose message names it.
+ *   `InvalidParameter`, see `http/core/params.ts`) and whose message names it.
  * - An unknown path or method is a 404 `NotFound`.
  * - A typed indexer error (`MarketNotFound`, ...) keeps its name and status.
  * - A database outage that escaped a handler is a 503 `ServiceUnavailable`; a statement the
@@ -21,7 +21,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Cause, Effect, Option } from "effect"
 import { IndexerErrorsByName, type IndexerErrorBody } from "../../schema/errors.js"
 import { isDatabaseOutage, isRefusedValue } from "../core/sql-failure.js"
-import { parameterError } from "./params.js"
+import { parameterError } from "../core/params.js"
 
 type Issue = HttpApiDecodeError["issues"][number]
 

@@ -7,7 +7,7 @@ import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
 import { Schema } from "effect"
 import { IndexerItem } from "../../schema/envelopes.js"
 import { ServiceUnavailable } from "../../schema/errors.js"
-import { NoQuery } from "./params.js"
+import { NoQuery } from "../core/params.js"
 import { Count } from "./records.js"
 
 export const Stats = Schema.Struct({

@@ -9,7 +9,7 @@ import { IndexerItem } from "../../schema/envelopes.js"
 import { Amount6, BlockNumber, Price, Timestamp, TxHash } from "../../schema/primitives.js"
 import { Match } from "./exchange.js"
 import { Trade } from "./market-trades.js"
-import { NoQuery, txHashParam } from "./params.js"
+import { NoQuery, txHashParam } from "../core/params.js"
 
 export const TradeBreakdown = Schema.Struct({
   txHash: TxHash,

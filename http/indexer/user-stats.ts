@@ -12,7 +12,7 @@ import { Schema } from "effect"
 import { IndexerItem, IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress } from "../../schema/errors.js"
 import { Address, Amount6, Price, SignedAmount6 } from "../../schema/primitives.js"
-import { AddressPath, literalParam, NoQuery, page, strictQuery, withDefault } from "./params.js"
+import { AddressPath, literalParam, NoQuery, page, strictQuery, withDefault } from "../core/params.js"
 import { Count } from "./records.js"
 
 export const Accuracy = Schema.Struct({

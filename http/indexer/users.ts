@@ -10,7 +10,7 @@ import { Outcome } from "../../schema/enums.js"
 import { Timestamp } from "../../schema/primitives.js"
 import { Match } from "./exchange.js"
 import { Position } from "./market-book.js"
-import { AddressPath, marketIdParam, NoQuery, optional, page, strictQuery } from "./params.js"
+import { AddressPath, marketIdParam, NoQuery, optional, page, strictQuery } from "../core/params.js"
 import { Accuracy } from "./user-stats.js"
 
 export const ResolvedPosition = Schema.Struct({

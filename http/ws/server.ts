@@ -15,8 +15,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { ListenOptions } from "node:net"
 import type { Duplex } from "node:stream"
 import { WebSocketServer, type WebSocket } from "ws"
-import { marketIdToHex, type Address } from "../../schema/primitives.js"
+import { marketIdToHex, parseAddress, type Address } from "../../schema/primitives.js"
 import { IndexedHeadsShared } from "../core/indexed-heads.js"
+import { parseMarketId } from "../core/params.js"
 import { FeedError, feedKey, makeFeeds, type FeedOptions, type Subscriber } from "./feeds.js"
 import { ClientMessage, CLOSE, type ErrorCode, type ServerMessage } from "./protocol.js"
 import { RealtimeSessions } from "./sessions.js"
@@ -46,14 +47,16 @@ export interface RealtimeStats {
 }
 
 const decodeMessage = Schema.decodeUnknownEither(Schema.parseJson(ClientMessage))
-const MARKET_ID = /^(0x[0-9a-fA-F]{1,64}|0|[1-9][0-9]{0,77})$/
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/
-
-const parseMarketId = (input: string | undefined) => {
-  if (input === undefined || !MARKET_ID.test(input)) return undefined
-  const id = BigInt(input)
-  return id < 1n << 256n ? { id, hex: marketIdToHex(id) } : undefined
+/** A topic's market id, read by the parser the HTTP APIs use (`http/core/params.ts`). */
+const marketOf = (input: string | undefined) => {
+  if (input === undefined) return undefined
+  const id = parseMarketId(input)
+  return Either.isRight(id) ? { id: id.right, hex: marketIdToHex(id.right) } : undefined
 }
+
+/** A user topic's subject, read by the one address parser (lowercase). */
+const subjectOf = (input: string | undefined): Address | undefined =>
+  input === undefined ? undefined : Either.getOrUndefined(parseAddress(input))
 
 /** Whether a page from `origin` may act with the request's cookies. */
 const originAllowed = (request: IncomingMessage, allowed: ReadonlyArray<string> | undefined) => {
@@ -162,17 +165,17 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
         const { topic } = message
         let target: Target
         if ((USER_TOPICS as ReadonlyArray<string>).includes(topic)) {
-          if (message.subject === undefined || !ADDRESS.test(message.subject))
-            return fail("INVALID_ADDRESS", "a user topic needs subject: a 0x address", { topic })
-          const subject = message.subject.toLowerCase() as Address
+          const subject = subjectOf(message.subject)
+          if (subject === undefined) return fail("INVALID_ADDRESS", "a user topic needs subject: a 0x address", { topic })
           const proven = await identities
           if (proven.length === 0) return fail("AUTH_REQUIRED", "user topics need a session (cookie or ?token=)", { topic, subject })
           if (!proven.includes(subject))
             return fail("FORBIDDEN", "the subject must be the session's address or smart account", { topic, subject })
           target = { subject }
         } else if ((MARKET_TOPICS as ReadonlyArray<string>).includes(topic)) {
-          const market = parseMarketId(message.marketId)
-          if (market === undefined) return fail("INVALID_MARKET_ID", "marketId: a decimal or 0x-hex uint256", { topic })
+          const market = marketOf(message.marketId)
+          if (market === undefined)
+            return fail("INVALID_MARKET_ID", "marketId: a decimal id from 1, or 0x followed by 64 hex digits", { topic })
           target = { marketId: market.id, marketHex: market.hex }
         } else return fail("INVALID_TOPIC", `topics: ${[...MARKET_TOPICS, ...USER_TOPICS].join(", ")}`, { topic })
         const key = feedKey(topic as Topic, target)

@@ -8,6 +8,7 @@
 import { Either, LogLevel, Redacted } from "effect"
 import * as Path from "node:path"
 import { parseTrustProxy, type TrustProxy } from "../../http/backend/client-ip.js"
+import { parseAddress } from "../../schema/primitives.js"
 
 /** Raw text to value, or the message saying what is wrong with it. */
 export type Reader<A> = (raw: string) => Either.Either<A, string>
@@ -130,6 +131,6 @@ export const origin: Reader<string> = (item) => {
 }
 
 export const address = (item: string): Either.Either<string, string> =>
-  /^0x[0-9a-fA-F]{40}$/.test(item) ? Either.right(item.toLowerCase()) : Either.left(`expected 0x-prefixed 20-byte addresses, got "${item}"`)
+  Either.mapLeft(parseAddress(item), () => `expected 0x-prefixed 20-byte addresses, got "${item}"`)
 
 export const trustProxy: Reader<TrustProxy> = parseTrustProxy

@@ -4,6 +4,7 @@ import { getAddress, numberToHex, parseUnits as viemParseUnits } from "viem"
 import { describe, expect, it } from "vitest"
 import {
   Address,
+  parseAddress,
   Amount6,
   Amount6Input,
   BlockNumber,
@@ -471,5 +472,23 @@ describe("annotations", () => {
     expect(Option.getOrUndefined(SchemaAST.getIdentifierAnnotation(schema.ast))).toBe(name)
     expect(Option.isSome(SchemaAST.getTitleAnnotation(schema.ast))).toBe(true)
     expect(Option.getOrElse(SchemaAST.getDescriptionAnnotation(schema.ast), () => "").length).toBeGreaterThan(10)
+  })
+})
+
+describe("parseAddress (the one address parser)", () => {
+  const mixed = "0x00000000000000000000000000000000000000aA"
+  it("answers the lowercase address for any case of the hex digits, as the Address schema decodes it", () => {
+    expect(parseAddress(mixed)).toEqual(Either.right(mixed.toLowerCase()))
+    expect(parseAddress(mixed)).toEqual(Schema.decodeUnknownEither(Address)(mixed).pipe(Either.mapLeft(() => "")))
+  })
+  it("refuses what Address refuses, with the same sentence", () => {
+    for (const bad of ["", "0xnothex", `0X${"a".repeat(40)}`, `0x${"a".repeat(41)}`, `0x${"a".repeat(39)}`, "a".repeat(42)]) {
+      const parsed = parseAddress(bad)
+      const decoded = Schema.decodeUnknownEither(Address)(bad)
+      expect(Either.isLeft(parsed), bad).toBe(true)
+      expect(Either.isLeft(decoded), bad).toBe(true)
+      if (Either.isLeft(parsed) && Either.isLeft(decoded))
+        expect(parsed.left).toBe(ParseResult.TreeFormatter.formatErrorSync(decoded.left))
+    }
   })
 })

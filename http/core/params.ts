@@ -1,36 +1,82 @@
 /**
- * Query and path parameters of the indexer API, as schemas that decode the raw strings and say in
- * one sentence what is wrong with a bad one. The sentence names the parameter; the request-error
- * middleware (`request-errors.ts`) puts it in a 400 body unchanged.
+ * Query and path parameters of the three HTTP surfaces (indexer API, backend API, WebSocket
+ * stream): the one list of parameter names and the kind each name gives its value, the error each
+ * API answers for a malformed value of each kind, and the schemas that decode the raw strings and
+ * say in one sentence what is wrong with a bad one. The sentence names the parameter; the
+ * request-error middlewares (`http/indexer/request-errors.ts`, `http/backend/middleware.ts`) and
+ * the backend's front door (`http/backend/front-door.ts`) put it in a 400 body.
  *
  * Invariants:
+ * - a parameter's kind follows from its NAME alone (`parameterKind`), the same in every API: an
+ *   address-valued name always holds an address, a market-id name a market id. Path and query
+ *   parameters are named so that this holds (`/api/events/{eventId}`, not `{id}`), and
+ *   `test/http/core/params.test.ts` sends a bad value for every address- and market-id-valued
+ *   parameter of every route of both APIs;
+ * - the same bad input is the same error in both APIs (spec, Errors): `InvalidAddress` /
+ *   INVALID_ADDRESS, `InvalidMarketId` / INVALID_MARKET_ID, else `InvalidParameter` /
+ *   VALIDATION_FAILED (`PARAMETER_ERRORS`);
+ * - addresses are read by the one parser at the ground (`schema/primitives.ts` `parseAddress`,
+ *   through `Address`), market ids by `MarketId`;
  * - every parameter schema decodes from a string (or is optional), so OpenAPI lists it as a
  *   string with its pattern or enum: every allowed value is documented;
- * - a parameter's error name follows from its NAME alone (`PARAMETER_ERROR`): an address-valued
- *   name always holds an address and gives `InvalidAddress`, a market-id name gives
- *   `InvalidMarketId`, every other name `InvalidParameter`. Path parameters are named so that
- *   this holds (`/api/events/{eventId}`, not `{id}`);
  * - query structs reject unknown parameters (`strictQuery`), so a misspelt filter is a 400
  *   instead of a silently unfiltered list;
  * - no pattern scans more characters than the longest valid value has (lengths are checked
  *   first), and every pattern is linear, so a hostile value costs what a short one does.
  */
-import { Option, ParseResult, Schema, SchemaAST } from "effect"
+import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
 import { paginationFields } from "../../schema/envelopes.js"
-import { Address, Bytes32, MarketId, MAX_INTEGER_DIGITS, TxHash } from "../../schema/primitives.js"
+import type { BackendErrorCode, IndexerErrorName } from "../../schema/errors.js"
+import {
+  Address,
+  ADDRESS_INPUT_PATTERN,
+  Bytes32,
+  MarketId,
+  MAX_INTEGER_DIGITS,
+  TxHash
+} from "../../schema/primitives.js"
 
-/** How a malformed parameter is reported, by parameter name. */
-export type ParameterError = "InvalidAddress" | "InvalidMarketId" | "InvalidParameter"
+/** Names of the parameters that hold an address, in every API. */
+export const ADDRESS_PARAMETERS = ["address", "owner", "trader", "maker", "taker", "provider", "account", "oracleContract"] as const
 
-const ADDRESS_PARAMETERS = ["address", "owner", "trader", "maker", "taker", "provider", "account", "oracleContract"] as const
-const MARKET_ID_PARAMETERS = ["id", "marketId"] as const
+/** Names of the parameters that hold a market id (`idOrSlug` also a slug), in every API. */
+export const MARKET_ID_PARAMETERS = ["id", "marketId", "idOrSlug"] as const
 
-export const parameterError = (name: string): ParameterError =>
+/** What a parameter's name says its value is. */
+export type ParameterKind = "address" | "marketId" | "other"
+
+export const parameterKind = (name: string): ParameterKind =>
   (ADDRESS_PARAMETERS as ReadonlyArray<string>).includes(name)
-    ? "InvalidAddress"
+    ? "address"
     : (MARKET_ID_PARAMETERS as ReadonlyArray<string>).includes(name)
-      ? "InvalidMarketId"
-      : "InvalidParameter"
+      ? "marketId"
+      : "other"
+
+/** The error each API answers for a malformed parameter of each kind (spec, Errors). */
+export const PARAMETER_ERRORS = {
+  address: { indexer: "InvalidAddress", backend: "INVALID_ADDRESS" },
+  marketId: { indexer: "InvalidMarketId", backend: "INVALID_MARKET_ID" },
+  other: { indexer: "InvalidParameter", backend: "VALIDATION_FAILED" }
+} as const satisfies Record<ParameterKind, { readonly indexer: IndexerErrorName; readonly backend: BackendErrorCode }>
+
+/** How the indexer reports a malformed parameter, by parameter name. */
+export type ParameterError = (typeof PARAMETER_ERRORS)[ParameterKind]["indexer"]
+
+/** The indexer's error name for a malformed value of parameter `name`. */
+export const parameterError = (name: string): ParameterError => PARAMETER_ERRORS[parameterKind(name)].indexer
+
+/** The backend's error code for a malformed value of parameter `name`. */
+export const parameterCode = (name: string): (typeof PARAMETER_ERRORS)[ParameterKind]["backend"] =>
+  PARAMETER_ERRORS[parameterKind(name)].backend
+
+const decodeMarketId = Schema.decodeUnknownEither(MarketId)
+
+/**
+ * A market id as the decimal id or `0x` + 64 hex digits (the `MarketId` primitive), or the one
+ * sentence that says what is wrong with it.
+ */
+export const parseMarketId = (input: string): Either.Either<bigint, string> =>
+  Either.mapLeft(decodeMarketId(input), (error) => ParseResult.TreeFormatter.formatErrorSync(error))
 
 const shown = (actual: unknown): string =>
   typeof actual === "string"
@@ -234,3 +280,48 @@ export const AddressPath = Schema.Struct({ address: addressParam("address", "acc
 export const WindowQuery = strictQuery({
   window: withDefault(integerParam("window", 1, 720, "window length in hours, ending at the indexed head's time, default 24"), () => 24)
 })
+
+// ---------------------------------------------------------------------------------------------
+// Parameters the backend reads as text and parses in its handler (`http/backend/lookup.ts`), so a
+// malformed one is INVALID_MARKET_ID / INVALID_ADDRESS with a message that says which forms are
+// accepted. Their documented patterns are what those parsers accept.
+
+/** A market id or slug, parsed by the handler. */
+export const IdOrSlug = Schema.String.annotations({
+  title: "idOrSlug",
+  description: "market id (decimal, or 0x followed by 64 hex digits) or the market's slug",
+  jsonSchema: { type: "string", pattern: "^([1-9][0-9]*|0x[0-9a-fA-F]{64}|[a-z0-9]+(-[a-z0-9]+)*)$" }
+})
+
+/** A market id, parsed by the handler. */
+export const MarketIdString = Schema.String.annotations({
+  title: "marketId",
+  description: "market id: decimal, or 0x followed by 64 hex digits",
+  jsonSchema: { type: "string", pattern: "^([1-9][0-9]*|0x[0-9a-fA-F]{64})$" }
+})
+
+const addressTextAnnotations = {
+  title: "address",
+  description: "account address: 0x followed by 40 hex digits (any case; answers are lowercase)",
+  jsonSchema: { type: "string", pattern: ADDRESS_INPUT_PATTERN.source }
+}
+
+/** An address, parsed by the handler. */
+export const AddressString = Schema.String.annotations(addressTextAnnotations)
+
+export const IdOrSlugPath = Schema.Struct({ idOrSlug: IdOrSlug })
+export const MarketIdPath = Schema.Struct({ marketId: MarketIdString })
+
+/**
+ * An address in a path, its hex digits lowercased as it is decoded: every case of one address
+ * names one resource, and so one answer-cache entry (`http/backend/front-door.ts`). The prefix is
+ * left as written, so a `0X` address stays malformed for the handler's parser (`parseAddress`),
+ * as the indexer's `AddressPath` refuses it.
+ */
+const AddressTextPathValue = Schema.transform(Schema.String, Schema.String, {
+  strict: true,
+  decode: (s) => (s.startsWith("0x") ? `0x${s.slice(2).toLowerCase()}` : s),
+  encode: (s) => s
+}).annotations(addressTextAnnotations)
+
+export const AddressTextPath = Schema.Struct({ address: AddressTextPathValue })
