@@ -89,6 +89,7 @@ class MessageReader {
   private body: Buffer | undefined = undefined
   private bodyFill = 0
   private type = 0
+  private length = 0
 
   constructor(
     private typed: boolean,
@@ -121,6 +122,7 @@ class MessageReader {
       if (this.typed) {
         this.type = this.header[0]!
         const length = this.header.readInt32BE(1)
+        this.length = length
         this.skip = length - 4
         this.body = this.wantBody(this.type) ? Buffer.alloc(this.skip) : undefined
         this.bodyFill = 0
@@ -141,7 +143,7 @@ class MessageReader {
   private finish() {
     const body = this.body
     this.body = undefined
-    if (this.type !== 0) this.onMessage(this.type, (body?.length ?? 0) + 4, body)
+    if (this.type !== 0) this.onMessage(this.type, this.length, body)
   }
 }
 
@@ -204,21 +206,25 @@ class CountingSocket extends net.Socket {
         }
       }
     )
-    this.count = (chunk) => {
-      work.bytesSent += chunk.length
-      frontend.feed(chunk)
+    // pg writes Buffers only (pg-protocol's serializer); anything else is counted by its bytes too.
+    // Wrapped on the instance after each connect(): Node's Socket.connect resets `write` to the
+    // prototype's (it may have been set to a write-after-end guard), which would drop a wrapper set earlier.
+    const counted = (write: net.Socket["write"]) =>
+      ((chunk: any, encoding?: any, callback?: any) => {
+        const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8")
+        work.bytesSent += bytes.length
+        frontend.feed(bytes)
+        return write.call(this, chunk, encoding, callback)
+      }) as net.Socket["write"]
+    const connect = this.connect
+    ;(this as { connect: unknown }).connect = (...args: Array<unknown>) => {
+      const socket = (connect as (...a: Array<unknown>) => net.Socket).apply(this, args)
+      this.write = counted(this.write)
+      return socket
     }
     this.on("data", (chunk: Buffer) => {
       work.bytesReceived += chunk.length
       backend.feed(chunk)
     })
-  }
-
-  private readonly count: (chunk: Buffer) => void
-
-  // pg writes Buffers only (pg-protocol's serializer); anything else is counted by its bytes too.
-  override write(chunk: any, encoding?: any, callback?: any): boolean {
-    this.count(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8"))
-    return super.write(chunk, encoding, callback)
   }
 }
