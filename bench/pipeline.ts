@@ -3,7 +3,12 @@
  * replay process, indexed into Postgres (DATABASE_URL, or an embedded cluster in a temporary
  * directory). Prints events/s end to end, the time split, and peak memory.
  *
- * Usage: npm run bench [-- <logs>]   (default 1,500,000)
+ * Usage: npm run bench [-- <logs>] [--start]   (default 1,500,000 logs)
+ *
+ * `--start` runs the whole service instead, as `npm start` runs it (API process, notification
+ * consumer, indexer child; `bench/start.ts`), until the finalized block is indexed, and prints
+ * its time and each process's Postgres work. Without it the indexer alone runs in this process
+ * and the split below is printed, with its Postgres work counted at the wire.
  *
  * The argument is the number of logs generated. About two thirds of them are logs of the
  * contracts the indexer watches; the rest are collateral-token transfers, which it does not
@@ -20,10 +25,14 @@ import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { embeddedPostgres } from "../src/db/embedded-postgres.js"
 import { pgClientLayer } from "../src/db/database.js"
+import { WireCounters } from "../src/db/wire-counters.js"
+import { benchStart } from "./start.js"
 import { runMigrations } from "../src/db/migrations.js"
 import type { Deployment } from "../schema/deployment.js"
 
-const events = Number(process.argv[2] ?? 1_500_000)
+const args = process.argv.slice(2)
+const startMode = args.includes("--start")
+const events = Number(args.find((a) => a !== "--start") ?? 1_500_000)
 const dir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-bench-"))
 await fs.chmod(dir, 0o755)
 // Generated chains are kept in .data/bench, named by size and by the generator's source, so a
@@ -103,6 +112,12 @@ const program = Effect.gen(function* () {
   const dbUrl = process.env["DATABASE_URL"]
     ? process.env["DATABASE_URL"]
     : Redacted.value((yield* embeddedPostgres({ dir: Path.join(dir, "pg"), port: 0, database: "bench" })).url)
+  if (startMode) {
+    const rpc = makeRpc({ url })
+    const finalized = (yield* rpc.header("finalized")).number
+    return yield* Effect.promise(() => benchStart({ databaseUrl: dbUrl, rpcUrl: url, deploymentFile, finalized }))
+  }
+  const counters = new WireCounters()
   return yield* Effect.provide(
     Effect.gen(function* () {
       yield* runMigrations()
@@ -147,8 +162,14 @@ const program = Effect.gen(function* () {
           `JSON-RPC replay node ${replayUsed.toFixed(1)} s (2 cores here)`
       )
       console.log(`peak RSS of the indexing process: ${Math.round(peak / 2 ** 20)} MiB`)
+      const w = counters.snapshot()
+      const per10k = (x: number) => Math.round((x * 10_000) / Math.max(s.events, 1)).toLocaleString("en")
+      console.log(
+        `Postgres work (migrations included, at the wire): ${w.statements.toLocaleString("en")} statements, ${w.rowsWritten.toLocaleString("en")} rows written, ` +
+          `${(w.bytesSent / 2 ** 20).toFixed(1)} MiB sent; per 10k events: ${per10k(w.statements)} statements, ${per10k(w.rowsWritten)} rows, ${per10k(w.bytesSent)} bytes`
+      )
     }),
-    pgClientLayer(Redacted.make(dbUrl))
+    pgClientLayer(Redacted.make(dbUrl), counters)
   )
 }).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))
 

@@ -14,7 +14,7 @@ import { IndexerEndpoint } from "../http/indexer/api.js"
 import { IndexedHeadsLive } from "../http/core/indexed-heads.js"
 import { HealthNode, IndexerServerLive } from "./indexer-server.js"
 import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
-import { DatabaseLive, databaseTarget, patientPgClient, pgClientLayer } from "./db/database.js"
+import { countedPgClient, DatabaseLive, databaseTarget, patientPgClient, pgClientLayer } from "./db/database.js"
 import { type IndexerProcessExited, runIndexerProcess, startedByParent, stopWithParent } from "./indexer-process.js"
 import { runMigrations } from "./db/migrations.js"
 import { loadDeployment } from "./deployment.js"
@@ -250,9 +250,13 @@ export const start = (role: StartRole = "all") =>
         // The indexer child of `start` comes after the parent's migrations and may find the database
         // gone meanwhile: it waits for it like its other start-up steps, rather than exit and take the
         // service (which answers 503 until the database is back) down with it.
+        // Each process counts its Postgres work at the wire and logs it as it ends (`countedPgClient`).
         return startedByParent() && role === "indexer"
-          ? yield* jobs.pipe(Effect.provide(patientPgClient(target.url)))
-          : yield* runMigrations().pipe(Effect.zipRight(jobs), Effect.provide(pgClientLayer(target.url)))
+          ? yield* jobs.pipe(Effect.provide(countedPgClient("indexer", (counters) => patientPgClient(target.url, counters))))
+          : yield* runMigrations().pipe(
+              Effect.zipRight(jobs),
+              Effect.provide(countedPgClient(role === "indexer" ? "indexer" : "api", (counters) => pgClientLayer(target.url, counters)))
+            )
       })
     ),
     Effect.scoped

@@ -3,11 +3,13 @@
  * embedded cluster under `DATA_DIR`. Either way the rest of the program sees one `SqlClient`
  * (and `PgClient`, for LISTEN/NOTIFY and streaming) and never knows which.
  */
+import type { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted, Runtime, Schedule } from "effect"
 import * as Path from "node:path"
 import { AppConfig, redactUrl } from "../config.js"
 import { embeddedPostgres } from "./embedded-postgres.js"
+import { type PgWork, WireCounters } from "./wire-counters.js"
 
 /** Name of the application database inside the embedded cluster. */
 export const EMBEDDED_DATABASE = "predix"
@@ -35,20 +37,88 @@ export const databaseTarget = Effect.gen(function* () {
   return { kind: "embedded", url: embedded.url } satisfies DatabaseTarget
 })
 
-/** A pooled client for a URL; NUMERIC and INT8 stay strings so no amount passes through a JS number. */
-export const pgClientLayer = (url: Redacted.Redacted<string>) =>
-  PgClient.layer({ url, applicationName: "predix", maxConnections: 10, idleTimeout: "30 seconds", connectTimeout: "5 seconds" })
+/**
+ * A pooled client for a URL; NUMERIC and INT8 stay strings so no amount passes through a JS number.
+ * With `counters`, every connection of the pool (the LISTEN one included) counts its wire work there.
+ */
+export const pgClientLayer = (url: Redacted.Redacted<string>, counters?: WireCounters) =>
+  PgClient.layer({
+    url,
+    applicationName: "predix",
+    maxConnections: 10,
+    idleTimeout: "30 seconds",
+    connectTimeout: "5 seconds",
+    ...(counters === undefined ? {} : { stream: counters.stream })
+  })
 
 /**
  * `pgClientLayer`, built again until the database answers (each failure logged, the pause growing
  * from 100 ms to at most 5 s): for an indexer child, which must outlast an outage, not end on it.
  */
-export const patientPgClient = (url: Redacted.Redacted<string>) =>
-  pgClientLayer(url).pipe(
+export const patientPgClient = (url: Redacted.Redacted<string>, counters?: WireCounters) =>
+  pgClientLayer(url, counters).pipe(
     Layer.tapError((error) =>
       Effect.logError("database unavailable; retrying").pipe(Effect.annotateLogs({ phase: "starting", error: error.message }))
     ),
     Layer.retry(Schedule.exponential("100 millis").pipe(Schedule.either(Schedule.spaced("5 seconds"))))
+  )
+
+/** The log message of a process's Postgres work at its end (`postgresWorkLine` parses it). */
+export const POSTGRES_WORK_MESSAGE = "postgres work"
+
+/** The logfmt keys of `PgWork`'s fields, as the line carries them. */
+const workKeys: { readonly [K in keyof PgWork]: string } = {
+  connections: "connections",
+  unparsedConnections: "unparsed_connections",
+  statements: "statements",
+  rowsWritten: "rows_written",
+  rowsInserted: "rows_inserted",
+  rowsUpdated: "rows_updated",
+  rowsDeleted: "rows_deleted",
+  rowsCopied: "rows_copied",
+  bytesSent: "bytes_sent",
+  bytesReceived: "bytes_received",
+  copyBytes: "copy_bytes"
+}
+
+/** Parses a `postgres work` log line back into its role and `PgWork` (undefined: another line). */
+export const postgresWorkLine = (line: string): { readonly role: string; readonly work: PgWork } | undefined => {
+  if (!line.includes(`message="${POSTGRES_WORK_MESSAGE}"`)) return undefined
+  const role = /\brole=(\S+)/.exec(line)?.[1]
+  if (role === undefined) return undefined
+  const work: Record<string, number> = {}
+  for (const [field, key] of Object.entries(workKeys)) {
+    const value = new RegExp(`\\b${key}=(\\d+)`).exec(line)?.[1]
+    if (value === undefined) return undefined
+    work[field] = Number(value)
+  }
+  return { role, work: work as unknown as PgWork }
+}
+
+/**
+ * `make(counters)`'s pool, counted, and the process's whole wire work logged at info as it ends
+ * (`message="postgres work" role=<role> statements=... rows_written=... bytes_sent=...`), after
+ * the pool has closed: the figures a work-budget test reads, every connection of the process
+ * included. A killed process logs nothing.
+ */
+export const countedPgClient = <E, R>(
+  role: string,
+  make: (counters: WireCounters) => Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, E, R>
+) =>
+  Layer.unwrapScoped(
+    Effect.gen(function* () {
+      const counters = new WireCounters()
+      // Added before the pool is built, so it runs after the pool's own release (its Terminate messages).
+      yield* Effect.addFinalizer(() =>
+        Effect.logInfo(POSTGRES_WORK_MESSAGE).pipe(
+          Effect.annotateLogs({
+            role,
+            ...Object.fromEntries(Object.entries(counters.snapshot()).map(([field, value]) => [workKeys[field as keyof PgWork], value]))
+          })
+        )
+      )
+      return make(counters)
+    })
   )
 
 /** `SqlClient` + `PgClient` over the configured or embedded database. */
