@@ -94,7 +94,10 @@ const clientConfig = (config: PgClient.PgClientConfig): pg.ClientConfig => ({
   ssl: config.ssl,
   connectionTimeoutMillis: config.connectTimeout === undefined ? 5_000 : Duration.toMillis(config.connectTimeout),
   application_name: LISTEN_APPLICATION_NAME,
-  keepAlive: true
+  keepAlive: true,
+  // The pool's socket factory when it has one (the wire counters of `src/db`): this connection's
+  // work is the process's too.
+  ...(config.stream === undefined ? {} : { stream: config.stream })
 })
 
 /**
