@@ -17,7 +17,7 @@ import { committing, type IndexingContext, watchIndexedTokens } from "./indexing
 import { recordBatch, recordPosition } from "./metrics.js"
 import { reduceAll } from "./reduce/all.js"
 import type { State } from "./reduce/state.js"
-import { type CheckpointMoved, lockCheckpointAt, mutableTablesEmpty, planInPlace } from "./sink.js"
+import { type CheckpointMoved, commit, lockCheckpointAt, mutableTablesEmpty, planInPlace } from "./sink.js"
 import { threadBackfill } from "./source/backfill-thread.js"
 import { decodedBackfill, watchlistOf } from "./source/decoded-backfill.js"
 import type { ChainError } from "./source/errors.js"
@@ -47,7 +47,7 @@ export interface BackfillOptions {
 const since = (started: number) => (performance.now() - started) / 1000
 
 export const makeBackfillWriter = (context: IndexingContext, options: BackfillOptions) => {
-  const { sql, cache, stats, chainId, book } = context
+  const { cache, stats, chainId, book } = context
 
   /**
    * The decoded ranges of [from, to] in block order, digests chained on from `digest`: from the
@@ -120,22 +120,16 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         open = undefined
         const touched = cache.takeTouched()
         const at = { chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }
-        const writes = planInPlace(batch.state, touched, at)
+        const writes = planInPlace(batch.state, touched)
         const lock = guard
         guard = batch.to
         yield* writeDone
         writing = yield* Effect.forkScoped(
           Effect.gen(function* () {
             const t = performance.now()
-            yield* sql
-              .withTransaction(
-                Effect.gen(function* () {
-                  if (lock !== undefined) yield* lockCheckpointAt(chainId, lock)
-                  yield* writes
-                  yield* context.progress.notifyHead(batch.to, batch.hash, false)
-                })
-              )
-              .pipe(Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events } }))
+            yield* commit({ checkpoint: at, guard: lock, undoBlock: undefined, rows: () => writes }).pipe(
+              Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events } })
+            )
             cache.inPlaceCommitted(touched, batch.to)
             stats.writeMs += performance.now() - t
             yield* committed(batch, since(t))
@@ -201,8 +195,6 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
       /** Counts a committed batch and prints the progress line. */
       const committed: Committed = (batch, writeSeconds) =>
         Effect.suspend(() => {
-          stats.events += batch.events
-          stats.batches++
           events += batch.events
           const blocks = batch.to - last
           last = batch.to
@@ -217,7 +209,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
               blocks_per_s: Math.round((batch.to - from + 1) / seconds),
               eta_s: Math.round(((target - batch.to) * seconds) / Math.max(batch.to - from + 1, 1))
             }),
-            Effect.zipRight(recordBatch(blocks, batch.events, writeSeconds)),
+            Effect.zipRight(recordBatch(stats, blocks, batch.events, writeSeconds)),
             Effect.zipRight(recordPosition(batch.to, head)),
             Effect.zipRight(context.publishMetrics(false))
           )
@@ -227,14 +219,9 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         Effect.gen(function* () {
           const at = { chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }
           const t = performance.now()
-          yield* committing(
-            cache,
-            sql.withTransaction(
-              applyBatch(batch.events, at, context.protocol, undefined, cache, stats).pipe(
-                Effect.zipRight(context.progress.notifyHead(batch.to, batch.hash, false))
-              )
-            )
-          ).pipe(Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events.length } }))
+          yield* committing(cache, applyBatch(batch.events, at, context.protocol, undefined, cache, stats)).pipe(
+            Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events.length } })
+          )
           yield* committed({ to: batch.to, events: batch.events.length }, since(t))
         })
       const ranges = decodedRanges(from, target, checkpoint?.digest ?? GENESIS_DIGEST)

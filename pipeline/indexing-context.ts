@@ -7,13 +7,17 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Exit } from "effect"
 import type { Deployment } from "../schema/deployment.js"
 import type { AddressBook } from "./decode.js"
+import type { IndexerCounts } from "./metrics.js"
 import type { ProgressSql } from "./progress-sql.js"
 import type { ProtocolContracts } from "./reduce/model.js"
 import type { RowCache } from "./row-cache.js"
 import type { UnknownLogTally } from "./unknown-logs.js"
 
-/** Counts of this indexer since it was made, for progress lines and benchmarks. */
-export interface IndexerStats {
+/**
+ * This indexer's figures since it was made, for progress lines and benchmarks: the time its
+ * stages took, and its counts (changed only through `metrics.ts`, with the Metrics).
+ */
+export interface IndexerStats extends IndexerCounts {
   /** Milliseconds spent reading RPC answers and decoding logs (the backfill's stages). */
   readMs: number
   decodeMs: number
@@ -21,9 +25,6 @@ export interface IndexerStats {
   loadMs: number
   reduceMs: number
   writeMs: number
-  events: number
-  batches: number
-  reorgs: number
 }
 
 export interface IndexingContext {

@@ -4,7 +4,8 @@
  * Invariant: every key a reducer passes to getRow/putRow/dropRow for these events is collected
  * here (the strict row sets of a loaded batch throw otherwise). Order-book levels depend on the
  * side and price of orders that are only known once the orders are loaded, so they are a second
- * step (`bookLevelKeys`) after the first load.
+ * step (`bookLevelKeys`) after the first load; so are the positions and users of fills and
+ * transfers, whose owner or market only loaded rows name (`ledgerKeysOf`).
  */
 import type { DomainEvent } from "../schema/domain-events.js"
 import { pauseKey } from "./reduce/admin.js"
@@ -12,21 +13,15 @@ import { lpKey, poolKey } from "./reduce/amm.js"
 import { candleKey, candleKeysAt } from "./reduce/candles.js"
 import { eventGroupKey } from "./reduce/event-groups.js"
 import { holderKey, ZERO_ADDRESS } from "./reduce/holders.js"
+import { marketKey } from "./reduce/markets.js"
 import type { Located } from "./reduce/model.js"
 import { approvedOracleKey, feedMarketKey, manualOracleKey, reportKey } from "./reduce/oracles.js"
 import { levelKey, orderKey, ZERO_ORDER_ID } from "./reduce/orders.js"
+import { historyKey, historyMinute, positionKey, userKey } from "./reduce/positions.js"
+import { PROTOCOL_KEY } from "./reduce/protocol-totals.js"
 import { rowKey, type KeyPart } from "./reduce/rows.js"
 import { dayOf, traderDayKey, traderMarketKey, traderTotalKey } from "./reduce/trader-activity.js"
 import { KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
-
-/** Keys of the first slice's rows (`Working`), each as its Map there keys it. */
-export interface Keys {
-  readonly markets: ReadonlySet<bigint>
-  readonly positions: ReadonlySet<string>
-  readonly users: ReadonlySet<string>
-}
-
-export const WORKING_NAMES = ["markets", "positions", "users"] as const satisfies ReadonlyArray<keyof Keys>
 
 /** Per keyed table: in-memory key -> the key column values, in the table's key order. */
 export type RowKeys = { readonly [K in keyof KeyedRows]: Map<string, ReadonlyArray<KeyPart>> }
@@ -37,9 +32,18 @@ const add = (keys: RowKeys, table: keyof KeyedRows, key: string, parts: Readonly
   keys[table].set(key, parts)
 }
 
-/** The first load: every key computable from the events alone. */
+/** A user's position in a market, their stats row and the position's history row at `timestamp`'s minute. */
+const addPosition = (keys: RowKeys, user: string, marketId: bigint, timestamp: number) => {
+  add(keys, "users", userKey(user), [user])
+  add(keys, "positions", positionKey(user, marketId), [user, marketId])
+  const minute = historyMinute(timestamp)
+  add(keys, "positionHistory", historyKey(user, marketId, minute), [user, marketId, minute])
+}
+
+/** The first load: every key computable from the events alone (and the protocol totals, always). */
 export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; readonly at: Located }>): RowKeys => {
   const keys = emptyRowKeys()
+  add(keys, "protocol", PROTOCOL_KEY, [1])
   const candles = (marketId: bigint, timestamp: number) => {
     for (const [id, tf, bucket] of candleKeysAt(marketId, timestamp)) add(keys, "candles", candleKey(id, tf, bucket), [id, tf, bucket])
   }
@@ -48,6 +52,23 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
     add(keys, "traderDays", traderDayKey(address, dayOf(timestamp)), [address, dayOf(timestamp)])
   }
   for (const { event: e, at } of events) {
+    if ("marketId" in e && typeof e.marketId === "bigint") add(keys, "markets", marketKey(e.marketId), [e.marketId])
+    switch (e._tag) {
+      case "Trade":
+      case "TakerFilled":
+        addPosition(keys, e._tag === "Trade" ? e.trader : e.taker, e.marketId, at.timestamp)
+        addPosition(keys, e.recipient, e.marketId, at.timestamp)
+        break
+      case "OrderPlaced":
+        addPosition(keys, e.owner, e.marketId, at.timestamp)
+        break
+      case "PositionSplit":
+      case "PositionMerged":
+      case "TokensRedeemed":
+      case "MarketRefunded":
+        addPosition(keys, e.user, e.marketId, at.timestamp)
+        break
+    }
     switch (e._tag) {
       case "MarketCreated":
         add(keys, "outcomeTokens", rowKey(e.yesToken), [e.yesToken])
@@ -152,5 +173,56 @@ export const bookLevelKeys = (events: ReadonlyArray<{ readonly event: DomainEven
     add(keys, "bookLevels", levelKey(marketId, side, price), [marketId, side, price])
   for (const o of s.rows.orders.map.values()) if (o !== null) level(o.marketId, o.side, o.price)
   for (const { event: e } of events) if (e._tag === "OrderPlaced") level(e.marketId, e.side, e.price)
+  return keys
+}
+
+/**
+ * The second load's keys: positions and users of fills and transfers, whose owner or market only
+ * loaded rows (or earlier events of the batch) name: a maker order's owner, an outcome token's
+ * market; and the market of a pool being initialized (its first price).
+ */
+export const ledgerKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; readonly at: Located }>, s: State): RowKeys => {
+  const keys = emptyRowKeys()
+  const pools = new Map<string, bigint>()
+  const owners = new Map<string, string>()
+  const tokens = new Map<string, bigint>()
+  const marketOf = (token: string) => tokens.get(token) ?? s.rows.outcomeTokens.map.get(rowKey(token))?.marketId
+  for (const { event: e, at } of events) {
+    switch (e._tag) {
+      case "MarketCreated":
+        tokens.set(e.yesToken, e.marketId)
+        tokens.set(e.noToken, e.marketId)
+        break
+      case "OrderPlaced":
+        owners.set(e.orderId, e.owner)
+        break
+      case "Hook_PoolRegistered":
+        pools.set(e.poolId, e.marketId)
+        break
+      case "Initialize": {
+        const marketId = pools.get(e.id) ?? s.rows.pools.map.get(poolKey(e.id))?.marketId
+        if (marketId !== undefined) add(keys, "markets", marketKey(marketId), [marketId])
+        break
+      }
+      case "OrderMatched":
+        for (const id of [e.makerOrderId, e.takerOrderId]) {
+          const owner = owners.get(id) ?? s.rows.orders.map.get(orderKey(id))?.owner
+          if (owner !== undefined) addPosition(keys, owner, e.marketId, at.timestamp)
+        }
+        break
+      case "Transfer": {
+        const marketId = marketOf(at.address)
+        if (marketId === undefined) break
+        if (e.from !== ZERO_ADDRESS) addPosition(keys, e.from, marketId, at.timestamp)
+        if (e.to !== ZERO_ADDRESS) addPosition(keys, e.to, marketId, at.timestamp)
+        break
+      }
+      case "DustRefunded": {
+        const marketId = marketOf(e.token)
+        if (marketId !== undefined) addPosition(keys, e.recipient, marketId, at.timestamp)
+        break
+      }
+    }
+  }
   return keys
 }

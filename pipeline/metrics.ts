@@ -65,19 +65,40 @@ export const recordPosition = (block: number, head: number | undefined) =>
     { discard: true }
   )
 
-/** Counts a committed batch of `blocks` blocks and `events` events whose writes took `seconds`. */
-export const recordBatch = (blocks: number, events: number, seconds: number) =>
-  Effect.all(
-    [
-      Metric.incrementBy(blocksIndexed, blocks),
-      Metric.incrementBy(eventsIndexed, events),
-      Metric.increment(batchesWritten),
-      Metric.update(batchWriteSeconds, seconds)
-    ],
-    { discard: true }
-  )
+/**
+ * One indexer's counts since it was made: what its progress lines, `stats()` and the benchmarks
+ * read. Changed only by `recordBatch` and `recordReorg`, which count the process's Metrics (what
+ * /metrics serves) in the same call, so the two never disagree (with one indexer per process,
+ * as the service runs, they are equal).
+ */
+export interface IndexerCounts {
+  events: number
+  batches: number
+  reorgs: number
+}
 
-export const recordReorg = (depth: number) => Effect.zipRight(Metric.increment(reorgs), Metric.update(reorgDepth, depth))
+/** Counts a committed batch of `blocks` blocks and `events` events whose writes took `seconds`. */
+export const recordBatch = (counts: IndexerCounts, blocks: number, events: number, seconds: number) =>
+  Effect.suspend(() => {
+    counts.events += events
+    counts.batches++
+    return Effect.all(
+      [
+        Metric.incrementBy(blocksIndexed, blocks),
+        Metric.incrementBy(eventsIndexed, events),
+        Metric.increment(batchesWritten),
+        Metric.update(batchWriteSeconds, seconds)
+      ],
+      { discard: true }
+    )
+  })
+
+/** Counts a reorg reverted, `depth` blocks deep. */
+export const recordReorg = (counts: IndexerCounts, depth: number) =>
+  Effect.suspend(() => {
+    counts.reorgs++
+    return Effect.zipRight(Metric.increment(reorgs), Metric.update(reorgDepth, depth))
+  })
 
 const escapeLabel = (value: string) => value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"')
 const labels = (pairs: ReadonlyArray<readonly [string, string]>) =>

@@ -23,15 +23,23 @@ export interface HeldRow {
   readonly parentDigest: string
 }
 
+/**
+ * Tells listeners (freshness headers, caches, the stream) where the index of `chainId` now
+ * stands. Sent inside the transaction that commits (or reverts) the rows, so Postgres delivers
+ * it exactly when the changes become visible, never for a rolled-back batch. `reverted` marks
+ * the ancestor a reorg went back to.
+ */
+export const notifyIndexed = (chainId: number, block: number, hash: string, reverted: boolean) =>
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`select pg_notify(${INDEXED_CHANNEL}, ${encodeIndexedPayload({ chainId, block, hash, reverted })})`
+  )
+
 export const progressSql = (chainId: number) =>
   Effect.map(SqlClient.SqlClient, (sql) => ({
-    /**
-     * Tells listeners (freshness headers, caches, the stream) where the index now stands. Sent
-     * inside the commit's transaction, so Postgres delivers it exactly when the changes become
-     * visible, never for a rolled-back batch. `reverted` marks the ancestor a reorg went back to.
-     */
+    /** `notifyIndexed` for this chain: a reorg's revert announces its ancestor (commits announce through `sink.commit`). */
     notifyHead: (block: number, hash: string, reverted: boolean) =>
-      sql`select pg_notify(${INDEXED_CHANNEL}, ${encodeIndexedPayload({ chainId, block, hash, reverted })})`,
+      notifyIndexed(chainId, block, hash, reverted).pipe(Effect.provideService(SqlClient.SqlClient, sql)),
 
     /** The outcome tokens of every market indexed, to be watched again. */
     marketTokens: sql<{ yes_token: string; no_token: string }>`select yes_token, no_token from market`,

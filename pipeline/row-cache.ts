@@ -23,15 +23,13 @@
  *   no later event reads or writes them (a complete cache stays complete for every key a later
  *   batch can ask for).
  */
-import { WORKING_NAMES, type Keys } from "./keys.js"
-import { emptyProtocol } from "./reduce/markets.js"
-import type { MarketRow, PositionRow, ProtocolRow, UserRow } from "./reduce/model.js"
+import { emptyProtocol, PROTOCOL_KEY } from "./reduce/protocol-totals.js"
 import { emptyLogs, KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
 
-/** Every table of keyed rows: the first slice's (`Working`'s Maps) and the rest (`KeyedRows`). */
-export type TableName = keyof Keys | keyof KeyedRows
+/** Every table of keyed rows (`KeyedRows`). */
+export type TableName = keyof KeyedRows
 
-const TABLE_NAMES: ReadonlyArray<TableName> = [...WORKING_NAMES, ...KEYED_NAMES]
+const TABLE_NAMES: ReadonlyArray<TableName> = KEYED_NAMES
 
 /**
  * A Map that, while `touched` is set, records for every key used (read, tested, written or
@@ -78,7 +76,6 @@ const MAP_DELETE = Map.prototype.delete
 export type Touched = { readonly [N in TableName]: ReadonlyMap<unknown, unknown> }
 
 interface Staged {
-  readonly keys: Keys
   readonly state: State
   readonly block: number
 }
@@ -88,7 +85,6 @@ export class RowCache {
   readonly tables = Object.fromEntries(TABLE_NAMES.map((n) => [n, new TrackedMap<unknown, unknown>()])) as {
     readonly [N in TableName]: TrackedMap<unknown, unknown>
   }
-  protocol: ProtocolRow | undefined = undefined
   /** The checkpoint block the entries belong to; undefined while nothing is held. */
   validAt: number | undefined = undefined
   /** Every row of the mutable tables is held: a key not held is absent. */
@@ -111,7 +107,7 @@ export class RowCache {
 
   /** The block whose checkpoint the stored one must equal for a batch using these entries. */
   get guard(): number | undefined {
-    return this.size === 0 && this.protocol === undefined && !this.complete ? undefined : this.validAt
+    return this.size === 0 && !this.complete ? undefined : this.validAt
   }
 
   clear(): void {
@@ -119,7 +115,6 @@ export class RowCache {
       this.tables[name].touched = undefined
       this.tables[name].clear()
     }
-    this.protocol = undefined
     this.validAt = undefined
     this.staged = undefined
     this.complete = false
@@ -133,15 +128,10 @@ export class RowCache {
    */
   foldInPlace(): State {
     if (!this.complete) throw new Error("an in-place fold needs a complete cache")
-    this.protocol ??= emptyProtocol()
+    // Every state holds the protocol totals row (protocol-totals.ts); written by every batch.
+    if (!this.tables.protocol.has(PROTOCOL_KEY)) this.tables.protocol.set(PROTOCOL_KEY, emptyProtocol())
     for (const name of TABLE_NAMES) this.tables[name].touched = new Map()
-    // A complete cache holds no "absent" marks, so the first slice's Maps hold rows only.
     return {
-      markets: this.tables.markets as unknown as Map<bigint, MarketRow>,
-      positions: this.tables.positions as unknown as Map<string, PositionRow>,
-      users: this.tables.users as unknown as Map<string, UserRow>,
-      protocol: this.protocol,
-      appended: { trades: [], priceSnapshots: [] },
       rows: Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: false, map: this.tables[n] }])) as unknown as KeyedRows,
       logs: emptyLogs(),
       pendingFills: new Map(),
@@ -191,9 +181,9 @@ export class RowCache {
     return this.size > this.limit
   }
 
-  /** Records a folded batch (its loaded keys and state after the fold), not yet committed. */
-  stage(keys: Keys, state: State, block: number): void {
-    this.staged = { keys, state, block }
+  /** Records a folded batch (its state after the fold: every key loaded, null when absent), not yet committed. */
+  stage(state: State, block: number): void {
+    this.staged = { state, block }
   }
 
   /** The staged batch committed: its rows are now what Postgres holds. */
@@ -201,20 +191,13 @@ export class RowCache {
     const staged = this.staged
     this.staged = undefined
     if (staged === undefined) return
-    const { keys, state } = staged
+    const { state } = staged
     // A complete cache holds no "absent" marks: not holding a key already says so.
     const put = (into: Map<unknown, unknown>, key: unknown, row: unknown) => {
       if (row !== null && row !== undefined) into.set(key, row)
       else if (this.complete) into.delete(key)
       else into.set(key, null)
     }
-    // The first slice's Maps do not hold the keys loaded absent: `keys` names them.
-    for (const name of WORKING_NAMES) {
-      const rows = state[name] as ReadonlyMap<unknown, unknown>
-      for (const key of keys[name]) put(this.tables[name], key, rows.get(key))
-      for (const [key, row] of rows) put(this.tables[name], key, row)
-    }
-    this.protocol = state.protocol
     for (const name of KEYED_NAMES) {
       for (const [key, row] of state.rows[name].map as Map<string, unknown>) put(this.tables[name], key, row)
     }

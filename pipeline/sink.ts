@@ -1,28 +1,30 @@
 /**
- * The Postgres sink: load the rows a batch touches, and write a
- * folded batch back in ONE transaction together with its undo images and the checkpoint.
+ * The Postgres sink: load the rows a batch touches, and commit a folded batch in ONE
+ * transaction together with its undo images, the checkpoint and the NOTIFY (`commit`, the one
+ * commit both writers use).
  *
  * Invariants:
- * - a batch's derived rows, its undo rows and the checkpoint commit together or not at all, so a
- *   crash leaves the last committed batch intact and a restart resumes right after it;
+ * - a batch's derived rows, its undo rows, the checkpoint and the NOTIFY commit together or not
+ *   at all, so a crash leaves the last committed batch intact and a restart resumes right after
+ *   it, and listeners hear of exactly the commits that happened;
  * - undo images are written only for unfinalized blocks, and hold each touched row as it was
  *   before the batch (null when it did not exist); `revertTo` restores them;
- * - every write is set-based (`unnest` of column arrays), never a row at a time.
+ * - every write is set-based (`unnest` of column arrays, COPY), never a row at a time.
  *
  * Every table goes through its descriptor (`tables.ts`) and the generic code of `rows-sink.ts`:
- * one write path, one undo format and one revert. The first slice's tables differ only in where
- * their rows live in memory (`Working`'s Maps, absent rows not held; see `WORKING` below).
+ * one in-memory model (`Rows`), one write path, one undo format and one revert. The protocol
+ * totals row differs only in being written by every batch (see `writeProtocol`).
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { Data, Effect } from "effect"
-import { emptyProtocol } from "./reduce/markets.js"
-import { positionKey } from "./reduce/positions.js"
-import type { ProtocolRow, Working } from "./reduce/model.js"
+import { emptyProtocol, PROTOCOL_KEY } from "./reduce/protocol-totals.js"
+import type { ProtocolRow } from "./reduce/model.js"
 import type { KeyedRows, State } from "./reduce/state.js"
-import { emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/state.js"
-import { WORKING_NAMES, type Keys, type RowKeys } from "./keys.js"
+import { emptyKeyedRows, emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/state.js"
+import type { RowKeys } from "./keys.js"
 import type { KeyPart } from "./reduce/rows.js"
 import type { RowCache, Touched } from "./row-cache.js"
+import { notifyIndexed } from "./progress-sql.js"
 import {
   appendRows,
   encodeRow,
@@ -30,14 +32,13 @@ import {
   revertAppended,
   revertKeyed,
   sameRow,
-  selectKeyed,
   writeKeyed,
   writeKeyedRows,
   writeTouchedKeyed,
   type AnyRow,
   type UndoEntry
 } from "./rows-sink.js"
-import { APPEND_ONLY_TABLES, APPEND_TABLES, KEYED_TABLES, MUTABLE_TABLES, WORKING_LOGS, WORKING_TABLES, type TableDef } from "./tables.js"
+import { APPEND_ONLY_TABLES, APPEND_TABLES, KEYED_TABLES, MUTABLE_TABLES } from "./tables.js"
 
 export interface Checkpoint {
   readonly chainId: number
@@ -47,90 +48,12 @@ export interface Checkpoint {
   readonly head: number | null
 }
 
-/** A first-slice table as `Working` holds it: a Map from the reducers' key to the row. */
-interface WorkingTable<K> {
-  readonly def: TableDef
-  /** The key fields' values of an in-memory key, in key order. */
-  readonly parts: (key: K) => ReadonlyArray<KeyPart>
-  readonly keyOf: (row: AnyRow) => K
-}
-
-type WorkingName = keyof Keys
-
-/** The first slice's keyed tables, by their name in `Working`, `Keys` and the row cache. */
-const WORKING: { readonly [N in WorkingName]: WorkingTable<Keys[N] extends ReadonlySet<infer K> ? K : never> } = {
-  markets: { def: WORKING_TABLES.markets, parts: (id) => [id], keyOf: (row) => row["id"] as bigint },
-  positions: {
-    def: WORKING_TABLES.positions,
-    // positionKey is `${user}:${marketId}`.
-    parts: (key) => key.split(":") as [string, string],
-    keyOf: (row) => positionKey(row["user"] as string, row["marketId"] as bigint)
-  },
-  users: { def: WORKING_TABLES.users, parts: (address) => [address], keyOf: (row) => row["address"] as string }
-}
-
-/** A first-slice Map as the generic code sees it (rows are plain objects of their fields). */
+/** A table's rows as the generic code sees them (rows are plain objects of their fields). */
 const anyRows = (map: object) => map as ReadonlyMap<unknown, AnyRow | null>
 
-/** The protocol totals as stored: the one row of protocol_stats. */
-const storedProtocol = (p: ProtocolRow): AnyRow => ({ id: 1, ...p })
-
-/** Splits `keys` into the entries `cached` holds (handed to `hit`) and the keys it does not. */
-const missesOf = <K, V>(
-  keys: Iterable<K>,
-  cached: ReadonlyMap<K, V> | undefined,
-  hit: (key: K, value: V) => void,
-  complete: boolean
-): Array<K> => {
-  const misses: Array<K> = []
-  for (const key of keys) {
-    if (cached !== undefined && cached.has(key)) hit(key, cached.get(key)!)
-    else if (!complete) misses.push(key)
-  }
-  return misses
-}
-
 /**
- * Reads the rows of `keys` into a fresh working set (absent rows stay absent): from `cache` where
- * it holds them, from Postgres otherwise.
- */
-export const loadWorking = (keys: Keys, cache?: RowCache) =>
-  loadWorkingInto(
-    { markets: new Map(), positions: new Map(), users: new Map(), protocol: emptyProtocol(), appended: { trades: [], priceSnapshots: [] } },
-    keys,
-    cache,
-    true
-  )
-
-/**
- * Reads the rows of `keys` into `w` (absent rows stay absent), and the protocol row when
- * `protocol`: a second load for keys only the first one's rows reveal (see batch.ts).
- */
-export const loadWorkingInto = (w: Working, keys: Keys, cache: RowCache | undefined, protocol: boolean) =>
-  Effect.gen(function* () {
-    const complete = cache?.complete === true
-    for (const name of WORKING_NAMES) {
-      const table = WORKING[name] as WorkingTable<unknown>
-      const into = w[name] as unknown as Map<unknown, AnyRow>
-      const cached = cache?.tables[name] as ReadonlyMap<unknown, AnyRow | null> | undefined
-      const misses = missesOf(keys[name] as ReadonlySet<unknown>, cached, (key, row) => row !== null && into.set(key, row), complete)
-      if (misses.length > 0) for (const row of yield* selectKeyed(table.def, misses.map(table.parts))) into.set(table.keyOf(row), row)
-    }
-    if (!protocol) return w
-    if (cache?.protocol !== undefined) w.protocol = cache.protocol
-    else if (!complete) {
-      const [row] = yield* selectKeyed(WORKING_TABLES.protocol, [[1]])
-      if (row !== undefined) {
-        const { id: _, ...totals } = row
-        w.protocol = totals as unknown as ProtocolRow
-      }
-    }
-    return w
-  })
-
-/**
- * Loads the keyed rows of `keys` into `rows` (strict sets: a key not loaded cannot be used), from
- * `cache` where it holds them.
+ * Loads the keyed rows of `keys` into `rows` (a key already held is kept: nothing has been
+ * folded yet), from `cache` where it holds them; absent rows are held as null.
  */
 export const loadKeyedInto = (rows: KeyedRows, keys: RowKeys, cache?: RowCache) =>
   Effect.forEach(
@@ -140,6 +63,7 @@ export const loadKeyedInto = (rows: KeyedRows, keys: RowKeys, cache?: RowCache) 
       const cached = cache?.tables[name]
       const misses = new Map<string, ReadonlyArray<KeyPart>>()
       for (const [key, parts] of keys[name]) {
+        if (into.has(key)) continue
         if (cached?.has(key) === true) into.set(key, cached.get(key))
         else if (cache?.complete === true) into.set(key, null)
         else misses.set(key, parts)
@@ -153,42 +77,124 @@ export const loadKeyedInto = (rows: KeyedRows, keys: RowKeys, cache?: RowCache) 
     { discard: true }
   )
 
-/** The first slice's rows of `keys` plus every keyed row of `rowKeys`, as a strict state. */
-export const loadState = (keys: Keys, rowKeys: RowKeys, cache?: RowCache) =>
+/**
+ * The rows of `keys` as a strict state. The protocol totals row is always among `keys`
+ * (`rowKeysOf`); when nothing was indexed yet it is held as zeros, so its undo image is the
+ * zeros row, never absent.
+ */
+export const loadState = (keys: RowKeys, cache?: RowCache) =>
   Effect.gen(function* () {
-    const working = yield* loadWorking(keys, cache)
-    const rows = Object.fromEntries(KEYED_NAMES.map((n) => [n, { strict: true, map: new Map() }])) as unknown as KeyedRows
-    yield* loadKeyedInto(rows, rowKeys, cache)
-    const state: State = { ...working, rows, logs: emptyLogs(), pendingFills: new Map(), moved: new Map() }
+    const rows = emptyKeyedRows(true)
+    yield* loadKeyedInto(rows, keys, cache)
+    if ((rows.protocol.map.get(PROTOCOL_KEY) ?? null) === null) rows.protocol.map.set(PROTOCOL_KEY, emptyProtocol())
+    const state: State = { rows, logs: emptyLogs(), pendingFills: new Map(), moved: new Map() }
     return state
   })
+
+const protocolIn = (state: State): ProtocolRow => state.rows.protocol.map.get(PROTOCOL_KEY) ?? emptyProtocol()
 
 /**
  * The protocol row: written by every batch (so it exists once anything was indexed), imaged for
  * undo when it changed.
  */
-const writeProtocol = (before: ProtocolRow, after: ProtocolRow, withUndo: boolean) => {
-  const def = WORKING_TABLES.protocol
-  const [was, now] = [storedProtocol(before), storedProtocol(after)]
+const writeProtocol = (before: State, after: State, withUndo: boolean) => {
+  const def = KEYED_TABLES.protocol
+  const [was, now] = [protocolIn(before), protocolIn(after)] as unknown as [AnyRow, AnyRow]
   return sameRow(def, was, now)
     ? Effect.as(writeKeyedRows(def, { inserts: [], upserts: [encodeRow(def, now)], deletes: [] }), [])
-    : writeKeyed(def, new Map([[1, was]]), new Map([[1, now]]), withUndo)
+    : writeKeyed(def, new Map([[PROTOCOL_KEY, was]]), new Map([[PROTOCOL_KEY, now]]), withUndo)
 }
 
-/** The first slice's appended rows and every reducer's logs. */
+/** Every appended row of the batch, table by table. */
 const appendAll = (state: State) =>
-  Effect.gen(function* () {
-    yield* appendRows(WORKING_LOGS.trades, state.appended.trades as unknown as ReadonlyArray<AnyRow>)
-    yield* appendRows(WORKING_LOGS.priceSnapshots, state.appended.priceSnapshots as unknown as ReadonlyArray<AnyRow>)
-    for (const name of LOG_NAMES) yield* appendRows(APPEND_TABLES[name], state.logs[name] as unknown as ReadonlyArray<AnyRow>)
+  Effect.forEach(LOG_NAMES, (name) => appendRows(APPEND_TABLES[name], state.logs[name] as unknown as ReadonlyArray<AnyRow>), {
+    discard: true
   })
 
 /**
- * Commits one folded batch: rows, appended rows, undo images (when `undoBlock` is set: the batch
- * is one unfinalized block) and the checkpoint, in one transaction.
+ * The writes of a batch folded on a copy (`before` the state as loaded, `after` folded): every
+ * row that changed and every appended row; returns the undo images (none unless `withUndo`).
  */
-export const commitBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.withTransaction(writeBatch(before, after, checkpoint, undoBlock)))
+export const writeRows = (before: State, after: State, withUndo: boolean) =>
+  Effect.gen(function* () {
+    const images: Array<UndoEntry> = []
+    for (const name of KEYED_NAMES) {
+      images.push(
+        ...(name === "protocol"
+          ? yield* writeProtocol(before, after, withUndo)
+          : yield* writeKeyed(KEYED_TABLES[name], anyRows(before.rows[name].map), anyRows(after.rows[name].map), withUndo))
+      )
+    }
+    yield* appendAll(after)
+    return images
+  })
+
+/**
+ * The writes of a batch folded in place into a complete row cache (`RowCache.foldInPlace`): the
+ * rows it touched and its appended rows. A backfill batch: no undo images.
+ * Rows are encoded here, when this is called, not when the returned effect runs: they are the
+ * cache's own objects, which the next batch's fold changes while these statements run.
+ */
+export const planInPlace = (state: State, touched: Touched) => {
+  const protocol = KEYED_TABLES.protocol
+  // Appended rows and logs are the batch's own, never changed after they are appended.
+  const steps: ReadonlyArray<Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient>> = [
+    ...KEYED_NAMES.map((name) =>
+      name === "protocol"
+        ? writeKeyedRows(protocol, { inserts: [], upserts: [encodeRow(protocol, protocolIn(state) as unknown as AnyRow)], deletes: [] })
+        : writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map)
+    ),
+    appendAll(state)
+  ]
+  return Effect.as(
+    Effect.forEach(steps, (step) => step, { discard: true }),
+    [] as ReadonlyArray<UndoEntry>
+  )
+}
+
+/** One commit: a batch's rows and where it leaves the index. */
+export interface Commit<E, R> {
+  /** Where the index stands after it: written with the rows and announced after them. */
+  readonly checkpoint: Checkpoint
+  /**
+   * The checkpoint block the rows held in memory belong to (the row cache's guard): locked, and
+   * the commit fails with CheckpointMoved unless the stored checkpoint is still there.
+   */
+  readonly guard: number | undefined
+  /** The block whose undo images are written: set only for an unfinalized block (the tip). */
+  readonly undoBlock: number | undefined
+  /** The rows: loads, folds and writes them (inside the transaction), returning their undo images. */
+  readonly rows: (withUndo: boolean) => Effect.Effect<ReadonlyArray<UndoEntry>, E, R>
+  /** More of the same transaction, before the NOTIFY: the tip holds its block in the window. */
+  readonly also?: Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient> | undefined
+}
+
+/**
+ * The one commit of both writers, in one transaction: lock the checkpoint (when rows held in
+ * memory are used), the rows, their undo images when the block is unfinalized, the checkpoint,
+ * `also`, and the NOTIFY (delivered by Postgres exactly when the transaction commits).
+ */
+export const commit = <E, R>(c: Commit<E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.withTransaction(
+      Effect.gen(function* () {
+        const { checkpoint, undoBlock } = c
+        if (c.guard !== undefined) yield* lockCheckpointAt(checkpoint.chainId, c.guard)
+        const images = yield* c.rows(undoBlock !== undefined)
+        if (undoBlock !== undefined) {
+          yield* sql.unsafe(`insert into undo_log select $1, * from unnest($2::text[], $3::text[], $4::jsonb[]) on conflict do nothing`, [
+            undoBlock,
+            images.map((i) => i.table),
+            images.map((i) => i.key),
+            images.map((i) => i.image)
+          ])
+        }
+        yield* writeCheckpoint(checkpoint)
+        if (c.also !== undefined) yield* c.also
+        yield* notifyIndexed(checkpoint.chainId, checkpoint.block, checkpoint.hash, false)
+      })
+    )
+  )
 
 /**
  * Another process moved the checkpoint since this one last committed: rows this process holds in
@@ -214,30 +220,6 @@ export const lockCheckpointAt = (chainId: number, block: number) =>
     }
   })
 
-const writeBatch = (before: State, after: State, checkpoint: Checkpoint, undoBlock: number | undefined) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const withUndo = undoBlock !== undefined
-    const images: Array<UndoEntry> = []
-    for (const name of WORKING_NAMES) {
-      images.push(...(yield* writeKeyed(WORKING[name].def, anyRows(before[name]), anyRows(after[name]), withUndo)))
-    }
-    images.push(...(yield* writeProtocol(before.protocol, after.protocol, withUndo)))
-    for (const name of KEYED_NAMES) {
-      images.push(...(yield* writeKeyed(KEYED_TABLES[name], anyRows(before.rows[name].map), anyRows(after.rows[name].map), withUndo)))
-    }
-    yield* appendAll(after)
-    if (withUndo) {
-      yield* sql.unsafe(`insert into undo_log select $1, * from unnest($2::text[], $3::text[], $4::jsonb[]) on conflict do nothing`, [
-        undoBlock,
-        images.map((i) => i.table),
-        images.map((i) => i.key),
-        images.map((i) => i.image)
-      ])
-    }
-    yield* writeCheckpoint(checkpoint)
-  })
-
 const writeCheckpoint = (checkpoint: Checkpoint) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.unsafe(
@@ -247,25 +229,6 @@ const writeCheckpoint = (checkpoint: Checkpoint) =>
       [checkpoint.chainId, checkpoint.block, checkpoint.hash, checkpoint.digest, checkpoint.head]
     )
   )
-
-/**
- * The writes of a batch folded in place into a complete row cache (`RowCache.foldInPlace`): the
- * rows it touched, its appended rows and the checkpoint. A backfill batch: no undo images.
- * Rows are encoded here, when this is called, not when the returned effect runs: they are the
- * cache's own objects, which the next batch's fold changes while these statements run.
- */
-export const planInPlace = (state: State, touched: Touched, checkpoint: Checkpoint) => {
-  const protocol = WORKING_TABLES.protocol
-  // Appended rows and logs are the batch's own, never changed after they are appended.
-  const steps: ReadonlyArray<Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient>> = [
-    ...WORKING_NAMES.map((name) => writeTouchedKeyed(WORKING[name].def, anyRows(touched[name]), anyRows(state[name]))),
-    writeKeyedRows(protocol, { inserts: [], upserts: [encodeRow(protocol, storedProtocol(state.protocol))], deletes: [] }),
-    ...KEYED_NAMES.map((name) => writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map)),
-    appendAll(state),
-    writeCheckpoint(checkpoint)
-  ]
-  return Effect.forEach(steps, (step) => step, { discard: true })
-}
 
 /** True when every table the reducers keep rows of is empty (nothing indexed into this database yet). */
 export const mutableTablesEmpty = Effect.flatMap(SqlClient.SqlClient, (sql) =>

@@ -152,14 +152,11 @@ const TRADER_ACTIVITY = [
   ["lastLiquidityDay", int8]
 ] as const
 
-/** The protocol totals as stored: one row, id 1. */
-export type ProtocolStatsRow = ProtocolRow & { readonly id: 1 }
-
 /**
- * The first slice's mutable tables, whose rows the reducers hold in the plain Maps of `Working`
- * (absent rows not held) rather than in `KeyedRows`; stored, imaged and restored like the rest.
+ * Every mutable table, by its name in `KeyedRows` and the row cache. Written and reverted in this
+ * order (markets, positions, users and the protocol totals first, as they always were).
  */
-export const WORKING_TABLES = {
+export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
   markets: tableOf<MarketRow>()(
     "market",
     ["id"],
@@ -210,7 +207,7 @@ export const WORKING_TABLES = {
       ["traded", bool]
     ]
   ),
-  protocol: tableOf<ProtocolStatsRow>()(
+  protocol: tableOf<ProtocolRow>()(
     "protocol_stats",
     ["id"],
     [
@@ -220,35 +217,7 @@ export const WORKING_TABLES = {
       ["totalTrades", big],
       ["totalUsers", big]
     ]
-  )
-} as const
-
-/** The first slice's append-only tables (`Working.appended`). */
-export const WORKING_LOGS = {
-  trades: tableOf<TradeRow, "address">()("trade", APPEND_KEY, [
-    ...LOCATED,
-    ["marketId", big],
-    ["trader", text],
-    ["recipient", text],
-    ["tradeType", int2],
-    ["amountIn", big],
-    ["amountOut", big],
-    ["clobFilled", big],
-    ["ammFilled", big]
-  ]),
-  // A snapshot's transaction is its trade's: not stored again.
-  priceSnapshots: tableOf<PriceSnapshotRow, "address" | "txHash">()("price_snapshot", APPEND_KEY, [
-    ["block", int8, "block_number"],
-    ["logIndex", int4],
-    ["timestamp", int8],
-    ["marketId", big],
-    ["yesPrice", big],
-    ["source", text],
-    ["openInterest", big]
-  ])
-} as const
-
-export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
+  ),
   outcomeTokens: tableOf<OutcomeTokenRow>()(
     "outcome_token",
     ["address"],
@@ -467,7 +436,29 @@ export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
   )
 }
 
+/** Every append-only table, by its name in `AppendedLogs`; appended in this order. */
 export const APPEND_TABLES: { readonly [K in keyof AppendedLogs]: TableDef } = {
+  trades: tableOf<TradeRow, "address">()("trade", APPEND_KEY, [
+    ...LOCATED,
+    ["marketId", big],
+    ["trader", text],
+    ["recipient", text],
+    ["tradeType", int2],
+    ["amountIn", big],
+    ["amountOut", big],
+    ["clobFilled", big],
+    ["ammFilled", big]
+  ]),
+  // A snapshot's transaction is its trade's: not stored again.
+  priceSnapshots: tableOf<PriceSnapshotRow, "address" | "txHash">()("price_snapshot", APPEND_KEY, [
+    ["block", int8, "block_number"],
+    ["logIndex", int4],
+    ["timestamp", int8],
+    ["marketId", big],
+    ["yesPrice", big],
+    ["source", text],
+    ["openInterest", big]
+  ]),
   matches: tableOf<MatchRow, "address">()("order_match", APPEND_KEY, [
     ...LOCATED,
     ["marketId", big],
@@ -564,10 +555,10 @@ export const APPEND_TABLES: { readonly [K in keyof AppendedLogs]: TableDef } = {
 }
 
 /** Every table whose rows change in place: restored from the undo log on a reorg. */
-export const MUTABLE_TABLES: ReadonlyArray<TableDef> = [...Object.values(WORKING_TABLES), ...Object.values(KEYED_TABLES)]
+export const MUTABLE_TABLES: ReadonlyArray<TableDef> = Object.values(KEYED_TABLES)
 
 /** Every append-only table: rows above the common ancestor deleted on a reorg. */
-export const APPEND_ONLY_TABLES: ReadonlyArray<TableDef> = [...Object.values(WORKING_LOGS), ...Object.values(APPEND_TABLES)]
+export const APPEND_ONLY_TABLES: ReadonlyArray<TableDef> = Object.values(APPEND_TABLES)
 
 /** Every table the sink writes. */
 export const SINK_TABLES: ReadonlyArray<string> = [...MUTABLE_TABLES, ...APPEND_ONLY_TABLES].map((t) => t.sql)

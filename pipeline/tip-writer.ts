@@ -2,7 +2,8 @@
  * The tip writer: commits the tip source's events one transaction each, with the held window
  * (`indexed_block`) and the NOTIFY in the same transaction.
  *
- * - Block: its rows with undo images, the block held, the checkpoint moved to it.
+ * - Block: its rows with undo images, the block held, the checkpoint moved to it (`sink.commit`,
+ *   the backfill's commit too).
  * - Reorg: every block above the ancestor undone (rows from their undo images, appended rows
  *   deleted), those blocks dropped from the window, the checkpoint moved back to the ancestor.
  * - Finalized: blocks now final leave the window and lose their undo rows.
@@ -27,22 +28,17 @@ export const makeTipWriter = (context: IndexingContext) => {
           const t = performance.now()
           yield* committing(
             cache,
-            sql.withTransaction(
-              applyBatch(
-                events,
-                { chainId, block: header.number, hash: header.hash, digest, head },
-                context.protocol,
-                header.number,
-                cache,
-                context.stats
-              ).pipe(
-                Effect.zipRight(progress.holdBlock(header, digest, parentDigest)),
-                Effect.zipRight(progress.notifyHead(header.number, header.hash, false))
-              )
+            applyBatch(
+              events,
+              { chainId, block: header.number, hash: header.hash, digest, head },
+              context.protocol,
+              header.number,
+              cache,
+              context.stats,
+              progress.holdBlock(header, digest, parentDigest)
             )
           ).pipe(Effect.withSpan("indexer.batch.write", { attributes: { to: header.number, events: events.length } }))
-          context.stats.events += events.length
-          yield* recordBatch(1, events.length, (performance.now() - t) / 1000)
+          yield* recordBatch(context.stats, 1, events.length, (performance.now() - t) / 1000)
           yield* recordPosition(header.number, head)
         })
       case "Reorg":
@@ -58,8 +54,7 @@ export const makeTipWriter = (context: IndexingContext) => {
               )
             )
             .pipe(Effect.withSpan("indexer.reorg.revert", { attributes: { ancestor: ancestor.number, depth: event.depth } }))
-          context.stats.reorgs++
-          yield* recordReorg(event.depth)
+          yield* recordReorg(context.stats, event.depth)
           yield* recordPosition(ancestor.number, undefined)
         })
       case "Finalized":

@@ -1,7 +1,7 @@
 /**
  * The one dispatcher from decoded events to every reducer. Pure, like each reducer it calls.
  *
- * Order within one event: the first slice (markets.ts) runs first, so candles see exactly the
+ * Order within one event: markets.ts runs first, so candles see exactly the
  * price snapshots it appended for this event. Last, every position the event moved is copied
  * into its history row and journaled with its source (positions.ts, `recordMoves`; `moveSource`), and the trade and liquidity rows it appended
  * feed the trader totals (trader-activity.ts).
@@ -22,11 +22,11 @@ import type { State } from "./state.js"
 import { onLiquidityAdded, onTraderTrade, tradeRowVolume } from "./trader-activity.js"
 
 export const reduceAll = (s: State, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
-  const trades = s.appended.trades.length
+  const trades = s.logs.trades.length
   const liquidity = s.logs.liquidityEvents.length
   dispatch(s, event, at, protocol)
   // The trader totals count exactly the trade and liquidity rows this event appended.
-  for (let i = trades; i < s.appended.trades.length; i++) onTraderTrade(s, s.appended.trades[i]!, tradeRowVolume(s.appended.trades[i]!))
+  for (let i = trades; i < s.logs.trades.length; i++) onTraderTrade(s, s.logs.trades[i]!, tradeRowVolume(s.logs.trades[i]!))
   for (let i = liquidity; i < s.logs.liquidityEvents.length; i++) onLiquidityAdded(s, s.logs.liquidityEvents[i]!)
   if (s.moved.size > 0) recordMoves(s.moved, s.rows.positionHistory, at, s.logs.positionMoves, moveSource(s, event))
 }
@@ -63,9 +63,9 @@ const moveSource =
   }
 
 const dispatch = (s: State, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
-  const snapshots = s.appended.priceSnapshots.length
+  const snapshots = s.logs.priceSnapshots.length
   reduceEvent(s, event, at, protocol)
-  for (let i = snapshots; i < s.appended.priceSnapshots.length; i++) onPriceSnapshot(s, s.appended.priceSnapshots[i]!)
+  for (let i = snapshots; i < s.logs.priceSnapshots.length; i++) onPriceSnapshot(s, s.logs.priceSnapshots[i]!)
   switch (event._tag) {
     case "MarketCreated":
       return onTokensCreated(s, event)

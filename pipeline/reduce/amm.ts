@@ -15,6 +15,7 @@
 import { yesPriceFromSqrt } from "../../schema/protocol/amm-price.js"
 import type { DomainEventOf } from "../../schema/domain-events.js"
 import type { Located, PoolRow } from "./model.js"
+import { marketRow } from "./markets.js"
 import { dropRow, getRow, putRow, rowKey } from "./rows.js"
 import type { State } from "./state.js"
 
@@ -66,7 +67,7 @@ export const onInitialize = (s: State, e: DomainEventOf<"Initialize">, at: Locat
     updatedBlock: at.block
   })
   // Until its first trade a market is priced at its pool's initial price.
-  const market = s.markets.get(pool.marketId)
+  const market = marketRow(s, pool.marketId)
   if (market !== undefined && market.lastTradeAt === null && !market.isResolved)
     market.yesPrice = yesPriceFromSqrt(e.sqrtPriceX96, pool.yesIsCurrency0)
 }

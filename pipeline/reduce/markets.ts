@@ -1,8 +1,9 @@
 /**
  * Pure reducers for markets, router trades, positions and protocol totals.
  *
- * Events in, state changes out: each function reads and writes a `Working` set (in-memory rows
- * keyed by table and id) and appends rows to `appended`. No clock, no I/O, no randomness: the
+ * Events in, state changes out: each function reads and writes the rows of a batch's state
+ * (`rows.markets`, `rows.positions`, `rows.users`, `rows.protocol`) and appends rows to
+ * `logs.trades` and `logs.priceSnapshots`. No clock, no I/O, no randomness: the
  * same events on the same rows give the same changes. The sink loads the rows a batch touches,
  * folds the batch, then writes every touched row once (a thousand trades on one market are one
  * market update).
@@ -21,52 +22,61 @@
  * this module; `all.ts` dispatches every event, running this module's `reduceEvent` first.
  */
 import type { DomainEvent, DomainEventOf } from "../../schema/domain-events.js"
-import { acquire, dispose, markTraded, splitCost, userRow } from "./positions.js"
-import type { Located, MarketRow, ProtocolContracts, ProtocolRow, Working } from "./model.js"
+import { acquire, dispose, markTraded, splitCost, userRow, type Ledger } from "./positions.js"
+import type { Located, MarketRow, PriceSnapshotRow, ProtocolContracts, TradeRow } from "./model.js"
+import { protocolOf } from "./protocol-totals.js"
+import { getRow, putRow, rowKey, type Rows } from "./rows.js"
 
 const PRICE_UNIT = 1_000_000n
 
-export const emptyProtocol = (): ProtocolRow => ({ totalMarkets: 0n, totalVolume: 0n, totalTrades: 0n, totalUsers: 0n })
+/** The part of a batch's state (`State`) these reducers read and write. */
+export interface MarketsState extends Ledger {
+  readonly rows: Ledger["rows"] & { readonly markets: Rows<MarketRow> }
+  readonly logs: { readonly trades: Array<TradeRow>; readonly priceSnapshots: Array<PriceSnapshotRow> }
+}
 
-export const emptyWorking = (): Working => ({
-  markets: new Map(),
-  positions: new Map(),
-  users: new Map(),
-  protocol: emptyProtocol(),
-  appended: { trades: [], priceSnapshots: [] }
-})
+export const marketKey = (id: bigint) => rowKey(id)
 
-const market = (w: Working, id: bigint, what: string): MarketRow => {
-  const row = w.markets.get(id)
+/** The market row of `id`, when it exists. */
+export const marketRow = (w: { readonly rows: { readonly markets: Rows<MarketRow> } }, id: bigint): MarketRow | undefined =>
+  getRow(w.rows.markets, marketKey(id), "market")
+
+const market = (w: MarketsState, id: bigint, what: string): MarketRow => {
+  const row = marketRow(w, id)
   if (row === undefined) throw new Error(`${what} for unknown market ${id}`)
   return row
 }
 
-export const onMarketCreated = (w: Working, e: DomainEventOf<"MarketCreated">, at: Located): void => {
-  if (w.markets.has(e.marketId)) throw new Error(`market ${e.marketId} created twice`)
-  w.markets.set(e.marketId, {
-    id: e.marketId,
-    question: e.question,
-    endTime: e.endTime,
-    oracle: e.oracle,
-    creator: e.creator,
-    yesToken: e.yesToken,
-    noToken: e.noToken,
-    createdAt: at.timestamp,
-    createdBlock: at.block,
-    createdTx: at.txHash,
-    totalCollateral: 0n,
-    volume: 0n,
-    tradeCount: 0n,
-    isResolved: false,
-    outcome: null,
-    resolutionType: "NONE",
-    resolvedAt: null,
-    refundMode: false,
-    yesPrice: PRICE_UNIT / 2n,
-    lastTradeAt: null
-  })
-  w.protocol.totalMarkets += 1n
+export const onMarketCreated = (w: MarketsState, e: DomainEventOf<"MarketCreated">, at: Located): void => {
+  if (marketRow(w, e.marketId) !== undefined) throw new Error(`market ${e.marketId} created twice`)
+  putRow(
+    w.rows.markets,
+    marketKey(e.marketId),
+    {
+      id: e.marketId,
+      question: e.question,
+      endTime: e.endTime,
+      oracle: e.oracle,
+      creator: e.creator,
+      yesToken: e.yesToken,
+      noToken: e.noToken,
+      createdAt: at.timestamp,
+      createdBlock: at.block,
+      createdTx: at.txHash,
+      totalCollateral: 0n,
+      volume: 0n,
+      tradeCount: 0n,
+      isResolved: false,
+      outcome: null,
+      resolutionType: "NONE",
+      resolvedAt: null,
+      refundMode: false,
+      yesPrice: PRICE_UNIT / 2n,
+      lastTradeAt: null
+    },
+    "market"
+  )
+  protocolOf(w).totalMarkets += 1n
 }
 
 /**
@@ -90,7 +100,7 @@ export const impliedYesPrice = (e: DomainEventOf<"Trade">): bigint | undefined =
 }
 
 /** Rules 1 and 4; a buy's shares go to the recipient at amountIn, a sell's leave the trader for amountOut. */
-export const onTrade = (w: Working, e: DomainEventOf<"Trade">, at: Located, protocol: ProtocolContracts): void => {
+export const onTrade = (w: MarketsState, e: DomainEventOf<"Trade">, at: Located, protocol: ProtocolContracts): void => {
   const m = market(w, e.marketId, "Trade")
   const buy = e.tradeType === 0 || e.tradeType === 2
   const yes = e.tradeType === 0 || e.tradeType === 1
@@ -98,8 +108,9 @@ export const onTrade = (w: Working, e: DomainEventOf<"Trade">, at: Located, prot
   m.volume += usdc
   m.tradeCount += 1n
   m.lastTradeAt = at.timestamp
-  w.protocol.totalVolume += usdc
-  w.protocol.totalTrades += 1n
+  const totals = protocolOf(w)
+  totals.totalVolume += usdc
+  totals.totalTrades += 1n
   markTraded(w, e.trader, protocol)
   markTraded(w, e.recipient, protocol)
   if (!protocol.has(e.trader)) {
@@ -111,9 +122,9 @@ export const onTrade = (w: Working, e: DomainEventOf<"Trade">, at: Located, prot
   const yesPrice = impliedYesPrice(e)
   if (yesPrice !== undefined) {
     m.yesPrice = yesPrice
-    w.appended.priceSnapshots.push({ ...at, marketId: e.marketId, yesPrice, source: "router", openInterest: m.totalCollateral })
+    w.logs.priceSnapshots.push({ ...at, marketId: e.marketId, yesPrice, source: "router", openInterest: m.totalCollateral })
   }
-  w.appended.trades.push({
+  w.logs.trades.push({
     ...at,
     marketId: e.marketId,
     trader: e.trader,
@@ -129,18 +140,18 @@ export const onTrade = (w: Working, e: DomainEventOf<"Trade">, at: Located, prot
 }
 
 /** Rule 2: a price snapshot and the last-trade time; never volume or counts. */
-export const onHookTraded = (w: Working, e: DomainEventOf<"Hook_MarketTraded">, at: Located): void => {
+export const onHookTraded = (w: MarketsState, e: DomainEventOf<"Hook_MarketTraded">, at: Located): void => {
   const m = market(w, e.marketId, "Hook_MarketTraded")
   m.yesPrice = e.yesPrice
   m.lastTradeAt = at.timestamp
-  w.appended.priceSnapshots.push({ ...at, marketId: e.marketId, yesPrice: e.yesPrice, source: "hook_amm", openInterest: m.totalCollateral })
+  w.logs.priceSnapshots.push({ ...at, marketId: e.marketId, yesPrice: e.yesPrice, source: "hook_amm", openInterest: m.totalCollateral })
 }
 
 type Settlement =
   DomainEventOf<"PositionSplit"> | DomainEventOf<"PositionMerged"> | DomainEventOf<"TokensRedeemed"> | DomainEventOf<"MarketRefunded">
 
 /** Rule 3: collateral moves for every user; positions for users that are not protocol contracts. */
-export const onSettlement = (w: Working, e: Settlement, protocol: ProtocolContracts): void => {
+export const onSettlement = (w: MarketsState, e: Settlement, protocol: ProtocolContracts): void => {
   const m = market(w, e.marketId, e._tag)
   switch (e._tag) {
     case "PositionSplit": {
@@ -172,7 +183,7 @@ export const onSettlement = (w: Working, e: Settlement, protocol: ProtocolContra
 }
 
 export const onResolved = (
-  w: Working,
+  w: MarketsState,
   e: DomainEventOf<"MarketResolved"> | DomainEventOf<"MarketEmergencyResolved">,
   at: Located
 ): void => {
@@ -187,7 +198,7 @@ export const onResolved = (
   m.yesPrice = e.outcome ? PRICE_UNIT : 0n
 }
 
-export const onRefundMode = (w: Working, e: DomainEventOf<"RefundModeEnabled">, at: Located): void => {
+export const onRefundMode = (w: MarketsState, e: DomainEventOf<"RefundModeEnabled">, at: Located): void => {
   const m = market(w, e.marketId, e._tag)
   m.refundMode = true
   m.resolutionType = "REFUND"
@@ -195,7 +206,7 @@ export const onRefundMode = (w: Working, e: DomainEventOf<"RefundModeEnabled">, 
 }
 
 /** Folds one decoded event into the working set; events this slice does not derive from are ignored. */
-export const reduceEvent = (w: Working, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
+export const reduceEvent = (w: MarketsState, event: DomainEvent, at: Located, protocol: ProtocolContracts): void => {
   switch (event._tag) {
     case "MarketCreated":
       return onMarketCreated(w, event, at)

@@ -54,7 +54,9 @@ export interface MarketRow {
   lastTradeAt: number | null
 }
 
+/** The protocol totals: the one row of protocol_stats, id 1 (`PROTOCOL_KEY` in state.ts). */
 export interface ProtocolRow {
+  readonly id: 1
   totalMarkets: bigint
   totalVolume: bigint
   totalTrades: bigint
@@ -78,15 +80,6 @@ export interface PriceSnapshotRow extends Located {
   readonly source: "router" | "hook_amm"
   /** The market's collateral at that moment: the open interest of the price series. */
   readonly openInterest: bigint
-}
-
-/** Rows a batch has read or changed, by key; `undefined` means "known not to exist". */
-export interface Working {
-  readonly markets: Map<bigint, MarketRow>
-  readonly positions: Map<string, PositionRow>
-  readonly users: Map<string, UserRow>
-  protocol: ProtocolRow
-  readonly appended: { readonly trades: Array<TradeRow>; readonly priceSnapshots: Array<PriceSnapshotRow> }
 }
 
 // Positions and users (positions.ts)

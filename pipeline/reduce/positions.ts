@@ -24,7 +24,17 @@
  *   basis held (what a trade history shows and a user can reconcile).
  */
 import { getRow, putRow, rowKey, type Rows } from "./rows.js"
-import type { Located, MoveSource, PositionHistoryRow, PositionMoveRow, PositionRow, ProtocolContracts, UserRow } from "./model.js"
+import type {
+  Located,
+  MoveSource,
+  PositionHistoryRow,
+  PositionMoveRow,
+  PositionRow,
+  ProtocolContracts,
+  ProtocolRow,
+  UserRow
+} from "./model.js"
+import { protocolOf } from "./protocol-totals.js"
 
 /** A position as it stood before the event being folded first moved it. */
 export interface PositionBefore {
@@ -34,18 +44,20 @@ export interface PositionBefore {
   readonly realizedPnl: bigint
 }
 
-/** The part of a batch's working set the ledger changes. */
+/** The part of a batch's working set (`State`) the ledger changes. */
 export interface Ledger {
-  readonly positions: Map<string, PositionRow>
-  readonly users: Map<string, UserRow>
-  readonly protocol: { totalUsers: bigint }
-  /** Positions moved by the event being folded, as they were before it (a full state has it; see `recordMoves`). */
-  readonly moved?: Map<PositionRow, PositionBefore>
+  readonly rows: {
+    readonly positions: Rows<PositionRow>
+    readonly users: Rows<UserRow>
+    readonly protocol: Rows<ProtocolRow>
+  }
+  /** Positions moved by the event being folded, as they were before it (see `recordMoves`). */
+  readonly moved: Map<PositionRow, PositionBefore>
 }
 
 /** Notes `p` as moved by the current event, keeping what it was before the event's first move of it. */
 const touch = (w: Ledger, p: PositionRow): void => {
-  if (w.moved === undefined || w.moved.has(p)) return
+  if (w.moved.has(p)) return
   w.moved.set(p, { yesBalance: p.yesBalance, noBalance: p.noBalance, cost: p.yesCost + p.noCost, realizedPnl: p.realizedPnl })
 }
 
@@ -120,25 +132,28 @@ export const recordMoves = (
   moved.clear()
 }
 
-export const positionKey = (user: string, marketId: bigint) => `${user}:${marketId}`
+export const positionKey = (user: string, marketId: bigint) => rowKey(user, marketId)
+
+export const userKey = (address: string) => rowKey(address)
 
 /** The user's position row, created empty on first use. */
 export const position = (w: Ledger, user: string, marketId: bigint): PositionRow => {
   const key = positionKey(user, marketId)
-  let row = w.positions.get(key)
+  let row = getRow(w.rows.positions, key, "position")
   if (row === undefined) {
     row = { user, marketId, yesBalance: 0n, noBalance: 0n, yesCost: 0n, noCost: 0n, realizedPnl: 0n }
-    w.positions.set(key, row)
+    putRow(w.rows.positions, key, row, "position")
   }
   return row
 }
 
 /** The user's stats row, created on first use (not yet counted as a user: see `markTraded`). */
 export const userRow = (w: Ledger, address: string): UserRow => {
-  let row = w.users.get(address)
+  const key = userKey(address)
+  let row = getRow(w.rows.users, key, "user_stats")
   if (row === undefined) {
     row = { address, volume: 0n, tradeCount: 0n, realizedPnl: 0n, traded: false }
-    w.users.set(address, row)
+    putRow(w.rows.users, key, row, "user_stats")
   }
   return row
 }
@@ -152,7 +167,7 @@ export const markTraded = (w: Ledger, address: string, protocol: ProtocolContrac
   const u = userRow(w, address)
   if (u.traded) return
   u.traded = true
-  w.protocol.totalUsers += 1n
+  protocolOf(w).totalUsers += 1n
 }
 
 /** Cost of `amount` shares out of `balance` held at total `cost` (average cost, rounded down). */

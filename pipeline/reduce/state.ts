@@ -1,7 +1,7 @@
 /**
- * The whole working set of a batch: the first slice's `Working` (markets, positions, users,
- * protocol totals, trades, price snapshots) plus the keyed rows and appended rows of every
- * other reducer. Plain data (Maps, arrays, objects) so `structuredClone` gives the undo "before".
+ * The whole working set of a batch: the keyed rows of every mutable table and the appended rows
+ * of every append-only table, one model for all of them (`Rows`, keyed by `rowKey`). Plain data
+ * (Maps, arrays, objects) so `structuredClone` gives the undo "before".
  */
 import type {
   BookLevelRow,
@@ -10,6 +10,7 @@ import type {
   HolderRow,
   LiquidityEventRow,
   LiquidityPositionRow,
+  MarketRow,
   MatchRow,
   OrderRow,
   OutcomeTokenRow,
@@ -18,11 +19,14 @@ import type {
   PositionHistoryRow,
   PositionMoveRow,
   PositionRow,
+  PriceSnapshotRow,
+  ProtocolRow,
   ReferralRow,
   TakerFillRow,
+  TradeRow,
   TraderActivityRow,
   TraderMarketRow,
-  Working
+  UserRow
 } from "./model.js"
 import type {
   ApprovedOracleRow,
@@ -39,12 +43,18 @@ import type {
   PauseStateRow,
   RoleChangeRow
 } from "./model-governance.js"
-import { emptyWorking } from "./markets.js"
+import { emptyProtocol, PROTOCOL_KEY } from "./protocol-totals.js"
 import { emptyRows, type Rows } from "./rows.js"
 import type { PositionBefore } from "./positions.js"
 
 /** Mutable tables, each keyed as its module's `...Key` function says. */
 export interface KeyedRows {
+  readonly markets: Rows<MarketRow>
+  /** Keyed `positionKey(user, marketId)`. */
+  readonly positions: Rows<PositionRow>
+  readonly users: Rows<UserRow>
+  /** One row, `PROTOCOL_KEY` (protocol-totals.ts). */
+  readonly protocol: Rows<ProtocolRow>
   readonly outcomeTokens: Rows<OutcomeTokenRow>
   readonly holders: Rows<HolderRow>
   readonly orders: Rows<OrderRow>
@@ -66,6 +76,8 @@ export interface KeyedRows {
 
 /** Append-only tables: rows of this batch, in chain order. */
 export interface AppendedLogs {
+  readonly trades: Array<TradeRow>
+  readonly priceSnapshots: Array<PriceSnapshotRow>
   readonly matches: Array<MatchRow>
   readonly takerFills: Array<TakerFillRow>
   readonly fees: Array<FeeRow>
@@ -81,7 +93,7 @@ export interface AppendedLogs {
   readonly positionMoves: Array<PositionMoveRow>
 }
 
-export interface State extends Working {
+export interface State {
   readonly rows: KeyedRows
   readonly logs: AppendedLogs
   /** Fills of order ids not placed yet (see orders.ts); never written. */
@@ -91,6 +103,10 @@ export interface State extends Working {
 }
 
 export const KEYED_NAMES = [
+  "markets",
+  "positions",
+  "users",
+  "protocol",
   "outcomeTokens",
   "holders",
   "orders",
@@ -111,6 +127,8 @@ export const KEYED_NAMES = [
 ] as const satisfies ReadonlyArray<keyof KeyedRows>
 
 export const LOG_NAMES = [
+  "trades",
+  "priceSnapshots",
   "matches",
   "takerFills",
   "fees",
@@ -138,10 +156,8 @@ export const emptyKeyedRows = (strict: boolean): KeyedRows =>
 export const emptyLogs = (): AppendedLogs => Object.fromEntries(LOG_NAMES.map((name) => [name, []])) as unknown as AppendedLogs
 
 /** A state built from nothing (not strict): for reducer tests and whole-chain folds in memory. */
-export const emptyState = (): State => ({
-  ...emptyWorking(),
-  rows: emptyKeyedRows(false),
-  logs: emptyLogs(),
-  pendingFills: new Map(),
-  moved: new Map()
-})
+export const emptyState = (): State => {
+  const rows = emptyKeyedRows(false)
+  rows.protocol.map.set(PROTOCOL_KEY, emptyProtocol())
+  return { rows, logs: emptyLogs(), pendingFills: new Map(), moved: new Map() }
+}

@@ -1,6 +1,6 @@
 /**
- * Every derived table as rows, for comparing two databases: the first slice's tables and every
- * table of `pipeline/tables.ts`, each in a total order (by the row's text).
+ * Every derived table as rows, for comparing two databases: every table of
+ * `pipeline/tables.ts`, each in a total order (by the row's text).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"

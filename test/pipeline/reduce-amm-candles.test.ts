@@ -164,7 +164,7 @@ describe("candles", () => {
       tradeCount: 3n
     })
     // Candle prices are exactly the price snapshots.
-    expect(s.appended.priceSnapshots.map((p) => p.yesPrice)).toEqual([600_000n, 620_000n, 500_000n, 550_000n, 700_000n])
+    expect(s.logs.priceSnapshots.map((p) => p.yesPrice)).toEqual([600_000n, 620_000n, 500_000n, 550_000n, 700_000n])
   })
 
   it("buckets: multiples of the timeframe, weeks from Monday 00:00 UTC", () => {

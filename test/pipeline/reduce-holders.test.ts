@@ -5,6 +5,8 @@
 import { describe, expect, it } from "vitest"
 import type { DomainEvent } from "../../schema/domain-events.js"
 import { holderKey, ZERO_ADDRESS } from "../../pipeline/reduce/holders.js"
+import { marketKey } from "../../pipeline/reduce/markets.js"
+import { emptyProtocol, PROTOCOL_KEY } from "../../pipeline/reduce/protocol-totals.js"
 import { emptyKeyedRows, emptyState } from "../../pipeline/reduce/state.js"
 import { A, fold, rows, type Step } from "./fold.js"
 
@@ -71,7 +73,10 @@ describe("outcome-token holders", () => {
   })
 
   it("in a loaded (strict) batch, a row the key collection missed cannot be read or written", () => {
+    // The market (absent) and the protocol totals were loaded; its outcome tokens were not.
     const s = { ...emptyState(), rows: emptyKeyedRows(true) }
+    s.rows.markets.map.set(marketKey(created.marketId), null)
+    s.rows.protocol.map.set(PROTOCOL_KEY, emptyProtocol())
     expect(() => fold([created], s)).toThrow(/outcome_token row .* was not loaded/)
   })
 })

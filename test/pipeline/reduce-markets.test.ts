@@ -8,9 +8,11 @@ import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import type { DomainEvent } from "../../schema/domain-events.js"
 import { AddressBook, decodeLog, protocolContracts } from "../../pipeline/decode.js"
-import { emptyWorking, reduceEvent } from "../../pipeline/reduce/markets.js"
+import { marketRow, reduceEvent } from "../../pipeline/reduce/markets.js"
 import { positionKey } from "../../pipeline/reduce/positions.js"
-import type { Located, Working } from "../../pipeline/reduce/model.js"
+import type { Located } from "../../pipeline/reduce/model.js"
+import { protocolOf } from "../../pipeline/reduce/protocol-totals.js"
+import { emptyState, type State } from "../../pipeline/reduce/state.js"
 import { generateSynthetic } from "../../tools/recording/synthetic.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 
@@ -27,8 +29,8 @@ const protocol = { has: (a: string) => a === ROUTER, isVenue: (a: string) => a =
 const alice = A(1)
 const bob = A(2)
 
-const run = (events: ReadonlyArray<DomainEvent>): Working => {
-  const w = emptyWorking()
+const run = (events: ReadonlyArray<DomainEvent>): State => {
+  const w = emptyState()
   events.forEach((e, i) => reduceEvent(w, e, at(100 + i), protocol))
   return w
 }
@@ -59,11 +61,11 @@ const trade = (recipient: string, tradeType: 0 | 1 | 2 | 3, amountIn: bigint, am
 describe("event-source rules", () => {
   it("1. Trade is the only source of volume and trade counts, in USDC on both sides", () => {
     const w = run([created, trade(alice, 0, 50_000_000n, 90_000_000n), trade(alice, 1, 40_000_000n, 20_000_000n)])
-    const m = w.markets.get(1n)!
+    const m = marketRow(w, 1n)!
     expect(m.volume).toBe(70_000_000n)
     expect(m.tradeCount).toBe(2n)
-    expect(w.protocol).toMatchObject({ totalVolume: 70_000_000n, totalTrades: 2n, totalMarkets: 1n })
-    expect(w.users.get(alice)).toMatchObject({ volume: 70_000_000n, tradeCount: 2n })
+    expect(protocolOf(w)).toMatchObject({ totalVolume: 70_000_000n, totalTrades: 2n, totalMarkets: 1n })
+    expect(w.rows.users.map.get(alice)).toMatchObject({ volume: 70_000_000n, tradeCount: 2n })
   })
 
   it("2. Hook_MarketTraded moves the price and last-trade time, never volume or counts", () => {
@@ -80,12 +82,12 @@ describe("event-source rules", () => {
         noPrice: 390_000n
       }
     ])
-    const m = w.markets.get(1n)!
+    const m = marketRow(w, 1n)!
     expect(m.volume).toBe(0n)
     expect(m.tradeCount).toBe(0n)
-    expect(w.protocol.totalVolume).toBe(0n)
+    expect(protocolOf(w).totalVolume).toBe(0n)
     expect(m.yesPrice).toBe(610_000n)
-    expect(w.appended.priceSnapshots.map((s) => s.source)).toEqual(["hook_amm"])
+    expect(w.logs.priceSnapshots.map((s) => s.source)).toEqual(["hook_amm"])
   })
 
   it("3. split, merge, redeem and refund always change collateral, even for protocol contracts, which get no position", () => {
@@ -94,16 +96,16 @@ describe("event-source rules", () => {
       { _tag: "PositionSplit", marketId: 1n, user: ROUTER, amount: 10_000_000n },
       { _tag: "PositionMerged", marketId: 1n, user: ROUTER, amount: 4_000_000n }
     ])
-    expect(w.markets.get(1n)!.totalCollateral).toBe(6_000_000n)
-    expect(w.positions.has(positionKey(ROUTER, 1n))).toBe(false)
-    expect(w.users.has(ROUTER)).toBe(false)
+    expect(marketRow(w, 1n)!.totalCollateral).toBe(6_000_000n)
+    expect(w.rows.positions.map.has(positionKey(ROUTER, 1n))).toBe(false)
+    expect(w.rows.users.map.has(ROUTER)).toBe(false)
   })
 
   it("4. a Trade to a protocol contract writes no position but still counts volume", () => {
     const w = run([created, trade(ROUTER, 0, 5_000_000n, 8_000_000n), trade(bob, 2, 5_000_000n, 9_000_000n)])
-    expect(w.positions.has(positionKey(ROUTER, 1n))).toBe(false)
-    expect(w.positions.get(positionKey(bob, 1n))).toMatchObject({ noBalance: 9_000_000n, noCost: 5_000_000n })
-    expect(w.markets.get(1n)!.volume).toBe(10_000_000n)
+    expect(w.rows.positions.map.has(positionKey(ROUTER, 1n))).toBe(false)
+    expect(w.rows.positions.map.get(positionKey(bob, 1n))).toMatchObject({ noBalance: 9_000_000n, noCost: 5_000_000n })
+    expect(marketRow(w, 1n)!.volume).toBe(10_000_000n)
   })
 
   it("positions: average-cost basis, realized PnL on sells and redemption", () => {
@@ -122,10 +124,10 @@ describe("event-source rules", () => {
         payout: 49_000_000n
       }
     ])
-    const p = w.positions.get(positionKey(bob, 1n))!
+    const p = w.rows.positions.map.get(positionKey(bob, 1n))!
     expect(p.realizedPnl).toBe(10_000_000n + (49_000_000n - 20_000_000n))
     expect(p.yesBalance).toBe(0n)
-    const m = w.markets.get(1n)!
+    const m = marketRow(w, 1n)!
     expect(m).toMatchObject({ isResolved: true, outcome: true, resolutionType: "ORACLE" })
   })
 
@@ -135,7 +137,7 @@ describe("event-source rules", () => {
       { _tag: "MarketResolved", marketId: 1n, outcome: true, resolver: A(9) },
       { _tag: "MarketEmergencyResolved", marketId: 1n, outcome: false, resolver: A(9) }
     ])
-    expect(w.markets.get(1n)).toMatchObject({ isResolved: true, outcome: true, resolutionType: "ORACLE" })
+    expect(marketRow(w, 1n)).toMatchObject({ isResolved: true, outcome: true, resolutionType: "ORACLE" })
   })
 })
 
@@ -149,7 +151,7 @@ describe("folding a whole synthetic chain", () => {
       chain.advanceAll()
       const book = new AddressBook(summary.deployment)
       const protocolSet = protocolContracts(summary.deployment, new AddressBook(summary.deployment))
-      const w = emptyWorking()
+      const w = emptyState()
       let volume = 0n
       let trades = 0n
       const collateral = new Map<bigint, bigint>()
@@ -180,12 +182,13 @@ describe("folding a whole synthetic chain", () => {
           )
         }
       }
-      expect(w.protocol.totalVolume).toBe(volume)
-      expect(w.protocol.totalTrades).toBe(trades)
-      expect(w.appended.trades.length).toBe(Number(trades))
-      for (const [id, m] of w.markets) expect(m.totalCollateral).toBe(collateral.get(id) ?? 0n)
+      expect(protocolOf(w).totalVolume).toBe(volume)
+      expect(protocolOf(w).totalTrades).toBe(trades)
+      expect(w.logs.trades.length).toBe(Number(trades))
+      const markets = [...w.rows.markets.map.values()].map((m) => m!)
+      for (const m of markets) expect(m.totalCollateral).toBe(collateral.get(m.id) ?? 0n)
       let marketVolume = 0n
-      for (const m of w.markets.values()) marketVolume += m.volume
+      for (const m of markets) marketVolume += m.volume
       expect(marketVolume).toBe(volume)
     } finally {
       await fs.rm(dir, { recursive: true, force: true })

@@ -7,7 +7,9 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import type { DomainEvent } from "../../schema/domain-events.js"
+import { marketRow } from "../../pipeline/reduce/markets.js"
 import { positionKey } from "../../pipeline/reduce/positions.js"
+import { protocolOf } from "../../pipeline/reduce/protocol-totals.js"
 import type { PositionRow } from "../../pipeline/reduce/model.js"
 import { ZERO_ORDER_ID } from "../../pipeline/reduce/orders.js"
 import type { State } from "../../pipeline/reduce/state.js"
@@ -77,7 +79,7 @@ const minted: ReadonlyArray<Step> = [alice, bob, carol, POOL_MANAGER, EXCHANGE, 
 ])
 
 const run = (steps: ReadonlyArray<Step | DomainEvent>): State => fold([created, ...minted, ...steps])
-const pos = (s: State, user: string): PositionRow | undefined => s.positions.get(positionKey(user, 1n))
+const pos = (s: State, user: string): PositionRow | undefined => s.rows.positions.map.get(positionKey(user, 1n)) ?? undefined
 
 describe("position and P&L rules, one per event", () => {
   it("router buy: the recipient's shares grow at amountIn", () => {
@@ -89,7 +91,7 @@ describe("position and P&L rules, one per event", () => {
   it("router sell: the trader's shares leave at their average cost, proceeds minus it realized", () => {
     const s = run([trade(alice, 0, 30n * USDC, 50n * USDC), trade(alice, 1, 20n * USDC, 16n * USDC)])
     expect(pos(s, alice)).toMatchObject({ yesBalance: 30n * USDC, yesCost: 18n * USDC, realizedPnl: 4n * USDC })
-    expect(s.users.get(alice)!.realizedPnl).toBe(4n * USDC)
+    expect(s.rows.users.map.get(alice)!.realizedPnl).toBe(4n * USDC)
   })
 
   it("maker BUY fill: shares in at the match price", () => {
@@ -235,7 +237,7 @@ describe("position and P&L rules, one per event", () => {
       }
     ])
     expect(pos(s, alice)).toMatchObject({ yesBalance: 0n, noBalance: 0n, yesCost: 0n, noCost: 0n, realizedPnl: 4_950_000n - 7n * USDC })
-    expect(s.markets.get(1n)!.yesPrice).toBe(0n)
+    expect(marketRow(s, 1n)!.yesPrice).toBe(0n)
   })
 
   it("refund: the burned shares out, the payout minus their cost realized", () => {
@@ -294,11 +296,11 @@ describe("position and P&L rules, one per event", () => {
     ])
     for (const contract of PROTOCOL) {
       expect(pos(s, contract)).toBeUndefined()
-      expect(s.users.has(contract)).toBe(false)
+      expect(s.rows.users.map.has(contract)).toBe(false)
     }
     // alice (trader) and bob (maker); carol only split and transferred
-    expect(s.protocol.totalUsers).toBe(2n)
-    expect(s.users.get(carol)?.traded).toBe(false)
+    expect(protocolOf(s).totalUsers).toBe(2n)
+    expect(s.rows.users.map.get(carol)?.traded).toBe(false)
   })
 })
 
@@ -543,15 +545,16 @@ describe("P&L property over generated event sequences", () => {
             expect([row.yesBalance, row.noBalance], user).toEqual([b.yes, b.no])
             const unrealized = mark(row.yesBalance, row.noBalance, p) - row.yesCost - row.noCost
             expect(row.realizedPnl + unrealized, user).toBe(b.received + mark(b.yes, b.no, p) - b.paid)
-            expect(s.users.get(user)?.realizedPnl ?? 0n).toBe(row.realizedPnl)
+            expect(s.rows.users.map.get(user)?.realizedPnl ?? 0n).toBe(row.realizedPnl)
           }
           const prefix = run(steps.slice(0, cut % (steps.length + 1)))
           for (const state of [s, prefix]) {
             for (const contract of PROTOCOL) {
               expect(pos(state, contract)).toBeUndefined()
-              expect(state.users.has(contract)).toBe(false)
+              expect(state.rows.users.map.has(contract)).toBe(false)
             }
-            for (const row of state.positions.values()) {
+            for (const row of state.rows.positions.map.values()) {
+              if (row === null) continue
               expect(row.yesBalance >= 0n && row.noBalance >= 0n && row.yesCost >= 0n && row.noCost >= 0n).toBe(true)
             }
           }

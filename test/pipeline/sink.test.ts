@@ -68,7 +68,7 @@ const block12 = [
 const block11b = [ev(11, 0, trade(A(4), 0, 3_000_000n, 5_000_000n))]
 
 /**
- * Blocks touching every table beyond the first slice: holders, orders (matched before placed,
+ * Blocks touching every table beyond markets, positions, users and trades: holders, orders (matched before placed,
  * cancelled), book, event groups, oracles, admin history, pause state, AMM, candles.
  */
 const YES = A(10)
@@ -214,7 +214,7 @@ describe("sink", () => {
   )
 
   it.live(
-    "undo entries of the first slice written before migration 0019 are converted, so a reorg across the upgrade restores exactly",
+    "undo entries of markets, positions, users and protocol totals written before migration 0019 are converted, so a reorg across the upgrade restores exactly",
     () =>
       Effect.gen(function* () {
         const { atAncestor, reverted } = yield* withDb(
