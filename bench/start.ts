@@ -35,7 +35,9 @@ export const benchStart = async (options: {
   readonly finalized: number
 }) => {
   const build = spawn(process.execPath, ["bin/build.mjs"], { stdio: ["ignore", "ignore", "inherit"] })
-  await new Promise<void>((resolve, reject) => build.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`build exited ${code}`)))))
+  await new Promise<void>((resolve, reject) =>
+    build.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`build exited ${code}`))))
+  )
   const db = new pg.Client({ connectionString: options.databaseUrl })
   await db.connect()
   // Postgres backend CPU is sampled per backend pid while the run lasts (backends come and go).

@@ -189,9 +189,7 @@ const checkAddress = (input: string): HexCheck => checkHex(input, (n) => n === 4
  */
 export const parseAddress = (input: string): Either.Either<Address, string> => {
   const parsed = checkAddress(input)
-  return "ok" in parsed
-    ? Either.right(parsed.ok as Address)
-    : Either.left(`${ADDRESS_EXPECTED}, ${got(input)}${parsed.problem}`)
+  return "ok" in parsed ? Either.right(parsed.ok as Address) : Either.left(`${ADDRESS_EXPECTED}, ${got(input)}${parsed.problem}`)
 }
 
 /**
@@ -204,7 +202,12 @@ export const Address = stringPrimitive({
   title: "Address",
   description: "EVM address: 0x followed by 40 hex digits; any case accepted, always lowercase in responses",
   expected: ADDRESS_EXPECTED,
-  jsonSchema: { pattern: ADDRESS_INPUT_PATTERN.source, minLength: 42, maxLength: 42, examples: ["0x00000000000000000000000000000000000000aa"] },
+  jsonSchema: {
+    pattern: ADDRESS_INPUT_PATTERN.source,
+    minLength: 42,
+    maxLength: 42,
+    examples: ["0x00000000000000000000000000000000000000aa"]
+  },
   to: AddressFromSelf,
   parse: checkAddress,
   format: (value) => value.toLowerCase() as `0x${string}`

@@ -98,7 +98,8 @@ describe("imports", () => {
   })
 
   it("keep schema's rooms apart: protocol math (schema/protocol) imports only itself; the wire vocabulary imports no I/O (schema/io)", () => {
-    const room = (file: string) => (file.startsWith(`schema${Path.sep}`) ? (file.split(Path.sep)[1]!.endsWith(".ts") ? "wire" : file.split(Path.sep)[1]!) : undefined)
+    const room = (file: string) =>
+      file.startsWith(`schema${Path.sep}`) ? (file.split(Path.sep)[1]!.endsWith(".ts") ? "wire" : file.split(Path.sep)[1]!) : undefined
     const crossing = files.flatMap((file) => {
       const from = room(file)
       if (from === undefined) return []

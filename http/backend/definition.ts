@@ -71,5 +71,10 @@ export class BackendApi extends HttpApi.make("backend")
   // Any path can fail to resolve to a route.
   .addError(NotFound.wire)
   .annotateContext(
-    OpenApi.annotations({ title: "PrediX backend API", version: "2.0.0", description: DESCRIPTION, transform: (spec) => documentRoles(adjustBackendOpenApi(spec)) })
+    OpenApi.annotations({
+      title: "PrediX backend API",
+      version: "2.0.0",
+      description: DESCRIPTION,
+      transform: (spec) => documentRoles(adjustBackendOpenApi(spec))
+    })
   ) {}

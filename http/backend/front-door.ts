@@ -92,7 +92,10 @@ const textFailure = (target: RequestTarget, matched: MatchedRequest) => {
     if (problem !== undefined) return badText(name, `path parameter ${name} ${problem}`, problem)
   }
   // A query parameter the endpoint does not take is unknown whatever its name: VALIDATION_FAILED.
-  const fields: ReadonlyArray<string> = Option.match(matched.route.querySchema, { onNone: () => [], onSome: (schema) => fieldNames(schema.ast) })
+  const fields: ReadonlyArray<string> = Option.match(matched.route.querySchema, {
+    onNone: () => [],
+    onSome: (schema) => fieldNames(schema.ast)
+  })
   for (const [name, value] of target.query) {
     const nameProblem = textProblem(name)
     const problem = nameProblem ?? textProblem(value)

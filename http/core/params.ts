@@ -27,14 +27,7 @@
 import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
 import { paginationFields } from "../../schema/envelopes.js"
 import type { BackendErrorCode, IndexerErrorName } from "../../schema/errors.js"
-import {
-  Address,
-  ADDRESS_INPUT_PATTERN,
-  Bytes32,
-  MarketId,
-  MAX_INTEGER_DIGITS,
-  TxHash
-} from "../../schema/primitives.js"
+import { Address, ADDRESS_INPUT_PATTERN, Bytes32, MarketId, MAX_INTEGER_DIGITS, TxHash } from "../../schema/primitives.js"
 
 /** Names of the parameters that hold an address, in every API. */
 export const ADDRESS_PARAMETERS = ["address", "owner", "trader", "maker", "taker", "provider", "account", "oracleContract"] as const

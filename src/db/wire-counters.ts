@@ -211,7 +211,9 @@ class CountingSocket extends net.Socket {
     // prototype's (it may have been set to a write-after-end guard), which would drop a wrapper set earlier.
     const counted = (write: net.Socket["write"]) =>
       ((chunk: any, encoding?: any, callback?: any) => {
-        const bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8")
+        const bytes = Buffer.isBuffer(chunk)
+          ? chunk
+          : Buffer.from(chunk, typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8")
         work.bytesSent += bytes.length
         frontend.feed(bytes)
         return write.call(this, chunk, encoding, callback)

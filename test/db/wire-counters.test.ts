@@ -24,7 +24,11 @@ const workload = (counters: WireCounters) =>
     yield* sql`select 1`
     const before = counters.snapshot()
     yield* sql`create table t (id int primary key, v text)` // 1 statement, no rows
-    yield* sql`insert into t ${sql.insert([{ id: 1, v: "a" }, { id: 2, v: "b" }, { id: 3, v: "c" }])}` // 3 inserted
+    yield* sql`insert into t ${sql.insert([
+      { id: 1, v: "a" },
+      { id: 2, v: "b" },
+      { id: 3, v: "c" }
+    ])}` // 3 inserted
     yield* sql`update t set v = 'x' where id <= ${2}` // 2 updated
     yield* sql`delete from t where id = ${3}` // 1 deleted
     yield* sql`select * from t` // a read
@@ -83,10 +87,7 @@ describe("wire counters", () => {
     Effect.gen(function* () {
       const url = yield* scratchDatabaseUrl
       const lines: Array<string> = []
-      const capture = Logger.replace(
-        Logger.defaultLogger,
-        Logger.logfmtLogger.pipe(Logger.map((line) => void lines.push(line)))
-      )
+      const capture = Logger.replace(Logger.defaultLogger, Logger.logfmtLogger.pipe(Logger.map((line) => void lines.push(line))))
       yield* Effect.gen(function* () {
         const sql = yield* SqlClient.SqlClient
         yield* sql`create table u (id int)`

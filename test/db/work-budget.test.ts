@@ -127,7 +127,10 @@ describe("Postgres work budget of `predix start`", () => {
                 }
               ])
             )
-            console.log(`Postgres work per 10k events (${summary.logs} events, ${summary.blocks} blocks):`, JSON.stringify(figures, null, 1))
+            console.log(
+              `Postgres work per 10k events (${summary.logs} events, ${summary.blocks} blocks):`,
+              JSON.stringify(figures, null, 1)
+            )
             for (const role of ["api", "indexer"] as const) {
               for (const key of ["statements", "rowsWritten", "bytesSent"] as const) {
                 expect(figures[role]![key], `${role} ${key} per 10k events`).toBeLessThanOrEqual(BUDGET[role][key])

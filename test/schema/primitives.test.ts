@@ -487,8 +487,7 @@ describe("parseAddress (the one address parser)", () => {
       const decoded = Schema.decodeUnknownEither(Address)(bad)
       expect(Either.isLeft(parsed), bad).toBe(true)
       expect(Either.isLeft(decoded), bad).toBe(true)
-      if (Either.isLeft(parsed) && Either.isLeft(decoded))
-        expect(parsed.left).toBe(ParseResult.TreeFormatter.formatErrorSync(decoded.left))
+      if (Either.isLeft(parsed) && Either.isLeft(decoded)) expect(parsed.left).toBe(ParseResult.TreeFormatter.formatErrorSync(decoded.left))
     }
   })
 })

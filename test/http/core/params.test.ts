@@ -74,7 +74,10 @@ const probesOf = (which: Probe["api"], document: any, base: string): Array<Probe
             name === parameter.name ? bad : filler(parameters.find((p) => p.in === "path" && p.name === name))
           )
           const required = parameters.filter((p) => p.in === "query" && p.required && p.name !== parameter.name)
-          const query = [...required.map((p) => `${p.name}=${filler(p)}`), ...(parameter.in === "query" ? [`${parameter.name}=${bad}`] : [])]
+          const query = [
+            ...required.map((p) => `${p.name}=${filler(p)}`),
+            ...(parameter.in === "query" ? [`${parameter.name}=${bad}`] : [])
+          ]
           return `${base}${path}${query.length === 0 ? "" : `?${query.join("&")}`}`
         }
         return [{ api: which, method: method.toUpperCase(), template, parameter: parameter.name, in: parameter.in, kind, url }]
@@ -114,7 +117,10 @@ describe("address and market-id parameters", () => {
     for (const which of ["indexer", "backend"] as const)
       for (const kind of ["address", "marketId"] as const)
         for (const where of ["path", "query"] as const)
-          expect(probes.some((p) => p.api === which && p.kind === kind && p.in === where), `${which} ${kind} ${where}`).toBe(true)
+          expect(
+            probes.some((p) => p.api === which && p.kind === kind && p.in === where),
+            `${which} ${kind} ${where}`
+          ).toBe(true)
     const wrong: Array<string> = []
     for (const probe of probes) {
       for (const bad of BAD[probe.kind]) {
