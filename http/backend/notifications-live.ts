@@ -58,7 +58,7 @@ const isNotificationId = (id: string) => /^[1-9][0-9]{0,18}$/.test(id) && BigInt
 
 const malformedId = (id: string) => {
   const problem = `not a notification id: ${JSON.stringify(id.length > 40 ? `${id.slice(0, 37)}...` : id)} (a decimal integer from 1 to ${MAX_ID})`
-  return new ValidationFailed({ message: `invalid notification id: ${problem}`, details: [{ path: "id", message: problem }] })
+  return new ValidationFailed({ message: `invalid notification id: ${problem}`, details: [{ path: "notificationId", message: problem }] })
 }
 
 const databaseDown = () => new IndexerUnavailable({ message: "the database is unavailable" })
@@ -128,18 +128,18 @@ export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications
       .handle("read", ({ path }) =>
         Effect.gen(function* () {
           const user = yield* CurrentUser
-          if (!isNotificationId(path.id)) return yield* malformedId(path.id)
-          const missing = new NotFound({ message: `no notification ${path.id} of yours` })
+          if (!isNotificationId(path.notificationId)) return yield* malformedId(path.notificationId)
+          const missing = new NotFound({ message: `no notification ${path.notificationId} of yours` })
           const addresses = yield* addressesOf(user.address)
           const now = new Date(yield* Clock.currentTimeMillis)
           // Personal: its own read_at; a broadcast that concerns the user: the user's read mark (kept if there).
           yield* sql`update notification n set read_at = coalesce(n.read_at, ${now})
-            where n.id = ${path.id}::bigint and n.user_address in ${sql.in(addresses)}`
+            where n.id = ${path.notificationId}::bigint and n.user_address in ${sql.in(addresses)}`
           yield* sql`insert into notification_read (notification_id, user_address, read_at)
-            select n.id, ${user.address}, ${now} from notification n where n.id = ${path.id}::bigint and ${heldAtBlock(addresses)}
+            select n.id, ${user.address}, ${now} from notification n where n.id = ${path.notificationId}::bigint and ${heldAtBlock(addresses)}
             on conflict do nothing`
           const [row] = yield* sql<NotificationRow>`select ${sql.literal(COLUMNS)} from ${withReadMarks(user.address)}
-            where n.id = ${path.id}::bigint and ${concerns(addresses)}`
+            where n.id = ${path.notificationId}::bigint and ${concerns(addresses)}`
           if (row === undefined) return yield* missing
           return { data: toNotification(row, user.address), meta: yield* meta }
         }).pipe(onSqlError)

@@ -52,8 +52,8 @@ export const NotificationsQuery = strictQuery({
 })
 
 export const NotificationPath = Schema.Struct({
-  id: Schema.String.annotations({
-    title: "id",
+  notificationId: Schema.String.annotations({
+    title: "notificationId",
     description: "notification id: a decimal integer from 1 to 9223372036854775807 (else 400 VALIDATION_FAILED)",
     jsonSchema: { type: "string", pattern: "^[1-9][0-9]{0,18}$" }
   })
@@ -78,7 +78,7 @@ export class NotificationsGroup extends HttpApiGroup.make("notifications")
       .annotate(OpenApi.Summary, "How many of the session user's shown notifications are unread")
   )
   .add(
-    HttpApiEndpoint.patch("read", "/api/notifications/:id/read")
+    HttpApiEndpoint.patch("read", "/api/notifications/:notificationId/read")
       .setPath(NotificationPath)
       .addSuccess(BackendItem(Notification))
       .addError(ValidationFailed.wire)

@@ -53,7 +53,7 @@ describe("comments", () => {
       ["/api/markets/{idOrSlug}/comments/{commentId}", "patch"],
       ["/api/notifications", "get"],
       ["/api/notifications/unread-count", "get"],
-      ["/api/notifications/{id}/read", "patch"],
+      ["/api/notifications/{notificationId}/read", "patch"],
       ["/api/notifications/read-all", "post"]
     ])
       expect(security(path!, method!)).toEqual([{ session: [] }])
