@@ -45,14 +45,6 @@ const serverPid = async () => {
 const indexerPid = (output: string) => Number(/message="indexer process started" pid=(\d+)/.exec(output)?.[1])
 
 /** Polls `condition` every 100 ms until it holds; rejects with `what` after `timeoutMs` (a hang guard, not a measurement). */
-const eventually = async (what: string, condition: () => Promise<boolean>, timeoutMs = 60_000) => {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
 const getJson = async (url: string) => {
   const response = await fetch(url)
   return { status: response.status, body: (await response.json()) as Record<string, any> }
