@@ -255,7 +255,9 @@ describe("comments", () => {
       expect([malformed.status, malformed.body.code], id).toEqual([400, "VALIDATION_FAILED"])
       // A NUL is refused earlier, by the front door's text check (http/core/text.ts), with its own words.
       expect(malformed.body.message, id).toMatch(/invalid notification id|contains a NUL/)
-      expect(malformed.body.details, id).toEqual([{ path: "notificationId", message: expect.stringMatching(/not a notification id|contains a NUL/) }])
+      expect(malformed.body.details, id).toEqual([
+        { path: "notificationId", message: expect.stringMatching(/not a notification id|contains a NUL/) }
+      ])
     }
     expect((await api.call("PATCH", "/api/notifications/9223372036854775807/read", as(bob))).body.code).toBe("NOT_FOUND")
     expect((await api.call("GET", "/api/notifications", as(bob))).body.data.some((n: any) => n.id === note.id)).toBe(false)
