@@ -7,19 +7,9 @@
  */
 import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
-import * as net from "node:net"
 import pg from "pg"
 import { postgresWorkLine } from "../src/db/database.js"
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = net.createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-    })
-  })
+import { freePort } from "../test/support/process.js"
 
 /** CPU seconds (user + system) of a local process, from /proc; 0 where unreadable (or gone). */
 const processCpu = async (pid: number) => {

@@ -17,15 +17,10 @@
  */
 import { describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as Path from "node:path"
 import pg from "pg"
 import { postgresWorkLine } from "../../src/db/database.js"
 import type { PgWork } from "../../src/db/wire-counters.js"
-import { generateSynthetic } from "../../tools/recording/synthetic.js"
-import { ReplayChain } from "../../tools/replay/chain.js"
-import { serveReplay } from "../../tools/replay/server.js"
+import { servedSyntheticChain } from "../support/served-chain.js"
 import { scratchDatabaseUrl } from "../support/postgres.js"
 import { freePort, runCli } from "../support/process.js"
 
@@ -65,20 +60,12 @@ describe("Postgres work budget of `predix start`", () => {
       Effect.runPromise(
         Effect.scoped(
           Effect.gen(function* () {
-            const dir = yield* Effect.acquireRelease(
-              Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-budget-"))),
-              (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
-            )
-            const out = Path.join(dir, "chain.ndjson.gz")
-            const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 30, events: EVENTS, users: 200, reorgEvery: 400 }))
-            const deploymentFile = Path.join(dir, "deployment.json")
-            yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(summary.deployment)))
-            const chain = yield* Effect.promise(() => ReplayChain.load(out))
-            chain.advanceAll()
-            const server = yield* Effect.acquireRelease(
-              Effect.promise(() => serveReplay(chain)),
-              (s) => Effect.promise(() => s.close())
-            )
+            const { chain, server, deploymentFile, summary } = yield* servedSyntheticChain({
+              seed: 30,
+              events: EVENTS,
+              users: 200,
+              reorgEvery: 400
+            })
             const url = yield* scratchDatabaseUrl
             const port = yield* Effect.promise(freePort)
             const backendPort = yield* Effect.promise(freePort)

@@ -10,15 +10,10 @@
  */
 import { describe, expect, it } from "vitest"
 import { Effect, Redacted } from "effect"
-import * as fs from "node:fs/promises"
-import * as os from "node:os"
-import * as Path from "node:path"
 import pg from "pg"
 import { ALL_TABLES } from "./dump.js"
 import { prng } from "../../tools/prng.js"
-import { generateSynthetic } from "../../tools/recording/synthetic.js"
-import { ReplayChain } from "../../tools/replay/chain.js"
-import { serveReplay } from "../../tools/replay/server.js"
+import { servedSyntheticChain } from "../support/served-chain.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
 import { scratchDatabaseUrl } from "../support/postgres.js"
@@ -127,20 +122,7 @@ describe("crash safety", () => {
       Effect.runPromise(
         Effect.scoped(
           Effect.gen(function* () {
-            const dir = yield* Effect.acquireRelease(
-              Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-crash-"))),
-              (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
-            )
-            const out = Path.join(dir, "chain.ndjson.gz")
-            const summary = yield* Effect.promise(() => generateSynthetic({ out, seed: 31, events: 40_000, users: 80, reorgEvery: 400 }))
-            const deploymentFile = Path.join(dir, "deployment.json")
-            yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(summary.deployment)))
-            const chain = yield* Effect.promise(() => ReplayChain.load(out))
-            chain.advanceAll()
-            const server = yield* Effect.acquireRelease(
-              Effect.promise(() => serveReplay(chain)),
-              (s) => Effect.promise(() => s.close())
-            )
+            const { chain, server, deploymentFile } = yield* servedSyntheticChain({ seed: 31, events: 40_000, users: 80, reorgEvery: 400 })
 
             const start = (databaseUrl: string) =>
               Effect.promise(async () => {

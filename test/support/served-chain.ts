@@ -1,0 +1,31 @@
+/**
+ * A synthetic chain (seeded, with reorgs) recorded into a temporary folder, replayed whole and
+ * served over JSON-RPC on loopback, with its deployment file: what `predix start` needs
+ * (RPC_URL, DEPLOYMENT) to index a chain of a chosen size. Everything goes with the scope.
+ */
+import { Effect } from "effect"
+import * as fs from "node:fs/promises"
+import * as os from "node:os"
+import * as Path from "node:path"
+import { generateSynthetic, type SyntheticOptions } from "../../tools/recording/synthetic.js"
+import { ReplayChain } from "../../tools/replay/chain.js"
+import { serveReplay } from "../../tools/replay/server.js"
+
+export const servedSyntheticChain = (options: Omit<SyntheticOptions, "out">) =>
+  Effect.gen(function* () {
+    const dir = yield* Effect.acquireRelease(
+      Effect.promise(() => fs.mkdtemp(Path.join(os.tmpdir(), "predix-chain-"))),
+      (d) => Effect.promise(() => fs.rm(d, { recursive: true, force: true }))
+    )
+    const out = Path.join(dir, "chain.ndjson.gz")
+    const summary = yield* Effect.promise(() => generateSynthetic({ ...options, out }))
+    const deploymentFile = Path.join(dir, "deployment.json")
+    yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(summary.deployment)))
+    const chain = yield* Effect.promise(() => ReplayChain.load(out))
+    chain.advanceAll()
+    const server = yield* Effect.acquireRelease(
+      Effect.promise(() => serveReplay(chain)),
+      (s) => Effect.promise(() => s.close())
+    )
+    return { chain, server, deploymentFile, summary }
+  })
