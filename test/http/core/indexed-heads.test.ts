@@ -59,6 +59,11 @@ const withHeads = <A, E>(body: (heads: IndexedHeads["Type"]) => Effect.Effect<A,
   withScratchDb(
     Effect.gen(function* () {
       const context = yield* Layer.build(IndexedHeadsLive(CHAIN, NO_POLL))
+      // Every test starts with the one LISTEN connection in place.
+      yield* eventually(
+        "LISTEN in place",
+        Effect.map(listenPids, (pids) => pids.length === 1)
+      )
       return yield* body(Context.get(context, IndexedHeads))
     })
   )
@@ -68,10 +73,6 @@ describe("indexed heads", () => {
     await Effect.runPromise(
       withHeads((heads) =>
         Effect.gen(function* () {
-          yield* eventually(
-            "LISTEN in place",
-            Effect.map(listenPids, (pids) => pids.length === 1)
-          )
           expect(yield* heads.current, "no checkpoint yet: no head").toBeNull()
           const first = yield* heads.subscribe
           const second = yield* heads.subscribe
@@ -101,10 +102,6 @@ describe("indexed heads", () => {
     await Effect.runPromise(
       withHeads((heads) =>
         Effect.gen(function* () {
-          yield* eventually(
-            "LISTEN in place",
-            Effect.map(listenPids, (pids) => pids.length === 1)
-          )
           const moves = yield* heads.subscribe
           yield* commit(10)
           expect(yield* take(moves, "block 10"), "heard over the first connection").toEqual({
