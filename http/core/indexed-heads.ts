@@ -19,7 +19,9 @@
  *   when it went back), and is applied only when no notification arrived while it was read: a
  *   notification is never older than a read that started before it, so a slow read cannot take
  *   the head back;
- * - after a reconnection the head is the checkpoint's (or newer) before the next poll is due.
+ * - after a reconnection the head is the checkpoint's (or newer) before the next poll is due;
+ * - the layer is built once the first connection listens (or failed), so subscribers taken after
+ *   it hear every later commit.
  *
  * Why not `PgClient.listen`: its shared listen connection swallows connection errors, so a
  * dropped connection stays silent and is never replaced while the process lives.
@@ -173,13 +175,17 @@ export const IndexedHeadsLive = (chainId: number, options: IndexedHeadsOptions =
       yield* reconcile.pipe(Effect.repeat(Schedule.spaced(Duration.millis(options.pollEveryMs ?? 5_000))), Effect.forkScoped)
 
       const config = clientConfig(pool.config)
+      // Done once the first connection listens and its checkpoint read is applied, or once it failed.
+      const firstAttempt = yield* Deferred.make<void>()
+      const settle = Deferred.succeed(firstAttempt, undefined)
       // Connects, listens until the connection drops, and again, pausing as `reconnectPause` says.
       yield* Effect.gen(function* () {
         let failures = 0
         for (;;) {
           yield* Effect.sleep(Duration.millis(reconnectPause(failures)))
           const started = Date.now()
-          const ended = yield* listenOnce(config, reconcile).pipe(Stream.runForEach(onNotification), Effect.either)
+          const ended = yield* listenOnce(config, Effect.zipRight(reconcile, settle)).pipe(Stream.runForEach(onNotification), Effect.either)
+          yield* settle
           failures = Date.now() - started >= STABLE_MS ? 0 : failures + 1
           yield* Effect.logWarning("indexed heads: LISTEN connection lost; reconnecting").pipe(
             Effect.annotateLogs({
@@ -189,6 +195,10 @@ export const IndexedHeadsLive = (chainId: number, options: IndexedHeadsOptions =
           )
         }
       }).pipe(Effect.forkScoped)
+      // The source is handed out listening: a commit made after the layer is built is heard, and a
+      // commit made before it is in the head (unless the first connection failed; then the retries
+      // and the poll catch up).
+      yield* Deferred.await(firstAttempt)
 
       return {
         current: Effect.sync(() => head),

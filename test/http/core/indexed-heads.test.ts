@@ -41,6 +41,15 @@ const listenPids = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   )
 )
 
+/** The last statement of each LISTEN connection of the source. */
+const listenQueries = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  Effect.map(
+    sql<{ query: string }>`select query from pg_stat_activity
+      where application_name = ${LISTEN_APPLICATION_NAME} and datname = current_database()`,
+    (rows) => rows.map((row) => row.query)
+  )
+)
+
 /** Polls `check` every 50 ms until it holds; dies naming `what` after 20 s. */
 const eventually = <E, R>(what: string, check: Effect.Effect<boolean, E, R>) =>
   check.pipe(
@@ -59,11 +68,9 @@ const withHeads = <A, E>(body: (heads: IndexedHeads["Type"]) => Effect.Effect<A,
   withScratchDb(
     Effect.gen(function* () {
       const context = yield* Layer.build(IndexedHeadsLive(CHAIN, NO_POLL))
-      // Every test starts with the one LISTEN connection in place.
-      yield* eventually(
-        "LISTEN in place",
-        Effect.map(listenPids, (pids) => pids.length === 1)
-      )
+      // The layer is built listening: the one connection is there, and has run its LISTEN.
+      expect(yield* listenPids, "one LISTEN connection once the layer is built").toHaveLength(1)
+      expect(yield* listenQueries, "its last statement is the LISTEN").toEqual([`LISTEN "${INDEXED_CHANNEL}"`])
       return yield* body(Context.get(context, IndexedHeads))
     })
   )
