@@ -16,6 +16,9 @@ export default defineConfig({
   test: {
     // Names the run's template database of the indexed fixture (test/support/fixture-db.ts).
     globalSetup: ["test/support/global-setup.ts"],
+    // The default output, then each file's time by project (the end of a CI log says where the
+    // minutes went).
+    reporters: ["default", "./test/support/file-times.ts"],
     // Hang guards, not measurements: generous, because CI shares two cores between three files
     // (and a session's machine between several engineers); a 60 s limit failed a healthy
     // test/pipeline/run.test.ts at a load average of 12.
