@@ -6,7 +6,7 @@
  * req/s cached, 200 req/s uncached; an open-loop load, bench/open-loop.ts, latency counted from
  * when each request was due) against the targets p99 < 25 ms and p99 < 50 ms.
  *
- * Two configurations: as served (the tiered cache, see http/backend/cache.ts) and with the cache
+ * Two configurations: as served (the tiered cache, see http/backend/edge/cache.ts) and with the cache
  * off (every request reads Postgres).
  *
  * `--recording <file.ndjson.gz>` indexes that recording (e.g. the 1M-event synthetic chain `npm run

@@ -9,10 +9,10 @@ import * as Path from "node:path"
 
 const ROOT = PROJECT_ROOT
 
-import { BuildInfo } from "../http/backend/build-info.js"
+import { BuildInfo } from "../http/backend/system/build-info.js"
 import { PROJECT_ROOT } from "../schema/io/project-root.js"
 
-export { BuildInfo, type BuildInfoShape } from "../http/backend/build-info.js"
+export { BuildInfo, type BuildInfoShape } from "../http/backend/system/build-info.js"
 
 const packageVersion = Effect.promise(() => fs.readFile(Path.join(ROOT, "package.json"), "utf8")).pipe(
   Effect.map((text) => String((JSON.parse(text) as { version?: unknown }).version ?? "unknown"))

@@ -9,7 +9,7 @@
  * what is wrong (see `describeConfigError`); nothing runs on a half-valid configuration.
  */
 import { type Config, type ConfigError, Context, Data, Effect, type LogLevel, type Option, type Redacted } from "effect"
-import type { TrustProxy } from "../http/backend/client-ip.js"
+import type { TrustProxy } from "../http/backend/edge/client-ip.js"
 import { configOf } from "./config/setting.js"
 import { settingTree } from "./config/settings.js"
 
@@ -62,7 +62,7 @@ export interface AppConfigShape {
     readonly authPerMinute: number
   }
   readonly leaderboardMinResolved: number
-  /** The notification consumer's horizon (`http/backend/notification-consumer.ts`). */
+  /** The notification consumer's horizon (`http/backend/community/notification-consumer.ts`). */
   readonly notificationHorizonBlocks: number
   /** When health turns degraded (`http/indexer/health-watch.ts`). */
   readonly health: { readonly maxLagBlocks: number; readonly maxStaleSeconds: number }

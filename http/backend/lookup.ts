@@ -25,7 +25,7 @@ import {
 import { Address, MarketId } from "../../schema/primitives.js"
 import type { Market } from "../indexer/markets.js"
 import { NotFound } from "./errors.js"
-import { findMarketById, findMarketBySlug } from "./queries/markets.js"
+import { findMarketById, findMarketBySlug } from "./markets/repository.js"
 
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/
 const decodeMarketId = Schema.decodeUnknownEither(MarketId)

@@ -3,8 +3,8 @@
  * stream): the one list of parameter names and the kind each name gives its value, the error each
  * API answers for a malformed value of each kind, and the schemas that decode the raw strings and
  * say in one sentence what is wrong with a bad one. The sentence names the parameter; the
- * request-error middlewares (`http/indexer/request-errors.ts`, `http/backend/middleware.ts`) and
- * the backend's front door (`http/backend/front-door.ts`) put it in a 400 body.
+ * request-error middlewares (`http/indexer/request-errors.ts`, `http/backend/edge/middleware.ts`) and
+ * the backend's front door (`http/backend/edge/front-door.ts`) put it in a 400 body.
  *
  * Invariants:
  * - a parameter's kind follows from its NAME alone (`parameterKind`), the same in every API: an
@@ -307,7 +307,7 @@ export const MarketIdPath = Schema.Struct({ marketId: MarketIdString })
 
 /**
  * An address in a path, its hex digits lowercased as it is decoded: every case of one address
- * names one resource, and so one answer-cache entry (`http/backend/front-door.ts`). The prefix is
+ * names one resource, and so one answer-cache entry (`http/backend/edge/front-door.ts`). The prefix is
  * left as written, so a `0X` address stays malformed for the handler's parser (`parseAddress`),
  * as the indexer's `AddressPath` refuses it.
  */

@@ -1,7 +1,7 @@
 /**
  * An HttpApi's endpoints as a table read from its definition, matched against a parsed request
  * target (`request-target.ts`), with their path and query parameters decoded by the endpoint's
- * own schemas. The indexer (`http/indexer/routes.ts`) and the backend (`http/backend/front-door.ts`)
+ * own schemas. The indexer (`http/indexer/routes.ts`) and the backend (`http/backend/edge/front-door.ts`)
  * each build one from their definition.
  *
  * What it gives:

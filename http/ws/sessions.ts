@@ -5,7 +5,7 @@
  */
 import { Cookies } from "@effect/platform"
 import { Context, Effect, Layer } from "effect"
-import { makeSessions, SESSION_COOKIE, type AuthOptions } from "../backend/sessions.js"
+import { makeSessions, SESSION_COOKIE, type AuthOptions } from "../backend/auth/sessions.js"
 
 export interface SessionCredentials {
   /** The Cookie header, only when the request's Origin is allowed (a cross-site page must not ride a cookie). */
@@ -25,7 +25,7 @@ export class RealtimeSessions extends Context.Tag("RealtimeSessions")<
 export const NoSessions = Layer.succeed(RealtimeSessions, { identify: () => Effect.succeed([]) })
 
 /**
- * The SIWE sessions of `http/backend/sessions.ts`: the `predix_session` cookie, or the same
+ * The SIWE sessions of `http/backend/auth/sessions.ts`: the `predix_session` cookie, or the same
  * token as `?token=`, looked up by its hash. The stream reads sessions only; the backend's own
  * layer bootstraps admins and sweeps expired rows.
  */

@@ -21,7 +21,15 @@ import { Effect, Schema } from "effect"
 import { BackendPricePoint, BackendTrade, BackendUserTrade, OrderBook } from "../../schema/backend-activity.js"
 import { BackendOrder, BackendPortfolio, BackendPosition } from "../../schema/backend-trading.js"
 import type { Address } from "../../schema/primitives.js"
-import { toBackendBook, toBackendPricePoint, toBackendTrade, toBackendUserTrade, toOrder, toPosition, totals } from "../backend/convert.js"
+import {
+  toBackendBook,
+  toBackendPricePoint,
+  toBackendTrade,
+  toBackendUserTrade,
+  toOrder,
+  toPosition,
+  totals
+} from "../backend/trading/convert.js"
 import { listUserTrades } from "../indexer/queries/user-trades.js"
 import { listOrders } from "../indexer/queries/exchange.js"
 import { readPortfolio } from "../indexer/queries/portfolio.js"

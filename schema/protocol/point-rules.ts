@@ -1,6 +1,6 @@
 /**
  * The points rules (season S1 of the deployed product, protocol-facts section 5, adapted to what
- * the index holds). One table: the SQL that computes points (`queries/rewards.ts`) and the OpenAPI
+ * the index holds). One table: the SQL that computes points (`http/backend/rewards/repository.ts`) and the OpenAPI
  * descriptions are made from it, and the README's table is `rulesTable()` verbatim (a test checks).
  *
  * Invariants:

@@ -7,7 +7,7 @@
  */
 import { Either, LogLevel, Redacted } from "effect"
 import * as Path from "node:path"
-import { parseTrustProxy, type TrustProxy } from "../../http/backend/client-ip.js"
+import { parseTrustProxy, type TrustProxy } from "../../http/backend/edge/client-ip.js"
 import { parseAddress } from "../../schema/primitives.js"
 
 /** Raw text to value, or the message saying what is wrong with it. */

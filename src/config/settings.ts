@@ -7,7 +7,7 @@
  * test/config/settings.test.ts that the README's table is the one `settingsTable()` prints.
  */
 import { Option } from "effect"
-import { noProxy } from "../../http/backend/client-ip.js"
+import { noProxy } from "../../http/backend/edge/client-ip.js"
 import * as read from "./readers.js"
 import { listOf, optional, withDefault } from "./setting.js"
 

@@ -3,7 +3,7 @@
  * head moves (the indexer's NOTIFY). Short breaker timings so the test sees every state.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { CircuitBreaker } from "../../../http/backend/breaker.js"
+import { CircuitBreaker } from "../../../http/backend/edge/breaker.js"
 import { encodeIndexedPayload } from "../../../schema/indexed-notify.js"
 import { startHarness, type Harness } from "./support/harness.js"
 

@@ -10,7 +10,7 @@
 import { Effect, Layer, Logger, LogLevel, ManagedRuntime, Redacted } from "effect"
 import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount, type LocalAccount } from "viem/accounts"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makeNotificationConsumer } from "../../../http/backend/notification-consumer.js"
+import { makeNotificationConsumer } from "../../../http/backend/community/notification-consumer.js"
 import { pgClientLayer } from "../../../src/db/database.js"
 import { DEVNET_MNEMONIC } from "../../../tools/devnet/anvil.js"
 import { signIn, startBackends, type Backends, type Instance } from "./support/auth-harness.js"

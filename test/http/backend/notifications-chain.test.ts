@@ -10,7 +10,7 @@
 import { Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
 import { maxUint256 } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { NotificationConsumerLive } from "../../../http/backend/notification-consumer.js"
+import { NotificationConsumerLive } from "../../../http/backend/community/notification-consumer.js"
 import { pgClientLayer } from "../../../src/db/database.js"
 import type { Address } from "../../../tools/devnet/client.js"
 import { ADMIN, TIMING } from "../../../tools/devnet/deploy.js"

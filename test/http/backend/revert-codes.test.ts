@@ -1,7 +1,7 @@
 /** Revert data -> SLIPPAGE_EXCEEDED / INSUFFICIENT_BALANCE / MARKET_PAUSED, bare and wrapped as bundlers report them. */
 import { describe, expect, it } from "vitest"
 import { encodeAbiParameters, encodeErrorResult, parseAbi } from "viem"
-import { decodeBundlerError, decodeRevert } from "../../../http/backend/revert-codes.js"
+import { decodeBundlerError, decodeRevert } from "../../../http/backend/aa/revert-codes.js"
 
 const ABI = parseAbi([
   "error InsufficientOutput(uint256 actual, uint256 minimum)",

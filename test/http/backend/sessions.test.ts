@@ -9,7 +9,7 @@ import { createHash } from "node:crypto"
 import { promisify } from "node:util"
 import { hexToBigInt, numberToHex, parseSignature, serializeSignature } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { buildMessage, siteOf } from "../../../http/backend/siwe.js"
+import { buildMessage, siteOf } from "../../../http/backend/auth/siwe.js"
 import { sessionCookieOf, signIn, startBackends, type Backends, type Instance } from "./support/auth-harness.js"
 
 const run = promisify(execFile)
@@ -220,7 +220,7 @@ describe("sign-in", () => {
     const signed = await account.signMessage({ message: challenge.message })
     for (const nonce of ["\u0000", "zz", "\ud800".repeat(30), "a".repeat(65), `${challenge.nonce}\u0000`]) {
       const answer = await app.call("POST", "/api/auth/verify", { body: { address: account.address, signature: signed, nonce } })
-      // NUL and unpaired surrogates are refused first by the body check (http/backend/json-body.ts).
+      // NUL and unpaired surrogates are refused first by the body check (http/backend/edge/json-body.ts).
       expectMalformed(answer, "nonce", /nonce malformed|contains a NUL|unpaired UTF-16 surrogate/)
     }
     for (const message of ["hello", "\u0000", "x".repeat(5_000)]) {

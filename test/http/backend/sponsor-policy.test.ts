@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest"
 import { encodeFunctionData, parseAbi, type Address, type Hex } from "viem"
 import { accountFactoryData, encodeAccountCalls } from "../../../schema/protocol/aa.js"
-import { DEFAULT_SPONSOR_CAPS } from "../../../http/backend/aa-config.js"
-import { checkPolicy, maxCostWei, ROUTER_ABI, type PolicyContext, type UserOperation } from "../../../http/backend/sponsor-policy.js"
+import { DEFAULT_SPONSOR_CAPS } from "../../../http/backend/aa/config.js"
+import { checkPolicy, maxCostWei, ROUTER_ABI, type PolicyContext, type UserOperation } from "../../../http/backend/aa/sponsor-policy.js"
 
 const ACCOUNT: Address = "0x1111111111111111111111111111111111111111"
 const OWNER: Address = "0x2222222222222222222222222222222222222222"

@@ -6,7 +6,7 @@
  */
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import { describe, expect, it } from "vitest"
-import { backendCache } from "../../../http/backend/cache.js"
+import { backendCache } from "../../../http/backend/edge/cache.js"
 import { HeadCache } from "../../../http/core/head-cache.js"
 import { indexerCache } from "../../../http/indexer/response-cache.js"
 

@@ -9,7 +9,7 @@ import { Redacted } from "effect"
 import { createRequire } from "node:module"
 import { type Address, type Hex } from "viem"
 import { generatePrivateKey } from "viem/accounts"
-import type { AaOptions } from "../../../../http/backend/aa-config.js"
+import type { AaOptions } from "../../../../http/backend/aa/config.js"
 import { startAnvil, type Anvil } from "../../../../tools/devnet/anvil.js"
 
 const SOURCE = `// SPDX-License-Identifier: MIT

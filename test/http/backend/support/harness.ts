@@ -11,7 +11,7 @@
 import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { Context, Effect, Exit, Layer, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import { backendHttpLayer, type BackendOptions } from "../../../../http/backend/api.js"
-import { BackendCache, type BackendAnswers } from "../../../../http/backend/cache.js"
+import { BackendCache, type BackendAnswers } from "../../../../http/backend/edge/cache.js"
 import { makeBackendClient, type BackendClient } from "../../../../http/backend/client.js"
 import { indexerServerLayer } from "../../../../http/indexer/api.js"
 import { NodeHttpServer } from "@effect/platform-node"

@@ -1,7 +1,7 @@
 /**
  * An independent model of the rewards rules (README's table), in plain TypeScript over the raw
  * rows of a database: what /api/point, /api/leaderboard and /api/traders must answer. It shares
- * no code with `http/backend/queries/rewards.ts` (only the rule constants), so a wrong query and
+ * no code with `http/backend/rewards/repository.ts` (only the rule constants), so a wrong query and
  * a wrong model would have to be wrong the same way.
  */
 import { POINT_RULES as R } from "../../../../schema/protocol/point-rules.js"

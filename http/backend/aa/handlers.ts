@@ -1,0 +1,219 @@
+/** Handlers of the account-abstraction group (`aa.ts`) and the service behind them. */
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
+import { Context, Effect, Layer, Option, Redacted } from "effect"
+import type { Address, Hex } from "viem"
+import { IndexerUnavailable, ValidationFailed } from "../../../schema/errors.js"
+import { accountResolver, type AccountOf } from "./accounts.js"
+import { webauthnOf, type AaOptions } from "./config.js"
+import { authenticate, databaseDown, sessionInfo, setCookie } from "../auth/handlers.js"
+import { CurrentUser } from "../auth/api.js"
+import { makeBundlerProxy } from "./bundler-proxy.js"
+import { BackendApi } from "../definition.js"
+import { parseAddress } from "../lookup.js"
+import { makePasskeys, type PasskeysService } from "./passkeys.js"
+import { AuthSettings, SESSION_COOKIE, SESSION_TTL_MS, Sessions } from "../auth/sessions.js"
+import { makeSponsor, type SponsorService } from "./sponsor.js"
+import type { UserOperation } from "./sponsor-policy.js"
+import { meta } from "../system/api.js"
+
+interface AaService {
+  readonly options: AaOptions
+  readonly accountOf: AccountOf
+  readonly passkeys: PasskeysService
+  readonly sponsor: SponsorService
+  readonly proxy: ReturnType<typeof makeBundlerProxy>
+}
+
+/** The account-abstraction service of this process: none when not configured (then /api/aa answers 503). */
+export class Aa extends Context.Tag("predix/Aa")<Aa, Option.Option<AaService>>() {}
+
+export const AaServiceLive = (options: AaOptions | undefined) =>
+  Layer.effect(
+    Aa,
+    options === undefined
+      ? Effect.succeed(Option.none())
+      : Effect.gen(function* () {
+          const sessions = yield* Sessions
+          const settings = yield* AuthSettings
+          const accountOf = accountResolver(options.rpcUrl, options.accountFactory)
+          const webauthn = webauthnOf(settings.options.publicUrl, options.webauthn)
+          const passkeys = yield* makePasskeys({ webauthn, accountOf, sessions })
+          const sponsor = yield* makeSponsor(options)
+          yield* Effect.logInfo("account abstraction: ready").pipe(
+            Effect.annotateLogs({
+              entry_point: options.entryPoint,
+              factory: options.accountFactory,
+              paymaster: options.paymaster,
+              paymaster_signer: sponsor.signerAddress,
+              rp_id: webauthn.rpId
+            })
+          )
+          return Option.some({ options, accountOf, passkeys, sponsor, proxy: makeBundlerProxy(options.bundlerUrl) })
+        })
+  )
+
+const seconds = (ms: number) => Math.floor(ms / 1000)
+
+const notConfigured = () =>
+  new IndexerUnavailable({
+    message:
+      "account abstraction is not configured: it needs the chain's EntryPoint, factory, paymaster, BUNDLER_URL and PAYMASTER_SIGNER_KEY (the default devnet configures them)"
+  })
+
+/** SqlError -> INDEXER_UNAVAILABLE; every other failure as it is. */
+const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.catchIf(
+    effect,
+    (e): e is E => (e as { _tag?: unknown })?._tag === "SqlError",
+    (e) =>
+      Effect.zipRight(
+        Effect.logWarning("account abstraction: database error").pipe(
+          Effect.annotateLogs({ error: String((e as { cause?: unknown }).cause ?? e) })
+        ),
+        Effect.fail(databaseDown())
+      )
+  ) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }> | IndexerUnavailable, R>
+
+const toUserOperation = (op: {
+  readonly sender: string
+  readonly nonce: string
+  readonly factory?: string | null | undefined
+  readonly factoryData?: string | null | undefined
+  readonly callData: string
+  readonly callGasLimit: string
+  readonly verificationGasLimit: string
+  readonly preVerificationGas: string
+  readonly maxFeePerGas: string
+  readonly maxPriorityFeePerGas: string
+}): UserOperation => ({
+  sender: op.sender.toLowerCase() as Address,
+  nonce: BigInt(op.nonce),
+  factory: op.factory === null || op.factory === undefined ? undefined : (op.factory.toLowerCase() as Address),
+  factoryData: op.factoryData === null || op.factoryData === undefined ? undefined : (op.factoryData.toLowerCase() as Hex),
+  callData: op.callData.toLowerCase() as Hex,
+  callGasLimit: BigInt(op.callGasLimit),
+  verificationGasLimit: BigInt(op.verificationGasLimit),
+  preVerificationGas: BigInt(op.preVerificationGas),
+  maxFeePerGas: BigInt(op.maxFeePerGas),
+  maxPriorityFeePerGas: BigInt(op.maxPriorityFeePerGas)
+})
+
+const hexQuantity = (value: bigint) => `0x${value.toString(16)}`
+
+export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
+  Effect.gen(function* () {
+    const aa = yield* Aa
+    const sessions = yield* Sessions
+    const settings = yield* AuthSettings
+    const service = Option.match(aa, { onNone: () => Effect.fail(notConfigured()), onSome: Effect.succeed })
+    const signedIn = (signIn: { token: string; user: Parameters<typeof sessionInfo>[0] }) =>
+      Effect.gen(function* () {
+        yield* setCookie(signIn.token, seconds(SESSION_TTL_MS), settings.secureCookie)
+        yield* Effect.logInfo("signed in").pipe(Effect.annotateLogs({ address: signIn.user.address, method: signIn.user.method }))
+        return { data: sessionInfo(signIn.user), meta: yield* meta }
+      })
+    const challengeAnswer = (issued: { challenge: string; expiresAt: number; options: unknown }) =>
+      Effect.map(meta, (m) => ({
+        data: { challenge: issued.challenge, expiresAt: seconds(issued.expiresAt), options: issued.options as Record<string, unknown> },
+        meta: m
+      }))
+
+    return handlers
+      .handle("passkeyRegisterChallenge", () =>
+        Effect.gen(function* () {
+          const { passkeys } = yield* service
+          return yield* challengeAnswer(yield* orUnavailable(passkeys.registrationOptions))
+        })
+      )
+      .handle("passkeyRegisterVerify", ({ payload }) =>
+        Effect.gen(function* () {
+          const { passkeys } = yield* service
+          const registered = yield* orUnavailable(passkeys.register(payload.response as unknown as RegistrationResponseJSON))
+          yield* Effect.logInfo("passkey registered").pipe(Effect.annotateLogs({ smart_account: registered.smartAccount }))
+          return { data: registered, meta: yield* meta }
+        })
+      )
+      .handle("passkeyLoginChallenge", () =>
+        Effect.gen(function* () {
+          const { passkeys } = yield* service
+          return yield* challengeAnswer(yield* orUnavailable(passkeys.loginOptions))
+        })
+      )
+      .handle("passkeyLogin", ({ payload }) =>
+        Effect.gen(function* () {
+          const { passkeys } = yield* service
+          return yield* signedIn(yield* orUnavailable(passkeys.login(payload.response as unknown as AuthenticationResponseJSON)))
+        })
+      )
+      .handle("ecdsaChallenge", ({ payload }) =>
+        Effect.gen(function* () {
+          const { accountOf } = yield* service
+          const owner = yield* parseAddress(payload.address)
+          const smartAccount = yield* accountOf(owner)
+          const challenge = yield* orUnavailable(sessions.issueChallenge(owner))
+          return {
+            data: {
+              message: challenge.message,
+              nonce: challenge.nonce,
+              issuedAt: seconds(challenge.issuedAt),
+              expiresAt: seconds(challenge.expiresAt),
+              smartAccount
+            },
+            meta: yield* meta
+          }
+        })
+      )
+      .handle("ecdsaVerify", ({ payload }) =>
+        Effect.gen(function* () {
+          const { accountOf } = yield* service
+          const owner = yield* parseAddress(payload.address)
+          const smartAccount = yield* accountOf(owner)
+          return yield* signedIn(
+            yield* orUnavailable(
+              sessions.signIn(
+                { address: owner, signature: payload.signature, nonce: payload.nonce, message: payload.message },
+                { smartAccount }
+              )
+            )
+          )
+        })
+      )
+      .handle("bundler", ({ payload }) =>
+        Effect.gen(function* () {
+          const { proxy } = yield* service
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // Asked only for sends: reads go through without a session.
+          const session = authenticate(sessions)(Redacted.make(request.cookies[SESSION_COOKIE] ?? ""))
+          return yield* proxy.forward(payload, session)
+        })
+      )
+      .handle("sponsor", ({ payload }) =>
+        Effect.gen(function* () {
+          const { sponsor, options } = yield* service
+          const user = yield* CurrentUser
+          if (payload.entryPoint !== undefined && payload.entryPoint.toLowerCase() !== options.entryPoint.toLowerCase()) {
+            return yield* new ValidationFailed({
+              message: `the paymaster sponsors for EntryPoint ${options.entryPoint.toLowerCase()} only`,
+              details: [{ path: "entryPoint", message: `not ${options.entryPoint.toLowerCase()}` }]
+            })
+          }
+          const sponsored = yield* sponsor.sponsor(toUserOperation(payload.userOperation), user)
+          return {
+            data: {
+              ...sponsored,
+              paymasterVerificationGasLimit: hexQuantity(sponsored.paymasterVerificationGasLimit),
+              paymasterPostOpGasLimit: hexQuantity(sponsored.paymasterPostOpGasLimit),
+              maxCostWei: sponsored.maxCostWei.toString(),
+              budget: {
+                limitWei: sponsored.budget.limitWei.toString(),
+                spentWei: sponsored.budget.spentWei.toString(),
+                operations: sponsored.budget.operations
+              }
+            },
+            meta: yield* meta
+          }
+        })
+      )
+  })
+)
