@@ -2,7 +2,7 @@
  * Configuration from environment variables, read once at start through Effect `Config`.
  *
  * Every variable is declared once, in config/settings.ts (name, reader, default, description);
- * the loader here, `--help` and the README's table are all derived from that list, so the help
+ * the loader here, `--help` and docs/settings.md's table are all derived from that list, so the help
  * can never drift from what is actually read.
  *
  * Invariant: an invalid value stops the process at start with a message naming the variable and

@@ -49,8 +49,7 @@ export const Position = Schema.Struct({
 }).annotations({
   identifier: "Position",
   title: "Position",
-  description:
-    "an address's position in a market, following every way shares move (README, Positions and P&L); protocol contracts have none"
+  description: "an address's position in a market, following every way shares move (docs/positions.md); protocol contracts have none"
 })
 export type Position = typeof Position.Type
 

@@ -6,7 +6,7 @@
  * Marking: an unresolved market's shares are worth its latest YES price (NO: 1 - YES); a resolved
  * market's winning shares 1 and losing shares 0; a market in refund mode is marked at its last
  * price too; a market before its first trade at the pool's initial price (0.5 before the pool
- * exists). Positions follow every way shares move (see `queries/positions.ts` and the README's
+ * exists). Positions follow every way shares move (see `queries/positions.ts` and docs/positions.md's
  * rule table); protocol contracts have none.
  */
 import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"

@@ -1,5 +1,5 @@
 /**
- * The `/ws/realtime` message protocol (README "WebSocket stream" shows a session).
+ * The `/ws/realtime` message protocol (docs/websocket.md shows a session).
  *
  * Client: `subscribe` / `unsubscribe` {topic, marketId} or {topic, subject} for user topics,
  * `resume` {topic, marketId|subject, stream, seq} after a gap or a reconnect, `pong`.

@@ -1,7 +1,7 @@
 /**
  * The position ledger: shares and their cost basis per (user, market), and realized P&L per
  * position and per user. Every way shares move calls one of four moves here (the rule table is
- * in the README, "Positions and P&L"):
+ * in docs/positions.md):
  *
  * - `acquire`: shares in at a cost (router buy, CLOB buy fill, split, transfer in at cost 0);
  * - `dispose`: shares out for proceeds, realizing proceeds minus their average cost (router sell,

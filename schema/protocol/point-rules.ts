@@ -1,7 +1,7 @@
 /**
  * The points rules (season S1 of the deployed product, protocol-facts section 5, adapted to what
  * the index holds). One table: the SQL that computes points (`http/backend/rewards/repository.ts`) and the OpenAPI
- * descriptions are made from it, and the README's table is `rulesTable()` verbatim (a test checks).
+ * descriptions are made from it, and docs/rewards.md's table is `rulesTable()` verbatim (a test checks).
  *
  * Invariants:
  * - points are a pure function of the indexed tables (router trades, liquidity events, on-chain
@@ -55,7 +55,7 @@ export const THRESHOLDS = {
 export const REFERRAL_RULE =
   "a user's referrer is the owner of the code they signed in with (POST /api/auth/verify?ref=<code>; first code wins, never oneself), else the referrer of their earliest on-chain Hook_ReferralRecorded"
 
-/** The rules as Markdown table rows (README, OpenAPI). */
+/** The rules as Markdown table rows (docs/rewards.md, OpenAPI). */
 export const rulesTable = (): string =>
   [
     "| quest | points | rule |",

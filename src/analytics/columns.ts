@@ -3,7 +3,7 @@
  * expression whose CSV text DuckDB's CSV reader parses exactly, and the DuckDB expression that
  * turns the parsed value into the column's value.
  *
- * The choices (documented for analysts in the README):
+ * The choices (documented for analysts in docs/analytics.md):
  * - token and collateral amounts and 1e6-scaled prices (both have 6 decimals) are DECIMAL(38,6)
  *   in units: a raw 1_500_000 is 1.500000. The DECIMAL's stored integer IS the raw on-chain
  *   integer, so the conversion is exact both ways (raw = value * 1e6) and Parquet keeps it exact

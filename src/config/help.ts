@@ -1,5 +1,5 @@
 /**
- * The settings as people read them: the `--help` description list and the README's
+ * The settings as people read them: the `--help` description list and docs/settings.md's
  * Configuration table, both printed from the one list in settings.ts.
  */
 import { HelpDoc, Span } from "@effect/cli"
@@ -21,7 +21,7 @@ export const settingsHelpDoc = (): HelpDoc.HelpDoc =>
     ) as [[Span.Span, HelpDoc.HelpDoc], ...Array<[Span.Span, HelpDoc.HelpDoc]>]
   )
 
-/** The README's Configuration table (Markdown), one row per variable. */
+/** The table of docs/settings.md (Markdown), one row per variable. */
 export const settingsTable = (): string =>
   [
     "| Variable | Default | Meaning |",

@@ -1,7 +1,7 @@
 /**
  * One setting: an environment variable with its description, its default, and how it is read.
  * A tree of settings (`SettingTree`) is both the configuration's shape and the list `--help` and
- * the README show, so nothing is declared twice.
+ * docs/settings.md show, so nothing is declared twice.
  *
  * Invariant: a default is written as the text a user would set (`"0.0005"`, not wei) and read
  * through the same reader as a set value, so the default shown is the default used.
@@ -16,7 +16,7 @@ export class Setting<A> {
   constructor(
     /** The environment variable. */
     readonly name: string,
-    /** One line for `--help` and the README; may quote code in backticks. */
+    /** One line for `--help` and docs/settings.md; may quote code in backticks. */
     readonly description: string,
     readonly fallback: Fallback,
     readonly config: Config.Config<A>
@@ -68,6 +68,6 @@ export const configOf = <T extends SettingTree>(tree: T): Config.Config<ValueOf<
     Object.fromEntries(Object.entries(tree).map(([key, node]) => [key, node instanceof Setting ? node.config : configOf(node)]))
   ) as Config.Config<any>
 
-/** Every setting of the tree, depth first in the tree's order: the order `--help` and the README list them. */
+/** Every setting of the tree, depth first in the tree's order: the order `--help` and docs/settings.md list them. */
 export const listOf = (tree: SettingTree): ReadonlyArray<Setting<unknown>> =>
   Object.values(tree).flatMap((node) => (node instanceof Setting ? [node] : listOf(node)))

@@ -1,10 +1,10 @@
 /**
  * Every environment variable this program reads, declared once: name, reader, default and
  * description. The tree's shape is the configuration's (`AppConfigShape` in ../config.ts), and its
- * order is the order `--help` and the README's Configuration table list the variables in.
+ * order is the order `--help` and docs/settings.md's table list the variables in.
  *
  * To add a variable: add it here (and to `AppConfigShape`); `tsc` checks the two agree, and
- * test/config/settings.test.ts that the README's table is the one `settingsTable()` prints.
+ * test/config/settings.test.ts that docs/settings.md's table is the one `settingsTable()` prints.
  */
 import { Option } from "effect"
 import { noProxy } from "../../http/backend/edge/client-ip.js"
@@ -221,5 +221,5 @@ export const settingTree = {
   )
 }
 
-/** The variables in the order `--help` and the README list them. */
+/** The variables in the order `--help` and docs/settings.md list them. */
 export const settings = listOf(settingTree)

@@ -1,7 +1,7 @@
 /**
  * The one settings list (src/config/settings.ts) against what is derived from it: the loader
- * reads exactly the listed variables, each default shown is the default used, and the README's
- * Configuration table is the one the code prints.
+ * reads exactly the listed variables, each default shown is the default used, and the table of
+ * docs/settings.md is the one the code prints.
  */
 import { ConfigError, ConfigProvider, ConfigProviderPathPatch, Effect, Exit, HashSet, Option, Redacted } from "effect"
 import * as fs from "node:fs/promises"
@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest"
 import { appConfig, loadConfig, settings } from "../../src/config.js"
 import { settingsTable } from "../../src/config/help.js"
 
-const README = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "../../README.md")
+const SETTINGS_DOC = Path.join(Path.dirname(fileURLToPath(import.meta.url)), "../../docs/settings.md")
 
 /** Loads the configuration from `env` alone (not the process environment). */
 const load = (env: Record<string, string>) =>
@@ -95,12 +95,10 @@ describe("the settings list", () => {
     expect(failure({ DATABASE_URL: "not a url//u:secret@x" })).not.toMatch(/secret/)
   })
 
-  it("is the README's Configuration table", async () => {
-    const readme = await fs.readFile(README, "utf8")
-    const from = readme.indexOf("\n## Configuration\n") + 1
-    const section = readme.slice(from, readme.indexOf("\n## ", from))
-    const rows = section.split("\n").filter((line) => line.startsWith("|"))
-    // The README's table is printed by settingsTable(); after a change in settings.ts, paste its output there.
+  it("is the table of docs/settings.md", async () => {
+    const doc = await fs.readFile(SETTINGS_DOC, "utf8")
+    // The document's one table is printed by settingsTable(); after a change in settings.ts, paste its output there.
+    const rows = doc.split("\n").filter((line) => line.startsWith("|"))
     expect(rows.join("\n")).toBe(settingsTable())
   })
 })

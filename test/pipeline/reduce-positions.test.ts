@@ -1,5 +1,5 @@
 /**
- * The position and P&L rule table (README, "Positions and P&L"), one test per row, and a
+ * The position and P&L rule table (docs/positions.md), one test per row, and a
  * property over generated event sequences: for every user, realized + unrealized P&L equals
  * USDC received + mark value of the shares held - USDC paid, and no protocol contract ever has a
  * position or a user row.

@@ -66,9 +66,9 @@ describe("session endpoints", () => {
       expect((await h.get(path)).status, path).toBe(200)
       expect(h.document.paths[path]!["get"]!["security" as never] ?? [], path).toEqual([])
     }
-    // The rules table is in the document and, verbatim, in the README.
+    // The rules table is in the OpenAPI document and, verbatim, in docs/rewards.md.
     expect(h.document.paths["/api/point"]!["get"]!["description" as never]).toContain(rulesTable())
-    expect(await readFile(new URL("../../../README.md", import.meta.url), "utf8")).toContain(rulesTable())
+    expect(await readFile(new URL("../../../docs/rewards.md", import.meta.url), "utf8")).toContain(rulesTable())
   })
 
   it("bad parameters are VALIDATION_FAILED naming them, never a 5xx", async () => {

@@ -1,5 +1,5 @@
 /**
- * An independent model of the rewards rules (README's table), in plain TypeScript over the raw
+ * An independent model of the rewards rules (the table of docs/rewards.md), in plain TypeScript over the raw
  * rows of a database: what /api/point, /api/leaderboard and /api/traders must answer. It shares
  * no code with `http/backend/rewards/repository.ts` (only the rule constants), so a wrong query and
  * a wrong model would have to be wrong the same way.
