@@ -4,10 +4,12 @@
  * Nothing here writes; `terminal.ts` does.
  *
  * Invariant: a URL that came from the configuration (RPC_URL, BUNDLER_URL) is shown through
- * `displayUrl`: scheme, host and port only, since a provider's API key often sits in the path or
+ * `displayUrl` (config/readers.ts): scheme, host and port only, since a provider's API key often sits in the path or
  * the query, and a password in the user info.
  */
 import type { LogRecord } from "./log-record.js"
+
+export { displayUrl } from "../config/readers.js"
 
 /** ANSI styling; `plain` when NO_COLOR is set (the text stays the same, only the escapes go). */
 export interface Style {
@@ -26,18 +28,6 @@ export const plainStyle: Style = { bold: (s) => s, dim: (s) => s, color: (_, s) 
 
 /** The text a terminal shows for `s`: escapes removed (for widths). */
 export const visible = (s: string): string => s.replace(/\x1b\[[0-9;]*m/g, "")
-
-/** A configured endpoint as the screen shows it: `scheme://host:port`, with `/…` when a path or query was hidden. */
-export const displayUrl = (raw: string): string => {
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    return "(not a URL)"
-  }
-  const hidden = (url.pathname !== "" && url.pathname !== "/") || url.search !== "" || url.username !== "" || url.password !== ""
-  return `${url.protocol}//${url.host}${hidden ? "/…" : ""}`
-}
 
 /** One funded devnet account, its key, and what the service or the background activity uses it for. */
 export interface DevAccount {
