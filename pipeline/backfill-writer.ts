@@ -201,13 +201,17 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
           const seconds = Math.max((Date.now() - started) / 1000, 0.001)
           // The progress line first, as soon as the commit is known; then the figures.
           return Effect.logInfo("indexed").pipe(
+            // `from`, `block` and `target` make the progress line self-contained: the start
+            // screen (src/screen/) draws its bar from this line alone, in another process.
             Effect.annotateLogs({
+              from,
               block: batch.to,
               target,
               events: batch.events,
               events_per_s: Math.round(events / seconds),
               blocks_per_s: Math.round((batch.to - from + 1) / seconds),
-              eta_s: Math.round(((target - batch.to) * seconds) / Math.max(batch.to - from + 1, 1))
+              eta_s: Math.round(((target - batch.to) * seconds) / Math.max(batch.to - from + 1, 1)),
+              elapsed_s: Math.round(seconds * 10) / 10
             }),
             Effect.zipRight(recordBatch(stats, blocks, batch.events, writeSeconds)),
             Effect.zipRight(recordPosition(batch.to, head)),

@@ -39,12 +39,25 @@ import { serveReplay } from "../tools/replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
 import { PROJECT_ROOT } from "../schema/io/project-root.js"
+import { showDevnetAccounts } from "./screen/devnet-accounts.js"
+import { withStartOutput } from "./screen/output.js"
 
 /** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
 export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
   Effect.flatMap(loadConfig, (config: AppConfigShape) =>
     job.pipe(Effect.provideService(AppConfig, config), Logger.withMinimumLogLevel(config.logLevel))
   ).pipe(Effect.provide(Logger.logFmt))
+
+/**
+ * `withConfig` for `start`: on a terminal (LOG_FORMAT=auto) its records go to the start screen
+ * instead of logfmt, and an indexer child's to its parent's screen (src/screen/output.ts).
+ */
+export const withStartConfig =
+  (role: StartRole) =>
+  <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
+    Effect.flatMap(loadConfig, (config: AppConfigShape) =>
+      job.pipe(Effect.provideService(AppConfig, config), Logger.withMinimumLogLevel(config.logLevel), withStartOutput(config, role))
+    )
 
 /**
  * Serves the indexer and the backend until interrupted. Each server is launched as its own layer
@@ -178,6 +191,7 @@ const indexChain = (deployment: Option.Option<Deployment>) =>
     }
     if (config.chain === "devnet") {
       const live = yield* liveDevnet
+      yield* showDevnetAccounts(live.url, config.devnetActivity)
       yield* fitDatabaseToDevnet(live)
       return yield* Effect.all(
         [follow(live.url, live.manifest.devnet.deployment, LIVE_SOURCE, seedFixtureMetadata), simulateMarket(live)],
@@ -230,6 +244,7 @@ export const start = (role: StartRole = "all") =>
                   }
                   // The live devnet belongs to this process (it outlives the indexer child, which follows it).
                   const live = yield* liveDevnet
+                  yield* showDevnetAccounts(live.url, config.devnetActivity)
                   yield* fitDatabaseToDevnet(live)
                   const childEnv = { RPC_URL: live.url, DEPLOYMENT: live.deploymentFile, [LIVE_DEVNET_ENV]: "1" }
                   const faucet = yield* devnetFaucet(live)

@@ -27,6 +27,8 @@ export interface AppConfigShape {
   readonly indexerPort: number
   readonly backendPort: number
   readonly logLevel: LogLevel.LogLevel
+  /** LOG_FORMAT: whether `start` on a terminal may show the start screen (src/screen/). */
+  readonly logFormat: "auto" | "logfmt"
   readonly chain: "devnet" | "fixture"
   readonly devnetActivity: boolean
   readonly faucetPrivateKey: Option.Option<Redacted.Redacted<`0x${string}`>>

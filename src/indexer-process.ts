@@ -19,8 +19,9 @@
  *   exits 1 rather than serve an index nobody updates; whatever restarts the service (systemd,
  *   a container runtime) restarts both. Transient faults are retried inside the pipeline.
  */
-import { Data, Effect, Redacted } from "effect"
+import { Data, Effect, Option, Redacted } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
+import { LOG_TO_PARENT_ENV, Screen, showForwarded } from "./screen/output.js"
 
 export class IndexerProcessExited extends Data.TaggedError("IndexerProcessExited")<{
   readonly code: number | null
@@ -63,10 +64,13 @@ export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>, env: R
   Effect.gen(function* () {
     const script = process.argv[1]
     if (script === undefined) return yield* Effect.dieMessage("cannot tell which script to run the indexer process with")
+    // With a start screen here, the child sends its records over the IPC channel to be shown on it.
+    const screen = yield* Effect.serviceOption(Screen)
+    const toScreen = Option.isSome(screen) ? { [LOG_TO_PARENT_ENV]: "1" } : {}
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
         spawn(process.execPath, [...process.execArgv, script, "start", "--only", "indexer"], {
-          env: { ...process.env, ...env, DATABASE_URL: Redacted.value(databaseUrl) },
+          env: { ...process.env, ...env, ...toScreen, DATABASE_URL: Redacted.value(databaseUrl) },
           // Its logs go where ours go; the IPC channel tells it when we are gone.
           stdio: ["ignore", "inherit", "inherit", "ipc"],
           // Its own process group: a terminal's Ctrl+C reaches only us, and we stop it in order.
@@ -75,6 +79,7 @@ export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>, env: R
       ),
       stop
     )
+    if (Option.isSome(screen)) child.on("message", showForwarded(screen.value))
     yield* Effect.logInfo("indexer process started").pipe(Effect.annotateLogs("pid", child.pid))
     const { code, signal } = yield* exitOf(child)
     return yield* new IndexerProcessExited({ code, signal })

@@ -17,6 +17,7 @@ import { mnemonicToAccount, privateKeyToAccount } from "viem/accounts"
 import { verifyingPaymasterAbi } from "../schema/protocol/aa.js"
 import type { FaucetOptions } from "../http/backend/faucet/handlers.js"
 import { AppConfig, ConfigurationError } from "./config.js"
+import { displayUrl } from "./config/readers.js"
 import { DERIVED_TABLES, resetChainData } from "./db/chain-data.js"
 import { DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "../tools/devnet/anvil.js"
 import { startBundler } from "../tools/devnet/bundler.js"
@@ -220,7 +221,8 @@ export const devnetAa = (live: LiveDevnet) =>
           Effect.map((fiber) => Fiber.join(fiber))
         )
     if (Option.isSome(config.bundlerUrl))
-      yield* Effect.logInfo("bundler: BUNDLER_URL").pipe(Effect.annotateLogs({ bundler_url: config.bundlerUrl.value }))
+      // Its path and query hidden: a hosted bundler's URL holds its API key.
+      yield* Effect.logInfo("bundler: BUNDLER_URL").pipe(Effect.annotateLogs({ bundler_url: displayUrl(config.bundlerUrl.value) }))
     return {
       rpcUrl: live.url,
       chainId: DEVNET_CHAIN_ID,

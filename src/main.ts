@@ -7,7 +7,7 @@ import { defaultTeardown } from "@effect/platform/Runtime"
 import { Console, Effect, Option } from "effect"
 import { writeFile } from "node:fs/promises"
 import { exportJob } from "./analytics/command.js"
-import { migrate, start, withConfig } from "./app.js"
+import { migrate, start, withConfig, withStartConfig } from "./app.js"
 import { settingsHelpDoc } from "./config/help.js"
 import { devnet } from "../tools/devnet/command.js"
 import { record, replay } from "./recording-commands.js"
@@ -30,7 +30,10 @@ const startCommand = Command.make(
       )
     )
   },
-  ({ only }) => withConfig(start(Option.getOrElse(only, () => "all" as const)))
+  ({ only }) => {
+    const role = Option.getOrElse(only, () => "all" as const)
+    return withStartConfig(role)(start(role))
+  }
 ).pipe(
   Command.withDescription(
     "Main job: Postgres (embedded unless DATABASE_URL is set), migrations, then the indexer API on INDEXER_PORT and the backend API on BACKEND_PORT, with the indexer in a child process, until SIGINT or SIGTERM."

@@ -16,6 +16,22 @@ export type Reader<A> = (raw: string) => Either.Either<A, string>
 /** Hides the password of a connection URL in messages. */
 export const redactUrl = (raw: string): string => raw.replace(/(\/\/[^:/@]+:)[^@]*@/, "$1***@")
 
+/**
+ * A configured endpoint as logs and the start screen show it: `scheme://host:port`, with `/…` when
+ * a path, a query or credentials were hidden. A provider's API key usually sits in the path
+ * (`/v2/KEY`) or the query (`?apikey=`), a password in the user info.
+ */
+export const displayUrl = (raw: string): string => {
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return "(not a URL)"
+  }
+  const hidden = (url.pathname !== "" && url.pathname !== "/") || url.search !== "" || url.username !== "" || url.password !== ""
+  return `${url.protocol}//${url.host}${hidden ? "/…" : ""}`
+}
+
 /** An integer in [min, max], read from a decimal string with nothing else in it. */
 export const boundedInteger =
   (min: number, max: number, what: string): Reader<number> =>

@@ -56,6 +56,12 @@ export const settingTree = {
   indexerPort: withDefault("INDEXER_PORT", port, "42069", "Port of the indexer HTTP API (`0` = any free port)"),
   backendPort: withDefault("BACKEND_PORT", port, "3000", "Port of the backend HTTP API (`0` = any free port)"),
   logLevel: withDefault("LOG_LEVEL", read.logLevel, "info", "Minimum log level: trace, debug, info, warning, error, fatal or none"),
+  logFormat: withDefault(
+    "LOG_FORMAT",
+    read.oneOf(["auto", "logfmt"] as const),
+    "auto",
+    "auto: `start` on a terminal shows a start screen (URLs, chain id, the devnet's accounts, a backfill progress bar) and readable lines, logfmt elsewhere; logfmt: always logfmt lines"
+  ),
   chain: withDefault(
     "CHAIN",
     read.oneOf(["devnet", "fixture"] as const),

@@ -20,20 +20,27 @@ export interface Running {
 /** The compiled service, as `npm start` runs it; the test run's global setup builds it. */
 export const MAIN = ".build/main.mjs"
 
-export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>): Running => {
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
+export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>): Running =>
+  watchOutput(
+    spawn(process.execPath, [MAIN, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+  )
+
+/** Collects `child`'s stdout and stderr, seen through `normalize` (the text a pattern is matched against). */
+export const watchOutput = (child: ChildProcess, normalize: (raw: string) => string = (raw) => raw): Running => {
+  let raw = ""
   let output = ""
   const listeners = new Set<() => void>()
   const onData = (chunk: Buffer) => {
-    output += chunk.toString("utf8")
+    raw += chunk.toString("utf8")
+    output = normalize(raw)
     listeners.forEach((listener) => listener())
   }
-  child.stdout.on("data", onData)
-  child.stderr.on("data", onData)
+  child.stdout?.on("data", onData)
+  child.stderr?.on("data", onData)
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
   const waitFor = (pattern: RegExp, timeoutMs = 60_000) =>
     new Promise<string>((resolve, reject) => {

@@ -233,7 +233,7 @@ export const NotificationConsumerLive = (chainId: number, options: ConsumerOptio
         Effect.zipRight(consumer.pass),
         Effect.tap((result) =>
           result.inserted + result.retracted > 0 || result.reorg
-            ? Effect.logInfo("notifications: consumed indexed blocks").pipe(Effect.annotateLogs({ ...result }))
+            ? Effect.logDebug("notifications: consumed indexed blocks").pipe(Effect.annotateLogs({ ...result }))
             : Effect.void
         ),
         Effect.catchAllCause((cause) => Effect.logWarning("notifications: pass failed; retried at the next commit", cause)),
