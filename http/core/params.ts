@@ -307,13 +307,14 @@ export const MarketIdPath = Schema.Struct({ marketId: MarketIdString })
 
 /**
  * An address in a path, its hex digits lowercased as it is decoded: every case of one address
- * names one resource, and so one answer-cache entry (`http/backend/edge/front-door.ts`). The prefix is
- * left as written, so a `0X` address stays malformed for the handler's parser (`parseAddress`),
- * as the indexer's `AddressPath` refuses it.
+ * names one resource, and so one answer-cache entry (`http/backend/edge/front-door.ts`). Only a
+ * well-formed address is lowercased (`0x` and 40 hex digits): anything else reaches the handler's
+ * parser (`parseAddress`) as written, so a `0X` address stays malformed, as the indexer's
+ * `AddressPath` refuses it, and the refusal quotes what the client sent.
  */
 const AddressTextPathValue = Schema.transform(Schema.String, Schema.String, {
   strict: true,
-  decode: (s) => (s.startsWith("0x") ? `0x${s.slice(2).toLowerCase()}` : s),
+  decode: (s) => (/^0x[0-9a-fA-F]{40}$/.test(s) ? s.toLowerCase() : s),
   encode: (s) => s
 }).annotations(addressTextAnnotations)
 

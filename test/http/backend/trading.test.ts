@@ -32,6 +32,9 @@ describe("users and portfolios", () => {
     expect(profile.tradeCount).toBe(stats.tradeCount)
     expect(profile.realizedPnl.decimal).toBe(stats.realizedPnl)
     expect((await h.get("/api/users/0x1234/profile")).body.code).toBe("INVALID_ADDRESS")
+    const malformed = (await h.get("/api/trading/0xABZZ/portfolio")).body
+    expect(malformed.code, "a malformed address in a path").toBe("INVALID_ADDRESS")
+    expect(malformed.message, "the refusal quotes the address as sent, not lowercased").toContain('"0xABZZ"')
   })
 
   it("portfolio, positions and pnl are the indexer's", async () => {
