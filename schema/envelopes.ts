@@ -144,7 +144,9 @@ export const integerQueryParam = (name: string, min: number, max: number, descri
     return `${name} must be a whole number ${range}, got ${shown(actual)}`
   }
   return Schema.transformOrFail(
-    Schema.String.annotations({ jsonSchema: { type: "string", pattern: "^(0|[1-9][0-9]*)$" } }),
+    // Documented as the integer it stands for (the text is its decimal digits, checked in decode):
+    // a generated client sends `limit=5` for `limit: 5`.
+    Schema.String.annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } }),
     // OpenAPI takes the parameter's title and description from this side.
     Schema.Int.pipe(Schema.between(min, max, { title: name, description })),
     {

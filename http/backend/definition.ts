@@ -34,7 +34,11 @@ const adjustBackendOpenApi = adjustOpenApi({
       description: "the request's id (the one sent, if sane, else a new UUID); equals meta.reqId",
       schema: { type: "string" }
     }
-  }
+  },
+  servers: [
+    { url: "/", description: "the origin that served this document" },
+    { url: "http://127.0.0.1:3000", description: "npm start's backend API (BACKEND_PORT)" }
+  ]
 })
 
 const DESCRIPTION = `The view model apps build on: markets and events, pricing and quotes, trading and portfolios, rewards and social.

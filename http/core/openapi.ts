@@ -8,7 +8,16 @@
  *   from the components; a response left with no body schema is removed, and a 400 that kept
  *   HttpApi's description is given the server's own (`badRequest`) when it has one;
  * - every response documents the headers the server puts on every answer (`headers`: the
- *   indexer's freshness headers, the backend's request id).
+ *   indexer's freshness headers, the backend's request id);
+ * - the `$id` Effect gives its built-in schemas (`"/schemas/unknown"` for `Schema.Unknown`, and so
+ *   on) is removed wherever it stands: the same `$id` on several schemas of one document makes it
+ *   invalid JSON Schema (ajv refuses to compile it), and nothing refers to one;
+ * - a schema that refers to a component and narrows it (`{ $ref: Int, minimum: 0 }`, Effect's
+ *   refinements of `Schema.Int`) also states the component's `type`: the same constraint (the
+ *   component already requires it), said where strict validators look for it (ajv's strictTypes
+ *   refuses `minimum` without a `type` beside it);
+ * - `servers` names where the API answers: the origin that served the document, then the local
+ *   default (`servers`).
  *
  * The adjustment mutates the generated document in place and returns it (HttpApi's `transform`).
  */
@@ -31,11 +40,55 @@ const withoutDecodeError = (schema: Json): Json | undefined => {
   return { ...schema, [schema["anyOf"] ? "anyOf" : "oneOf"]: kept }
 }
 
+/** Deletes, in place, every `$id` Effect generates for its built-in schemas (they start with /schemas/). */
+const removeBuiltInIds = (node: unknown): void => {
+  if (Array.isArray(node)) {
+    for (const item of node) removeBuiltInIds(item)
+  } else if (typeof node === "object" && node !== null) {
+    const record = node as Json
+    if (typeof record["$id"] === "string" && record["$id"].startsWith("/schemas/")) delete record["$id"]
+    for (const value of Object.values(record)) removeBuiltInIds(value)
+  }
+}
+
+/** Keywords that apply to one type of value only (numbers, strings, arrays, objects). */
+const TYPED_KEYWORDS = [
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "minItems",
+  "maxItems",
+  "properties",
+  "required"
+]
+
+/** Writes, in place, the referred component's `type` beside a `$ref` that carries typed keywords without one. */
+const typeBesideRefs = (node: unknown, schemas: Json): void => {
+  if (Array.isArray(node)) {
+    for (const item of node) typeBesideRefs(item, schemas)
+  } else if (typeof node === "object" && node !== null) {
+    const record = node as Json
+    const ref = record["$ref"]
+    if (typeof ref === "string" && record["type"] === undefined && TYPED_KEYWORDS.some((keyword) => keyword in record)) {
+      const type = ref.startsWith("#/components/schemas/") ? schemas[ref.slice("#/components/schemas/".length)]?.["type"] : undefined
+      if (typeof type === "string") record["type"] = type
+    }
+    for (const value of Object.values(record)) typeBesideRefs(value, schemas)
+  }
+}
+
 export interface OpenApiAdjustment {
   /** Headers every response carries, by name, as OpenAPI header objects. */
   readonly headers: Json
   /** What a 400 means, in place of HttpApi's generic description (kept when absent). */
   readonly badRequest?: string
+  /** Where the API answers, as OpenAPI server objects, in order of preference. */
+  readonly servers: ReadonlyArray<{ readonly url: string; readonly description: string }>
 }
 
 /** The `transform` of an HttpApi's OpenAPI annotations: the document as served at /api/openapi.json. */
@@ -66,5 +119,8 @@ export const adjustOpenApi =
     delete schemas["HttpApiDecodeError"]
     delete schemas["Issue"]
     delete schemas["PropertyKey"]
+    removeBuiltInIds(spec)
+    typeBesideRefs(spec, schemas)
+    spec["servers"] = adjustment.servers.map((server) => ({ ...server }))
     return spec
   }

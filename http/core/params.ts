@@ -17,8 +17,11 @@
  *   VALIDATION_FAILED (`PARAMETER_ERRORS`);
  * - addresses are read by the one parser at the ground (`schema/primitives.ts` `parseAddress`,
  *   through `Address`), market ids by `MarketId`;
- * - every parameter schema decodes from a string (or is optional), so OpenAPI lists it as a
- *   string with its pattern or enum: every allowed value is documented;
+ * - every parameter schema decodes from a string (or is optional), and the document lists every
+ *   allowed value: a string with its pattern or enum, a whole number as an `integer` with its
+ *   bounds, `true`/`false` as a `boolean` (a query string carries either as its text, so a
+ *   generated client sends `limit=5` for `limit: 5`). The document's type is an annotation only:
+ *   the server still reads the text, with the same checks and the same errors;
  * - query structs reject unknown parameters (`strictQuery`), so a misspelt filter is a 400
  *   instead of a silently unfiltered list;
  * - no pattern scans more characters than the longest valid value has (lengths are checked
@@ -93,7 +96,7 @@ export const literalParam = <const V extends ReadonlyArray<string>>(name: string
 
 /** `true` or `false`. */
 export const booleanParam = (name: string, description: string) =>
-  Schema.transform(literalParam(name, ["true", "false"], description), Schema.Boolean, {
+  Schema.transform(literalParam(name, ["true", "false"], description).annotations({ jsonSchema: { type: "boolean" } }), Schema.Boolean, {
     strict: true,
     decode: (s) => s === "true",
     encode: (b) => (b ? "true" : "false")
@@ -151,8 +154,10 @@ const MAX_INTEGER_PARAM_DIGITS = 16
 export const integerParam = (name: string, min: number, max: number, description: string) => {
   const range = `a whole number from ${min} to ${max}`
   return Schema.transformOrFail(
-    Schema.String.annotations({ jsonSchema: { type: "string", pattern: "^(0|[1-9][0-9]*)$" } }),
-    Schema.Int.pipe(Schema.between(min, max)),
+    // Documented as the integer it stands for (the text is its decimal digits, checked below).
+    Schema.String.annotations({ jsonSchema: { type: "integer", minimum: min, maximum: max } }),
+    // A parameter with a default takes its title and description from this side in OpenAPI.
+    Schema.Int.pipe(Schema.between(min, max, { title: name, description: `${description}; ${range}` })),
     {
       strict: true,
       decode: (input, _, ast) => {

@@ -83,7 +83,11 @@ export class IndexerApi extends HttpApi.make("indexer")
       transform: adjustOpenApi({
         headers: FRESHNESS_HEADERS,
         // The indexer reads no body: every 400 is a parameter (`request-errors.ts`).
-        badRequest: "a parameter is malformed; the message names it"
+        badRequest: "a parameter is malformed; the message names it",
+        servers: [
+          { url: "/", description: "the origin that served this document" },
+          { url: "http://127.0.0.1:42069", description: "npm start's indexer API (INDEXER_PORT)" }
+        ]
       })
     })
   ) {}

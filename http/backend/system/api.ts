@@ -12,7 +12,8 @@ import {
   HttpApiSchema,
   HttpClient,
   HttpServerRequest,
-  HttpServerResponse
+  HttpServerResponse,
+  OpenApi
 } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Cause, Effect, Option, Schema } from "effect"
@@ -82,9 +83,19 @@ export const systemFailureResponse = (failure: unknown): HttpServerResponse.Http
 export const Version = Schema.Struct({ version: Schema.String, commit: Schema.String }).annotations({ identifier: "Version" })
 
 export class SystemGroup extends HttpApiGroup.make("system")
-  .add(HttpApiEndpoint.get("health", "/health").addSuccess(envelope(SystemHealth)).addError(DegradedWire))
-  .add(HttpApiEndpoint.get("ready", "/ready").addSuccess(envelope(Readiness)).addError(NotReadyWire))
-  .add(HttpApiEndpoint.get("version", "/version").addSuccess(envelope(Version))) {}
+  .add(
+    HttpApiEndpoint.get("health", "/health")
+      .addSuccess(envelope(SystemHealth))
+      .addError(DegradedWire)
+      .annotate(OpenApi.Summary, "Database and indexer checks; 503 with the same body when degraded")
+  )
+  .add(
+    HttpApiEndpoint.get("ready", "/ready")
+      .addSuccess(envelope(Readiness))
+      .addError(NotReadyWire)
+      .annotate(OpenApi.Summary, "Whether this instance takes traffic (exactly when /health is ok); 503 otherwise")
+  )
+  .add(HttpApiEndpoint.get("version", "/version").addSuccess(envelope(Version)).annotate(OpenApi.Summary, "The running build")) {}
 
 /**
  * How long each check may take: a health answer must come promptly whatever hangs (a frozen

@@ -111,7 +111,11 @@ const hostile: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom("a".repeat(3000), "9".repeat(500))
 )
 
-type Parameter = { readonly name: string; readonly in: "path" | "query"; readonly schema: { readonly enum?: ReadonlyArray<string> } }
+type Parameter = {
+  readonly name: string
+  readonly in: "path" | "query"
+  readonly schema: { readonly enum?: ReadonlyArray<string>; readonly type?: string }
+}
 type Operation = { readonly template: string; readonly parameters: ReadonlyArray<Parameter> }
 
 const operationsOf = (): Array<Operation> =>
@@ -121,7 +125,8 @@ const operationsOf = (): Array<Operation> =>
   }))
 
 const valueFor = (parameter: Parameter): fc.Arbitrary<string> => {
-  const valid = parameter.schema.enum ?? VALID[parameter.name] ?? []
+  const valid =
+    parameter.schema.enum ?? (parameter.schema.type === "boolean" ? ["true", "false"] : undefined) ?? VALID[parameter.name] ?? []
   return valid.length === 0 ? hostile : fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...valid) }, { weight: 3, arbitrary: hostile })
 }
 

@@ -70,12 +70,17 @@ describe("the OpenAPI document at /api/openapi.json", () => {
     for (const [path, item] of Object.entries(api.document.paths)) expect(Object.keys(item as object), path).toEqual(["get"])
   })
 
-  it("documents every parameter's allowed values (an enum or a pattern), and every operation", () => {
+  it("documents every parameter's allowed values (an enum, a pattern, an integer's bounds or a boolean), and every operation", () => {
     for (const [path, operation] of operations()) {
       expect(operation.summary, path).toBeTruthy()
       for (const parameter of operation.parameters) {
         const schema = parameter.schema
-        const constrained = schema.enum !== undefined || schema.pattern !== undefined || schema.$ref !== undefined
+        const constrained =
+          schema.enum !== undefined ||
+          schema.pattern !== undefined ||
+          schema.$ref !== undefined ||
+          (schema.type === "integer" && schema.minimum !== undefined && schema.maximum !== undefined) ||
+          schema.type === "boolean"
         expect(constrained, `${path} ${parameter.name}`).toBe(true)
         expect(parameter.description ?? schema.description, `${path} ${parameter.name}`).toBeTruthy()
       }
