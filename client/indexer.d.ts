@@ -1199,7 +1199,7 @@ export interface components {
         };
         /**
          * Position
-         * @description an address's position in a market, following every way shares move (README, Positions and P&L); protocol contracts have none
+         * @description an address's position in a market, following every way shares move (docs/positions.md); protocol contracts have none
          */
         Position: {
             marketId: components["schemas"]["Uint256"];
