@@ -29,6 +29,7 @@ export const BackendServerLive = Layer.unwrapEffect(
           chainId: setup.chainId,
           entryPoint: setup.entryPoint,
           accountFactory: setup.smartAccountFactory,
+          ecdsaAccountFactory: setup.simpleAccountFactory,
           paymaster: setup.paymaster,
           paymasterSignerKey: setup.paymasterSignerKey,
           bundlerUrl: setup.bundlerUrl,

@@ -160,7 +160,8 @@ export const devnetFaucet = (live: LiveDevnet) =>
       privateKey: Option.getOrElse(config.faucetPrivateKey, fallback),
       testUsdc: live.manifest.devnet.addresses.testUsdc,
       dispenser: live.manifest.faucetDispenser,
-      accountFactory: live.manifest.smartAccountFactory,
+      // Claims fund an EOA's ECDSA smart account: the SimpleAccountFactory's address for it.
+      accountFactory: live.manifest.simpleAccountFactory,
       ethWei: config.faucetEthWei,
       chainRestarts: Queue.take(restarts)
     }
@@ -174,7 +175,10 @@ export interface AaOptions {
   readonly rpcUrl: string
   readonly chainId: number
   readonly entryPoint: Address
+  /** Passkey (WebAuthn P-256) accounts' factory (the project's). */
   readonly smartAccountFactory: Address
+  /** ECDSA accounts' factory (the canonical SimpleAccountFactory v0.7). */
+  readonly simpleAccountFactory: Address
   readonly paymaster: Address
   /** The paymaster's `verifyingSigner` key (PAYMASTER_SIGNER_KEY, or the devnet's default); never logged. */
   readonly paymasterSignerKey: Redacted.Redacted<Hex>
@@ -228,6 +232,7 @@ export const devnetAa = (live: LiveDevnet) =>
       chainId: DEVNET_CHAIN_ID,
       entryPoint: manifest.entryPoint,
       smartAccountFactory: manifest.smartAccountFactory,
+      simpleAccountFactory: manifest.simpleAccountFactory,
       paymaster: manifest.paymaster,
       paymasterSignerKey: signerKey,
       bundlerUrl

@@ -29,6 +29,11 @@ import { getUserOperationHash, toPackedUserOperation, type UserOperation } from 
 
 /** The canonical EntryPoint v0.7 (the same on every chain, the devnet's included). */
 export const ENTRY_POINT_V07 = "0x0000000071727de22e5e9d8baf0edac6f37da032" as Address
+/**
+ * The canonical SimpleAccountFactory v0.7 (eth-infinitism, @account-abstraction/contracts 0.7.0):
+ * ECDSA accounts, where permissionless `toSimpleSmartAccount` looks by default.
+ */
+export const SIMPLE_ACCOUNT_FACTORY_V07 = "0x91e60e0613810449d098b0b5ec8b51a0fe8c8985" as Address
 /** The factory salt the backend uses for every owner's account. */
 export const DEFAULT_ACCOUNT_SALT = 0n
 /** validationData's failed-signature value: a bad signature is this, never a revert. */
@@ -83,6 +88,24 @@ export const smartAccountAbi = parseAbi([
   "error BadOwnerEncoding()"
 ])
 
+/** The canonical SimpleAccountFactory v0.7 (ECDSA accounts; `owner` is the EOA). */
+export const simpleAccountFactoryAbi = parseAbi([
+  "function createAccount(address owner, uint256 salt) returns (address)",
+  "function getAddress(address owner, uint256 salt) view returns (address)",
+  "function accountImplementation() view returns (address)"
+])
+
+/**
+ * SimpleAccount v0.7: `execute` is the project account's (same selector); `executeBatch` takes
+ * three arrays (values may be empty: then every call sends 0).
+ */
+export const simpleAccountAbi = parseAbi([
+  "function execute(address dest, uint256 value, bytes func)",
+  "function executeBatch(address[] dest, uint256[] value, bytes[] func)",
+  "function owner() view returns (address)",
+  "function entryPoint() view returns (address)"
+])
+
 export const verifyingPaymasterAbi = parseAbi([
   "struct PackedUserOperation { address sender; uint256 nonce; bytes initCode; bytes callData; bytes32 accountGasLimits; uint256 preVerificationGas; bytes32 gasFees; bytes paymasterAndData; bytes signature; }",
   "function getHash(PackedUserOperation userOp, uint48 validUntil, uint48 validAfter) view returns (bytes32)",
@@ -132,32 +155,59 @@ const encodeBatch = (calls: ReadonlyArray<AccountCall>): Hex =>
   })
 
 const EXECUTE_SELECTOR = toFunctionSelector("function execute(address target, uint256 value, bytes data)")
+const SIMPLE_BATCH_SELECTOR = toFunctionSelector("function executeBatch(address[] dest, uint256[] value, bytes[] func)")
+
+/** SimpleAccount v0.7's `executeBatch(dest[], value[], func[])` (values in full, as permissionless sends them). */
+export const encodeSimpleAccountBatch = (calls: ReadonlyArray<AccountCall>): Hex =>
+  encodeFunctionData({
+    abi: simpleAccountAbi,
+    functionName: "executeBatch",
+    args: [calls.map((c) => c.target), calls.map((c) => c.value), calls.map((c) => c.data)]
+  })
+
+/** SimpleAccount's batch as calls: `undefined` unless the values are empty or one per call (else the account reverts). */
+const decodeSimpleBatch = (callData: Hex): ReadonlyArray<AccountCall> | undefined => {
+  const decoded = decodeFunctionData({ abi: simpleAccountAbi, data: callData })
+  if (decoded.functionName !== "executeBatch") return undefined
+  const [targets, values, datas] = decoded.args
+  if (datas.length !== targets.length || (values.length !== 0 && values.length !== targets.length)) return undefined
+  const calls = targets.map((target, i) => ({ target, value: values.length === 0 ? 0n : values[i]!, data: datas[i]! }))
+  // Re-encoding the same arrays must give the same bytes, so no trailing data rides along.
+  const canonical = encodeFunctionData({ abi: simpleAccountAbi, functionName: "executeBatch", args: [targets, values, datas] })
+  return canonical.toLowerCase() === callData.toLowerCase() ? calls : undefined
+}
 
 /**
- * The calls an account's `callData` makes: `execute` or `executeBatch` exactly (re-encoding
- * gives the same bytes, so no trailing data rides along); `undefined` for anything else.
+ * The calls an account's `callData` makes: `execute` (both accounts), the project account's
+ * `executeBatch(Call[])` or SimpleAccount's `executeBatch(address[], uint256[], bytes[])`,
+ * exactly (re-encoding gives the same bytes, so no trailing data rides along); `undefined` for
+ * anything else.
  */
 export const decodeAccountCalls = (callData: Hex): ReadonlyArray<AccountCall> | undefined => {
-  let calls: ReadonlyArray<AccountCall>
+  let calls: ReadonlyArray<AccountCall> | undefined
   try {
-    const decoded = decodeFunctionData({ abi: smartAccountAbi, data: callData })
-    if (decoded.functionName === "execute") calls = [{ target: decoded.args[0], value: decoded.args[1], data: decoded.args[2] }]
-    else if (decoded.functionName === "executeBatch") calls = decoded.args[0]
-    else return undefined
+    if (callData.slice(0, 10).toLowerCase() === SIMPLE_BATCH_SELECTOR) calls = decodeSimpleBatch(callData)
+    else {
+      const decoded = decodeFunctionData({ abi: smartAccountAbi, data: callData })
+      if (decoded.functionName === "execute") calls = [{ target: decoded.args[0], value: decoded.args[1], data: decoded.args[2] }]
+      else if (decoded.functionName === "executeBatch") calls = decoded.args[0]
+      else return undefined
+      // execute with one call, executeBatch with any other number: re-encoding must give the same bytes.
+      const canonical =
+        calls.length === 1 && callData.slice(0, 10).toLowerCase() === EXECUTE_SELECTOR ? encodeAccountCalls(calls) : encodeBatch(calls)
+      if (canonical.toLowerCase() !== callData.toLowerCase()) return undefined
+    }
   } catch {
     return undefined
   }
-  // execute with one call, executeBatch with any other number: re-encoding must give the same bytes.
-  const canonical =
-    calls.length === 1 && callData.slice(0, 10).toLowerCase() === EXECUTE_SELECTOR ? encodeAccountCalls(calls) : encodeBatch(calls)
-  if (canonical.toLowerCase() !== callData.toLowerCase()) return undefined
+  if (calls === undefined) return undefined
   return calls.map((c) => ({ target: c.target.toLowerCase() as Address, value: c.value, data: c.data.toLowerCase() as Hex }))
 }
 
 // ---------------------------------------------------------------------------------------------
 // User operations
 
-/** The factory call that deploys `owner`'s account: the user operation's `factory` + `factoryData`. */
+/** The factory call that deploys a project (passkey) account: the user operation's `factory` + `factoryData`. */
 export const accountFactoryData = (
   factory: Address,
   owner: AccountOwner,
@@ -165,6 +215,16 @@ export const accountFactoryData = (
 ): { readonly factory: Address; readonly factoryData: Hex } => ({
   factory,
   factoryData: encodeFunctionData({ abi: smartAccountFactoryAbi, functionName: "createAccount", args: [encodeOwner(owner), salt] })
+})
+
+/** SimpleAccountFactory v0.7's call that deploys an EOA's SimpleAccount (what permissionless puts in the initCode). */
+export const simpleAccountFactoryData = (
+  factory: Address,
+  owner: Address,
+  salt = DEFAULT_ACCOUNT_SALT
+): { readonly factory: Address; readonly factoryData: Hex } => ({
+  factory,
+  factoryData: encodeFunctionData({ abi: simpleAccountFactoryAbi, functionName: "createAccount", args: [owner, salt] })
 })
 
 /** The EntryPoint v0.7 packed form (what `handleOps` and the paymaster's `getHash` take). */

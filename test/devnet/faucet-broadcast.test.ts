@@ -96,7 +96,7 @@ const optionsWith = (privateKey: Hex): FaucetOptions => ({
   privateKey: Redacted.make(privateKey),
   testUsdc: live.manifest.devnet.addresses.testUsdc,
   dispenser: live.manifest.faucetDispenser,
-  accountFactory: live.manifest.smartAccountFactory,
+  accountFactory: live.manifest.simpleAccountFactory,
   ethWei: 500_000_000_000_000n,
   receiptTimeoutMs: 10_000
 })

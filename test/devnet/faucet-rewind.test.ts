@@ -55,7 +55,7 @@ const helpers = () => {
     privateKey: Redacted.make(bytesToHex(faucetAccount.getHdKey().privateKey!)),
     testUsdc: live.manifest.devnet.addresses.testUsdc,
     dispenser: live.manifest.faucetDispenser,
-    accountFactory: live.manifest.smartAccountFactory,
+    accountFactory: live.manifest.simpleAccountFactory,
     ethWei: 500_000_000_000_000n,
     receiptTimeoutMs: 10_000
   }

@@ -24,7 +24,7 @@ afterAll(async () => {
 const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d" as const
 const KEY2 = "0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a" as const
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)"])
-const FACTORY = parseAbi(["function getAddress(bytes owner, uint256 salt) view returns (address)"])
+const FACTORY = parseAbi(["function getAddress(address owner, uint256 salt) view returns (address)"])
 
 const rpcResult = async (url: string, method: string): Promise<unknown> => {
   const response = await fetch(url, {
@@ -90,10 +90,10 @@ describe("predix start on the live devnet (the default)", () => {
     expect(result.eth).toEqual({ decimal: "0.000500000000000000", raw: "500000000000000", decimals: 18, unit: "ETH" })
 
     const chain = createPublicClient({ transport: http(rpcUrl) })
-    // The destination is the owner's counterfactual account (ECDSA owner bytes, salt 0) of the manifest's factory.
-    const manifest = JSON.parse(await fs.readFile("fixtures/devnet.live.json", "utf8")) as { smartAccountFactory: Address }
+    // The destination is the owner's counterfactual SimpleAccount (salt 0) of the manifest's ECDSA factory.
+    const manifest = JSON.parse(await fs.readFile("fixtures/devnet.live.json", "utf8")) as { simpleAccountFactory: Address }
     const counterfactual = await chain.readContract({
-      address: manifest.smartAccountFactory,
+      address: manifest.simpleAccountFactory,
       abi: FACTORY,
       functionName: "getAddress",
       args: [owner as Address, 0n]

@@ -57,8 +57,13 @@ export interface AaOptions {
   readonly rpcUrl: string
   readonly chainId: number
   readonly entryPoint: Address
-  /** The smart-account factory: getAddress(bytes owner, uint256 salt), salt 0. */
+  /** The passkey (WebAuthn P-256) accounts' factory: getAddress(bytes owner, uint256 salt), salt 0. */
   readonly accountFactory: Address
+  /**
+   * The ECDSA accounts' factory: the canonical SimpleAccountFactory v0.7,
+   * getAddress(address owner, uint256 salt) / createAccount(address owner, uint256 salt), salt 0.
+   */
+  readonly ecdsaAccountFactory: Address
   readonly paymaster: Address
   /** PAYMASTER_SIGNER_KEY: never logged. */
   readonly paymasterSignerKey: Redacted.Redacted<Hex>

@@ -36,7 +36,10 @@ export const AaServiceLive = (options: AaOptions | undefined) =>
       : Effect.gen(function* () {
           const sessions = yield* Sessions
           const settings = yield* AuthSettings
-          const accountOf = accountResolver(options.rpcUrl, options.accountFactory)
+          const accountOf = accountResolver(options.rpcUrl, {
+            ecdsa: options.ecdsaAccountFactory,
+            passkey: options.accountFactory
+          })
           const webauthn = webauthnOf(settings.options.publicUrl, options.webauthn)
           const passkeys = yield* makePasskeys({ webauthn, accountOf, sessions })
           const sponsor = yield* makeSponsor(options)
@@ -44,6 +47,7 @@ export const AaServiceLive = (options: AaOptions | undefined) =>
             Effect.annotateLogs({
               entry_point: options.entryPoint,
               factory: options.accountFactory,
+              ecdsa_factory: options.ecdsaAccountFactory,
               paymaster: options.paymaster,
               paymaster_signer: sponsor.signerAddress,
               rp_id: webauthn.rpId

@@ -1,8 +1,10 @@
 /**
  * The paymaster's sponsorship policy (pure; issue 18). A user operation is sponsored only when:
  * 1. its sender is the session's smart account (and an initCode, if any, deploys exactly that
- *    account: the configured factory's createAccount(session owner, 0));
- * 2. its callData is the account's execute / executeBatch, and every call it makes carries no
+ *    account: for an ECDSA owner the SimpleAccountFactory's createAccount(owner address, 0), for
+ *    a passkey owner the project factory's createAccount(owner key bytes, 0));
+ * 2. its callData is the account's execute / executeBatch (either account's batch form,
+ *    schema/protocol/aa.ts `decodeAccountCalls`), and every call it makes carries no
  *    value and targets the protocol with an allowed selector:
  *    - Router: buyYes, sellYes, buyNo, sellNo, trade, with the sender as recipient;
  *    - Diamond: splitPosition, mergePositions, redeem;
@@ -31,7 +33,8 @@ export interface UserOperation {
   readonly maxPriorityFeePerGas: bigint
 }
 
-const FACTORY_ABI = parseAbi(["function createAccount(bytes owner, uint256 salt) returns (address)"])
+const PASSKEY_FACTORY_ABI = parseAbi(["function createAccount(bytes owner, uint256 salt) returns (address)"])
+const SIMPLE_FACTORY_ABI = parseAbi(["function createAccount(address owner, uint256 salt) returns (address)"])
 
 export { decodeAccountCalls }
 
@@ -65,7 +68,10 @@ export interface PolicyContext {
   /** The session's smart account and its owner encoding (lowercase). */
   readonly account: string
   readonly owner: string
+  /** The passkey accounts' factory (64-byte owners). */
   readonly accountFactory: Address
+  /** The ECDSA accounts' factory, SimpleAccountFactory v0.7 (20-byte owners). */
+  readonly ecdsaAccountFactory: Address
   readonly protocol: ProtocolContracts
   /** The markets' outcome tokens among the calls' targets (lowercase). */
   readonly outcomeTokens: ReadonlySet<string>
@@ -115,6 +121,26 @@ const callProblem = (call: Call, context: PolicyContext): string | undefined => 
   return `targets ${call.target.toLowerCase()}, which is not a protocol contract`
 }
 
+/**
+ * Whether `op`'s initCode deploys the session's own account: the factory for the owner's kind
+ * (20-byte owner: SimpleAccountFactory; otherwise the passkey factory) called with that owner
+ * and salt 0. The sender check alone would not do: another owner's initCode for the same factory
+ * fails in the EntryPoint, but only after the bundler spent simulation on it.
+ */
+const deploysOwnAccount = (op: UserOperation, context: PolicyContext): boolean => {
+  if (op.factory === undefined || op.factoryData === undefined) return false
+  const ecdsa = context.owner.length === 42
+  if (!same(op.factory, ecdsa ? context.ecdsaAccountFactory : context.accountFactory)) return false
+  try {
+    const decoded = ecdsa
+      ? decodeFunctionData({ abi: SIMPLE_FACTORY_ABI, data: op.factoryData })
+      : decodeFunctionData({ abi: PASSKEY_FACTORY_ABI, data: op.factoryData })
+    return same(decoded.args[0], context.owner) && decoded.args[1] === 0n
+  } catch {
+    return false
+  }
+}
+
 /** The policy's verdict on `op`: undefined (sponsor it, budget permitting) or the refusal. */
 export const checkPolicy = (op: UserOperation, context: PolicyContext): Refusal | undefined => {
   if (!same(op.sender, context.account)) {
@@ -125,17 +151,11 @@ export const checkPolicy = (op: UserOperation, context: PolicyContext): Refusal 
   }
   const details: Array<ErrorDetail> = []
   if (op.factory !== undefined || (op.factoryData !== undefined && op.factoryData !== "0x")) {
-    let deploysOwn = false
-    if (op.factory !== undefined && same(op.factory, context.accountFactory) && op.factoryData !== undefined) {
-      try {
-        const decoded = decodeFunctionData({ abi: FACTORY_ABI, data: op.factoryData })
-        deploysOwn = same(decoded.args[0], context.owner) && decoded.args[1] === 0n
-      } catch {
-        deploysOwn = false
-      }
-    }
-    if (!deploysOwn)
-      details.push({ path: "factoryData", message: "an initCode must be the configured factory's createAccount(session owner, 0)" })
+    if (!deploysOwnAccount(op, context))
+      details.push({
+        path: "factoryData",
+        message: "an initCode must be the owner's factory's createAccount(session owner, 0) (SimpleAccountFactory for an EOA owner)"
+      })
   }
   const calls = decodeAccountCalls(op.callData)
   if (calls === undefined) details.push({ path: "callData", message: "not the account's execute or executeBatch" })

@@ -90,6 +90,7 @@ export const makeSponsor = (options: AaOptions) =>
           account: user.smartAccount,
           owner: user.owner,
           accountFactory: options.accountFactory,
+          ecdsaAccountFactory: options.ecdsaAccountFactory,
           protocol: options.protocol,
           outcomeTokens,
           caps

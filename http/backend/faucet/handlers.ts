@@ -47,7 +47,10 @@ export interface FaucetOptions {
   readonly testUsdc: Address
   /** The dispenser contract (tools/devnet/contracts/Live.sol) the faucet key has approved for its USDC. */
   readonly dispenser: Address
-  /** The smart-account factory whose counterfactual address for the owner (salt 0) is the destination. */
+  /**
+   * The ECDSA accounts' factory (SimpleAccountFactory v0.7, `getAddress(address owner, uint256 salt)`):
+   * the owner's counterfactual account at salt 0 is the destination, the one the AA endpoints derive.
+   */
   readonly accountFactory: Address
   readonly ethWei: bigint
   /** How long a claim waits for its receipt. Default 15 s (a block a second on the devnet). */
@@ -61,8 +64,7 @@ export interface FaucetOptions {
 
 const ABI = parseAbi([
   "function dispense(address token, address to, uint256 tokenAmount) payable",
-  // owner: the 20-byte ECDSA owner encoding (abi.encodePacked(address)), schema/protocol/aa.ts
-  "function getAddress(bytes owner, uint256 salt) view returns (address)",
+  "function getAddress(address owner, uint256 salt) view returns (address)",
   "function balanceOf(address) view returns (uint256)"
 ])
 

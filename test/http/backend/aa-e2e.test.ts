@@ -16,6 +16,7 @@ import {
   BaseError,
   ContractFunctionRevertedError,
   createPublicClient,
+  defineChain,
   encodeFunctionData,
   erc20Abi,
   formatUnits,
@@ -27,10 +28,16 @@ import {
   type PublicClient
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
+import { entryPoint07Address, type UserOperation } from "viem/account-abstraction"
+import { createSmartAccountClient } from "permissionless"
+import { toSimpleSmartAccount } from "permissionless/accounts"
+import { createPimlicoClient } from "permissionless/clients/pimlico"
 import {
   accountFactoryData,
   base64Url,
   encodeAccountCalls,
+  encodeSimpleAccountBatch,
+  simpleAccountFactoryData,
   encodePaymasterData,
   entryPointAbi,
   packUserOperation,
@@ -59,6 +66,12 @@ const ROUTER_ABI = parseAbi([
 ])
 /** Stand-in signatures for estimation: the right length, failing the checks without reverting. */
 const DUMMY_ECDSA = `0x${"ff".repeat(32)}${"7f".repeat(32)}1c` as Hex
+/**
+ * SimpleAccount's stand-in (permissionless's): its OpenZeppelin ECDSA.recover reverts on a high s
+ * or an unrecoverable signature, so the stand-in must recover to some address (the wrong one).
+ */
+const DUMMY_SIMPLE_ACCOUNT =
+  "0xfffffffffffffffffffffffffffffff0000000000000000000000000000000007aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa1c" as Hex
 
 let dataDir: string
 const scope = Effect.runSync(Scope.make())
@@ -67,6 +80,7 @@ let backend: string
 let indexer: string
 let alto: string
 let chain: PublicClient
+let chainRpcUrl: string
 let devnet: DevnetClient
 let manifest: LiveManifest
 let marketId: bigint
@@ -99,6 +113,7 @@ beforeAll(async () => {
   })
   const line = await app.waitFor(/message="devnet: live local chain"/, 300_000)
   const rpcUrl = /rpc_url=(\S+)/.exec(line)![1]!
+  chainRpcUrl = rpcUrl
   await app.waitFor(/message=listening server=backend/, 300_000)
   // The client's gas oracle: the bundler's own price (through the proxy only the issue's methods go).
   alto = /bundler_url=(\S+)/.exec(await app.waitFor(/message="devnet: alto bundler"/, 300_000))![1]!
@@ -241,17 +256,23 @@ const prepare = async (
   ).json()) as {
     result: { fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex } }
   }
+  // An EOA's account is a SimpleAccount (its factory, its batch form); a passkey's is the project's.
+  const owner = signer.owner
   const draft: UserOperationV07 = {
     sender: account,
     nonce,
-    ...(deployed ? {} : accountFactoryData(manifest.smartAccountFactory, signer.owner)),
-    callData: encodeAccountCalls(calls),
+    ...(deployed
+      ? {}
+      : owner.kind === "ecdsa"
+        ? simpleAccountFactoryData(manifest.simpleAccountFactory, owner.address)
+        : accountFactoryData(manifest.smartAccountFactory, owner)),
+    callData: owner.kind === "ecdsa" && calls.length > 1 ? encodeSimpleAccountBatch(calls) : encodeAccountCalls(calls),
     callGasLimit: 0n,
     verificationGasLimit: 0n,
     preVerificationGas: 0n,
     maxFeePerGas: BigInt(prices.result.fast.maxFeePerGas),
     maxPriorityFeePerGas: BigInt(prices.result.fast.maxPriorityFeePerGas),
-    signature: signer.owner.kind === "ecdsa" ? DUMMY_ECDSA : softwarePasskey().assert(`0x${"00".repeat(32)}`).encoded,
+    signature: owner.kind === "ecdsa" ? DUMMY_SIMPLE_ACCOUNT : softwarePasskey().assert(`0x${"00".repeat(32)}`).encoded,
     paymaster: manifest.paymaster,
     paymasterVerificationGasLimit: 100_000n,
     paymasterPostOpGasLimit: 0n,
@@ -400,6 +421,101 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
     const me = await call("GET", "/api/auth/me", undefined, ecdsaSession.cookie)
     expect(me.body.data).toMatchObject({ method: "ecdsa", owner: owner.address.toLowerCase(), smartAccount: ecdsaSession.account })
     await tradeEndToEnd(owner, ecdsaSession)
+  }, 240_000)
+
+  it("stock permissionless: toSimpleSmartAccount + createSmartAccountClient trade through the proxy, sponsored by the backend, in both portfolios", async () => {
+    // No project account code: the published SimpleAccount v0.7 at the factory permissionless
+    // uses by default, and an owner that signs like any viem account.
+    const ownerKey = generatePrivateKey()
+    const devnetChain = defineChain({
+      id: 130,
+      name: "PrediX devnet",
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [chainRpcUrl] } }
+    })
+    const account = await toSimpleSmartAccount({
+      client: createPublicClient({ chain: devnetChain, transport: http(chainRpcUrl) }),
+      owner: privateKeyToAccount(ownerKey),
+      entryPoint: { address: entryPoint07Address, version: "0.7" }
+    })
+    // The backend derives the same counterfactual address for the EOA.
+    const session = await ecdsaSignIn(ownerKey)
+    expect(session.account).toBe(account.address.toLowerCase())
+    const faucet = await call("POST", "/api/faucet", {}, session.cookie)
+    expect(faucet.status, JSON.stringify(faucet.body)).toBe(200)
+    expect(faucet.body.data.address).toBe(session.account)
+
+    // The paymaster through the backend's REST route (the ERC-7677 URL replaces these two functions
+    // with viem's createPaymasterClient once it exists); fees from the bundler as permissionless asks them.
+    const sponsorWith = async (op: UserOperation<"0.7">) => {
+      const answer = await sponsor(op, session.cookie)
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200)
+      const s = answer.body.data
+      return {
+        paymaster: s.paymaster as Address,
+        paymasterData: s.paymasterData as Hex,
+        paymasterVerificationGasLimit: BigInt(s.paymasterVerificationGasLimit),
+        paymasterPostOpGasLimit: BigInt(s.paymasterPostOpGasLimit)
+      }
+    }
+    const smartAccountClient = createSmartAccountClient({
+      account,
+      chain: {
+        id: 130,
+        name: "PrediX devnet",
+        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+        rpcUrls: { default: { http: [] } }
+      },
+      bundlerTransport: http(`${backend}/api/aa/bundler`, { fetchOptions: { headers: { cookie: session.cookie } } }),
+      paymaster: {
+        getPaymasterStubData: async () => ({
+          paymaster: manifest.paymaster,
+          paymasterData: encodePaymasterData({ validUntil: 2 ** 47, validAfter: 0 }, DUMMY_ECDSA),
+          paymasterVerificationGasLimit: 100_000n,
+          paymasterPostOpGasLimit: 0n
+        }),
+        getPaymasterData: (op) =>
+          sponsorWith({
+            sender: op.sender,
+            nonce: op.nonce,
+            ...(op.factory === undefined ? {} : { factory: op.factory, factoryData: op.factoryData ?? "0x" }),
+            callData: op.callData,
+            callGasLimit: op.callGasLimit ?? 0n,
+            verificationGasLimit: op.verificationGasLimit ?? 0n,
+            preVerificationGas: op.preVerificationGas ?? 0n,
+            maxFeePerGas: op.maxFeePerGas ?? 0n,
+            maxPriorityFeePerGas: op.maxPriorityFeePerGas ?? 0n,
+            signature: "0x"
+          })
+      },
+      userOperation: {
+        estimateFeesPerGas: async () => (await createPimlicoClient({ transport: http(alto) }).getUserOperationGasPrice()).fast
+      }
+    })
+    const calls = approveAndBuyYes(session.account, 20n * USDC).map((c) => ({ to: c.target, value: c.value, data: c.data }))
+    const userOpHash = await smartAccountClient.sendUserOperation({ calls })
+    const receipt = await smartAccountClient.waitForUserOperationReceipt({ hash: userOpHash, timeout: 60_000 })
+    expect(receipt.success).toBe(true)
+    expect(receipt.sender.toLowerCase()).toBe(session.account)
+    expect(receipt.paymaster?.toLowerCase()).toBe(manifest.paymaster.toLowerCase())
+    // Deployed by that operation, as the published SimpleAccount of that owner.
+    expect(await chain.getCode({ address: account.address })).toBeDefined()
+    const yes = await chain.readContract({ address: yesToken, abi: erc20Abi, functionName: "balanceOf", args: [account.address] })
+    expect(yes).toBeGreaterThan(0n)
+    const shares = formatUnits(yes, 6)
+    await eventually("the indexer's portfolio shows the permissionless account's YES", async () => {
+      const body = (await (await fetch(`${indexer}/api/portfolio/${session.account}`)).json()) as {
+        data: { positions: Array<{ marketId: string; yesBalance: string }> }
+      }
+      return body.data.positions.some((p) => p.marketId === marketId.toString() && p.yesBalance === shares) ? body : undefined
+    })
+    await eventually("the backend's portfolio shows the permissionless account's YES", async () => {
+      const answer = await call("GET", `/api/trading/${session.account}/portfolio`)
+      return answer.status === 200 && JSON.stringify(answer.body).includes(`"${shares}"`) ? answer.body : undefined
+    })
+    // A second operation from the deployed account (no initCode): still sponsored and mined.
+    const again = await smartAccountClient.sendUserOperation({ calls })
+    expect((await smartAccountClient.waitForUserOperationReceipt({ hash: again, timeout: 60_000 })).success).toBe(true)
   }, 240_000)
 
   it("refuses: another account's operation, a non-protocol target, gas over the caps, a spent budget, a tampered sponsorship (the EntryPoint too), a replayed assertion, a method off the list", async () => {

@@ -1,7 +1,7 @@
 /** The sponsorship policy on decoded calldata (pure): what is sponsored, and every way out of it. */
 import { describe, expect, it } from "vitest"
 import { encodeFunctionData, parseAbi, type Address, type Hex } from "viem"
-import { accountFactoryData, encodeAccountCalls } from "../../../schema/protocol/aa.js"
+import { accountFactoryData, encodeAccountCalls, encodeSimpleAccountBatch, simpleAccountFactoryData } from "../../../schema/protocol/aa.js"
 import { DEFAULT_SPONSOR_CAPS } from "../../../http/backend/aa/config.js"
 import { checkPolicy, maxCostWei, ROUTER_ABI, type PolicyContext, type UserOperation } from "../../../http/backend/aa/sponsor-policy.js"
 
@@ -10,6 +10,9 @@ const OWNER: Address = "0x2222222222222222222222222222222222222222"
 const FACTORY: Address = "0x3333333333333333333333333333333333333333"
 const YES: Address = "0x4444444444444444444444444444444444444444"
 const STRANGER: Address = "0x5555555555555555555555555555555555555555"
+const SIMPLE_FACTORY: Address = "0x6666666666666666666666666666666666666666"
+/** A passkey owner: abi.encode(x, y). */
+const KEY_OWNER: Hex = `0x${"07".repeat(32)}${"08".repeat(32)}`
 const protocol = {
   router: "0x00000000000000000000000000000000000000b1",
   diamond: "0x00000000000000000000000000000000000000b2",
@@ -22,6 +25,7 @@ const context: PolicyContext = {
   account: ACCOUNT,
   owner: OWNER,
   accountFactory: FACTORY,
+  ecdsaAccountFactory: SIMPLE_FACTORY,
   protocol,
   outcomeTokens: new Set([YES]),
   caps: DEFAULT_SPONSOR_CAPS
@@ -154,10 +158,47 @@ describe("sponsorship policy", () => {
   })
 
   it("accepts an initCode only when it deploys the session's own account", () => {
-    const own = accountFactoryData(FACTORY, { kind: "ecdsa", address: OWNER })
+    // An EOA owner's account is SimpleAccountFactory's createAccount(owner, 0).
+    const own = simpleAccountFactoryData(SIMPLE_FACTORY, OWNER)
     expect(tagOf(op([buyYes(ACCOUNT)], own))).toBeUndefined()
-    expect(tagOf(op([buyYes(ACCOUNT)], accountFactoryData(FACTORY, { kind: "ecdsa", address: STRANGER })))).toBe("NotSponsored")
+    expect(tagOf(op([buyYes(ACCOUNT)], simpleAccountFactoryData(SIMPLE_FACTORY, STRANGER)))).toBe("NotSponsored")
+    expect(tagOf(op([buyYes(ACCOUNT)], simpleAccountFactoryData(SIMPLE_FACTORY, OWNER, 1n)))).toBe("NotSponsored")
     expect(tagOf(op([buyYes(ACCOUNT)], { ...own, factory: STRANGER }))).toBe("NotSponsored")
+    // The passkey factory's call for the same EOA is not the EOA's account.
+    expect(tagOf(op([buyYes(ACCOUNT)], accountFactoryData(FACTORY, { kind: "ecdsa", address: OWNER })))).toBe("NotSponsored")
+    // A passkey owner's account is the project factory's createAccount(key bytes, 0), and only that.
+    const keyContext = { ...context, owner: KEY_OWNER }
+    const key = { kind: "p256", x: BigInt(`0x${"07".repeat(32)}`), y: BigInt(`0x${"08".repeat(32)}`) } as const
+    expect(checkPolicy(op([buyYes(ACCOUNT)], accountFactoryData(FACTORY, key)), keyContext)).toBeUndefined()
+    expect(checkPolicy(op([buyYes(ACCOUNT)], accountFactoryData(SIMPLE_FACTORY, key)), keyContext)?._tag).toBe("NotSponsored")
+    expect(checkPolicy(op([buyYes(ACCOUNT)], simpleAccountFactoryData(SIMPLE_FACTORY, OWNER)), keyContext)?._tag).toBe("NotSponsored")
+  })
+
+  it("reads SimpleAccount's executeBatch(dest[], value[], func[]) like the project account's batch", () => {
+    const batch = (calls: Parameters<typeof encodeSimpleAccountBatch>[0]) => ({
+      ...op([buyYes(ACCOUNT)]),
+      callData: encodeSimpleAccountBatch(calls)
+    })
+    expect(tagOf(batch([approve(protocol.usdc, protocol.router), buyYes(ACCOUNT)]))).toBeUndefined()
+    // Every call is checked: a stranger's target, or value, spoils it as in the other form.
+    expect(checkPolicy(batch([approve(protocol.usdc, protocol.router), call(STRANGER, "0x")]), context)).toMatchObject({
+      _tag: "NotSponsored",
+      details: [{ path: "callData.calls.1" }]
+    })
+    expect(tagOf(batch([{ ...buyYes(ACCOUNT), value: 1n }, buyYes(ACCOUNT)]))).toBe("NotSponsored")
+    expect(
+      tagOf({ ...batch([buyYes(ACCOUNT), buyYes(ACCOUNT)]), callData: `${encodeSimpleAccountBatch([buyYes(ACCOUNT), buyYes(ACCOUNT)])}00` })
+    ).toBe("NotSponsored")
+    // Empty values (every call sends 0) is SimpleAccount's other form; mismatched lengths revert on chain.
+    const twoCalls = [approve(protocol.usdc, protocol.router), buyYes(ACCOUNT)]
+    const encode = (values: ReadonlyArray<bigint>) =>
+      encodeFunctionData({
+        abi: parseAbi(["function executeBatch(address[] dest, uint256[] value, bytes[] func)"]),
+        functionName: "executeBatch",
+        args: [twoCalls.map((c) => c.target), values, twoCalls.map((c) => c.data)]
+      })
+    expect(tagOf({ ...op([buyYes(ACCOUNT)]), callData: encode([]) })).toBeUndefined()
+    expect(tagOf({ ...op([buyYes(ACCOUNT)]), callData: encode([0n]) })).toBe("NotSponsored")
   })
 
   it("refuses gas over each cap, and counts the maximum cost", () => {

@@ -1,9 +1,10 @@
 /**
  * A chain for the AA auth and policy tests that need no accounts deployed: anvil with a contract
- * answering the smart-account factory's `getAddress(bytes owner, uint256 salt)` (a CREATE2-style
- * address of this contract, the salt and the owner), placed with anvil_setCode. The backend reads
- * it through the RPC exactly as it reads the devnet's factory. The end-to-end tests use the
- * devnet's real factory.
+ * answering both factories' `getAddress`: the passkey factory's `getAddress(bytes owner, uint256 salt)`
+ * and SimpleAccountFactory's `getAddress(address owner, uint256 salt)` (a CREATE2-style address of
+ * this contract, the salt and the owner's bytes, the same for an EOA either way), placed with
+ * anvil_setCode. The backend reads it through the RPC exactly as it reads the devnet's
+ * factories. The end-to-end tests use the devnet's real factories.
  */
 import { Redacted } from "effect"
 import { createRequire } from "node:module"
@@ -17,6 +18,9 @@ pragma solidity ^0.8.20;
 contract AddressFactory {
     function getAddress(bytes calldata owner, uint256 salt) external view returns (address) {
         return address(uint160(uint256(keccak256(abi.encodePacked(bytes1(0xff), address(this), bytes32(salt), keccak256(owner))))));
+    }
+    function getAddress(address owner, uint256 salt) external view returns (address) {
+        return this.getAddress(abi.encodePacked(owner), salt);
     }
 }`
 
@@ -59,6 +63,7 @@ export const aaOptionsFor = (rpcUrl: string, accountFactory: Address): AaOptions
   chainId: 130,
   entryPoint: "0x0000000071727De22E5E9d8BAf0edAc6f37da032",
   accountFactory,
+  ecdsaAccountFactory: accountFactory,
   paymaster: "0x00000000000000000000000000000000000000aa",
   paymasterSignerKey: Redacted.make(generatePrivateKey()),
   bundlerUrl: rpcUrl,
