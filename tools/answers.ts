@@ -17,8 +17,8 @@
  * `record` sends each request twice in a row (the first answer computed, the second from the
  * cache when the route caches) and records status, content type and body of both. Bodies are
  * compared as sent, except the backend's `meta.timestamp` and `meta.reqId` (the clock and a
- * random id). Health, readiness, version, metrics and sign-in paths are left out: they describe the
- * process, not the index. Both services must serve the same frozen chain (`CHAIN=fixture`), fully
+ * random id). Health, readiness, version and metrics paths are left out (they describe the process, not
+ * the index), and so are the sign-in paths (each challenge is a fresh nonce). Both services must serve the same frozen chain (`CHAIN=fixture`), fully
  * indexed, with rate limits off (`RATE_LIMIT_PUBLIC_PER_MINUTE=0 RATE_LIMIT_PER_DAY=0`).
  */
 import * as fs from "node:fs"
@@ -182,10 +182,11 @@ const record = async () => {
 
 const compare = () => {
   const [beforeFile, afterFile] = process.argv.slice(3)
+  if (beforeFile === undefined || afterFile === undefined) throw new Error("compare needs two answer files")
   const read = (file: string) =>
     new Map(
       fs
-        .readFileSync(file!, "utf8")
+        .readFileSync(file, "utf8")
         .split("\n")
         .filter((line) => line !== "")
         .map((line) => JSON.parse(line))

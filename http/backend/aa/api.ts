@@ -14,11 +14,11 @@ import { Schema } from "effect"
 import { BackendItem } from "../../../schema/envelopes.js"
 import {
   AuthInvalid,
-  AuthRequired,
   Forbidden,
   IndexerUnavailable,
   InsufficientBalance,
   InvalidAddress,
+  MarketNotFound,
   MarketPaused,
   RateLimitExceeded,
   SlippageExceeded
@@ -115,7 +115,7 @@ export const EcdsaChallenge = Schema.Struct({
 export const JsonRpcAnswer = Schema.Unknown.annotations({
   identifier: "JsonRpcAnswer",
   description:
-    "the bundler's JSON-RPC 2.0 answer as it sent it ({jsonrpc, id, result} or {jsonrpc, id, error}), or the proxy's own JSON-RPC error: -32600 not a single JSON-RPC 2.0 call (batches are refused), -32601 method not allowed, -32602 params not an array",
+    "always HTTP 200: the bundler's JSON-RPC 2.0 answer as it sent it ({jsonrpc, id, result} or {jsonrpc, id, error}), or the proxy's own JSON-RPC error: -32600 not a single JSON-RPC 2.0 call (batches are refused), -32601 method not allowed, -32602 params not an array, 4100 AUTH_REQUIRED / AUTH_INVALID (sends need a session), -32003 FORBIDDEN (another sender), the bundler's code (-32521) with data {code: SLIPPAGE_EXCEEDED | INSUFFICIENT_BALANCE | MARKET_PAUSED | MARKET_NOT_FOUND, revert, error, bundler, details} for a known protocol revert",
   jsonSchema: { type: "object" }
 })
 
@@ -140,6 +140,17 @@ export const UserOperationRpc = Schema.Struct({
   description:
     "an ERC-4337 v0.7 user operation in the bundler's RPC form; paymaster fields and signature are ignored (they are what is being asked for, and signed after)"
 })
+
+const gasBeforeEstimation = (description: string) =>
+  Schema.optionalWith(quantity(`${description}; absent or 0x0 before estimation`), { default: () => "0x0" })
+
+/** ERC-7677's user operation (pm_getPaymaster*Data params[0]): the RPC form, gas limits absent before estimation. */
+export const PaymasterUserOperation = Schema.Struct({
+  ...UserOperationRpc.fields,
+  callGasLimit: gasBeforeEstimation("call gas"),
+  verificationGasLimit: gasBeforeEstimation("verification gas"),
+  preVerificationGas: gasBeforeEstimation("pre-verification gas")
+}).annotations({ identifier: "PaymasterUserOperation" })
 
 export const SponsorBody = Schema.Struct({
   userOperation: UserOperationRpc,
@@ -238,16 +249,34 @@ export class AaGroup extends HttpApiGroup.make("aa")
         })
       )
       .addSuccess(JsonRpcAnswer)
-      .addError(AuthRequired.wire)
-      .addError(AuthInvalid.wire)
-      .addError(Forbidden.wire)
-      .addError(SlippageExceeded.wire)
-      .addError(InsufficientBalance.wire)
-      .addError(MarketPaused.wire)
       .addError(IndexerUnavailable.wire)
       .annotate(
         OpenApi.Summary,
-        `JSON-RPC proxy to the ERC-4337 bundler, one call per request (body at most 64 KiB). Methods: ${ALLOWED_METHODS.join(", ")}; others are JSON-RPC error -32601. eth_sendUserOperation needs a smart-account session and its sender must be the session's account. The bundler's answers and errors come back unchanged, except a simulation that fails on a protocol revert: SLIPPAGE_EXCEEDED, INSUFFICIENT_BALANCE or MARKET_PAUSED with the raw revert in details`
+        `JSON-RPC proxy to the ERC-4337 bundler, one call per request (body at most 64 KiB). Methods: ${ALLOWED_METHODS.join(", ")}; others are JSON-RPC error -32601. eth_sendUserOperation needs a smart-account session and its sender must be the session's account. The bundler's answers and errors come back unchanged, except a simulation that fails on a protocol revert: its JSON-RPC error carries data.code SLIPPAGE_EXCEEDED, INSUFFICIENT_BALANCE, MARKET_PAUSED or MARKET_NOT_FOUND and the raw revert. Refusals are JSON-RPC errors (HTTP 200) with data.code the backend code`
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("paymaster", "/api/aa/paymaster")
+      .setPayload(
+        Schema.Unknown.annotations({
+          identifier: "PaymasterRpcRequest",
+          description:
+            "one ERC-7677 JSON-RPC 2.0 call: pm_getPaymasterStubData or pm_getPaymasterData, params [userOperation (v0.7 RPC form), entryPoint, chainId (hex), context (ignored)]",
+          jsonSchema: { type: "object" }
+        })
+      )
+      .addSuccess(
+        Schema.Unknown.annotations({
+          identifier: "PaymasterRpcAnswer",
+          description:
+            "JSON-RPC 2.0, always HTTP 200. pm_getPaymasterStubData: {paymaster, paymasterData (unsigned stub: use only for estimation), paymasterVerificationGasLimit, paymasterPostOpGasLimit, isFinal: false, sponsor: {name}}; nothing charged. pm_getPaymasterData: {paymaster, paymasterData, paymasterVerificationGasLimit, paymasterPostOpGasLimit} (use exactly these: they are signed); charges the daily budget once. Refusals: error {code, message, data: {code (the backend code), details}}: 4100 AUTH_REQUIRED / AUTH_INVALID, -32003 FORBIDDEN (another sender, a non-protocol call), -32602 VALIDATION_FAILED (gas over the caps, bad params, another EntryPoint or chain, a revert without a code), -32005 RATE_LIMIT_EXCEEDED (budget spent), -32521 SLIPPAGE_EXCEEDED / INSUFFICIENT_BALANCE / MARKET_PAUSED / MARKET_NOT_FOUND (the simulated execution reverts; the raw revert in details), -32002 INDEXER_UNAVAILABLE, -32601 another method",
+          jsonSchema: { type: "object" }
+        })
+      )
+      .addError(IndexerUnavailable.wire)
+      .annotate(
+        OpenApi.Summary,
+        "ERC-7677 paymaster web service (JSON-RPC; viem createPaymasterClient) with the session cookie: the same policy, simulation and daily budget as /api/aa/paymaster/sponsor"
       )
   )
   .add(
@@ -256,10 +285,14 @@ export class AaGroup extends HttpApiGroup.make("aa")
       .addSuccess(BackendItem(SponsorResult))
       .addError(Forbidden.wire)
       .addError(RateLimitExceeded.wire)
+      .addError(SlippageExceeded.wire)
+      .addError(InsufficientBalance.wire)
+      .addError(MarketPaused.wire)
+      .addError(MarketNotFound.wire)
       .addError(IndexerUnavailable.wire)
       .middleware(RequireUser)
       .annotate(
         OpenApi.Summary,
-        "Signs paymasterAndData for a user operation of the session's smart account whose calls are protocol actions (router trades, split, merge, redeem, order place and cancel, approvals to the protocol), with gas under the caps, within the daily budget. Another sender or a non-protocol call: FORBIDDEN; gas over caps: VALIDATION_FAILED; budget spent: RATE_LIMIT_EXCEEDED"
+        "Signs paymasterAndData for a user operation of the session's smart account whose calls are protocol actions (router trades, split, merge, redeem, order place and cancel, approvals to the protocol), with gas under the caps, whose simulated execution does not revert, within the daily budget. Another sender or a non-protocol call: FORBIDDEN; gas over caps: VALIDATION_FAILED; a revert: its code (SLIPPAGE_EXCEEDED, INSUFFICIENT_BALANCE, MARKET_PAUSED, MARKET_NOT_FOUND; else VALIDATION_FAILED) with the raw revert in details, nothing charged; budget spent: RATE_LIMIT_EXCEEDED. The same as ERC-7677 pm_getPaymasterData at /api/aa/paymaster"
       )
   ) {}

@@ -2,7 +2,6 @@
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
 import { Context, Effect, Layer, Option, Redacted } from "effect"
-import type { Address, Hex } from "viem"
 import { IndexerUnavailable, ValidationFailed } from "../../../schema/errors.js"
 import { accountResolver, type AccountOf } from "./accounts.js"
 import { webauthnOf, type AaOptions } from "./config.js"
@@ -14,7 +13,9 @@ import { parseAddress } from "../lookup.js"
 import { makePasskeys, type PasskeysService } from "./passkeys.js"
 import { AuthSettings, SESSION_COOKIE, SESSION_TTL_MS, Sessions } from "../auth/sessions.js"
 import { makeSponsor, type SponsorService } from "./sponsor.js"
-import type { UserOperation } from "./sponsor-policy.js"
+import { toUserOperation } from "./sponsor-policy.js"
+import { makePaymasterRpc } from "./paymaster-rpc.js"
+import { makeAaChain } from "./simulation.js"
 import { meta } from "../system/api.js"
 
 interface AaService {
@@ -23,6 +24,7 @@ interface AaService {
   readonly passkeys: PasskeysService
   readonly sponsor: SponsorService
   readonly proxy: ReturnType<typeof makeBundlerProxy>
+  readonly paymasterRpc: ReturnType<typeof makePaymasterRpc>
 }
 
 /** The account-abstraction service of this process: none when not configured (then /api/aa answers 503). */
@@ -42,7 +44,8 @@ export const AaServiceLive = (options: AaOptions | undefined) =>
           })
           const webauthn = webauthnOf(settings.options.publicUrl, options.webauthn)
           const passkeys = yield* makePasskeys({ webauthn, accountOf, sessions })
-          const sponsor = yield* makeSponsor(options)
+          const chain = makeAaChain({ rpcUrl: options.rpcUrl, entryPoint: options.entryPoint, diamond: options.protocol.diamond })
+          const sponsor = yield* makeSponsor(options, chain)
           yield* Effect.logInfo("account abstraction: ready").pipe(
             Effect.annotateLogs({
               entry_point: options.entryPoint,
@@ -53,7 +56,14 @@ export const AaServiceLive = (options: AaOptions | undefined) =>
               rp_id: webauthn.rpId
             })
           )
-          return Option.some({ options, accountOf, passkeys, sponsor, proxy: makeBundlerProxy(options.bundlerUrl) })
+          return Option.some({
+            options,
+            accountOf,
+            passkeys,
+            sponsor,
+            proxy: makeBundlerProxy(options.bundlerUrl, chain.marketExists),
+            paymasterRpc: makePaymasterRpc(options, sponsor)
+          })
         })
   )
 
@@ -78,30 +88,6 @@ const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
         Effect.fail(databaseDown())
       )
   ) as Effect.Effect<A, Exclude<E, { _tag: "SqlError" }> | IndexerUnavailable, R>
-
-const toUserOperation = (op: {
-  readonly sender: string
-  readonly nonce: string
-  readonly factory?: string | null | undefined
-  readonly factoryData?: string | null | undefined
-  readonly callData: string
-  readonly callGasLimit: string
-  readonly verificationGasLimit: string
-  readonly preVerificationGas: string
-  readonly maxFeePerGas: string
-  readonly maxPriorityFeePerGas: string
-}): UserOperation => ({
-  sender: op.sender.toLowerCase() as Address,
-  nonce: BigInt(op.nonce),
-  factory: op.factory === null || op.factory === undefined ? undefined : (op.factory.toLowerCase() as Address),
-  factoryData: op.factoryData === null || op.factoryData === undefined ? undefined : (op.factoryData.toLowerCase() as Hex),
-  callData: op.callData.toLowerCase() as Hex,
-  callGasLimit: BigInt(op.callGasLimit),
-  verificationGasLimit: BigInt(op.verificationGasLimit),
-  preVerificationGas: BigInt(op.preVerificationGas),
-  maxFeePerGas: BigInt(op.maxFeePerGas),
-  maxPriorityFeePerGas: BigInt(op.maxPriorityFeePerGas)
-})
 
 const hexQuantity = (value: bigint) => `0x${value.toString(16)}`
 
@@ -190,6 +176,13 @@ export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
           // Asked only for sends: reads go through without a session.
           const session = authenticate(sessions)(Redacted.make(request.cookies[SESSION_COOKIE] ?? ""))
           return yield* proxy.forward(payload, session)
+        })
+      )
+      .handle("paymaster", ({ payload }) =>
+        Effect.gen(function* () {
+          const { paymasterRpc } = yield* service
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return yield* paymasterRpc.answer(payload, authenticate(sessions)(Redacted.make(request.cookies[SESSION_COOKIE] ?? "")))
         })
       )
       .handle("sponsor", ({ payload }) =>

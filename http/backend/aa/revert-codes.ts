@@ -5,28 +5,39 @@
  * - INSUFFICIENT_BALANCE: a collateral or outcome-share shortfall, the tokens' `require`s
  *   `Error("ERC20: balance")` (a transfer) and `Error("ERC20: burn")` (a merge's burn);
  * - MARKET_PAUSED: the Diamond's `Paused()`, the Exchange's `ExchangePaused()`, and the Router's
- *   and Exchange's `MarketNotTradable(uint256)` (paused, or no longer open for trading).
+ *   and Exchange's `MarketNotTradable(uint256)` (paused, or no longer open for trading);
+ * - MARKET_NOT_FOUND: the Diamond's `UnknownMarket(uint256)`. The Router and the Exchange answer
+ *   `MarketNotTradable` for a market that does not exist too: the decoded revert carries its
+ *   `marketId` so the caller asks the chain (`refineRevert`) and answers MARKET_NOT_FOUND then.
  *
  * The protocol's revert sits inside whatever wraps it (the account's call, the EntryPoint's
  * `FailedOpWithRevert`, the bundler's message text), so every hex string of the bundler's error
  * is searched, at every byte offset, for one of these errors that decodes cleanly there.
  */
+import { Effect } from "effect"
 import { decodeErrorResult, parseAbi, toFunctionSelector, type Hex } from "viem"
+import { InsufficientBalance, MarketNotFound, MarketPaused, SlippageExceeded, type ErrorDetail } from "../../../schema/errors.js"
 
-export type RevertCode = "SLIPPAGE_EXCEEDED" | "INSUFFICIENT_BALANCE" | "MARKET_PAUSED"
+export type RevertCode = "SLIPPAGE_EXCEEDED" | "INSUFFICIENT_BALANCE" | "MARKET_PAUSED" | "MARKET_NOT_FOUND"
 
 const ERRORS = parseAbi([
   "error InsufficientOutput(uint256 actual, uint256 minimum)",
   "error Paused()",
   "error ExchangePaused()",
   "error MarketNotTradable(uint256 marketId)",
+  "error UnknownMarket(uint256 marketId)",
   "error Error(string reason)"
 ])
 
 const KNOWN_SELECTORS = new Set(
-  ["InsufficientOutput(uint256,uint256)", "Paused()", "ExchangePaused()", "MarketNotTradable(uint256)", "Error(string)"].map((signature) =>
-    toFunctionSelector(signature).slice(2)
-  )
+  [
+    "InsufficientOutput(uint256,uint256)",
+    "Paused()",
+    "ExchangePaused()",
+    "MarketNotTradable(uint256)",
+    "UnknownMarket(uint256)",
+    "Error(string)"
+  ].map((signature) => toFunctionSelector(signature).slice(2))
 )
 
 /** Error(string) reasons of a shortfall. */
@@ -38,6 +49,8 @@ export interface DecodedRevert {
   readonly error: string
   /** The protocol's revert data as found (from its selector on). */
   readonly data: Hex
+  /** The market a `MarketNotTradable` names: paused, closed, or (`refineRevert`) nonexistent. */
+  readonly marketId?: bigint
 }
 
 const describe = (name: string, args: ReadonlyArray<unknown> | undefined) =>
@@ -57,8 +70,11 @@ const decodeAt = (data: Hex): DecodedRevert | undefined => {
       return { code: "SLIPPAGE_EXCEEDED", error, data }
     case "Paused":
     case "ExchangePaused":
-    case "MarketNotTradable":
       return { code: "MARKET_PAUSED", error, data }
+    case "MarketNotTradable":
+      return { code: "MARKET_PAUSED", error, data, marketId: decoded.args[0] }
+    case "UnknownMarket":
+      return { code: "MARKET_NOT_FOUND", error, data }
     case "Error":
       return SHORTFALL_REASONS.has(decoded.args[0]) ? { code: "INSUFFICIENT_BALANCE", error, data } : undefined
   }
@@ -111,4 +127,35 @@ export const decodeBundlerError = (error: unknown): DecodedRevert | undefined =>
     if (decoded !== undefined) return decoded
   }
   return undefined
+}
+
+/**
+ * `MarketNotTradable(id)` of a market the chain does not know becomes MARKET_NOT_FOUND; every
+ * other revert stays as decoded. `exists` reads the chain (the indexer may not have seen a market
+ * launched a block ago); when it cannot answer, the revert stays MARKET_PAUSED.
+ */
+export const refineRevert = <E, R>(
+  revert: DecodedRevert,
+  exists: (marketId: bigint) => Effect.Effect<boolean, E, R>
+): Effect.Effect<DecodedRevert, never, R> =>
+  revert.marketId === undefined
+    ? Effect.succeed(revert)
+    : exists(revert.marketId).pipe(
+        Effect.map((known) => (known ? revert : { ...revert, code: "MARKET_NOT_FOUND" as const })),
+        Effect.orElseSucceed(() => revert)
+      )
+
+/** The typed error of a decoded revert: its code, `message`, and the raw revert first in details. */
+export const revertError = (revert: DecodedRevert, message: string, more: ReadonlyArray<ErrorDetail> = []) => {
+  const details = [{ path: "revert", message: revert.data }, { path: "error", message: revert.error }, ...more]
+  switch (revert.code) {
+    case "SLIPPAGE_EXCEEDED":
+      return new SlippageExceeded({ message, details })
+    case "INSUFFICIENT_BALANCE":
+      return new InsufficientBalance({ message, details })
+    case "MARKET_NOT_FOUND":
+      return new MarketNotFound({ message, details })
+    case "MARKET_PAUSED":
+      return new MarketPaused({ message, details })
+  }
 }

@@ -36,6 +36,31 @@ export interface UserOperation {
 const PASSKEY_FACTORY_ABI = parseAbi(["function createAccount(bytes owner, uint256 salt) returns (address)"])
 const SIMPLE_FACTORY_ABI = parseAbi(["function createAccount(address owner, uint256 salt) returns (address)"])
 
+/** The RPC form (hex quantities, any case) -> the sponsor's form (bigints, lowercase). */
+export const toUserOperation = (op: {
+  readonly sender: string
+  readonly nonce: string
+  readonly factory?: string | null | undefined
+  readonly factoryData?: string | null | undefined
+  readonly callData: string
+  readonly callGasLimit: string
+  readonly verificationGasLimit: string
+  readonly preVerificationGas: string
+  readonly maxFeePerGas: string
+  readonly maxPriorityFeePerGas: string
+}): UserOperation => ({
+  sender: op.sender.toLowerCase() as Address,
+  nonce: BigInt(op.nonce),
+  factory: op.factory === null || op.factory === undefined ? undefined : (op.factory.toLowerCase() as Address),
+  factoryData: op.factoryData === null || op.factoryData === undefined ? undefined : (op.factoryData.toLowerCase() as Hex),
+  callData: op.callData.toLowerCase() as Hex,
+  callGasLimit: BigInt(op.callGasLimit),
+  verificationGasLimit: BigInt(op.verificationGasLimit),
+  preVerificationGas: BigInt(op.preVerificationGas),
+  maxFeePerGas: BigInt(op.maxFeePerGas),
+  maxPriorityFeePerGas: BigInt(op.maxPriorityFeePerGas)
+})
+
 export { decodeAccountCalls }
 
 export const ROUTER_ABI = parseAbi([

@@ -40,7 +40,8 @@ const AUTH_LIMITED = new Set([
 /** Bodies larger than this (bytes) are refused before they are read: VALIDATION_FAILED. */
 export const BODY_LIMITS: ReadonlyMap<string, number> = new Map([
   ["/api/aa/bundler", 64 * 1024],
-  ["/api/aa/paymaster/sponsor", 64 * 1024]
+  ["/api/aa/paymaster/sponsor", 64 * 1024],
+  ["/api/aa/paymaster", 64 * 1024]
 ])
 
 const EXPOSED = "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, X-Cache, X-Cache-Tier"

@@ -28,7 +28,16 @@ import {
   type PublicClient
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
-import { entryPoint07Address, type UserOperation } from "viem/account-abstraction"
+import { RpcRequestError } from "viem"
+import {
+  createBundlerClient,
+  createPaymasterClient,
+  entryPoint07Abi,
+  entryPoint07Address,
+  toSmartAccount,
+  type SmartAccount,
+  type UserOperation
+} from "viem/account-abstraction"
 import { createSmartAccountClient } from "permissionless"
 import { toSimpleSmartAccount } from "permissionless/accounts"
 import { createPimlicoClient } from "permissionless/clients/pimlico"
@@ -81,6 +90,8 @@ let indexer: string
 let alto: string
 let chain: PublicClient
 let chainRpcUrl: string
+/** The same chain with its id (viem's SmartAccount reads client.chain.id for nonces). */
+let chainWithId: PublicClient
 let devnet: DevnetClient
 let manifest: LiveManifest
 let marketId: bigint
@@ -120,6 +131,15 @@ beforeAll(async () => {
   backend = `http://127.0.0.1:${ports.BACKEND_PORT}`
   indexer = `http://127.0.0.1:${ports.INDEXER_PORT}`
   chain = createPublicClient({ transport: http(rpcUrl) }) as PublicClient
+  chainWithId = createPublicClient({
+    chain: defineChain({
+      id: 130,
+      name: "predix devnet",
+      nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
+      rpcUrls: { default: { http: [rpcUrl] } }
+    }),
+    transport: http(rpcUrl)
+  }) as PublicClient
   manifest = readManifest(LIVE_STATE)
   devnet = new DevnetClient(rpcUrl, liveArtifacts(manifest))
   // A fresh open market (the committed markets may have ended by the wall clock).
@@ -218,7 +238,7 @@ const ecdsaSignIn = async (key: Hex) => {
 }
 
 /** approve(router) on USDC, then router.trade(BUY_YES) to the account itself. */
-const approveAndBuyYes = (account: Address, amount: bigint, minOut = 1n): ReadonlyArray<AccountCall> => {
+const approveAndBuyYes = (account: Address, amount: bigint, minOut = 1n, market = marketId): ReadonlyArray<AccountCall> => {
   const d = manifest.devnet.addresses
   return [
     { target: d.testUsdc, value: 0n, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [d.router, amount] }) },
@@ -228,7 +248,7 @@ const approveAndBuyYes = (account: Address, amount: bigint, minOut = 1n): Readon
       data: encodeFunctionData({
         abi: ROUTER_ABI,
         functionName: "trade",
-        args: [BUY_YES, marketId, amount, minOut, account, 10n, maxUint256, ZERO]
+        args: [BUY_YES, market, amount, minOut, account, 10n, maxUint256, ZERO]
       })
     }
   ]
@@ -526,7 +546,9 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
     expect(theirs.status).toBe(403)
     expect(theirs.body.message).toMatch(/not the session's smart account/)
     const { op: signed } = await sponsoredAndSigned(op, owner, ecdsaSession.cookie)
-    expect((await rpc("eth_sendUserOperation", [userOperationToJson(signed), manifest.entryPoint], passkeySession.cookie)).status).toBe(403)
+    const foreignSend = await rpc("eth_sendUserOperation", [userOperationToJson(signed), manifest.entryPoint], passkeySession.cookie)
+    expect(foreignSend.status).toBe(200)
+    expect(foreignSend.body.error).toMatchObject({ code: -32003, data: { code: "FORBIDDEN" } })
     // A non-protocol target.
     const stray = await sponsor(
       { ...op, callData: encodeAccountCalls([{ target: devnet.address(5), value: 0n, data: "0x" }]) },
@@ -571,13 +593,181 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
     expect((await rpc("debug_bundler_dumpMempool", [manifest.entryPoint])).body.error.code).toBe(-32601)
   }, 240_000)
 
-  it("maps a simulation that fails on the router's InsufficientOutput to SLIPPAGE_EXCEEDED, with the raw revert in details", async () => {
+  it("maps an estimation that fails on the router's InsufficientOutput to a JSON-RPC error with data.code SLIPPAGE_EXCEEDED and the raw revert", async () => {
     const prepared = await prepare(owner, ecdsaSession.account, approveAndBuyYes(ecdsaSession.account, 5n * USDC, 10n ** 30n))
     expect(prepared.op).toBeUndefined()
-    expect(prepared.estimate.status, JSON.stringify(prepared.estimate.body)).toBe(400)
-    expect(prepared.estimate.body.code).toBe("SLIPPAGE_EXCEEDED")
-    expect(prepared.estimate.body.details[1].message).toMatch(/^InsufficientOutput\(/)
+    expect(prepared.estimate.status, JSON.stringify(prepared.estimate.body)).toBe(200)
+    const { error } = prepared.estimate.body
+    expect(error.code).toBe(-32521)
+    expect(error.data.code).toBe("SLIPPAGE_EXCEEDED")
+    expect(error.data.error).toMatch(/^InsufficientOutput\(/)
+    expect(error.data.revert).toMatch(/^0x/)
+    expect(error.data.bundler).toBeDefined()
     const tooMuch = await prepare(owner, ecdsaSession.account, approveAndBuyYes(ecdsaSession.account, 1_000_000n * USDC))
-    expect(tooMuch.estimate.body.code, JSON.stringify(tooMuch.estimate.body)).toBe("INSUFFICIENT_BALANCE")
+    expect(tooMuch.estimate.body.error?.data?.code, JSON.stringify(tooMuch.estimate.body)).toBe("INSUFFICIENT_BALANCE")
+    const nowhere = await prepare(owner, ecdsaSession.account, approveAndBuyYes(ecdsaSession.account, 5n * USDC, 1n, 987_654n))
+    expect(nowhere.estimate.body.error?.data?.code, JSON.stringify(nowhere.estimate.body)).toBe("MARKET_NOT_FOUND")
   }, 120_000)
+
+  describe("ERC-7677 and the JSON-RPC proxy with viem's own clients", () => {
+    const key = generatePrivateKey()
+    const eoa = privateKeyToAccount(key)
+    let session: Awaited<ReturnType<typeof ecdsaSignIn>>
+
+    /**
+     * The project's ECDSA account as a viem SmartAccount (issue 28 item 1 replaces it with a stock
+     * one on another branch): address from the backend's session, calls via execute/executeBatch.
+     */
+    const projectAccount = (address: Address): Promise<SmartAccount> =>
+      toSmartAccount({
+        client: chainWithId,
+        entryPoint: { abi: entryPoint07Abi, address: manifest.entryPoint, version: "0.7" },
+        getAddress: async () => address,
+        encodeCalls: async (calls) => encodeAccountCalls(calls.map((c) => ({ target: c.to, value: c.value ?? 0n, data: c.data ?? "0x" }))),
+        getFactoryArgs: async () =>
+          accountFactoryData(manifest.smartAccountFactory, { kind: "ecdsa", address: eoa.address.toLowerCase() as Address }),
+        getStubSignature: async () => DUMMY_ECDSA,
+        signMessage: async () => {
+          throw new Error("not used")
+        },
+        signTypedData: async () => {
+          throw new Error("not used")
+        },
+        signUserOperation: async ({ chainId: _chainId, ...op }) =>
+          eoa.signMessage({ message: { raw: userOperationHash({ ...op, sender: address } as UserOperationV07, 130, manifest.entryPoint) } })
+      })
+
+    const clients = async (cookie: string) => {
+      const withCookie = { fetchOptions: { headers: { cookie } } }
+      const paymaster = createPaymasterClient({ transport: http(`${backend}/api/aa/paymaster`, withCookie) })
+      const bundler = createBundlerClient({
+        account: await projectAccount(session.account),
+        client: chainWithId,
+        transport: http(`${backend}/api/aa/bundler`, withCookie),
+        paymaster,
+        userOperation: {
+          // The bundler's own price, through the proxy (pimlico_getUserOperationGasPrice is allowed).
+          estimateFeesPerGas: async ({ bundlerClient }) => {
+            const prices = (await bundlerClient.request({ method: "pimlico_getUserOperationGasPrice" as never, params: [] as never })) as {
+              fast: { maxFeePerGas: Hex; maxPriorityFeePerGas: Hex }
+            }
+            return { maxFeePerGas: BigInt(prices.fast.maxFeePerGas), maxPriorityFeePerGas: BigInt(prices.fast.maxPriorityFeePerGas) }
+          }
+        }
+      })
+      return { paymaster, bundler }
+    }
+
+    const rpcData = (error: unknown) => {
+      const found = error instanceof BaseError ? (error.walk((e) => e instanceof RpcRequestError) as RpcRequestError | null) : null
+      return { code: found?.code, data: found?.data as { code?: string; details?: Array<{ path: string; message: string }> } | undefined }
+    }
+
+    it("viem's createBundlerClient with createPaymasterClient at /api/aa/paymaster sends a sponsored trade through the proxy", async () => {
+      session = await ecdsaSignIn(key)
+      expect((await call("POST", "/api/faucet", {}, session.cookie)).status).toBe(200)
+      const { bundler } = await clients(session.cookie)
+      const hash = await bundler.sendUserOperation({
+        calls: approveAndBuyYes(session.account, 25n * USDC).map((c) => ({ to: c.target, value: c.value, data: c.data }))
+      })
+      const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 120_000, pollingInterval: 500 })
+      expect(receipt.success).toBe(true)
+      expect(receipt.paymaster?.toLowerCase()).toBe(manifest.paymaster.toLowerCase())
+      expect(
+        await chain.readContract({ address: yesToken, abi: erc20Abi, functionName: "balanceOf", args: [session.account] })
+      ).toBeGreaterThan(0n)
+    }, 240_000)
+
+    it("a refusal reaches viem as a typed RPC error carrying data.code: a slippage revert, a nonexistent market", async () => {
+      const { bundler } = await clients(session.cookie)
+      const slippage = await bundler
+        .prepareUserOperation({
+          calls: approveAndBuyYes(session.account, 5n * USDC, 10n ** 30n).map((c) => ({ to: c.target, value: c.value, data: c.data }))
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e
+        )
+      expect(rpcData(slippage)).toMatchObject({ code: -32521, data: { code: "SLIPPAGE_EXCEEDED" } })
+      const nowhere = await bundler
+        .prepareUserOperation({
+          calls: approveAndBuyYes(session.account, 5n * USDC, 1n, 987_654n).map((c) => ({ to: c.target, value: c.value, data: c.data }))
+        })
+        .then(
+          () => undefined,
+          (e: unknown) => e
+        )
+      expect(rpcData(nowhere)).toMatchObject({ code: -32521, data: { code: "MARKET_NOT_FOUND" } })
+    }, 120_000)
+
+    it("an operation with its own gas limits that would revert is refused with the mapped code and charges nothing", async () => {
+      const freshKey = generatePrivateKey()
+      const fresh = await ecdsaSignIn(freshKey)
+      const { paymaster } = await clients(fresh.cookie)
+      const d = manifest.devnet.addresses
+      const nonce = await chain.readContract({
+        address: manifest.entryPoint,
+        abi: entryPointAbi,
+        functionName: "getNonce",
+        args: [fresh.account, 0n]
+      })
+      // No estimation anywhere: the limits are the sender's own, under the caps. The account is not
+      // deployed yet: the simulation deploys it (its initCode) and runs the calls on it.
+      const own = (calls: ReadonlyArray<AccountCall>) => ({
+        sender: fresh.account,
+        nonce,
+        ...accountFactoryData(manifest.smartAccountFactory, {
+          kind: "ecdsa",
+          address: privateKeyToAccount(freshKey).address.toLowerCase() as Address
+        }),
+        callData: encodeAccountCalls(calls),
+        callGasLimit: 600_000n,
+        verificationGasLimit: 400_000n,
+        preVerificationGas: 100_000n,
+        maxFeePerGas: 2_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
+        paymasterVerificationGasLimit: 100_000n,
+        paymasterPostOpGasLimit: 0n,
+        chainId: 130,
+        entryPointAddress: manifest.entryPoint
+      })
+      // The account holds no USDC: the buy reverts on the transfer.
+      const broke = await paymaster.getPaymasterData(own(approveAndBuyYes(fresh.account, 5n * USDC))).then(
+        () => undefined,
+        (e: unknown) => e
+      )
+      expect(rpcData(broke), String(broke)).toMatchObject({ code: -32521, data: { code: "INSUFFICIENT_BALANCE" } })
+      const nowhere = await paymaster.getPaymasterData(own(approveAndBuyYes(fresh.account, 5n * USDC, 1n, 987_654n))).then(
+        () => undefined,
+        (e: unknown) => e
+      )
+      expect(rpcData(nowhere)).toMatchObject({ code: -32521, data: { code: "MARKET_NOT_FOUND" } })
+      // The REST route refuses the same way (MARKET_NOT_FOUND is 404 there).
+      const restOwn = await call(
+        "POST",
+        "/api/aa/paymaster/sponsor",
+        {
+          userOperation: userOperationToJson({ ...own(approveAndBuyYes(fresh.account, 5n * USDC, 1n, 987_654n)), signature: "0x" } as never)
+        },
+        fresh.cookie
+      )
+      expect([restOwn.status, restOwn.body.code], JSON.stringify(restOwn.body)).toEqual([404, "MARKET_NOT_FOUND"])
+      // Nothing was charged: the first sponsorship of the day is this account's only operation.
+      const ok = await call(
+        "POST",
+        "/api/aa/paymaster/sponsor",
+        {
+          userOperation: userOperationToJson({
+            ...own([
+              { target: d.testUsdc, value: 0n, data: encodeFunctionData({ abi: erc20Abi, functionName: "approve", args: [d.router, 1n] }) }
+            ]),
+            signature: "0x"
+          } as never)
+        },
+        fresh.cookie
+      )
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200)
+      expect(ok.body.data.budget).toMatchObject({ operations: 1, spentWei: ok.body.data.maxCostWei })
+    }, 120_000)
+  })
 })

@@ -6,7 +6,19 @@
  */
 import { Redacted } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { encodeFunctionData, parseAbi, recoverMessageAddress, type Address, type Hex } from "viem"
+import {
+  BaseError,
+  RpcRequestError,
+  TransactionRejectedRpcError,
+  encodeErrorResult,
+  encodeFunctionData,
+  http,
+  parseAbi,
+  recoverMessageAddress,
+  type Address,
+  type Hex
+} from "viem"
+import { createPaymasterClient } from "viem/account-abstraction"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { decodePaymasterAndData, encodeAccountCalls, paymasterHash } from "../../../schema/protocol/aa.js"
 import type { AaOptions } from "../../../http/backend/aa/config.js"
@@ -203,7 +215,7 @@ describe("bundler proxy", () => {
   })
 
   it("answers JSON-RPC errors for methods outside the list, batches and non-calls", async () => {
-    for (const method of ["eth_sendRawTransaction", "debug_bundler_clearState", "pimlico_getUserOperationGasPrice", "anvil_setBalance"]) {
+    for (const method of ["eth_sendRawTransaction", "debug_bundler_clearState", "pimlico_sendUserOperationNow", "anvil_setBalance"]) {
       const answer = await rpc(app, { jsonrpc: "2.0", id: 1, method, params: [] })
       expect(answer.status).toBe(200)
       expect(answer.body).toMatchObject({ jsonrpc: "2.0", id: 1, error: { code: -32601 } })
@@ -212,6 +224,18 @@ describe("bundler proxy", () => {
     expect((await rpc(app, { id: 1, method: "eth_chainId" })).body.error.code).toBe(-32600)
     expect((await rpc(app, JSON.stringify("eth_chainId"))).body.error.code).toBe(-32600)
     expect((await rpc(app, { jsonrpc: "2.0", id: 1, method: "eth_chainId", params: { a: 1 } })).body.error.code).toBe(-32602)
+  })
+
+  it("lets pimlico_getUserOperationGasPrice through (permissionless's default fee estimator)", async () => {
+    // anvil does not serve it: what comes back is the upstream's own answer, not the proxy's -32601.
+    const call = { jsonrpc: "2.0", id: 4, method: "pimlico_getUserOperationGasPrice", params: [] }
+    const direct = await (
+      await fetch(anvil.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(call) })
+    ).json()
+    const proxied = await rpc(app, call)
+    expect(proxied.status).toBe(200)
+    expect(proxied.body).toEqual(direct)
+    expect(JSON.stringify(proxied.body)).not.toMatch(/not available through this proxy/)
   })
 
   it("refuses a body over 64 KiB before reading it", async () => {
@@ -229,13 +253,215 @@ describe("bundler proxy", () => {
     const other = await signInAccount(app)
     const send = (sender: Address, withCookie?: string) =>
       rpc(app, { jsonrpc: "2.0", id: 3, method: "eth_sendUserOperation", params: [userOperation(sender), options.entryPoint] }, withCookie)
-    expect((await send(account)).body.code).toBe("AUTH_REQUIRED")
+    // Refusals are JSON-RPC errors (HTTP 200) carrying the backend code in error.data.code.
+    const anonymous = await send(account)
+    expect(anonymous.status).toBe(200)
+    expect(anonymous.body).toMatchObject({ jsonrpc: "2.0", id: 3, error: { code: 4100, data: { code: "AUTH_REQUIRED" } } })
     const foreign = await send(other.account, cookie)
-    expect(foreign.status).toBe(403)
-    expect(foreign.body.message).toMatch(/not the session's smart account/)
+    expect(foreign.status).toBe(200)
+    expect(foreign.body).toMatchObject({ jsonrpc: "2.0", id: 3, error: { code: -32003, data: { code: "FORBIDDEN" } } })
+    expect(foreign.body.error.message).toMatch(/not the session's smart account/)
     // The session's own operation reaches the upstream (anvil: no such method; its error comes back).
     const own = await send(account, cookie)
     expect(own.status).toBe(200)
     expect(own.body.error).toBeDefined()
+  })
+})
+
+const ERRORS = parseAbi(["error InsufficientOutput(uint256 actual, uint256 minimum)", "error MarketNotTradable(uint256 marketId)"])
+
+const setCode = async (address: Address, code: Hex) => {
+  const answer = (await (
+    await fetch(anvil.url, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "anvil_setCode", params: [address, code] })
+    })
+  ).json()) as { error?: unknown }
+  if (answer.error !== undefined) throw new Error(JSON.stringify(answer.error))
+}
+
+/** Runtime code that reverts with `payload` whatever it is called with: CODECOPY the payload, REVERT it. */
+const revertingCode = (payload: Hex): Hex => {
+  const size = (payload.length - 2) / 2
+  const byte = (n: number) => n.toString(16).padStart(2, "0")
+  return `0x60${byte(size)}600c60003960${byte(size)}6000fd${payload.slice(2)}`
+}
+/** Runtime code that loops until its gas is gone. */
+const LOOPING_CODE: Hex = "0x5b600056"
+
+const budgetRows = (account: Address) =>
+  backends.sql(`select spent_wei::text as spent, operations from sponsorship_budget where address = $1`, [account])
+
+describe("sponsorship simulates the execution first", () => {
+  it("refuses an operation whose execution reverts, with the mapped code and the raw revert, charging nothing", async () => {
+    const { cookie, account } = await signInAccount(app)
+    const slippage = encodeErrorResult({ abi: ERRORS, errorName: "InsufficientOutput", args: [90n, 100n] })
+    await setCode(account, revertingCode(slippage))
+    const refused = await sponsor(app, cookie, userOperation(account))
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400)
+    expect(refused.body).toMatchObject({ code: "SLIPPAGE_EXCEEDED" })
+    expect(refused.body.details).toEqual(
+      expect.arrayContaining([
+        { path: "revert", message: slippage },
+        { path: "error", message: "InsufficientOutput(90, 100)" }
+      ])
+    )
+    expect(await budgetRows(account)).toEqual([])
+  })
+
+  it("maps MarketNotTradable of a market the chain does not know to MARKET_NOT_FOUND, of a known one to MARKET_PAUSED", async () => {
+    const { cookie, account } = await signInAccount(app)
+    await setCode(account, revertingCode(encodeErrorResult({ abi: ERRORS, errorName: "MarketNotTradable", args: [999n] })))
+    // The Diamond (no code here) cannot answer marketTokens(999): the market does not exist.
+    await setCode(options.protocol.diamond, "0x")
+    const missing = await sponsor(app, cookie, userOperation(account))
+    expect(missing.status, JSON.stringify(missing.body)).toBe(404)
+    expect(missing.body).toMatchObject({
+      code: "MARKET_NOT_FOUND",
+      details: expect.arrayContaining([{ path: "error", message: "MarketNotTradable(999)" }])
+    })
+    // A Diamond answering marketTokens (64 bytes): the market exists, so it is paused or closed.
+    await setCode(options.protocol.diamond, "0x60406000f3")
+    try {
+      const paused = await sponsor(app, cookie, userOperation(account))
+      expect(paused.status, JSON.stringify(paused.body)).toBe(400)
+      expect(paused.body.code).toBe("MARKET_PAUSED")
+    } finally {
+      await setCode(options.protocol.diamond, "0x")
+    }
+    expect(await budgetRows(account)).toEqual([])
+  })
+
+  it("simulates with the operation's own callGasLimit: one that would run out of gas is refused", async () => {
+    const { cookie, account } = await signInAccount(app)
+    await setCode(account, LOOPING_CODE)
+    const refused = await sponsor(app, cookie, userOperation(account, undefined, { callGasLimit: 50_000n }))
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400)
+    expect(refused.body.code).toBe("VALIDATION_FAILED")
+    expect(refused.body.message).toMatch(/would revert.*callGasLimit 50000/)
+    expect(await budgetRows(account)).toEqual([])
+  })
+})
+
+const paymaster = (instance: Instance, body: unknown, cookie?: string) =>
+  instance.call("POST", "/api/aa/paymaster", { body, headers: cookie === undefined ? {} : { cookie: `predix_session=${cookie}` } })
+
+const pm = (method: string, op: unknown, overrides: { entryPoint?: string; chainId?: unknown } = {}) => ({
+  jsonrpc: "2.0",
+  id: 11,
+  method,
+  params: [op, overrides.entryPoint ?? options.entryPoint, overrides.chainId ?? "0x82", {}]
+})
+
+describe("ERC-7677 paymaster (POST /api/aa/paymaster)", () => {
+  it("stub data charges nothing and never validates; paymaster data is the REST sponsorship, charging the same budget once", async () => {
+    const { cookie, account } = await signInAccount(app)
+    const { callGasLimit: _c, verificationGasLimit: _v, preVerificationGas: _p, ...beforeEstimation } = userOperation(account)
+    const stub = await paymaster(app, pm("pm_getPaymasterStubData", beforeEstimation), cookie)
+    expect(stub.status).toBe(200)
+    expect(stub.body.result).toMatchObject({
+      paymaster: options.paymaster,
+      paymasterVerificationGasLimit: "0x186a0",
+      paymasterPostOpGasLimit: "0x0",
+      isFinal: false,
+      sponsor: { name: "PrediX" }
+    })
+    // The stub's signature: r above the curve order, so no signer recovers from it.
+    expect(stub.body.result.paymasterData.slice(-130, -66)).toBe("f".repeat(64))
+    expect(await budgetRows(account)).toEqual([])
+
+    const op = userOperation(account)
+    const final = await paymaster(app, pm("pm_getPaymasterData", op), cookie)
+    expect(final.status).toBe(200)
+    const { paymasterData, paymasterVerificationGasLimit, paymasterPostOpGasLimit } = final.body.result
+    expect(final.body.result.paymaster).toBe(options.paymaster)
+    const decoded = decodePaymasterAndData(
+      `${options.paymaster}${BigInt(paymasterVerificationGasLimit).toString(16).padStart(32, "0")}${BigInt(paymasterPostOpGasLimit).toString(16).padStart(32, "0")}${paymasterData.slice(2)}` as Hex
+    )!
+    const hash = paymasterHash(
+      {
+        ...op,
+        nonce: 0n,
+        callGasLimit: 400_000n,
+        verificationGasLimit: 400_000n,
+        preVerificationGas: 100_000n,
+        maxFeePerGas: 2_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
+        paymasterVerificationGasLimit: BigInt(paymasterVerificationGasLimit),
+        paymasterPostOpGasLimit: BigInt(paymasterPostOpGasLimit),
+        signature: "0x"
+      } as never,
+      130,
+      options.paymaster,
+      decoded.window
+    )
+    expect(await recoverMessageAddress({ message: { raw: hash }, signature: decoded.signature })).toBe(
+      privateKeyToAccount(signerKey).address
+    )
+    const cost = (400_000n + 400_000n + 100_000n + 100_000n) * 2_000_000_000n
+    expect(await budgetRows(account)).toEqual([{ spent: cost.toString(), operations: 1 }])
+    // The REST route charges the same row.
+    expect((await sponsor(app, cookie, { ...op, nonce: "0x1" })).status).toBe(200)
+    expect(await budgetRows(account)).toEqual([{ spent: (cost * 2n).toString(), operations: 2 }])
+  })
+
+  it("refuses as JSON-RPC errors carrying the backend code: no session, another sender, another EntryPoint or chain, another method", async () => {
+    const { cookie, account } = await signInAccount(app)
+    const other = await signInAccount(app)
+    const anonymous = await paymaster(app, pm("pm_getPaymasterData", userOperation(account)))
+    expect(anonymous.status).toBe(200)
+    expect(anonymous.body).toMatchObject({ jsonrpc: "2.0", id: 11, error: { code: 4100, data: { code: "AUTH_REQUIRED" } } })
+    const theirs = await paymaster(app, pm("pm_getPaymasterStubData", userOperation(other.account)), cookie)
+    expect(theirs.body.error).toMatchObject({ code: -32003, data: { code: "FORBIDDEN" } })
+    const entryPoint = await paymaster(
+      app,
+      pm("pm_getPaymasterData", userOperation(account), { entryPoint: "0x4337084d9e255ff0702461cf8895ce9e3b5ff108" }),
+      cookie
+    )
+    expect(entryPoint.body.error).toMatchObject({ code: -32602, data: { code: "VALIDATION_FAILED", details: [{ path: "params.1" }] } })
+    const chain = await paymaster(app, pm("pm_getPaymasterData", userOperation(account), { chainId: "0x1" }), cookie)
+    expect(chain.body.error).toMatchObject({ code: -32602, data: { code: "VALIDATION_FAILED", details: [{ path: "params.2" }] } })
+    const malformed = await paymaster(app, pm("pm_getPaymasterData", { sender: account }), cookie)
+    expect(malformed.body.error).toMatchObject({ code: -32602, data: { code: "VALIDATION_FAILED" } })
+    expect((await paymaster(app, { jsonrpc: "2.0", id: 2, method: "pm_sponsorUserOperation", params: [] }, cookie)).body.error.code).toBe(
+      -32601
+    )
+    expect(await budgetRows(account)).toEqual([])
+  })
+
+  it("works with viem's createPaymasterClient, and viem sees a refusal as a typed RPC error with data.code", async () => {
+    const { cookie, account } = await signInAccount(app)
+    const other = await signInAccount(app)
+    const client = createPaymasterClient({
+      transport: http(`${app.url}/api/aa/paymaster`, { fetchOptions: { headers: { cookie: `predix_session=${cookie}` } } })
+    })
+    const request = (sender: Address) => {
+      const op = userOperation(sender)
+      return {
+        sender,
+        nonce: 0n,
+        callData: op.callData,
+        callGasLimit: 400_000n,
+        verificationGasLimit: 400_000n,
+        preVerificationGas: 100_000n,
+        maxFeePerGas: 2_000_000_000n,
+        maxPriorityFeePerGas: 1_000_000_000n,
+        chainId: 130,
+        entryPointAddress: options.entryPoint
+      } as const
+    }
+    const stub = await client.getPaymasterStubData(request(account))
+    expect(stub).toMatchObject({ paymaster: options.paymaster, paymasterVerificationGasLimit: 100_000n, isFinal: false })
+    const data = await client.getPaymasterData(request(account))
+    expect(data).toMatchObject({ paymaster: options.paymaster, paymasterVerificationGasLimit: 100_000n, paymasterPostOpGasLimit: 0n })
+    const error = await client.getPaymasterData(request(other.account)).then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    expect(error).toBeInstanceOf(TransactionRejectedRpcError)
+    const cause = (error as BaseError).walk((e) => e instanceof RpcRequestError) as RpcRequestError
+    expect(cause.code).toBe(-32003)
+    expect(cause.data).toMatchObject({ code: "FORBIDDEN" })
   })
 })

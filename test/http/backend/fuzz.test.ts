@@ -170,7 +170,10 @@ const body: fc.Arbitrary<unknown> = fc.oneof(
           "eth_sendUserOperation",
           "eth_estimateUserOperationGas",
           "eth_sendRawTransaction",
-          "debug_bundler_clearState"
+          "debug_bundler_clearState",
+          "pimlico_getUserOperationGasPrice",
+          "pm_getPaymasterStubData",
+          "pm_getPaymasterData"
         ),
         hostile
       ),

@@ -1,13 +1,15 @@
 /** Revert data -> SLIPPAGE_EXCEEDED / INSUFFICIENT_BALANCE / MARKET_PAUSED, bare and wrapped as bundlers report them. */
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { encodeAbiParameters, encodeErrorResult, parseAbi } from "viem"
-import { decodeBundlerError, decodeRevert } from "../../../http/backend/aa/revert-codes.js"
+import { decodeBundlerError, decodeRevert, refineRevert } from "../../../http/backend/aa/revert-codes.js"
 
 const ABI = parseAbi([
   "error InsufficientOutput(uint256 actual, uint256 minimum)",
   "error Paused()",
   "error ExchangePaused()",
   "error MarketNotTradable(uint256 marketId)",
+  "error UnknownMarket(uint256 marketId)",
   "error Error(string reason)",
   "error ExactInUnfilled()",
   "error FailedOpWithRevert(uint256 opIndex, string reason, bytes inner)"
@@ -54,5 +56,21 @@ describe("revert codes", () => {
       })?.code
     ).toBe("MARKET_PAUSED")
     expect(decodeBundlerError({ code: -32602, message: "invalid params: 0x1234" })).toBeUndefined()
+  })
+
+  it("maps UnknownMarket to MARKET_NOT_FOUND, and MarketNotTradable of a market the chain does not know (never of a known one, nor when the chain cannot say)", async () => {
+    expect(decodeRevert(encodeErrorResult({ abi: ABI, errorName: "UnknownMarket", args: [5n] }))).toMatchObject({
+      code: "MARKET_NOT_FOUND",
+      error: "UnknownMarket(5)"
+    })
+    const notTradable = decodeRevert(wrap(encodeErrorResult({ abi: ABI, errorName: "MarketNotTradable", args: [7n] })))!
+    expect(notTradable).toMatchObject({ code: "MARKET_PAUSED", marketId: 7n })
+    const asked: Array<bigint> = []
+    const known = (answer: boolean) => (id: bigint) => Effect.sync(() => (asked.push(id), answer))
+    expect((await Effect.runPromise(refineRevert(notTradable, known(false)))).code).toBe("MARKET_NOT_FOUND")
+    expect((await Effect.runPromise(refineRevert(notTradable, known(true)))).code).toBe("MARKET_PAUSED")
+    expect(asked).toEqual([7n, 7n])
+    expect((await Effect.runPromise(refineRevert(notTradable, () => Effect.fail("rpc down")))).code).toBe("MARKET_PAUSED")
+    expect(await Effect.runPromise(refineRevert(decodeRevert(slippage)!, known(false)))).toMatchObject({ code: "SLIPPAGE_EXCEEDED" })
   })
 })
