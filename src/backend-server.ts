@@ -48,10 +48,14 @@ export const BackendServerLive = Layer.unwrapEffect(
         }
       }
     })
+    // The chain's RPC for what the index does not hold (quote balances, smart-account signatures):
+    // RPC_URL, else the live devnet's (the faucet's chain), so on `npm start` both work as they do
+    // against a real RPC_URL.
+    const chainRpcUrl = Option.getOrUndefined(config.rpcUrl) ?? Option.getOrUndefined(faucet)?.rpcUrl ?? aa?.rpcUrl
     const auth = {
       publicUrl: config.publicUrl,
       chainId: config.chainId,
-      rpcUrl: Option.getOrUndefined(config.rpcUrl),
+      rpcUrl: chainRpcUrl,
       adminAddresses: config.adminAddresses,
       corsOrigins: config.corsOrigins
     }
@@ -64,8 +68,7 @@ export const BackendServerLive = Layer.unwrapEffect(
       comments: config.comments,
       leaderboardMinResolved: config.leaderboardMinResolved,
       aa,
-      // RPC_URL, else the live devnet's (the faucet's chain).
-      chainRpcUrl: Option.getOrUndefined(config.rpcUrl) ?? Option.getOrUndefined(faucet)?.rpcUrl
+      chainRpcUrl
     })
     // Every API instance runs the notification consumer; passes take turns (notification-consumer.ts).
     return Layer.mergeAll(

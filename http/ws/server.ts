@@ -127,7 +127,9 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
       const identities = run(
         sessions.identify({
           cookie: originAllowed(request, options.allowedOrigins) ? request.headers.cookie : undefined,
-          token: url.searchParams.get("token") ?? undefined
+          token: url.searchParams.get("token") ?? undefined,
+          ticket: url.searchParams.get("ticket") ?? undefined,
+          origin: request.headers.origin
         })
       ).catch(() => [] as ReadonlyArray<string>)
       const subscriber: Subscriber = { deliver: send }
@@ -168,7 +170,8 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
           const subject = subjectOf(message.subject)
           if (subject === undefined) return fail("INVALID_ADDRESS", "a user topic needs subject: a 0x address", { topic })
           const proven = await identities
-          if (proven.length === 0) return fail("AUTH_REQUIRED", "user topics need a session (cookie or ?token=)", { topic, subject })
+          if (proven.length === 0)
+            return fail("AUTH_REQUIRED", "user topics need a session (cookie, ?ticket= or ?token=)", { topic, subject })
           if (!proven.includes(subject))
             return fail("FORBIDDEN", "the subject must be the session's address or smart account", { topic, subject })
           target = { subject }

@@ -63,6 +63,8 @@ export const KEPT_TABLES: ReadonlyArray<string> = [
   // who has read which broadcast notification (0022): its rows go with their broadcast (on delete
   // cascade) when the reset deletes the chain's notifications
   "notification_read",
+  // WebSocket tickets of sessions (0023)
+  "ws_ticket",
   // referral codes and sign-in referrals (0017; the on-chain `referral` table is derived)
   "referral_code",
   "referral_link",

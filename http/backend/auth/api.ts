@@ -132,40 +132,69 @@ export const SettingsPatch = Schema.Struct({
   )
 }).annotations({ identifier: "UserSettingsPatch", parseOptions: { onExcessProperty: "error" } })
 
+const signatureField = Schema.String.pipe(
+  Schema.filter((s) => signatureProblem(s) ?? true, {
+    jsonSchema: { pattern: "^0x([0-9a-fA-F]{2})+$", maxLength: MAX_SIGNATURE_HEX }
+  })
+).annotations({
+  description: "0x-prefixed signature of the challenge's message: 65-byte ECDSA, or ERC-1271 / ERC-6492 bytes of a smart account"
+})
+
+const nonceField = Schema.optionalWith(
+  Schema.String.pipe(
+    Schema.filter((s) => NONCE_FORM.test(s) || "nonce malformed: the challenge's nonce is 24 to 64 letters and digits", {
+      jsonSchema: { pattern: NONCE_FORM.source }
+    })
+  ).annotations({ description: "the challenge's nonce; without it, the message's, else the address's latest challenges are tried" }),
+  { exact: true }
+)
+
+const messageField = Schema.String.pipe(
+  Schema.filter((s) => Either.match(parseMessage(s), { onLeft: (why) => why, onRight: () => true }), {
+    jsonSchema: { maxLength: MAX_MESSAGE_LENGTH }
+  })
+)
+
 /**
- * The sign-in body. Its form is checked here, so a malformed field is 400 VALIDATION_FAILED naming
- * it and reaches no query (a NUL in `nonce` once reached Postgres and answered 503); what a
- * well-formed body proves is checked by `Sessions.signIn` (AUTH_INVALID 401 naming the check).
+ * The sign-in body of the ECDSA smart-account flow (`/api/aa/auth/ecdsa/verify`). Its form is
+ * checked here, so a malformed field is 400 VALIDATION_FAILED naming it and reaches no query (a NUL
+ * in `nonce` once reached Postgres and answered 503); what a well-formed body proves is checked by
+ * `Sessions.signIn` (AUTH_INVALID 401 naming the check).
  */
 export const VerifyBody = Schema.Struct({
   address: AddressString,
-  signature: Schema.String.pipe(
-    Schema.filter((s) => signatureProblem(s) ?? true, {
-      jsonSchema: { pattern: "^0x([0-9a-fA-F]{2})+$", maxLength: MAX_SIGNATURE_HEX }
-    })
-  ).annotations({
-    description: "0x-prefixed signature of the challenge's message: 65-byte ECDSA, or ERC-1271 / ERC-6492 bytes of a smart account"
-  }),
-  nonce: Schema.optionalWith(
-    Schema.String.pipe(
-      Schema.filter((s) => NONCE_FORM.test(s) || "nonce malformed: the challenge's nonce is 24 to 64 letters and digits", {
-        jsonSchema: { pattern: NONCE_FORM.source }
-      })
-    ).annotations({ description: "the challenge's nonce; without it, the message's, else the address's latest challenges are tried" }),
-    { exact: true }
-  ),
+  signature: signatureField,
+  nonce: nonceField,
   message: Schema.optionalWith(
-    Schema.String.pipe(
-      Schema.filter((s) => Either.match(parseMessage(s), { onLeft: (why) => why, onRight: () => true }), {
-        jsonSchema: { maxLength: MAX_MESSAGE_LENGTH }
-      })
-    ).annotations({
+    messageField.annotations({
       description:
         "the message that was signed, exactly as the challenge gave it (optional): with it, a refusal names the field that differs from what this server expects (domain, URI, chain id, nonce, time window) or says the signature is by another key"
     }),
     { exact: true }
   )
 }).annotations({ identifier: "AuthVerifyBody", parseOptions: { onExcessProperty: "error" } })
+
+/**
+ * The SIWE sign-in body (`/api/auth/verify`): `{address, signature}` (the nonce and message
+ * optional), or the wallet libraries' `{message, signature}`, whose signer is the message's
+ * address. One of `address` and `message` is needed: the handler says so (VALIDATION_FAILED on
+ * `address`), as the rest of the form is checked here.
+ */
+export const SignInBody = Schema.Struct({
+  address: Schema.optionalWith(
+    AddressString.annotations({ description: "the signer; optional when `message` is sent (then the message's address)" }),
+    { exact: true }
+  ),
+  signature: signatureField,
+  nonce: nonceField,
+  message: Schema.optionalWith(
+    messageField.annotations({
+      description:
+        "the challenge's message that was signed, unchanged; without `address` it names the signer. It is checked field by field against the challenge stored with its nonce (domain, address, statement, URI, version, chain id, nonce, issuedAt, expirationTime, ...): a refusal names the field that differs"
+    }),
+    { exact: true }
+  )
+}).annotations({ identifier: "AuthSignInBody", parseOptions: { onExcessProperty: "error" } })
 
 /** `?ref=<code>`: the referral code the user arrived with (rewards; `referrals.ts`). */
 export const VerifyQuery = strictQuery({
@@ -178,6 +207,13 @@ export const VerifyQuery = strictQuery({
     { exact: true }
   )
 })
+
+export const WsTicket = Schema.Struct({
+  ticket: Schema.String.annotations({
+    description: "open the stream with it: /ws/realtime?ticket=<ticket> (43 characters, base64url); once, within 30 s"
+  }),
+  expiresAt: unixSeconds("when the ticket stops opening connections (30 s after issue), unix seconds")
+}).annotations({ identifier: "WsTicket" })
 
 export const Logout = Schema.Struct({
   revoked: Schema.Boolean.annotations({
@@ -206,7 +242,7 @@ export class AuthGroup extends HttpApiGroup.make("auth")
   )
   .add(
     HttpApiEndpoint.post("verify", "/api/auth/verify")
-      .setPayload(VerifyBody)
+      .setPayload(SignInBody)
       .setUrlParams(VerifyQuery)
       .addSuccess(BackendItem(SessionInfo))
       .addError(InvalidAddress.wire)
@@ -236,6 +272,16 @@ export class AuthGroup extends HttpApiGroup.make("auth")
       .addSuccess(BackendItem(Settings))
       .middleware(RequireUser)
       .annotate(OpenApi.Summary, "Changes some settings; fields left out keep their values")
+  )
+  .add(
+    HttpApiEndpoint.post("wsTicket", "/api/auth/ws-ticket")
+      .setUrlParams(NoQuery)
+      .addSuccess(BackendItem(WsTicket))
+      .middleware(RequireUser)
+      .annotate(
+        OpenApi.Summary,
+        "A single-use ticket for the WebSocket's user topics (/ws/realtime?ticket=), valid 30 s, for apps on an allowed CORS origin whose page cannot give the session cookie to a WebSocket"
+      )
   )
   .add(
     HttpApiEndpoint.post("logout", "/api/auth/logout")

@@ -1,7 +1,7 @@
 /** Handlers of the auth and admin groups, and the session middlewares behind `RequireUser` / `RequireModerator` / `RequireAdmin`. */
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
-import { Effect, FiberRef, Layer, Option, Redacted } from "effect"
-import { AuthInvalid, AuthRequired, Forbidden, IndexerUnavailable } from "../../../schema/errors.js"
+import { Effect, Either, FiberRef, Layer, Option, Redacted } from "effect"
+import { AuthInvalid, AuthRequired, Forbidden, IndexerUnavailable, ValidationFailed } from "../../../schema/errors.js"
 import { CurrentUser, RequireAdmin, RequireModerator, RequireUser } from "./api.js"
 import { BackendApi } from "../definition.js"
 import { NotFound } from "../errors.js"
@@ -19,6 +19,7 @@ import {
   type SessionsService
 } from "./sessions.js"
 import { meta } from "../system/api.js"
+import { parseMessage } from "./siwe.js"
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
 
@@ -33,6 +34,20 @@ export const sessionInfo = (user: SessionUser) => ({
 })
 
 export const databaseDown = () => new IndexerUnavailable({ message: "the database is unavailable" })
+
+/**
+ * The address a sign-in body signs for: `address`, else the address of `message` (the body schema
+ * has parsed it). Lowercase either way, as every stored address is.
+ */
+const signerOf = (payload: { readonly address?: string | undefined; readonly message?: string | undefined }) => {
+  if (payload.address !== undefined) return parseAddress(payload.address)
+  const parsed = payload.message === undefined ? undefined : Either.getOrUndefined(parseMessage(payload.message))
+  if (parsed === undefined) {
+    const problem = "required unless message (the signed challenge, which names its address) is sent"
+    return Effect.fail(new ValidationFailed({ message: `address: ${problem}`, details: [{ path: "address", message: problem }] }))
+  }
+  return parseAddress(parsed.address)
+}
 
 /** The cookie's session (looked up by the guard, or here). */
 export const authenticate = (sessions: SessionsService) => (cookie: Redacted.Redacted) =>
@@ -117,7 +132,7 @@ export const AuthLive = HttpApiBuilder.group(BackendApi, "auth", (handlers) =>
       )
       .handle("verify", ({ payload, urlParams }) =>
         Effect.gen(function* () {
-          const address = yield* parseAddress(payload.address)
+          const address = yield* signerOf(payload)
           // Rewards: a referral code is checked before the challenge is used, and applied once signed in (referrals.ts).
           const referrer =
             urlParams.ref === undefined
@@ -147,6 +162,15 @@ export const AuthLive = HttpApiBuilder.group(BackendApi, "auth", (handlers) =>
         Effect.gen(function* () {
           const user = yield* CurrentUser
           return { data: yield* orUnavailable(sessions.updateSettings(user.address, payload)), meta: yield* meta }
+        })
+      )
+      .handle("wsTicket", () =>
+        Effect.gen(function* () {
+          const request = yield* HttpServerRequest.HttpServerRequest
+          // The middleware found this cookie's session live; a sign-out since then leaves no ticket.
+          const issued = yield* orUnavailable(sessions.issueTicket(request.cookies[SESSION_COOKIE] ?? ""))
+          if (issued === undefined) return yield* new AuthInvalid({ message: "session ended (signed out): sign in again" })
+          return { data: { ticket: issued.ticket, expiresAt: seconds(issued.expiresAt) }, meta: yield* meta }
         })
       )
       .handle("logout", () =>

@@ -17,6 +17,7 @@ import { createHash, randomBytes } from "node:crypto"
 import { AuthInvalid } from "../../../schema/errors.js"
 import { CHALLENGE_REFUSALS, CHALLENGE_TTL_MS, KEEP_MS, signedChallenges } from "./signed-challenge.js"
 import { buildMessage, signatureProblem, signatureVerifier, siteOf, type SiweSite } from "./siwe.js"
+import { makeTickets } from "./ws-tickets.js"
 
 export const SESSION_COOKIE = "predix_session"
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000
@@ -120,6 +121,7 @@ export const makeSessions = (options: AuthOptions) =>
     const sql = yield* SqlClient.SqlClient
     const site: SiweSite = siteOf(options.publicUrl, options.chainId)
     const challenges = signedChallenges({ sql, site, verifySignature: signatureVerifier(options.rpcUrl) })
+    const tickets = makeTickets(sql, hashToken)
 
     const ensureUser = (address: string) => sql`insert into app_user (address) values (${address}) on conflict (address) do nothing`
 
@@ -218,10 +220,9 @@ export const makeSessions = (options: AuthOptions) =>
         return { token, user: userSession(created[0]!) } satisfies SignIn
       })
 
-    /** The session of a cookie value: valid, or why not. */
-    const lookup = (token: string) =>
+    /** The session whose token hashes to `tokenHash` (hex): valid, or why not. */
+    const lookupHash = (tokenHash: string) =>
       Effect.gen(function* () {
-        if (!SANE_TOKEN.test(token)) return { _tag: "Invalid", reason: "session cookie malformed" } as SessionLookup
         const now = yield* Clock.currentTimeMillis
         const rows = yield* sql<SessionRow>`
           select s.address, u.role, s.method, s.owner, s.smart_account,
@@ -229,13 +230,30 @@ export const makeSessions = (options: AuthOptions) =>
                  extract(epoch from s.expires_at)::float8 * 1000 as expires_ms,
                  s.revoked_at is not null as revoked
           from auth_session s join app_user u using (address)
-          where s.token_hash = decode(${hashToken(token)}, 'hex')`
+          where s.token_hash = decode(${tokenHash}, 'hex')`
         const row = rows[0]
         if (row === undefined) return { _tag: "Invalid", reason: "unknown session" } as SessionLookup
         if (row.revoked) return { _tag: "Invalid", reason: "session ended (signed out)" } as SessionLookup
         if (Number(row.expires_ms) <= now) return { _tag: "Invalid", reason: "session expired" } as SessionLookup
         return { _tag: "Valid", user: userSession(row) } as SessionLookup
       })
+
+    /** The session of a cookie value: valid, or why not. */
+    const lookup = (token: string) =>
+      SANE_TOKEN.test(token)
+        ? lookupHash(hashToken(token))
+        : Effect.succeed({ _tag: "Invalid", reason: "session cookie malformed" } as SessionLookup)
+
+    /** A WebSocket ticket of the live session `token` (`ws-tickets.ts`); undefined when the session is not live. */
+    const issueTicket = (token: string) => (SANE_TOKEN.test(token) ? tickets.issue(token) : Effect.succeed(undefined))
+
+    /** Spends a WebSocket ticket: the session it was issued for, as that session is now, or why none. */
+    const redeemTicket = (ticket: string) =>
+      Effect.flatMap(tickets.redeem(ticket), (redeemed) =>
+        redeemed._tag === "Session"
+          ? lookupHash(redeemed.sessionHash)
+          : Effect.succeed({ _tag: "Invalid", reason: `ticket ${redeemed.reason}` } as SessionLookup)
+      )
 
     /** Ends the session of `token`; true when it was live. */
     const revoke = (token: string) =>
@@ -287,10 +305,25 @@ export const makeSessions = (options: AuthOptions) =>
     const sweep = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       yield* sql`delete from auth_nonce where expires_at < ${new Date(now - KEEP_MS)}`
+      yield* tickets.sweep
       yield* sql`delete from auth_session where expires_at < ${new Date(now - KEEP_MS)}`
     })
 
-    return { site, issueChallenge, signIn, openAccountSession, lookup, revoke, settings, updateSettings, user, setRole, sweep } as const
+    return {
+      site,
+      issueChallenge,
+      signIn,
+      openAccountSession,
+      lookup,
+      revoke,
+      issueTicket,
+      redeemTicket,
+      settings,
+      updateSettings,
+      user,
+      setRole,
+      sweep
+    } as const
   })
 
 export type SessionsService = Effect.Effect.Success<ReturnType<typeof makeSessions>>

@@ -13,7 +13,7 @@ import type { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import type { Hex } from "viem"
 import { AuthInvalid } from "../../../schema/errors.js"
-import { checkMessage, parseMessage, type SignatureVerifier, type SiweSite } from "./siwe.js"
+import { checkMessage, differingField, parseMessage, type SignatureVerifier, type SiweSite } from "./siwe.js"
 
 export const CHALLENGE_TTL_MS = 10 * 60 * 1000
 /** Spent or expired challenges are kept this long (so a replay is named as one), then swept. */
@@ -116,9 +116,13 @@ export const signedChallenges = (deps: {
       const checked = checkMessage(text, { site, address: input.address, nonce }, now)
       if (Either.isLeft(checked)) return yield* invalid(checked.left)
       const [row] = yield* candidates(input.address, nonce, now)
-      if (row!.message !== text)
+      // Field by field against the stored challenge, so the refusal names what was changed; then
+      // the text itself, so a message signs in only as it was issued, byte for byte.
+      const issued = parseMessage(row!.message)
+      const changed = Either.isLeft(issued) ? "the stored challenge does not parse" : differingField(parsed.right, issued.right)
+      if (changed !== undefined || row!.message !== text)
         return yield* invalid(
-          "message differs from the challenge issued with its nonce: sign the message /api/auth/challenge returned, unchanged"
+          `message differs from the challenge issued with its nonce: ${changed ?? "same fields, other text"}; sign the message /api/auth/challenge returned, unchanged`
         )
       return row!
     })

@@ -100,6 +100,40 @@ export const checkMessage = (
   return Either.right(message)
 }
 
+/** The fields of an EIP-4361 message, in the order the message states them. */
+const MESSAGE_FIELDS = [
+  ["scheme", "scheme"],
+  ["domain", "domain"],
+  ["address", "address"],
+  ["statement", "statement"],
+  ["uri", "URI"],
+  ["version", "version"],
+  ["chainId", "chain id"],
+  ["nonce", "nonce"],
+  ["issuedAt", "issuedAt"],
+  ["expirationTime", "expirationTime"],
+  ["notBefore", "notBefore"],
+  ["requestId", "requestId"],
+  ["resources", "resources"]
+] as const satisfies ReadonlyArray<readonly [keyof SiweMessage, string]>
+
+const fieldText = (value: unknown): string =>
+  value === undefined ? "(absent)" : Array.isArray(value) ? JSON.stringify(value) : String(value)
+
+/**
+ * The first field in which `sent` differs from `issued` (the challenge stored with its nonce), in
+ * words naming it and both values; undefined when every field is the issued one. The address is
+ * compared as the message writes it (EIP-55), so a changed checksum counts as a change too.
+ */
+export const differingField = (sent: SiweMessage, issued: SiweMessage): string | undefined => {
+  for (const [key, name] of MESSAGE_FIELDS) {
+    const a = fieldText(sent[key])
+    const b = fieldText(issued[key])
+    if (a !== b) return `${name} is ${a}, the challenge's is ${b}`
+  }
+  return undefined
+}
+
 /** 65-byte ECDSA signatures and the longer ERC-1271 / ERC-6492 ones; bounded so a huge body costs nothing. */
 export const MAX_SIGNATURE_HEX = 20_000
 

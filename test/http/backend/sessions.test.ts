@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { execFile } from "node:child_process"
 import { createHash } from "node:crypto"
 import { promisify } from "node:util"
+import { SiweMessage } from "siwe"
 import { hexToBigInt, numberToHex, parseSignature, serializeSignature } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { buildMessage, siteOf } from "../../../http/backend/auth/siwe.js"
@@ -290,6 +291,61 @@ describe("sign-in", () => {
     )
     // None of these spent the challenge: the message as issued signs in, once.
     expect((await verify(challenge.message)).status).toBe(200)
+    expectInvalid(await verify(challenge.message), /^nonce already used/)
+  })
+
+  it("{message, signature} (the wallet libraries' form): the message names the signer; each field is checked against the stored challenge", async () => {
+    const account = fresh()
+    const challenge = await challengeFor(app, account.address)
+    const other = await challengeFor(app, account.address)
+    const stranger = fresh()
+    const issued = new SiweMessage(challenge.message)
+    /** The challenge with `change` applied, written back as siwe writes a message. */
+    const tampered = (change: (m: SiweMessage) => void) => {
+      const copy = new SiweMessage(challenge.message)
+      change(copy)
+      return copy.prepareMessage()
+    }
+    const iso = (ms: number) => new Date(ms).toISOString()
+    const issuedAt = Date.parse(issued.issuedAt!)
+    const verify = async (message: string, signer = account) =>
+      app.call("POST", "/api/auth/verify", { body: { message, signature: await signer.signMessage({ message }) } })
+    // Each field changed, signed by the key the message names: refused, naming the field.
+    const cases: Array<[string, string, RegExp, typeof account?]> = [
+      ["scheme", tampered((m) => (m.scheme = "https")), /^message differs from the challenge issued with its nonce: scheme/],
+      ["domain", tampered((m) => (m.domain = "evil.example")), /^domain mismatch/],
+      ["address", tampered((m) => (m.address = stranger.address)), /^nonce issued to another address/, stranger],
+      ["statement", tampered((m) => (m.statement = "Sign in to PrediX and give all")), /^message differs .*: statement is/],
+      ["uri", tampered((m) => (m.uri = "http://localhost:3000/evil")), /^URI mismatch/],
+      ["chain id", tampered((m) => (m.chainId = 1)), /^chain id mismatch/],
+      ["nonce (unknown)", tampered((m) => (m.nonce = "a".repeat(32))), /^unknown nonce/],
+      ["nonce (another challenge's)", tampered((m) => (m.nonce = other.nonce)), /^message differs .*: (issuedAt|expirationTime) is/],
+      ["issuedAt", tampered((m) => (m.issuedAt = iso(issuedAt - 1_000))), /^message differs .*: issuedAt is/],
+      ["expirationTime", tampered((m) => (m.expirationTime = iso(issuedAt + 60_000))), /^message differs .*: expirationTime is/],
+      ["notBefore", tampered((m) => (m.notBefore = iso(issuedAt))), /^message differs .*: notBefore is/],
+      ["requestId", tampered((m) => (m.requestId = "r1")), /^message differs .*: requestId is/],
+      ["resources", tampered((m) => (m.resources = ["https://evil.example/all"])), /^message differs .*: resources is/]
+    ]
+    for (const [field, message, check, signer] of cases) {
+      expect(message, field).not.toBe(challenge.message)
+      const answer = await verify(message, signer)
+      expect([answer.status, answer.body.code], field).toEqual([401, "AUTH_INVALID"])
+      expect(answer.body.message, field).toMatch(check)
+    }
+    // A version other than 1 is not EIP-4361 at all: the body's fault, naming the field.
+    const version = await verify(challenge.message.replace("Version: 1", "Version: 2"))
+    expect([version.status, version.body.code, version.body.details[0].path]).toEqual([400, "VALIDATION_FAILED", "message"])
+    // The issued text with another key's signature names no field: the signature is checked first.
+    expectInvalid(await verify(challenge.message, stranger), /^signature invalid: it does not match the address/)
+    // Without address and message nobody is named: the body's fault.
+    const unnamed = await app.call("POST", "/api/auth/verify", {
+      body: { signature: await account.signMessage({ message: challenge.message }) }
+    })
+    expect([unnamed.status, unnamed.body.code, unnamed.body.details[0].path]).toEqual([400, "VALIDATION_FAILED", "address"])
+    // None of these spent the challenge: as issued, it signs in once, for the message's address.
+    const signedIn = await verify(challenge.message)
+    expect(signedIn.status, JSON.stringify(signedIn.body)).toBe(200)
+    expect(signedIn.body.data.address).toBe(lower(account.address))
     expectInvalid(await verify(challenge.message), /^nonce already used/)
   })
 

@@ -10,6 +10,8 @@ import { Clock, Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Redact
 import { createServer } from "node:http"
 import type { Hex, LocalAccount } from "viem"
 import { backendHttpLayer, type BackendOptions } from "../../../../http/backend/api.js"
+import { httpServerWithRealtime } from "../../../../http/ws/server.js"
+import { SessionsRealtime } from "../../../../http/ws/sessions.js"
 import { BuildInfoLive } from "../../../../src/build-info.js"
 import { pgClientLayer } from "../../../../src/db/database.js"
 import { runMigrations } from "../../../../src/db/migrations.js"
@@ -47,7 +49,9 @@ export interface Instance {
 
 export interface Backends {
   readonly databaseUrl: string
-  readonly start: (options?: Partial<Omit<BackendOptions, "indexerUrl" | "chainId">> & { readonly chainId?: number }) => Promise<Instance>
+  readonly start: (
+    options?: Partial<Omit<BackendOptions, "indexerUrl" | "chainId">> & { readonly chainId?: number; readonly realtime?: boolean }
+  ) => Promise<Instance>
   readonly sql: <R extends Record<string, any> = Record<string, any>>(text: string, values?: Array<unknown>) => Promise<Array<R>>
   readonly close: () => Promise<void>
 }
@@ -69,8 +73,17 @@ export const startBackends = async (options: { readonly indexed?: boolean } = {}
   const start: Backends["start"] = async (options = {}) => {
     const clock = new ShiftedClock()
     const instanceScope = await Effect.runPromise(Scope.fork(scope, { _tag: "Sequential" } as never))
-    const layer = backendHttpLayer({ chainId: 130, indexerUrl: "http://127.0.0.1:9", rateLimits: NO_RATE_LIMITS, ...options }).pipe(
-      Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    const { realtime, ...backendOptions } = options
+    const auth = { publicUrl: "http://localhost:3000", ...backendOptions.auth, chainId: backendOptions.chainId ?? 130 }
+    // With `realtime`: the backend's own server, the stream on its upgrades, with the real sessions (as `predix start` serves them).
+    const server =
+      realtime === true
+        ? httpServerWithRealtime({ port: 0, host: "127.0.0.1" }, { chainId: auth.chainId, checkEveryMs: 60_000 }).pipe(
+            Layer.provide(SessionsRealtime(auth))
+          )
+        : NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })
+    const layer = backendHttpLayer({ chainId: 130, indexerUrl: "http://127.0.0.1:9", rateLimits: NO_RATE_LIMITS, ...backendOptions }).pipe(
+      Layer.provideMerge(server),
       Layer.provide([database, BuildInfoLive])
     )
     const logs: Array<string> = []
