@@ -86,9 +86,15 @@ describe("predix start on the live devnet (the default)", () => {
     const active = await activeBeta()
     expect(new Set(active.map((m) => m.category)).size).toBeGreaterThanOrEqual(5)
     for (const slug of ["eth-above-5000-this-quarter", "fed-cut-next-meeting", "lakers-make-playoffs", "devnet-cup-falcons"]) {
-      const book = await get(`/api/markets/${slug}/orderbook`)
-      expect(book.yes.bids.length, slug).toBeGreaterThanOrEqual(1)
-      expect(book.yes.asks.length, slug).toBeGreaterThanOrEqual(1)
+      // The books are placed after the launches, so the index may show them a few blocks later.
+      await eventually(
+        `${slug}: YES bids and asks indexed`,
+        async () => {
+          const book = await get(`/api/markets/${slug}/orderbook`)
+          return book.yes.bids.length >= 1 && book.yes.asks.length >= 1
+        },
+        120_000
+      )
       const market = await get(`/api/markets/${slug}`)
       expect(market.status, slug).toBe("active")
       // AMM liquidity: the pool prices YES (event members are priced through their event's record).
