@@ -25,6 +25,9 @@ import { DevnetClient } from "../tools/devnet/client.js"
 import { startLiveDevnet, type LiveDevnet, type Log } from "../tools/devnet/live.js"
 import { liveArtifacts } from "../tools/devnet/live-state.js"
 import { followTrading } from "../tools/devnet/scenario.js"
+import { betaTradedIds, betaTransitions, setUpBeta, type Beta } from "../tools/devnet/beta.js"
+import { BETA_EVENT, type BetaDisplay } from "../tools/devnet/beta-catalog.js"
+import { seedDisplayMetadata, type DisplayMetadataFile } from "./display-metadata.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 
 /** `indexed_deployment.source` of an index of the live devnet, and of the fixture replay (the same chain's first blocks). */
@@ -122,8 +125,10 @@ export const fitDatabaseToDevnet = (live: LiveDevnet) =>
   })
 
 /**
- * The seeded background market (`followTrading`) until interrupted, or nothing when
- * DEVNET_ACTIVITY=off. Refused actions are logged at debug level; the chain answers either way.
+ * The seeded background market until interrupted, or nothing when DEVNET_ACTIVITY=off. First the
+ * beta's markets (`tools/devnet/beta.ts`: launched unless the chain has them, then their display
+ * metadata upserted), then `followTrading` on them, with the short markets' transitions in every
+ * round. Refused actions are logged at debug level; the chain answers either way.
  */
 export const simulateMarket = (live: LiveDevnet) =>
   Effect.gen(function* () {
@@ -133,12 +138,51 @@ export const simulateMarket = (live: LiveDevnet) =>
     const log = (line: string) =>
       void Runtime.runFork(runtime)(Effect.logDebug(line).pipe(Effect.annotateLogs("component", "devnet-activity")))
     const client = new DevnetClient(live.url, liveArtifacts(live.manifest))
+    const devnet = live.manifest.devnet
+    const beta = yield* Effect.tryPromise({
+      try: () => setUpBeta(client, devnet, { after: live.manifest.stateHead.number, log }),
+      catch: (cause) => new DevnetFailed({ message: `devnet beta markets: ${(cause as Error).message ?? String(cause)}` })
+    })
+    yield* seedDisplayMetadata(betaMetadata(beta))
+    yield* Effect.logInfo("devnet: beta markets ready").pipe(
+      Effect.annotateLogs({
+        markets: beta.markets.length,
+        launched: beta.launched,
+        event: beta.event.id.toString(),
+        categories: new Set(beta.markets.map((m) => m.spec.category)).size
+      })
+    )
     yield* Effect.logInfo("devnet: background market activity on (DEVNET_ACTIVITY=off stops it)")
     yield* Effect.tryPromise({
-      try: (signal) => followTrading(client, live.manifest.devnet, { seed: 2, stop: signal, log }),
+      try: (signal) =>
+        followTrading(client, devnet, {
+          seed: 2,
+          stop: signal,
+          log,
+          markets: betaTradedIds(beta),
+          beforeEach: () => betaTransitions(client, devnet, beta)
+        }),
       catch: (cause) => new DevnetFailed({ message: `devnet activity: ${(cause as Error).message ?? String(cause)}` })
     })
   })
+
+/** The beta markets' and event's display metadata, as the `display_metadata` seed takes it. */
+const betaMetadata = (beta: Beta): DisplayMetadataFile => {
+  const entry = (id: bigint, d: BetaDisplay) => ({
+    id: id.toString(),
+    slug: d.slug,
+    category: d.category,
+    featured: d.featured,
+    title: { en: d.title },
+    icon: d.icon,
+    tags: d.tags
+  })
+  const members = BETA_EVENT.outcomes.map((o, i) => entry(beta.event.members[i]!, { ...BETA_EVENT, ...o, featured: false }))
+  return {
+    markets: [...beta.markets.map((m) => entry(m.id, m.spec)), ...members],
+    events: [entry(beta.event.id, BETA_EVENT)]
+  }
+}
 
 /** The faucet's chain and key, when this process runs one the faucet can pay on (the live devnet). */
 export class FaucetSetup extends Context.Tag("predix/FaucetSetup")<FaucetSetup, FaucetOptions>() {}

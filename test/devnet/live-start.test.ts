@@ -68,6 +68,62 @@ describe("predix start on the live devnet (the default)", () => {
       ((await (await fetch(`${indexer}/api/health`)).json()) as { data: { latestIndexedBlock: number | null } }).data
     await eventually("indexing past the committed state", async () => ((await health()).latestIndexedBlock ?? 0) > 1045, 120_000)
 
+    // The beta's markets (tools/devnet/beta-catalog.ts), launched on the fresh chain: tradable
+    // markets with display metadata in several categories, books on both sides, AMM prices, an
+    // open multi-outcome event, and categories and tags counting active markets.
+    await app.waitFor(/message="devnet: beta markets ready"/, 180_000)
+    const get = async (path: string) => ((await (await fetch(`${backend}${path}`)).json()) as { data: any }).data
+    type Listed = { slug: string | null; title: string; category: string | null; icon: string | null; status: string; kind: string }
+    const activeBeta = async () => {
+      const listed: Array<Listed> = []
+      for (let offset = 0; ; offset += 50) {
+        const page = (await get(`/api/markets?status=active&limit=50&offset=${offset}`)) as Array<Listed>
+        listed.push(...page)
+        if (page.length < 50) return listed.filter((m) => m.slug !== null && m.category !== null && m.icon !== null && m.title !== "")
+      }
+    }
+    await eventually("12 tradable markets with metadata indexed", async () => (await activeBeta()).length >= 12, 120_000)
+    const active = await activeBeta()
+    expect(new Set(active.map((m) => m.category)).size).toBeGreaterThanOrEqual(5)
+    for (const slug of ["eth-above-5000-this-quarter", "fed-cut-next-meeting", "lakers-make-playoffs", "devnet-cup-falcons"]) {
+      // The books are placed after the launches, so the index may show them a few blocks later.
+      await eventually(
+        `${slug}: YES bids and asks indexed`,
+        async () => {
+          const book = await get(`/api/markets/${slug}/orderbook`)
+          return book.yes.bids.length >= 1 && book.yes.asks.length >= 1
+        },
+        120_000
+      )
+      const market = await get(`/api/markets/${slug}`)
+      expect(market.status, slug).toBe("active")
+      // AMM liquidity: the pool prices YES (event members are priced through their event's record).
+      if (market.kind === "binary") expect(market.binary.yesPrice, slug).not.toBeNull()
+    }
+    const event = await get("/api/events/devnet-cup-winner")
+    expect(event.status).toBe("active")
+    const tags = (await get("/api/tags")) as {
+      categories: Array<{ slug: string; activeMarkets: number }>
+      tags: Array<{ slug: string; activeMarkets: number }>
+    }
+    expect(tags.categories.filter((c) => c.activeMarkets > 0).length).toBeGreaterThanOrEqual(5)
+    expect(tags.tags.filter((t) => t.activeMarkets > 0).length).toBeGreaterThanOrEqual(5)
+    // The short markets move on by the chain's clock: jumped ahead 5 minutes, the price-feed one
+    // resolves and the called-off one refunds; the manual one is reported, and after the challenge
+    // window (5 more minutes on the clock) finalized.
+    const statusOf = async (slug: string) => ((await get(`/api/markets/${slug}`)) as { status: string }).status
+    await anvilRpc(rpcUrl, "evm_increaseTime", [300])
+    await eventually(
+      "the feed market resolved and the called-off one refunding",
+      async () =>
+        (await statusOf("eth-above-3000-3-minute-snapshot")) === "resolved" &&
+        (await statusOf("exhibition-match-kicks-off-on-time")) === "refunding",
+      120_000
+    )
+    // Reported in the same pass that resolved the feed market (before it); finalized once the clock is past the window.
+    await anvilRpc(rpcUrl, "evm_increaseTime", [310])
+    await eventually("the manual market finalized", async () => (await statusOf("devnet-reporter-calls-yes")) === "resolved", 120_000)
+
     // The faucet: no session, a wrong body, then a claim whose transfer is on chain.
     expect((await claim(backend, undefined)).body["code"]).toBe("AUTH_REQUIRED")
     const cookie = await signIn(backend, KEY)

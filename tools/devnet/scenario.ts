@@ -528,13 +528,11 @@ export const runScenario = async (client: DevnetClient, devnet: Devnet, options:
 }
 
 /**
- * Live chain mode: a trade or order on a random open market about every `intervalMs`, until
- * `stop` fires. Markets that end are simply left; new ones open when fewer than 3 are tradable.
- */
-/**
  * A live chain's background market: every `intervalMs`, one seeded action on a few open markets
- * (launching one when fewer than three are tradable): a router trade (which moves the price),
- * a limit order placed, or one of those orders cancelled. A refused action is logged and skipped.
+ * (`markets` when given, still tradable ones only; else the newest; launching one when fewer than
+ * three are tradable): a router trade (which moves the price), a limit order placed, or one of
+ * those orders cancelled. `beforeEach` runs first in every round (the beta's transitions). A
+ * refused action is logged and skipped. Markets that end are simply left.
  */
 export const followTrading = async (
   client: DevnetClient,
@@ -544,6 +542,9 @@ export const followTrading = async (
     readonly stop?: AbortSignal | undefined
     readonly intervalMs?: number
     readonly log?: (line: string) => void
+    /** The markets to trade (those still tradable); by default the newest few. */
+    readonly markets?: ReadonlyArray<bigint>
+    readonly beforeEach?: () => Promise<unknown>
   }
 ): Promise<void> => {
   const random = prng(options.seed)
@@ -554,11 +555,16 @@ export const followTrading = async (
   const stopped = () => options.stop?.aborted === true
   while (!stopped()) {
     try {
-      const count = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
+      await options.beforeEach?.()
       const open: Array<bigint> = []
-      // The newest markets: a few, so their prices visibly move.
-      for (let id = count; id >= 1n && open.length < 4; id--)
-        if (await client.read<boolean>("MarketFacet", a.diamond, "isTradable", [id])) open.push(id)
+      if (options.markets !== undefined) {
+        for (const id of options.markets) if (await client.read<boolean>("MarketFacet", a.diamond, "isTradable", [id])) open.push(id)
+      } else {
+        const count = await client.read<bigint>("MarketFacet", a.diamond, "marketCount")
+        // The newest markets: a few, so their prices visibly move.
+        for (let id = count; id >= 1n && open.length < 4; id--)
+          if (await client.read<boolean>("MarketFacet", a.diamond, "isTradable", [id])) open.push(id)
+      }
       const roll = random()
       if (open.length < 3) {
         const end = BigInt(await client.timestamp()) + 7n * 86_400n

@@ -5,6 +5,7 @@ import { Effect } from "effect"
 import { BackendCandle, BackendPricePoint, BackendTrade, OrderBook } from "../../../schema/backend-activity.js"
 import { BackendEvent, BackendEventDetail, BackendMarket, ResolvedMarketId } from "../../../schema/backend-markets.js"
 import { marketIdToHex } from "../../../schema/primitives.js"
+import { marketSlug } from "../../../schema/market-slug.js"
 import type { Market } from "../../indexer/markets.js"
 import { read } from "../../indexer/queries/db.js"
 import { getEvent, listEvents } from "../../indexer/queries/events.js"
@@ -70,9 +71,7 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
       item(
         ResolvedMarketId,
         "hot"
-      )(() =>
-        Effect.map(findMarket(urlParams.idOrSlug), (m) => ({ marketId: marketIdToHex(m.id), id: m.id, slug: m.metadata?.slug ?? null }))
-      )
+      )(() => Effect.map(findMarket(urlParams.idOrSlug), (m) => ({ marketId: marketIdToHex(m.id), id: m.id, slug: marketSlug(m) })))
     )
     .handle("hot", ({ urlParams }) =>
       marketList(({ locale }) =>
@@ -124,7 +123,7 @@ export const MarketsLive = HttpApiBuilder.group(BackendApi, "markets", (handlers
                 : null
           if (eventId === null) return yield* Effect.fail(marketNotFound(`${path.idOrSlug}/outcomes/${path.outcomeSlug}`))
           const members = (yield* readEventMembers([eventId])).get(eventId.toString()) ?? []
-          const chosen = members.find((m) => m.metadata?.slug === path.outcomeSlug)
+          const chosen = members.find((m) => marketSlug(m) === path.outcomeSlug)
           if (chosen === undefined) return yield* Effect.fail(marketNotFound(`${path.idOrSlug}/outcomes/${path.outcomeSlug}`))
           return { outcome: null, token: null, price: chosen.yesPrice, market: toBackendMarket(chosen, locale, members) }
         })

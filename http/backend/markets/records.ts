@@ -6,6 +6,7 @@ import type { Event } from "../../indexer/events.js"
 import type { Market } from "../../indexer/markets.js"
 import type { BackendEvent, BackendEventDetail, BackendMarket, MarketStatus } from "../../../schema/backend-markets.js"
 import { marketIdToHex, money } from "../../../schema/primitives.js"
+import { marketSlug } from "../../../schema/market-slug.js"
 import { localizedTitle, type Locale } from "../locale.js"
 
 const capabilities = (status: MarketStatus) => ({
@@ -36,7 +37,7 @@ export const toBackendMarket = (market: Market, locale: Locale, members: Readonl
   const common = {
     marketId: marketIdToHex(market.id),
     id: market.id,
-    slug: market.metadata?.slug ?? null,
+    slug: marketSlug(market),
     title: marketTitle(market, locale),
     question: market.question,
     category: market.metadata?.category ?? null,

@@ -16,6 +16,7 @@ import { read } from "../../indexer/queries/db.js"
 import { Freshness } from "../../indexer/freshness.js"
 import { headTime } from "../../indexer/queries/market-prices.js"
 import { MARKET_COLUMNS, MARKET_FROM, toMarket } from "../../indexer/queries/markets.js"
+import { derivedSlugId, marketSlug } from "../../../schema/market-slug.js"
 
 /** A row selected with `MARKET_COLUMNS`, read by `toMarket`; only its id (NUMERIC, as text) is read here. */
 type MarketColumns = { readonly id: string }
@@ -247,13 +248,24 @@ export const findMarketById = (id: bigint) =>
     read
   )
 
-/** The market with this slug, or undefined. */
+/**
+ * The market with this slug, or undefined: the one whose display metadata names it, else the
+ * market whose derived slug it is (`schema/market-slug.ts`: its id is the slug's last word; a
+ * market with a metadata slug answers only to that one).
+ */
 export const findMarketBySlug = (slug: string) =>
   Effect.flatMap(
     SqlClient.SqlClient,
     (sql) => sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where d.slug = ${slug}`
   ).pipe(
     Effect.map((rows) => (rows[0] === undefined ? undefined : toMarket(rows[0]))),
+    Effect.flatMap((described) => {
+      const id = derivedSlugId(slug)
+      if (described !== undefined || id === undefined) return Effect.succeed(described)
+      return Effect.map(findMarketById(id), (market) =>
+        market !== undefined && market.metadata?.slug === undefined && marketSlug(market) === slug ? market : undefined
+      )
+    }),
     read
   )
 
