@@ -7,7 +7,7 @@
  */
 import { Schema } from "effect"
 import { BlockNumber, Timestamp, TxHash } from "../../schema/primitives.js"
-import { bool, int, json, nullable, text, type RowOf } from "./queries/rows.js"
+import { bool, int, json, nullable, text, type RowOf } from "../core/rows.js"
 
 /** A count of rows or events, a JSON integer. */
 export const Count = Schema.Int.pipe(Schema.nonNegative()).annotations({

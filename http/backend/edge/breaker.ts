@@ -3,11 +3,11 @@
  * `INDEXER_UNAVAILABLE` (503) at once instead of letting requests pile up behind timeouts.
  *
  * How the backend reads (decision): handlers read the indexed tables directly through the
- * indexer's own query modules (`http/indexer/queries/*`, the code the indexer API runs) over the
+ * shared read model (`http/read/*`, the code the indexer API runs too) over the
  * same Postgres, not through the indexer's HTTP API: one round trip to the database instead of an
  * HTTP hop plus the indexer's encoding and the backend's decoding, and the derived values
  * (prices, positions, P&L) are computed by exactly one piece of code. The dependency still runs
- * downwards only (http/backend -> http/indexer/queries -> schema).
+ * downwards only (http/backend -> http/read -> http/core, schema).
  *
  * Because the data does not come through the indexer process, the breaker hears about the
  * indexer from two sources:

@@ -1,6 +1,6 @@
 /**
  * Reads of markets and events for the backend, over the indexer's tables and row mapping
- * (`http/indexer/queries/markets.ts`), so the backend shows exactly what the indexer derived.
+ * (`http/read/markets.ts`), so the backend shows exactly what the indexer derived.
  *
  * Invariants: every list order ends in the primary key, so pages never overlap or skip; filters
  * and sorts come from closed sets, so the only text spliced into SQL is one of the literals here
@@ -12,10 +12,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { MARKET_MODULE_ID, marketStatusSql, TRADING_PAUSED_SQL, type ChainMoment } from "../../../schema/market-status.js"
 import type { Market } from "../../indexer/markets.js"
-import { read } from "../../indexer/queries/db.js"
+import { read } from "../../core/db.js"
 import { Freshness } from "../../indexer/freshness.js"
-import { headTime } from "../../indexer/queries/market-prices.js"
-import { MARKET_COLUMNS, MARKET_FROM, toMarket } from "../../indexer/queries/markets.js"
+import { headTime } from "../../read/market-prices.js"
+import { MARKET_COLUMNS, MARKET_FROM, toMarket } from "../../read/markets.js"
 
 /** A row selected with `MARKET_COLUMNS`, read by `toMarket`; only its id (NUMERIC, as text) is read here. */
 type MarketColumns = { readonly id: string }

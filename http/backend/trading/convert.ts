@@ -10,7 +10,7 @@ type CandleT = typeof Candle.Type
 import type { Trade } from "../../indexer/market-trades.js"
 import type { Match, Order } from "../../indexer/exchange.js"
 import type { PortfolioPosition } from "../../indexer/portfolio.js"
-import type { UserTrade } from "../../indexer/queries/user-trades.js"
+import type { UserTrade } from "../../read/user-trades.js"
 
 export const usdc = (raw: bigint) => money(raw, 6, "USDC")
 

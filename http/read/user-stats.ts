@@ -5,10 +5,10 @@
 import { SqlClient } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address } from "../../../schema/primitives.js"
-import type { Accuracy, LeaderboardQuery, LeaderboardSort, UserStats } from "../user-stats.js"
-import { listPage, read } from "./db.js"
-import { bigint, int, nullable, rowDecoder, text } from "./rows.js"
+import type { Address } from "../../schema/primitives.js"
+import type { Accuracy, LeaderboardQuery, LeaderboardSort, UserStats } from "../indexer/user-stats.js"
+import { listPage, read } from "../core/db.js"
+import { bigint, int, nullable, rowDecoder, text } from "../core/rows.js"
 
 /**
  * Per (recipient, resolved market): net YES and net NO shares from router trades (buys add

@@ -1,13 +1,13 @@
 /** Reads of `exchange_order` and `order_match` (see `exchange.ts`). */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
-import { MatchType, Side } from "../../../schema/enums.js"
-import { OrderNotFound } from "../../../schema/errors.js"
-import type { Address, Bytes32, TxHash } from "../../../schema/primitives.js"
-import { ORDER_STATUSES, type Match, type MatchListQuery, type Order, type OrderListQuery } from "../exchange.js"
-import { chainPosition, chainPositionColumns } from "../records.js"
-import { listPage, read, type Paging } from "./db.js"
-import { bigint, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
+import { MatchType, Side } from "../../schema/enums.js"
+import { OrderNotFound } from "../../schema/errors.js"
+import type { Address, Bytes32, TxHash } from "../../schema/primitives.js"
+import { ORDER_STATUSES, type Match, type MatchListQuery, type Order, type OrderListQuery } from "../indexer/exchange.js"
+import { chainPosition, chainPositionColumns } from "../indexer/records.js"
+import { listPage, read, type Paging } from "../core/db.js"
+import { bigint, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
 
 const decodeOrderRow = rowDecoder({
   id: text<Bytes32>(),

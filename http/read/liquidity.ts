@@ -1,11 +1,11 @@
 /** Reads of `liquidity_position` and `liquidity_event` (see `liquidity.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address, Bytes32 } from "../../../schema/primitives.js"
-import type { LiquidityEvent, LiquidityEventQuery, LiquidityPosition, LiquidityPositionQuery } from "../liquidity.js"
-import { chainPosition, chainPositionColumns } from "../records.js"
-import { listPage, read } from "./db.js"
-import { bigint, int, rowDecoder, text } from "./rows.js"
+import type { Address, Bytes32 } from "../../schema/primitives.js"
+import type { LiquidityEvent, LiquidityEventQuery, LiquidityPosition, LiquidityPositionQuery } from "../indexer/liquidity.js"
+import { chainPosition, chainPositionColumns } from "../indexer/records.js"
+import { listPage, read } from "../core/db.js"
+import { bigint, int, rowDecoder, text } from "../core/rows.js"
 
 const decodePositionRow = rowDecoder({
   pool_id: text<Bytes32>(),

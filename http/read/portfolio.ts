@@ -4,15 +4,15 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
-import { timeframeSeconds, type Timeframe } from "../../../schema/enums.js"
-import type { Address } from "../../../schema/primitives.js"
-import { PRICE_SCALE } from "../../../schema/primitives.js"
-import type { Portfolio, PortfolioHistoryPoint, PortfolioHistoryQuery, PortfolioPnl, PortfolioPosition } from "../portfolio.js"
-import { checkRange, listPage, read } from "./db.js"
+import { timeframeSeconds, type Timeframe } from "../../schema/enums.js"
+import type { Address } from "../../schema/primitives.js"
+import { PRICE_SCALE } from "../../schema/primitives.js"
+import type { Portfolio, PortfolioHistoryPoint, PortfolioHistoryQuery, PortfolioPnl, PortfolioPosition } from "../indexer/portfolio.js"
+import { checkRange, listPage, read } from "../core/db.js"
 import { positionColumns, toPosition, type PositionRow } from "./market-book.js"
-import { MARKET_STATUSES, marketStatusSql } from "../../../schema/market-status.js"
+import { MARKET_STATUSES, marketStatusSql } from "../../schema/market-status.js"
 import { positionsSource } from "./positions.js"
-import { array, bigint, bool, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
+import { array, bigint, bool, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
 
 const decodeHeldPositionRow = rowDecoder({
   ...positionColumns,

@@ -1,10 +1,10 @@
 /** The reads behind `GET /api/stats` (see `stats.ts`): the protocol totals row and the market counts. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { ServiceUnavailable } from "../../../schema/errors.js"
-import { formatUnits6 } from "../../../schema/primitives.js"
-import type { Stats } from "../stats.js"
-import { bigint, int, rowDecoder } from "./rows.js"
+import { ServiceUnavailable } from "../../schema/errors.js"
+import { formatUnits6 } from "../../schema/primitives.js"
+import type { Stats } from "../indexer/stats.js"
+import { bigint, int, rowDecoder } from "../core/rows.js"
 
 const decodeTotalsRow = rowDecoder({ total_markets: int, total_volume: bigint, total_trades: int, total_users: int })
 const decodeMarketsRow = rowDecoder({ collateral: bigint, active: int, resolved: int, refund: int })

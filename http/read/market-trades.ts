@@ -1,14 +1,14 @@
 /** Reads of `trade` and `taker_fill` for `/api/markets/{id}/trades` (see `market-trades.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { isBuy, outcomeSide, TradeType } from "../../../schema/enums.js"
-import type { Address } from "../../../schema/primitives.js"
-import { PRICE_SCALE } from "../../../schema/primitives.js"
-import type { Trade, TradeListQuery } from "../market-trades.js"
-import { chainPosition, chainPositionColumns } from "../records.js"
-import { listPage, read } from "./db.js"
+import { isBuy, outcomeSide, TradeType } from "../../schema/enums.js"
+import type { Address } from "../../schema/primitives.js"
+import { PRICE_SCALE } from "../../schema/primitives.js"
+import type { Trade, TradeListQuery } from "../indexer/market-trades.js"
+import { chainPosition, chainPositionColumns } from "../indexer/records.js"
+import { listPage, read } from "../core/db.js"
 import { requireMarket } from "./markets.js"
-import { bigint, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
+import { bigint, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
 
 const decodeTradeRow = rowDecoder({
   ...chainPositionColumns,

@@ -2,12 +2,12 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import type { Timeframe } from "../../../schema/enums.js"
-import { PRICE_SCALE } from "../../../schema/primitives.js"
-import type { CandleQuery, PriceDelta, PriceQuery, VolumeWindow } from "../market-prices.js"
-import { checkRange, listPage, read } from "./db.js"
+import type { Timeframe } from "../../schema/enums.js"
+import { PRICE_SCALE } from "../../schema/primitives.js"
+import type { CandleQuery, PriceDelta, PriceQuery, VolumeWindow } from "../indexer/market-prices.js"
+import { checkRange, listPage, read } from "../core/db.js"
 import { requireMarket } from "./markets.js"
-import { bigint, int, nullable, oneOf, rowDecoder } from "./rows.js"
+import { bigint, int, nullable, oneOf, rowDecoder } from "../core/rows.js"
 
 const decodePriceRow = rowDecoder({
   block_number: int,

@@ -1,12 +1,12 @@
 /** Reads of `order_book_level` and `position` for a market (see `market-book.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address } from "../../../schema/primitives.js"
-import type { OrderBook, Position, PositionQuery } from "../market-book.js"
-import { listPage, read } from "./db.js"
+import type { Address } from "../../schema/primitives.js"
+import type { OrderBook, Position, PositionQuery } from "../indexer/market-book.js"
+import { listPage, read } from "../core/db.js"
 import { requireMarket } from "./markets.js"
 import { positionsSource } from "./positions.js"
-import { bigint, int, rowDecoder, text, type RowOf } from "./rows.js"
+import { bigint, int, rowDecoder, text, type RowOf } from "../core/rows.js"
 
 /** One price tick is 0.01 USDC (10_000 in the 1e6 price scale); book prices are multiples of it. */
 const PRICE_TICK = 10_000n

@@ -5,12 +5,12 @@
 import { SqlClient } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect } from "effect"
-import { FacetCutAction } from "../../../schema/enums.js"
-import type { Address, Bytes32, Hex } from "../../../schema/primitives.js"
-import { FEE_KINDS, PAUSE_SCOPES, type FeeChangeQuery, type PauseQuery, type RoleChangeQuery } from "../admin.js"
-import { chainPosition, chainPositionColumns, type ChainPositionRow } from "../records.js"
-import { listPage, read, type Paging } from "./db.js"
-import { bigint, bool, json, nullable, oneOf, rowDecoder, text, time, type Column, type RowOf } from "./rows.js"
+import { FacetCutAction } from "../../schema/enums.js"
+import type { Address, Bytes32, Hex } from "../../schema/primitives.js"
+import { FEE_KINDS, PAUSE_SCOPES, type FeeChangeQuery, type PauseQuery, type RoleChangeQuery } from "../indexer/admin.js"
+import { chainPosition, chainPositionColumns, type ChainPositionRow } from "../indexer/records.js"
+import { listPage, read, type Paging } from "../core/db.js"
+import { bigint, bool, json, nullable, oneOf, rowDecoder, text, time, type Column, type RowOf } from "../core/rows.js"
 
 /**
  * The list of one history `table` with its own `columns` beside the chain position: a page

@@ -1,10 +1,10 @@
 /** Reads of one transaction's `trade`, `taker_fill` and `order_match` rows (see `trade-breakdown.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { NotFound } from "../../../schema/errors.js"
-import type { TxHash } from "../../../schema/primitives.js"
-import type { TradeBreakdown } from "../trade-breakdown.js"
-import { read } from "./db.js"
+import { NotFound } from "../../schema/errors.js"
+import type { TxHash } from "../../schema/primitives.js"
+import type { TradeBreakdown } from "../indexer/trade-breakdown.js"
+import { read } from "../core/db.js"
 import { MATCH_COLUMNS, toMatch } from "./exchange.js"
 import { toTrade } from "./market-trades.js"
 

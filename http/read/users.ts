@@ -1,13 +1,13 @@
 /** Reads for `/api/users/{address}/...` (see `users.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address } from "../../../schema/primitives.js"
-import type { MakerFillQuery, ResolvedPosition } from "../users.js"
-import { listPage, read, type Paging } from "./db.js"
+import type { Address } from "../../schema/primitives.js"
+import type { MakerFillQuery, ResolvedPosition } from "../indexer/users.js"
+import { listPage, read, type Paging } from "../core/db.js"
 import { matchPage } from "./exchange.js"
 import { positionColumns, toPosition } from "./market-book.js"
 import { positionsSource } from "./positions.js"
-import { bigint, bool, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
+import { bigint, bool, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
 import { readAccuracy } from "./user-stats.js"
 
 export const readUserAccuracy = (address: Address) =>

@@ -7,14 +7,14 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { IndexerMarketNotFound } from "../../../schema/errors.js"
-import type { Address, TxHash } from "../../../schema/primitives.js"
-import { marketIdToHex, PRICE_SCALE } from "../../../schema/primitives.js"
-import { MARKET_STATUSES, marketStatusSql } from "../../../schema/market-status.js"
-import type { Market, MarketListQuery, MarketSort } from "../markets.js"
-import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../records.js"
-import { listPage, read } from "./db.js"
-import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "./rows.js"
+import { IndexerMarketNotFound } from "../../schema/errors.js"
+import type { Address, TxHash } from "../../schema/primitives.js"
+import { marketIdToHex, PRICE_SCALE } from "../../schema/primitives.js"
+import { MARKET_STATUSES, marketStatusSql } from "../../schema/market-status.js"
+import type { Market, MarketListQuery, MarketSort } from "../indexer/markets.js"
+import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../indexer/records.js"
+import { listPage, read } from "../core/db.js"
+import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "../core/rows.js"
 
 const decodeMarketRow = rowDecoder({
   id: bigint,

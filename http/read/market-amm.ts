@@ -1,15 +1,15 @@
 /** Reads of `amm_pool` and `liquidity_position` for a market (see `market-amm.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { NotFound } from "../../../schema/errors.js"
-import type { Address, Bytes32 } from "../../../schema/primitives.js"
-import type { AmmState, LiquidityRange } from "../market-amm.js"
-import { yesPriceFromSqrt } from "../../../schema/protocol/amm-price.js"
-import { listPage, read, type Paging } from "./db.js"
+import { NotFound } from "../../schema/errors.js"
+import type { Address, Bytes32 } from "../../schema/primitives.js"
+import type { AmmState, LiquidityRange } from "../indexer/market-amm.js"
+import { yesPriceFromSqrt } from "../../schema/protocol/amm-price.js"
+import { listPage, read, type Paging } from "../core/db.js"
 import { requireMarket } from "./markets.js"
-import { bigint, bool, int, nullable, rowDecoder, text } from "./rows.js"
+import { bigint, bool, int, nullable, rowDecoder, text } from "../core/rows.js"
 
-export { yesPriceFromSqrt } from "../../../schema/protocol/amm-price.js"
+export { yesPriceFromSqrt } from "../../schema/protocol/amm-price.js"
 
 const decodePoolRow = rowDecoder({
   pool_id: text<Bytes32>(),

@@ -1,12 +1,12 @@
 /** Reads of `event_group` (with member markets and display metadata) for the event endpoints. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { EventNotFound } from "../../../schema/errors.js"
-import type { Address, TxHash } from "../../../schema/primitives.js"
-import type { Event, EventListQuery } from "../events.js"
-import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../records.js"
-import { listPage, read } from "./db.js"
-import { array, bigint, int, nullable, oneOf, rowDecoder, text, time } from "./rows.js"
+import { EventNotFound } from "../../schema/errors.js"
+import type { Address, TxHash } from "../../schema/primitives.js"
+import type { Event, EventListQuery } from "../indexer/events.js"
+import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../indexer/records.js"
+import { listPage, read } from "../core/db.js"
+import { array, bigint, int, nullable, oneOf, rowDecoder, text, time } from "../core/rows.js"
 
 const decodeEventRow = rowDecoder({
   id: bigint,

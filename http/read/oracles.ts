@@ -1,7 +1,7 @@
 /** Reads of `approved_oracle`, `manual_report` and `price_feed_market` (see `oracles.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address } from "../../../schema/primitives.js"
+import type { Address } from "../../schema/primitives.js"
 import {
   FEED_MARKET_STATES,
   REPORT_STATES,
@@ -11,9 +11,9 @@ import {
   type ManualReport,
   type PriceFeedMarket,
   type ReportQuery
-} from "../oracles.js"
-import { listPage, read, type Paging } from "./db.js"
-import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "./rows.js"
+} from "../indexer/oracles.js"
+import { listPage, read, type Paging } from "../core/db.js"
+import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "../core/rows.js"
 
 const decodeApprovedRow = rowDecoder({ oracle: text<Address>(), updated_at: int, updated_block: int })
 
