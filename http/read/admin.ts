@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { FacetCutAction } from "../../schema/enums.js"
 import type { Address, Bytes32, Hex } from "../../schema/primitives.js"
 import { FEE_KINDS, PAUSE_SCOPES, type FeeChangeQuery, type PauseQuery, type RoleChangeQuery } from "../indexer/admin.js"
-import { chainPosition, chainPositionColumns, type ChainPositionRow } from "../indexer/records.js"
+import { chainPosition, chainPositionColumns, type ChainPositionRow } from "./records.js"
 import { listPage, read, type Paging } from "../core/db.js"
 import { bigint, bool, json, nullable, oneOf, rowDecoder, text, time, type Column, type RowOf } from "../core/rows.js"
 

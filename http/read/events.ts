@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { EventNotFound } from "../../schema/errors.js"
 import type { Address, TxHash } from "../../schema/primitives.js"
 import type { Event, EventListQuery } from "../indexer/events.js"
-import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../indexer/records.js"
+import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "./records.js"
 import { listPage, read } from "../core/db.js"
 import { array, bigint, int, nullable, oneOf, rowDecoder, text, time } from "../core/rows.js"
 

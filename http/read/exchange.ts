@@ -5,7 +5,7 @@ import { MatchType, Side } from "../../schema/enums.js"
 import { OrderNotFound } from "../../schema/errors.js"
 import type { Address, Bytes32, TxHash } from "../../schema/primitives.js"
 import { ORDER_STATUSES, type Match, type MatchListQuery, type Order, type OrderListQuery } from "../indexer/exchange.js"
-import { chainPosition, chainPositionColumns } from "../indexer/records.js"
+import { chainPosition, chainPositionColumns } from "./records.js"
 import { listPage, read, type Paging } from "../core/db.js"
 import { bigint, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
 

@@ -3,7 +3,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Address, Bytes32 } from "../../schema/primitives.js"
 import type { LiquidityEvent, LiquidityEventQuery, LiquidityPosition, LiquidityPositionQuery } from "../indexer/liquidity.js"
-import { chainPosition, chainPositionColumns } from "../indexer/records.js"
+import { chainPosition, chainPositionColumns } from "./records.js"
 import { listPage, read } from "../core/db.js"
 import { bigint, int, rowDecoder, text } from "../core/rows.js"
 

@@ -16,7 +16,7 @@ import { TradeType } from "../../schema/enums.js"
 import type { Address, TxHash } from "../../schema/primitives.js"
 import { PRICE_SCALE } from "../../schema/primitives.js"
 import { MOVE_SOURCES, type MoveSource } from "../../schema/move-sources.js"
-import { chainPosition, chainPositionColumns } from "../indexer/records.js"
+import { chainPosition, chainPositionColumns } from "./records.js"
 import { read } from "../core/db.js"
 import { bigint, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
 

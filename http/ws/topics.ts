@@ -33,7 +33,7 @@ import {
 import { listUserTrades } from "../read/user-trades.js"
 import { listOrders } from "../read/exchange.js"
 import { readPortfolio } from "../read/portfolio.js"
-import { readIndexedHead, type IndexedHead } from "../indexer/freshness.js"
+import { readIndexedHead, type IndexedHead } from "../core/indexed-heads.js"
 import { readOrderBook } from "../read/market-book.js"
 import { listPrices } from "../read/market-prices.js"
 import { listMarketTrades } from "../read/market-trades.js"

@@ -30,7 +30,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { IndexerUnavailable, ServiceUnavailable } from "../../../schema/errors.js"
 import { isDatabaseOutage } from "../../core/sql-failure.js"
-import { IndexerApi } from "../../indexer/definition.js"
+import { IndexerHealthApi } from "../../core/indexer-health.js"
 
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker. */
@@ -148,7 +148,7 @@ export const IndexerBreakerLive = (options: IndexerBreakerOptions): Layer.Layer<
     IndexerBreaker,
     Effect.gen(function* () {
       const breaker = new CircuitBreaker(options)
-      const client = yield* HttpApiClient.make(IndexerApi, { baseUrl: options.indexerUrl })
+      const client = yield* HttpApiClient.make(IndexerHealthApi, { baseUrl: options.indexerUrl })
       const probe = Effect.suspend(() => {
         // While open, probing before the trial time would change nothing.
         if (breaker.state === "open" && !breaker.admit()) return Effect.void

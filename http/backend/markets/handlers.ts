@@ -5,7 +5,7 @@ import { Effect } from "effect"
 import { BackendCandle, BackendPricePoint, BackendTrade, OrderBook } from "../../../schema/backend-activity.js"
 import { BackendEvent, BackendEventDetail, BackendMarket, ResolvedMarketId } from "../../../schema/backend-markets.js"
 import { marketIdToHex } from "../../../schema/primitives.js"
-import type { Market } from "../../indexer/markets.js"
+import type { MarketRecord } from "../../read/markets.js"
 import { read } from "../../core/db.js"
 import { getEvent, listEvents } from "../../read/events.js"
 import { readOrderBook } from "../../read/market-book.js"
@@ -24,7 +24,7 @@ const marketItem = item(BackendMarket, "hot")
 const marketList = list(BackendMarket, "hot")
 
 /** Backend records of `markets`, with their events' members for those that are outcomes of an event. */
-const withMembers = (markets: ReadonlyArray<Market>, locale: Locale) =>
+const withMembers = (markets: ReadonlyArray<MarketRecord>, locale: Locale) =>
   Effect.map(readEventMembers([...new Set(markets.flatMap((m) => (m.eventId === null ? [] : [m.eventId])))]), (byEvent) =>
     markets.map((m) => toBackendMarket(m, locale, m.eventId === null ? undefined : byEvent.get(m.eventId.toString())))
   )

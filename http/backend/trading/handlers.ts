@@ -14,7 +14,7 @@ import {
 } from "../../../schema/backend-trading.js"
 import { NotFound as IndexerNotFound, OrderNotFound } from "../../../schema/errors.js"
 import { marketIdToHex, money, type Address } from "../../../schema/primitives.js"
-import type { Market } from "../../indexer/markets.js"
+import type { MarketRecord } from "../../read/markets.js"
 import { getOrder, listMatches, listOrders } from "../../read/exchange.js"
 import { listMarketPositions } from "../../read/market-book.js"
 import { readPnl, readPortfolio } from "../../read/portfolio.js"
@@ -31,7 +31,7 @@ import { read } from "../../core/db.js"
 import { item, list } from "../respond.js"
 
 /** The position of `address` in `market` when it holds nothing there: zero balances, its realized P&L. */
-const emptyPosition = (address: Address, market: Market) =>
+const emptyPosition = (address: Address, market: MarketRecord) =>
   Effect.map(listMarketPositions(market.id, { address, limit: 1, offset: 0 }), (answer) => ({
     marketId: marketIdToHex(market.id),
     question: market.question,
