@@ -2,7 +2,7 @@
  * Indexer rows -> the backend's records (`schema/backend-markets.ts`): the market union, events,
  * Money amounts and localized titles.
  */
-import type { Event } from "../../indexer/events.js"
+import type { EventRecord as Event } from "../../read/events.js"
 import type { MarketRecord } from "../../read/markets.js"
 import type { BackendEvent, BackendEventDetail, BackendMarket, MarketStatus } from "../../../schema/backend-markets.js"
 import { marketIdToHex, money } from "../../../schema/primitives.js"
