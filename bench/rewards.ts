@@ -10,7 +10,7 @@
 import { Effect, Redacted } from "effect"
 import { pgClientLayer } from "../src/db/database.js"
 import { BOARD_SORTS, LEADERBOARD_PERIODS, PERIOD_SECONDS, readBoard, readPoints } from "../http/backend/rewards/repository.js"
-import { headTime } from "../http/indexer/queries/market-prices.js"
+import { headTime } from "../http/read/market-prices.js"
 
 const url = process.env["REWARDS_DATABASE_URL"] ?? "postgres://postgres@127.0.0.1:5432/predix_rewards_scale_big"
 const runs = Number(process.env["RUNS"] ?? 3)

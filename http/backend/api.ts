@@ -10,8 +10,8 @@
  */
 import { FetchHttpClient, HttpApiBuilder, HttpRouter } from "@effect/platform"
 import { Effect, Layer } from "effect"
-import { FreshnessLive } from "../indexer/freshness.js"
-import { IndexerEndpoint } from "../indexer/api.js"
+import { FreshnessLive } from "../core/freshness.js"
+import { IndexerEndpoint } from "../core/indexer-health.js"
 import { AaLive, AaServiceLive } from "./aa/handlers.js"
 import type { AaOptions } from "./aa/config.js"
 import { AdminLive, AuthLive, SessionMiddlewareLive } from "./auth/handlers.js"

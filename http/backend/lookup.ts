@@ -23,7 +23,7 @@ import {
   ValidationFailed
 } from "../../schema/errors.js"
 import { Address, MarketId } from "../../schema/primitives.js"
-import type { Market } from "../indexer/markets.js"
+import type { MarketRecord } from "../read/markets.js"
 import { NotFound } from "./errors.js"
 import { findMarketById, findMarketBySlug } from "./markets/repository.js"
 
@@ -74,7 +74,7 @@ export const marketNotFound = (input: string) => new MarketNotFound({ message: `
 export const findMarket = (input: string) =>
   Effect.gen(function* () {
     const key = yield* parseIdOrSlug(input)
-    const market: Market | undefined = yield* "id" in key ? findMarketById(key.id) : findMarketBySlug(key.slug)
+    const market: MarketRecord | undefined = yield* "id" in key ? findMarketById(key.id) : findMarketBySlug(key.slug)
     return market === undefined ? yield* Effect.fail(marketNotFound(input)) : market
   })
 

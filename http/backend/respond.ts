@@ -10,7 +10,7 @@
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, FiberRef, Schema } from "effect"
 import { BACKEND_VERSION } from "../../schema/envelopes.js"
-import { Freshness } from "../indexer/freshness.js"
+import { Freshness } from "../core/freshness.js"
 import { IndexerBreaker } from "./edge/breaker.js"
 import { BackendCache, type CachedAnswer, type CacheTier } from "./edge/cache.js"
 import { answerKey } from "./edge/front-door.js"

@@ -7,6 +7,9 @@ import { FacetCutAction } from "../../schema/enums.js"
 import { Address, Bytes32, Hex, Timestamp, Uint256 } from "../../schema/primitives.js"
 import { addressParam, bytes32Param, literalParam, marketIdParam, optional, page, PageQuery, strictQuery } from "../core/params.js"
 import { chainPositionFields } from "./records.js"
+import { FEE_KINDS, PAUSE_SCOPES } from "../read/admin.js"
+
+export { FEE_KINDS, PAUSE_SCOPES }
 
 export const RoleChange = Schema.Struct({
   ...chainPositionFields,
@@ -15,8 +18,6 @@ export const RoleChange = Schema.Struct({
   sender: Address,
   action: Schema.Literal("GRANTED", "REVOKED")
 }).annotations({ identifier: "RoleChange", title: "Role change", description: "a RoleGranted or RoleRevoked of the diamond" })
-
-export const PAUSE_SCOPES = ["GLOBAL", "MODULE", "HOOK", "EXCHANGE"] as const
 
 export const PauseChange = Schema.Struct({
   ...chainPositionFields,
@@ -42,8 +43,6 @@ export const DiamondCut = Schema.Struct({
   init: Address,
   data: Hex
 }).annotations({ identifier: "DiamondCut", title: "Diamond cut", description: "a DiamondCut of the diamond" })
-
-export const FEE_KINDS = ["DEFAULT_REDEMPTION_FEE", "MARKET_CREATION_FEE", "FEE_RECIPIENT", "MARKET_REDEMPTION_FEE"] as const
 
 export const FeeChange = Schema.Struct({
   ...chainPositionFields,

@@ -11,9 +11,9 @@
  * no CDN needed) at /api/docs.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpRouter, HttpServer } from "@effect/platform"
-import { Context, Effect, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { IndexerApi } from "./definition.js"
-import { FreshnessLive } from "./freshness.js"
+import { FreshnessLive } from "../core/freshness.js"
 import { type HealthSettings, HealthWatchLive } from "./health-watch.js"
 import { AdminLive } from "./handlers/admin.js"
 import { EventsLive } from "./handlers/events.js"
@@ -34,6 +34,7 @@ import { DOCUMENT_PATHS, frontDoor } from "./front-door.js"
 
 export { IndexerApi } from "./definition.js"
 export { IndexedChain } from "./handlers/system.js"
+export { IndexerEndpoint } from "../core/indexer-health.js"
 
 export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(
   Layer.provide([
@@ -106,9 +107,6 @@ export const indexerServerLayer = (chainId: number, options: IndexerServerOption
       )
     )
   )
-
-/** Where this process's indexer API answers, once its server is listening. */
-export class IndexerEndpoint extends Context.Tag("IndexerEndpoint")<IndexerEndpoint, { readonly url: string }>() {}
 
 /** Logs where a server listens, with a stable `server` key, and returns its URL. */
 export const listening = (server: string) =>

@@ -13,6 +13,9 @@ import { MatchType, OrderStatus, Side } from "../../schema/enums.js"
 import { Address, Amount6, BlockNumber, Bytes32, Price, Timestamp, TxHash, Uint256 } from "../../schema/primitives.js"
 import { addressParam, bytes32Param, literalParam, marketIdParam, NoQuery, optional, page, strictQuery } from "../core/params.js"
 import { chainPositionFields } from "./records.js"
+import { ORDER_STATUSES } from "../read/exchange.js"
+
+export { ORDER_STATUSES }
 
 export const Order = Schema.Struct({
   orderId: Bytes32,
@@ -49,8 +52,6 @@ export const Match = Schema.Struct({
   takerBuilder: Schema.NullOr(Bytes32)
 }).annotations({ identifier: "Match", title: "Match", description: "an OrderMatched record" })
 export type Match = typeof Match.Type
-
-export const ORDER_STATUSES = ["OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED"] as const
 
 export const OrderListQuery = strictQuery({
   marketId: optional(marketIdParam("marketId", "only orders of this market")),

@@ -8,7 +8,7 @@
  * `predix_indexed` NOTIFY, which it sends inside the commit's transaction: a notification
  * arrives after its changes are visible, so the data read afterwards holds at least that block.
  * (After a reorg the notification carries the common ancestor, and the header goes back with it.)
- * That value is the process's one source of heads (`http/core/indexed-heads.ts`: the channel's
+ * That value (`http/core/freshness.ts`) is the process's one source of heads (`http/core/indexed-heads.ts`: the channel's
  * notifications, and the checkpoint read every few seconds in case its connection drops).
  *
  * Beside them, `X-Indexed-Status` and `X-Indexed-Lag` carry health's last judgement
@@ -16,11 +16,12 @@
  */
 import { HttpServerResponse } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
-import { Context, Effect, Layer } from "effect"
-import { type IndexedHead, IndexedHeads, IndexedHeadsShared } from "../core/indexed-heads.js"
+import { Effect } from "effect"
+import { Freshness } from "../core/freshness.js"
+import type { IndexedHead } from "../core/indexed-heads.js"
 import { type HeaderJudgement, HealthWatch } from "./health-watch.js"
 
-export { type IndexedHead, readIndexedHead } from "../core/indexed-heads.js"
+export type { IndexedHead } from "../core/indexed-heads.js"
 
 export const INDEXED_BLOCK_HEADER = "x-indexed-block"
 export const INDEXED_BLOCK_HASH_HEADER = "x-indexed-block-hash"
@@ -34,26 +35,6 @@ export const healthHeaders = (judgement: HeaderJudgement) => ({
   [INDEXED_STATUS_HEADER]: judgement.status,
   [INDEXED_LAG_HEADER]: judgement.lagBlocks === null ? "unknown" : String(judgement.lagBlocks)
 })
-
-export class Freshness extends Context.Tag("IndexerFreshness")<
-  Freshness,
-  {
-    /** The last committed head as last heard of; null before the first batch. */
-    readonly current: Effect.Effect<IndexedHead | null>
-    /** The same, read synchronously (for the Node-level cache path, `fast-path.ts`). */
-    readonly latest: () => IndexedHead | null
-  }
->() {}
-
-/**
- * Follows the committed head of `chainId` for as long as the layer lives: the process's
- * `IndexedHeads` when one is provided, else a source of its own.
- */
-export const FreshnessLive = (chainId: number) =>
-  Layer.effect(
-    Freshness,
-    Effect.map(IndexedHeads, (heads) => ({ current: heads.current, latest: heads.latest }))
-  ).pipe(Layer.provide(IndexedHeadsShared(chainId)))
 
 /**
  * Adds the freshness headers, read before `app` runs, to whatever `app` answers. `around` may

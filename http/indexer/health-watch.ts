@@ -24,8 +24,8 @@ import { Context, Effect, Exit, Layer, Runtime, Schedule } from "effect"
 import type { SqlClient } from "@effect/sql"
 import { ServiceUnavailable } from "../../schema/errors.js"
 import { askable, type ChainHeadReader, type ChainHeadReading, makeChainHeadReader } from "./chain-head.js"
-import type { Health } from "./health.js"
-import { type Progress, readProgress } from "./queries/health.js"
+import type { Health } from "../core/indexer-health.js"
+import { type Progress, readProgress } from "../read/health.js"
 
 export interface HealthSettings {
   /** The node whose head counts (RPC_URL, or the live devnet's); undefined or ws(s): the head the indexer recorded. */

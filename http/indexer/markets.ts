@@ -10,11 +10,10 @@ import { IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/erro
 import { Address, Amount6, BlockNumber, MarketIdHex, Price, Timestamp, TxHash, Uint256 } from "../../schema/primitives.js"
 import { booleanParam, literalParam, MarketPath, NoQuery, optional, page, slugParam, strictQuery, withDefault } from "../core/params.js"
 import { Count, DisplayMetadata } from "./records.js"
+import { MARKET_SORTS, type MarketSort } from "../read/markets.js"
 
 export { MARKET_STATUSES, type MarketStatus }
-
-export const MARKET_SORTS = ["newest", "oldest", "volume", "trades", "ending_soon"] as const
-export type MarketSort = (typeof MARKET_SORTS)[number]
+export { MARKET_SORTS, type MarketSort }
 
 export const Market = Schema.Struct({
   id: Uint256.annotations({ description: "market id, decimal string" }),

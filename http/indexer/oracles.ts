@@ -9,6 +9,9 @@ import { IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress } from "../../schema/errors.js"
 import { Address, BlockNumber, Int256, Timestamp, Uint256 } from "../../schema/primitives.js"
 import { addressParam, literalParam, optional, page, PageQuery, strictQuery } from "../core/params.js"
+import { FEED_MARKET_STATES, REPORT_STATES, REPORT_SUBJECTS } from "../read/oracles.js"
+
+export { FEED_MARKET_STATES, REPORT_STATES, REPORT_SUBJECTS }
 
 export const ApprovedOracle = Schema.Struct({
   oracle: Address,
@@ -16,9 +19,6 @@ export const ApprovedOracle = Schema.Struct({
   approvedBlock: BlockNumber
 }).annotations({ identifier: "ApprovedOracle", title: "Approved oracle", description: "an oracle the diamond currently accepts" })
 export type ApprovedOracle = typeof ApprovedOracle.Type
-
-export const REPORT_SUBJECTS = ["market", "event"] as const
-export const REPORT_STATES = ["REPORTED", "REVOKED", "REOPENED"] as const
 
 export const ManualReport = Schema.Struct({
   oracle: Address,
@@ -39,8 +39,6 @@ export const ManualReport = Schema.Struct({
   description: "the current report of a market or event at a manual oracle"
 })
 export type ManualReport = typeof ManualReport.Type
-
-export const FEED_MARKET_STATES = ["REGISTERED", "RESOLVED", "UNREGISTERED"] as const
 
 export const PriceFeedMarket = Schema.Struct({
   oracle: Address,

@@ -14,6 +14,9 @@ import { IndexerInvalidAddress } from "../../schema/errors.js"
 import { Address, Amount6, Price, SignedAmount6 } from "../../schema/primitives.js"
 import { AddressPath, literalParam, NoQuery, page, strictQuery, withDefault } from "../core/params.js"
 import { Count } from "./records.js"
+import { LEADERBOARD_SORTS, type LeaderboardSort } from "../read/user-stats.js"
+
+export { LEADERBOARD_SORTS, type LeaderboardSort }
 
 export const Accuracy = Schema.Struct({
   address: Address,
@@ -35,9 +38,6 @@ export const UserStats = Schema.Struct({
   realizedPnl: SignedAmount6
 }).annotations({ identifier: "UserStats", title: "User stats", description: "a user's trading aggregates" })
 export type UserStats = typeof UserStats.Type
-
-export const LEADERBOARD_SORTS = ["pnl", "volume", "accuracy"] as const
-export type LeaderboardSort = (typeof LEADERBOARD_SORTS)[number]
 
 export const LeaderboardQuery = strictQuery({
   sort: withDefault(

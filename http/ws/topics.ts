@@ -12,7 +12,7 @@
  * - `prices`: the latest `window` price snapshots, key `<blockNumber>:<logIndex>:<source>`; the
  *   REST list's last `window` points (oldest first).
  * - `user-trades`: the subject's latest `window` history entries (REST /api/trading/:address/trades:
- *   every share move of its positions, http/indexer/queries/user-trades.ts), keyed as `trades`; `user-orders`: its latest `window` orders by orderId (/orders); `user-positions`:
+ *   every share move of its positions, http/read/user-trades.ts), keyed as `trades`; `user-orders`: its latest `window` orders by orderId (/orders); `user-positions`:
  *   its open positions by marketId (the portfolio's positions); `user-portfolio`: one entry,
  *   `portfolio`, the whole REST portfolio.
  */
@@ -30,13 +30,13 @@ import {
   toPosition,
   totals
 } from "../backend/trading/convert.js"
-import { listUserTrades } from "../indexer/queries/user-trades.js"
-import { listOrders } from "../indexer/queries/exchange.js"
-import { readPortfolio } from "../indexer/queries/portfolio.js"
-import { readIndexedHead, type IndexedHead } from "../indexer/freshness.js"
-import { readOrderBook } from "../indexer/queries/market-book.js"
-import { listPrices } from "../indexer/queries/market-prices.js"
-import { listMarketTrades } from "../indexer/queries/market-trades.js"
+import { listUserTrades } from "../read/user-trades.js"
+import { listOrders } from "../read/exchange.js"
+import { readPortfolio } from "../read/portfolio.js"
+import { readIndexedHead, type IndexedHead } from "../core/indexed-heads.js"
+import { readOrderBook } from "../read/market-book.js"
+import { listPrices } from "../read/market-prices.js"
+import { listMarketTrades } from "../read/market-trades.js"
 
 export const MARKET_TOPICS = ["orderbook", "prices", "trades"] as const
 export const USER_TOPICS = ["user-trades", "user-orders", "user-positions", "user-portfolio"] as const

@@ -8,7 +8,7 @@
  *   before it plus that day's own raw rows up to the second;
  * - `traderMarkets` (table trader_market): per (address, market), the last trade as trader (the
  *   leaderboard's markets traded in a period) and the net shares bought as recipient per side
- *   (its accuracy calls, as `calls` in http/indexer/queries/user-stats.ts sums them).
+ *   (its accuracy calls, as `calls` in http/read/user-stats.ts sums them).
  *
  * Sources, the same rows the rules count at read time: every appended `trade` row counts for its
  * trader (its USDC side, `tradeVolume`), every appended `liquidity_event` row with a positive

@@ -3,11 +3,11 @@
  * `INDEXER_UNAVAILABLE` (503) at once instead of letting requests pile up behind timeouts.
  *
  * How the backend reads (decision): handlers read the indexed tables directly through the
- * indexer's own query modules (`http/indexer/queries/*`, the code the indexer API runs) over the
+ * shared read model (`http/read/*`, the code the indexer API runs too) over the
  * same Postgres, not through the indexer's HTTP API: one round trip to the database instead of an
  * HTTP hop plus the indexer's encoding and the backend's decoding, and the derived values
  * (prices, positions, P&L) are computed by exactly one piece of code. The dependency still runs
- * downwards only (http/backend -> http/indexer/queries -> schema).
+ * downwards only (http/backend -> http/read -> http/core, schema).
  *
  * Because the data does not come through the indexer process, the breaker hears about the
  * indexer from two sources:
@@ -30,7 +30,7 @@ import { SqlError } from "@effect/sql/SqlError"
 import { Context, Duration, Effect, Layer, Schedule } from "effect"
 import { IndexerUnavailable, ServiceUnavailable } from "../../../schema/errors.js"
 import { isDatabaseOutage } from "../../core/sql-failure.js"
-import { IndexerApi } from "../../indexer/definition.js"
+import { IndexerHealthApi } from "../../core/indexer-health.js"
 
 export interface BreakerOptions {
   /** Consecutive failures that open the breaker. */
@@ -148,7 +148,7 @@ export const IndexerBreakerLive = (options: IndexerBreakerOptions): Layer.Layer<
     IndexerBreaker,
     Effect.gen(function* () {
       const breaker = new CircuitBreaker(options)
-      const client = yield* HttpApiClient.make(IndexerApi, { baseUrl: options.indexerUrl })
+      const client = yield* HttpApiClient.make(IndexerHealthApi, { baseUrl: options.indexerUrl })
       const probe = Effect.suspend(() => {
         // While open, probing before the trial time would change nothing.
         if (breaker.state === "open" && !breaker.admit()) return Effect.void

@@ -6,12 +6,12 @@ import { BackendCandle, BackendPricePoint, BackendTrade, OrderBook } from "../..
 import { BackendEvent, BackendEventDetail, BackendMarket, ResolvedMarketId } from "../../../schema/backend-markets.js"
 import { marketIdToHex } from "../../../schema/primitives.js"
 import { marketSlug } from "../../../schema/market-slug.js"
-import type { Market } from "../../indexer/markets.js"
-import { read } from "../../indexer/queries/db.js"
-import { getEvent, listEvents } from "../../indexer/queries/events.js"
-import { readOrderBook } from "../../indexer/queries/market-book.js"
-import { listCandles, listPrices } from "../../indexer/queries/market-prices.js"
-import { listMarketTrades } from "../../indexer/queries/market-trades.js"
+import type { MarketRecord } from "../../read/markets.js"
+import { read } from "../../core/db.js"
+import { getEvent, listEvents } from "../../read/events.js"
+import { readOrderBook } from "../../read/market-book.js"
+import { listCandles, listPrices } from "../../read/market-prices.js"
+import { listMarketTrades } from "../../read/market-trades.js"
 import { toBackendBook, toBackendCandle, toBackendPricePoint, toBackendTrade } from "../trading/convert.js"
 import { BackendApi } from "../definition.js"
 import type { Locale } from "../locale.js"
@@ -25,7 +25,7 @@ const marketItem = item(BackendMarket, "hot")
 const marketList = list(BackendMarket, "hot")
 
 /** Backend records of `markets`, with their events' members for those that are outcomes of an event. */
-const withMembers = (markets: ReadonlyArray<Market>, locale: Locale) =>
+const withMembers = (markets: ReadonlyArray<MarketRecord>, locale: Locale) =>
   Effect.map(readEventMembers([...new Set(markets.flatMap((m) => (m.eventId === null ? [] : [m.eventId])))]), (byEvent) =>
     markets.map((m) => toBackendMarket(m, locale, m.eventId === null ? undefined : byEvent.get(m.eventId.toString())))
   )

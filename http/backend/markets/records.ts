@@ -2,8 +2,8 @@
  * Indexer rows -> the backend's records (`schema/backend-markets.ts`): the market union, events,
  * Money amounts and localized titles.
  */
-import type { Event } from "../../indexer/events.js"
-import type { Market } from "../../indexer/markets.js"
+import type { EventRecord as Event } from "../../read/events.js"
+import type { MarketRecord } from "../../read/markets.js"
 import type { BackendEvent, BackendEventDetail, BackendMarket, MarketStatus } from "../../../schema/backend-markets.js"
 import { marketIdToHex, money } from "../../../schema/primitives.js"
 import { marketSlug } from "../../../schema/market-slug.js"
@@ -15,10 +15,10 @@ const capabilities = (status: MarketStatus) => ({
   refund: status === "refunding"
 })
 
-const marketTitle = (market: Market, locale: Locale) =>
+const marketTitle = (market: MarketRecord, locale: Locale) =>
   localizedTitle(`market.${market.id}.title`, market.metadata?.title, locale, market.question)
 
-const member = (market: Market, index: number, locale: Locale) => ({
+const member = (market: MarketRecord, index: number, locale: Locale) => ({
   marketId: marketIdToHex(market.id),
   index,
   title: marketTitle(market, locale),
@@ -31,7 +31,7 @@ const member = (market: Market, index: number, locale: Locale) => ({
  * The backend record of `market`; `members` are its event's markets in outcome order when it is
  * an outcome of an event (then it is `multi`), else undefined (`binary`).
  */
-export const toBackendMarket = (market: Market, locale: Locale, members: ReadonlyArray<Market> | undefined): BackendMarket => {
+export const toBackendMarket = (market: MarketRecord, locale: Locale, members: ReadonlyArray<MarketRecord> | undefined): BackendMarket => {
   // The indexer's record's status (schema/market-status.ts), so every endpoint says the same.
   const status = market.status
   const common = {
@@ -88,7 +88,7 @@ export const toBackendEvent = (event: Event, locale: Locale): BackendEvent => ({
   capabilities: { trade: event.status === "active", redeem: event.status === "resolved", refund: event.status === "refunding" }
 })
 
-export const toBackendEventDetail = (event: Event, members: ReadonlyArray<Market>, locale: Locale): BackendEventDetail => ({
+export const toBackendEventDetail = (event: Event, members: ReadonlyArray<MarketRecord>, locale: Locale): BackendEventDetail => ({
   ...toBackendEvent(event, locale),
   marketIds: event.marketIds.map(marketIdToHex),
   creator: event.creator,

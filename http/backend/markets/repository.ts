@@ -1,6 +1,6 @@
 /**
  * Reads of markets and events for the backend, over the indexer's tables and row mapping
- * (`http/indexer/queries/markets.ts`), so the backend shows exactly what the indexer derived.
+ * (`http/read/markets.ts`), so the backend shows exactly what the indexer derived.
  *
  * Invariants: every list order ends in the primary key, so pages never overlap or skip; filters
  * and sorts come from closed sets, so the only text spliced into SQL is one of the literals here
@@ -11,12 +11,12 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { MARKET_MODULE_ID, marketStatusSql, TRADING_PAUSED_SQL, type ChainMoment } from "../../../schema/market-status.js"
-import type { Market } from "../../indexer/markets.js"
-import { read } from "../../indexer/queries/db.js"
-import { Freshness } from "../../indexer/freshness.js"
-import { headTime } from "../../indexer/queries/market-prices.js"
-import { MARKET_COLUMNS, MARKET_FROM, toMarket } from "../../indexer/queries/markets.js"
 import { derivedSlugId, marketSlug } from "../../../schema/market-slug.js"
+import type { MarketRecord } from "../../read/markets.js"
+import { read } from "../../core/db.js"
+import { Freshness } from "../../core/freshness.js"
+import { headTime } from "../../read/market-prices.js"
+import { MARKET_COLUMNS, MARKET_FROM, toMarket } from "../../read/markets.js"
 
 /** A row selected with `MARKET_COLUMNS`, read by `toMarket`; only its id (NUMERIC, as text) is read here. */
 type MarketColumns = { readonly id: string }
@@ -128,7 +128,7 @@ const recentActivity = (since: string) => `cross join lateral (
 const escapeLike = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`)
 
 export interface MarketWithRecent {
-  readonly market: Market
+  readonly market: MarketRecord
   /** USDC volume and trades of the last 24 h (chain time); 0 unless the list was sorted by trending. */
   readonly recentVolume: bigint
   readonly recentTrades: number
@@ -272,7 +272,7 @@ export const findMarketBySlug = (slug: string) =>
 /** Every member market of the events `eventIds`, by event, in outcome order. */
 export const readEventMembers = (eventIds: ReadonlyArray<bigint>) =>
   Effect.gen(function* () {
-    const byEvent = new Map<string, Array<Market>>()
+    const byEvent = new Map<string, Array<MarketRecord>>()
     if (eventIds.length === 0) return byEvent
     const sql = yield* SqlClient.SqlClient
     const events = yield* sql<{ id: string; market_ids: ReadonlyArray<string> }>`

@@ -23,11 +23,11 @@ import {
   type PoolState,
   type RouterQuote
 } from "../../../schema/protocol/router-math.js"
-import { Freshness } from "../../indexer/freshness.js"
-import type { Market } from "../../indexer/markets.js"
-import { read } from "../../indexer/queries/db.js"
-import { listCandles } from "../../indexer/queries/market-prices.js"
-import { positionsSource } from "../../indexer/queries/positions.js"
+import { Freshness } from "../../core/freshness.js"
+import type { MarketRecord } from "../../read/markets.js"
+import { read } from "../../core/db.js"
+import { listCandles } from "../../read/market-prices.js"
+import { positionsSource } from "../../read/positions.js"
 import { SqlClient } from "@effect/sql"
 import { ChainReader } from "./chain-reader.js"
 import { toBackendCandle } from "../trading/convert.js"
@@ -43,7 +43,7 @@ const indexedAt = Effect.map(
   (head) => ({ number: head?.block ?? null, hash: head?.hash ?? null })
 )
 
-const spotPrices = (pool: PoolState | undefined, market: Market, now: ChainNow) => {
+const spotPrices = (pool: PoolState | undefined, market: MarketRecord, now: ChainNow) => {
   if (pool === undefined || !pool.initialized || pool.liquidity === 0n) return null
   const fee = dynamicFee(BigInt(market.endTime), BigInt(now.time))
   const yes = yesPriceOf(pool.sqrtPriceX96, pool.yesIsCurrency0)
@@ -62,7 +62,7 @@ const spotPrices = (pool: PoolState | undefined, market: Market, now: ChainNow) 
   }
 }
 
-const pricingView = (market: Market, now: ChainNow) =>
+const pricingView = (market: MarketRecord, now: ChainNow) =>
   Effect.gen(function* () {
     const state = yield* readViewState(market.id)
     const amm = spotPrices(state.pool, market, now)
@@ -94,7 +94,7 @@ const chainNow = chainNowAtHead
 const chainNowExact = read(readChainNow)
 
 /** MARKET_PAUSED unless the router would take a trade on `market` now. */
-const requireTradable = (market: Market, now: ChainNow) => {
+const requireTradable = (market: MarketRecord, now: ChainNow) => {
   const status = marketStatus(market, now)
   if (status === "active") return Effect.void
   const why = {
@@ -139,7 +139,7 @@ const usdcHeld = (address: string, at: { readonly number: number | null }) =>
  * exchange alone is no error: the router trades on the AMM, and so does the quote.
  */
 const routerQuote = (
-  market: Market,
+  market: MarketRecord,
   state: QuoteState,
   side: number,
   amountIn: bigint,

@@ -11,7 +11,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { BookOrder, PoolState } from "../../../schema/protocol/router-math.js"
-import { read } from "../../indexer/queries/db.js"
+import { read } from "../../core/db.js"
 
 export interface QuoteState {
   readonly pool: PoolState | undefined

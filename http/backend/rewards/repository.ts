@@ -15,7 +15,7 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
-import { headTime } from "../../indexer/queries/market-prices.js"
+import { headTime } from "../../read/market-prices.js"
 import { POINT_RULES, THRESHOLDS } from "../../../schema/protocol/point-rules.js"
 
 type Sql = SqlClient.SqlClient

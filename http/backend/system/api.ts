@@ -18,8 +18,7 @@ import {
 import { SqlClient } from "@effect/sql"
 import { Cause, Effect, Option, Schema } from "effect"
 import { ServiceUnavailable } from "../../../schema/errors.js"
-import { IndexerApi } from "../../indexer/api.js"
-import type { Health } from "../../indexer/health.js"
+import { type Health, IndexerHealthApi } from "../../core/indexer-health.js"
 import { BuildInfo } from "./build-info.js"
 
 /** The API version the backend reports in every envelope (the spec's `meta.version`). */
@@ -126,7 +125,7 @@ interface IndexerView {
 
 /** Asks the indexer through its typed client; any failure or slow answer counts as down. */
 const indexerHealth = (indexerUrl: string) =>
-  HttpApiClient.make(IndexerApi, { baseUrl: indexerUrl }).pipe(
+  HttpApiClient.make(IndexerHealthApi, { baseUrl: indexerUrl }).pipe(
     Effect.flatMap((client) => client.health.health()),
     Effect.disconnect,
     Effect.timeout(INDEXER_DEADLINE),

@@ -2,15 +2,15 @@
 import type { BackendTrade, BackendUserTrade } from "../../../schema/backend-activity.js"
 import { isBuy, outcomeSide } from "../../../schema/enums.js"
 import { marketIdToHex, money, type MoneyUnit } from "../../../schema/primitives.js"
-import type { OrderBook as IndexerOrderBook } from "../../indexer/market-book.js"
+import type { OrderBookRecord as IndexerOrderBook } from "../../read/market-book.js"
 import type { Candle, PricePoint } from "../../indexer/market-prices.js"
 
 type PricePointT = typeof PricePoint.Type
 type CandleT = typeof Candle.Type
-import type { Trade } from "../../indexer/market-trades.js"
-import type { Match, Order } from "../../indexer/exchange.js"
-import type { PortfolioPosition } from "../../indexer/portfolio.js"
-import type { UserTrade } from "../../indexer/queries/user-trades.js"
+import type { TradeRecord as Trade } from "../../read/market-trades.js"
+import type { MatchRecord as Match, OrderRecord as Order } from "../../read/exchange.js"
+import type { PortfolioPositionRecord as PortfolioPosition } from "../../read/portfolio.js"
+import type { UserTrade } from "../../read/user-trades.js"
 
 export const usdc = (raw: bigint) => money(raw, 6, "USDC")
 

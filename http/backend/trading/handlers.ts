@@ -14,24 +14,24 @@ import {
 } from "../../../schema/backend-trading.js"
 import { NotFound as IndexerNotFound, OrderNotFound } from "../../../schema/errors.js"
 import { marketIdToHex, money, type Address } from "../../../schema/primitives.js"
-import type { Market } from "../../indexer/markets.js"
-import { getOrder, listMatches, listOrders } from "../../indexer/queries/exchange.js"
-import { listMarketPositions } from "../../indexer/queries/market-book.js"
-import { readPnl, readPortfolio } from "../../indexer/queries/portfolio.js"
-import { readTradeBreakdown } from "../../indexer/queries/trade-breakdown.js"
-import { readUserStats } from "../../indexer/queries/user-stats.js"
+import type { MarketRecord } from "../../read/markets.js"
+import { getOrder, listMatches, listOrders } from "../../read/exchange.js"
+import { listMarketPositions } from "../../read/market-book.js"
+import { readPnl, readPortfolio } from "../../read/portfolio.js"
+import { readTradeBreakdown } from "../../read/trade-breakdown.js"
+import { readUserStats } from "../../read/user-stats.js"
 import { no, side, toBackendTrade, toBackendUserTrade, toFill, toOrder, toPosition, totals, usdc, yes } from "./convert.js"
 import { BackendApi } from "../definition.js"
 import { NotFound } from "../errors.js"
 import { findMarket, fromIndexer, parseAddress, parseMarketId } from "../lookup.js"
-import { listUserTrades } from "../../indexer/queries/user-trades.js"
+import { listUserTrades } from "../../read/user-trades.js"
 import { readRedemptionFeeBps, readTokenBalances } from "./repository.js"
 import { readChainNow } from "../markets/repository.js"
-import { read } from "../../indexer/queries/db.js"
+import { read } from "../../core/db.js"
 import { item, list } from "../respond.js"
 
 /** The position of `address` in `market` when it holds nothing there: zero balances, its realized P&L. */
-const emptyPosition = (address: Address, market: Market) =>
+const emptyPosition = (address: Address, market: MarketRecord) =>
   Effect.map(listMarketPositions(market.id, { address, limit: 1, offset: 0 }), (answer) => ({
     marketId: marketIdToHex(market.id),
     question: market.question,

@@ -1,8 +1,8 @@
-/** Reads for the trading and portfolio endpoints that the indexer's query modules do not have (a user's trades: indexer/queries/user-trades.ts). */
+/** Reads for the trading and portfolio endpoints beyond the shared read model (`http/read/*`, where a user's trades are: `http/read/user-trades.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import type { Address } from "../../../schema/primitives.js"
-import { read } from "../../indexer/queries/db.js"
+import { read } from "../../core/db.js"
 
 /**
  * The redemption fee of a market in basis points, as the diamond keeps it: the default fee when

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerList } from "../../../schema/envelopes.js"
 import { DiamondCut, FeeChange, HookUpgrade, PauseChange, RoleChange } from "../admin.js"
 import { IndexerApi } from "../definition.js"
-import { listDiamondCuts, listFeeChanges, listHookUpgrades, listPauses, listRoleChanges } from "../queries/admin.js"
+import { listDiamondCuts, listFeeChanges, listHookUpgrades, listPauses, listRoleChanges } from "../../read/admin.js"
 import { respond } from "../respond.js"
 
 const roles = respond(IndexerList(RoleChange))

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerItem, IndexerList } from "../../../schema/envelopes.js"
 import { IndexerApi } from "../definition.js"
 import { Event } from "../events.js"
-import { getEvent, listEvents } from "../queries/events.js"
+import { getEvent, listEvents } from "../../read/events.js"
 import { respond } from "../respond.js"
 
 const list = respond(IndexerList(Event))

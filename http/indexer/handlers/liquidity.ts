@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerList } from "../../../schema/envelopes.js"
 import { IndexerApi } from "../definition.js"
 import { LiquidityEvent, LiquidityPosition } from "../liquidity.js"
-import { listLiquidityEvents, listLiquidityPositions } from "../queries/liquidity.js"
+import { listLiquidityEvents, listLiquidityPositions } from "../../read/liquidity.js"
 import { respond } from "../respond.js"
 
 const positions = respond(IndexerList(LiquidityPosition))

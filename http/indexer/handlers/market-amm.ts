@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerItem, IndexerList } from "../../../schema/envelopes.js"
 import { IndexerApi } from "../definition.js"
 import { AmmState, LiquidityRange } from "../market-amm.js"
-import { listLiquidityRanges, readAmmState } from "../queries/market-amm.js"
+import { listLiquidityRanges, readAmmState } from "../../read/market-amm.js"
 import { respond } from "../respond.js"
 
 const state = respond(IndexerItem(AmmState))

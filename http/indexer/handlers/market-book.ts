@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerItem, IndexerList } from "../../../schema/envelopes.js"
 import { IndexerApi } from "../definition.js"
 import { OrderBook, Position } from "../market-book.js"
-import { listMarketPositions, readOrderBook } from "../queries/market-book.js"
+import { listMarketPositions, readOrderBook } from "../../read/market-book.js"
 import { respond } from "../respond.js"
 
 const book = respond(IndexerItem(OrderBook))

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerItem, IndexerList } from "../../../schema/envelopes.js"
 import { IndexerApi } from "../definition.js"
 import { Candle, PriceDelta, PricePoint, VolumeWindow } from "../market-prices.js"
-import { listCandles, listPrices, priceDelta, volumeWindow } from "../queries/market-prices.js"
+import { listCandles, listPrices, priceDelta, volumeWindow } from "../../read/market-prices.js"
 import { respond } from "../respond.js"
 
 const prices = respond(IndexerList(PricePoint))

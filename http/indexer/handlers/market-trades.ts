@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerList } from "../../../schema/envelopes.js"
 import { IndexerApi } from "../definition.js"
 import { Trade } from "../market-trades.js"
-import { listMarketTrades } from "../queries/market-trades.js"
+import { listMarketTrades } from "../../read/market-trades.js"
 import { respond } from "../respond.js"
 
 const list = respond(IndexerList(Trade))

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerItem, IndexerList } from "../../../schema/envelopes.js"
 import { IndexerApi } from "../definition.js"
 import { Market } from "../markets.js"
-import { getMarket, listMarkets } from "../queries/markets.js"
+import { getMarket, listMarkets } from "../../read/markets.js"
 import { respond } from "../respond.js"
 
 const list = respond(IndexerList(Market))

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerList } from "../../../schema/envelopes.js"
 import { IndexerApi } from "../definition.js"
 import { ApprovedOracle, ManualReport, PriceFeedMarket } from "../oracles.js"
-import { listApprovedOracles, listManualReports, listPriceFeedMarkets } from "../queries/oracles.js"
+import { listApprovedOracles, listManualReports, listPriceFeedMarkets } from "../../read/oracles.js"
 import { respond } from "../respond.js"
 
 const approved = respond(IndexerList(ApprovedOracle))

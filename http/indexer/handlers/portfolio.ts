@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { IndexerItem, IndexerList } from "../../../schema/envelopes.js"
 import { IndexerApi } from "../definition.js"
 import { Portfolio, PortfolioHistoryPoint, PortfolioPnl } from "../portfolio.js"
-import { readPnl, readPortfolio, readPortfolioHistory } from "../queries/portfolio.js"
+import { readPnl, readPortfolio, readPortfolioHistory } from "../../read/portfolio.js"
 import { respond } from "../respond.js"
 
 const snapshot = respond(IndexerItem(Portfolio))

@@ -3,7 +3,7 @@ import { HttpApiBuilder } from "@effect/platform"
 import { Context, Effect } from "effect"
 import { IndexerApi } from "../definition.js"
 import { HealthWatch } from "../health-watch.js"
-import { readStats } from "../queries/stats.js"
+import { readStats } from "../../read/stats.js"
 
 /** The chain this indexer serves (its health names it). */
 export class IndexedChain extends Context.Tag("IndexedChain")<IndexedChain, { readonly chainId: number }>() {}

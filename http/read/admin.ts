@@ -5,12 +5,36 @@
 import { SqlClient } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect } from "effect"
-import { FacetCutAction } from "../../../schema/enums.js"
-import type { Address, Bytes32, Hex } from "../../../schema/primitives.js"
-import { FEE_KINDS, PAUSE_SCOPES, type FeeChangeQuery, type PauseQuery, type RoleChangeQuery } from "../admin.js"
-import { chainPosition, chainPositionColumns, type ChainPositionRow } from "../records.js"
-import { listPage, read, type Paging } from "./db.js"
-import { bigint, bool, json, nullable, oneOf, rowDecoder, text, time, type Column, type RowOf } from "./rows.js"
+import { FacetCutAction } from "../../schema/enums.js"
+import type { Address, Bytes32, Hex } from "../../schema/primitives.js"
+import { chainPosition, chainPositionColumns, type ChainPositionRow } from "./records.js"
+import { listPage, read, type Paging } from "../core/db.js"
+import { bigint, bool, json, nullable, oneOf, rowDecoder, text, time, type Column, type RowOf } from "../core/rows.js"
+
+export const FEE_KINDS = ["DEFAULT_REDEMPTION_FEE", "MARKET_CREATION_FEE", "FEE_RECIPIENT", "MARKET_REDEMPTION_FEE"] as const
+export const PAUSE_SCOPES = ["GLOBAL", "MODULE", "HOOK", "EXCHANGE"] as const
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface FeeChangeParams {
+  readonly limit: number
+  readonly offset: number
+  readonly kind?: "DEFAULT_REDEMPTION_FEE" | "MARKET_CREATION_FEE" | "FEE_RECIPIENT" | "MARKET_REDEMPTION_FEE"
+  readonly marketId?: bigint
+}
+
+export interface PauseParams {
+  readonly limit: number
+  readonly offset: number
+  readonly scope?: "GLOBAL" | "MODULE" | "HOOK" | "EXCHANGE"
+}
+
+export interface RoleChangeParams {
+  readonly account?: Address
+  readonly role?: Bytes32
+  readonly action?: "GRANTED" | "REVOKED"
+  readonly limit: number
+  readonly offset: number
+}
 
 /**
  * The list of one history `table` with its own `columns` beside the chain position: a page
@@ -43,7 +67,7 @@ const roleChanges = history(
   (row) => ({ ...chainPosition(row), role: row.role, account: row.account, sender: row.sender, action: row.action })
 )
 
-export const listRoleChanges = (query: RoleChangeQuery) =>
+export const listRoleChanges = (query: RoleChangeParams) =>
   roleChanges(
     (sql) =>
       sql.and([
@@ -60,7 +84,7 @@ const pauses = history(
   (row) => ({ ...chainPosition(row), scope: row.scope, moduleId: row.module_id, paused: row.paused, account: row.account })
 )
 
-export const listPauses = (query: PauseQuery) =>
+export const listPauses = (query: PauseParams) =>
   pauses((sql) => sql.and(query.scope === undefined ? [] : [sql`scope = ${query.scope}`]), query)
 
 type StoredCut = { readonly facetAddress: string; readonly action: number; readonly functionSelectors: ReadonlyArray<string> }
@@ -97,7 +121,7 @@ const feeChanges = history(
   })
 )
 
-export const listFeeChanges = (query: FeeChangeQuery) =>
+export const listFeeChanges = (query: FeeChangeParams) =>
   feeChanges(
     (sql) =>
       sql.and([

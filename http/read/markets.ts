@@ -2,19 +2,61 @@
  * Reads of the `market` table (with its event and display metadata) for the market endpoints.
  *
  * Invariants: every list order ends in the primary key, so pages never overlap or skip; filters
- * and sorts come from closed sets (`MarketListQuery`), so the only text spliced into SQL is one of
+ * and sorts come from closed sets (`MarketListParams`), so the only text spliced into SQL is one of
  * the literals below and every value is a bound parameter.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { IndexerMarketNotFound } from "../../../schema/errors.js"
-import type { Address, TxHash } from "../../../schema/primitives.js"
-import { marketIdToHex, PRICE_SCALE } from "../../../schema/primitives.js"
-import { MARKET_STATUSES, marketStatusSql } from "../../../schema/market-status.js"
-import type { Market, MarketListQuery, MarketSort } from "../markets.js"
-import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../records.js"
-import { listPage, read } from "./db.js"
-import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "./rows.js"
+import { IndexerMarketNotFound } from "../../schema/errors.js"
+import type { Address, MarketIdHex, TxHash } from "../../schema/primitives.js"
+import { marketIdToHex, PRICE_SCALE } from "../../schema/primitives.js"
+import { MARKET_STATUSES, marketStatusSql, type MarketStatus } from "../../schema/market-status.js"
+import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns, type DisplayMetadataRecord } from "./records.js"
+import { listPage, read } from "../core/db.js"
+import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "../core/rows.js"
+
+/** The orders a market list can come in (each ends in the id: `SORT_ORDER`). */
+export const MARKET_SORTS = ["newest", "oldest", "volume", "trades", "ending_soon"] as const
+export type MarketSort = (typeof MARKET_SORTS)[number]
+
+/** A market as read: its row with the display metadata and the status at the indexed head's time. */
+export interface MarketRecord {
+  readonly id: bigint
+  readonly marketIdHex: MarketIdHex
+  readonly question: string
+  readonly endTime: number
+  readonly yesPrice: bigint
+  readonly noPrice: bigint
+  readonly totalCollateral: bigint
+  readonly volume: bigint
+  readonly tradeCount: number
+  readonly isResolved: boolean
+  readonly outcome: boolean | null
+  readonly resolutionType: "NONE" | "ORACLE" | "EMERGENCY" | "REFUND"
+  readonly resolvedAt: number | null
+  readonly refundMode: boolean
+  readonly status: MarketStatus
+  readonly creator: Address
+  readonly oracle: Address
+  readonly yesToken: Address
+  readonly noToken: Address
+  readonly eventId: bigint | null
+  readonly createdAt: number
+  readonly createdBlock: number
+  readonly createdTx: TxHash
+  readonly lastTradeAt: number | null
+  readonly metadata: DisplayMetadataRecord | null
+}
+
+/** What a market list selects and how it orders and pages it. */
+export interface MarketListParams {
+  readonly sort: MarketSort
+  readonly status?: MarketStatus
+  readonly category?: string
+  readonly featured?: boolean
+  readonly limit: number
+  readonly offset: number
+}
 
 const decodeMarketRow = rowDecoder({
   id: bigint,
@@ -61,7 +103,7 @@ const SORT_ORDER: Record<MarketSort, string> = {
 }
 
 /** The market record of a row selected with `MARKET_COLUMNS`. */
-export const toMarket = (raw: unknown): Market => {
+export const toMarket = (raw: unknown): MarketRecord => {
   const row = decodeMarketRow(raw)
   return {
     id: row.id,
@@ -92,7 +134,7 @@ export const toMarket = (raw: unknown): Market => {
   }
 }
 
-export const listMarkets = (query: MarketListQuery) =>
+export const listMarkets = (query: MarketListParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([

@@ -1,13 +1,19 @@
 /**
+ * Reaching the indexer API from beside it: where this process's indexer answers
+ * (`IndexerEndpoint`) and the contract of the one endpoint the backend calls over HTTP,
+ * `GET /api/health` (its breaker's probe and its own `/health`). The indexer's definition adds
+ * the same group (`http/indexer/definition.ts`), so server and client share one declaration and
+ * the backend needs no other indexer module.
+ *
  * `GET /api/health`: how far the indexer has got and whether that can be trusted to be current
- * (`health-watch.ts` judges). Indexed values come from the checkpoint the pipeline commits, the
- * head from the node itself; before they are known they are null, never invented. 200 with
- * `status` ok or degraded while the database answers (the index is still served, with its age
- * stated), 503 `ServiceUnavailable` when it does not.
+ * (`http/indexer/health-watch.ts` judges). Indexed values come from the checkpoint the pipeline
+ * commits, the head from the node itself; before they are known they are null, never invented.
+ * 200 with `status` ok or degraded while the database answers (the index is still served, with
+ * its age stated), 503 `ServiceUnavailable` when it does not.
  */
-import { HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
-import { Schema } from "effect"
-import { ServiceUnavailable } from "../../schema/errors.js"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, OpenApi } from "@effect/platform"
+import { Context, Schema } from "effect"
+import { InvalidParameter, NotFound, ServiceUnavailable } from "../../schema/errors.js"
 
 export const Health = Schema.Struct({
   status: Schema.Literal("ok", "degraded").annotations({
@@ -53,3 +59,17 @@ export class HealthGroup extends HttpApiGroup.make("health").add(
       "How far the indexer has got and whether it is current: latestIndexedBlock, headBlock, lagBlocks, ages, status"
     )
 ) {}
+
+/**
+ * The indexer API as far as a client of its health sees it: the health group and the errors the
+ * whole indexer API declares (`http/indexer/definition.ts`), so a typed client decodes every
+ * answer of `/api/health` as one made from the full definition would.
+ */
+export class IndexerHealthApi extends HttpApi.make("indexer")
+  .add(HealthGroup)
+  .addError(InvalidParameter.wire)
+  .addError(NotFound.wire)
+  .addError(ServiceUnavailable.wire) {}
+
+/** Where this process's indexer API answers, once its server is listening. */
+export class IndexerEndpoint extends Context.Tag("IndexerEndpoint")<IndexerEndpoint, { readonly url: string }>() {}

@@ -9,9 +9,9 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import type { IndexerListMeta } from "../../../schema/envelopes.js"
-import { InvalidParameter, ServiceUnavailable } from "../../../schema/errors.js"
-import { isDatabaseOutage } from "../../core/sql-failure.js"
+import type { IndexerListMeta } from "../../schema/envelopes.js"
+import { InvalidParameter, ServiceUnavailable } from "../../schema/errors.js"
+import { isDatabaseOutage } from "./sql-failure.js"
 
 /** A read whose database outages (and answers slower than five seconds) are `ServiceUnavailable`; a refused statement dies. */
 export const read = <A, E, R>(effect: Effect.Effect<A, E | SqlError, R>): Effect.Effect<A, Exclude<E, SqlError> | ServiceUnavailable, R> =>

@@ -1,14 +1,41 @@
 /** Reads of `trade` and `taker_fill` for `/api/markets/{id}/trades` (see `market-trades.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { isBuy, outcomeSide, TradeType } from "../../../schema/enums.js"
-import type { Address } from "../../../schema/primitives.js"
-import { PRICE_SCALE } from "../../../schema/primitives.js"
-import type { Trade, TradeListQuery } from "../market-trades.js"
-import { chainPosition, chainPositionColumns } from "../records.js"
-import { listPage, read } from "./db.js"
+import { isBuy, outcomeSide, TradeType } from "../../schema/enums.js"
+import type { Address } from "../../schema/primitives.js"
+import { PRICE_SCALE } from "../../schema/primitives.js"
+import { chainPosition, chainPositionColumns } from "./records.js"
+import { listPage, read } from "../core/db.js"
 import { requireMarket } from "./markets.js"
-import { bigint, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
+import { bigint, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface TradeRecord {
+  readonly source: "router" | "clob"
+  readonly marketId: bigint
+  readonly trader: Address
+  readonly recipient: Address
+  readonly tradeType: "BUY_YES" | "SELL_YES" | "BUY_NO" | "SELL_NO"
+  readonly outcome: "YES" | "NO"
+  readonly isBuy: boolean
+  readonly amountIn: bigint
+  readonly amountOut: bigint
+  readonly clobFilled: bigint
+  readonly ammFilled: bigint
+  readonly price: bigint | null
+  readonly matchCount: number | null
+  readonly txHash: `0x${string}`
+  readonly blockNumber: number
+  readonly logIndex: number
+  readonly timestamp: number
+}
+
+export interface TradeListParams {
+  readonly source?: "router" | "clob"
+  readonly trader?: Address
+  readonly limit: number
+  readonly offset: number
+}
 
 const decodeTradeRow = rowDecoder({
   ...chainPositionColumns,
@@ -36,7 +63,7 @@ export const tradePrice = (buy: boolean, amountIn: bigint, amountOut: bigint): b
 }
 
 /** The trade record of a row with the columns of the trade lists (`source`, the chain position, the trade's own). */
-export const toTrade = (raw: unknown): Trade => {
+export const toTrade = (raw: unknown): TradeRecord => {
   const row = decodeTradeRow(raw)
   const tradeType = TradeType.names[row.trade_type] ?? "BUY_YES"
   const buy = isBuy(tradeType)
@@ -79,7 +106,7 @@ export const takerFillsSource = (sql: SqlClient.SqlClient, marketId: string) => 
   ) x
 )`
 
-export const listMarketTrades = (marketId: bigint, query: TradeListQuery) =>
+export const listMarketTrades = (marketId: bigint, query: TradeListParams) =>
   Effect.gen(function* () {
     yield* requireMarket(marketId)
     const sql = yield* SqlClient.SqlClient

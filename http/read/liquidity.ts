@@ -1,11 +1,51 @@
 /** Reads of `liquidity_position` and `liquidity_event` (see `liquidity.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address, Bytes32 } from "../../../schema/primitives.js"
-import type { LiquidityEvent, LiquidityEventQuery, LiquidityPosition, LiquidityPositionQuery } from "../liquidity.js"
-import { chainPosition, chainPositionColumns } from "../records.js"
-import { listPage, read } from "./db.js"
-import { bigint, int, rowDecoder, text } from "./rows.js"
+import type { Address, Bytes32 } from "../../schema/primitives.js"
+import { chainPosition, chainPositionColumns } from "./records.js"
+import { listPage, read } from "../core/db.js"
+import { bigint, int, rowDecoder, text } from "../core/rows.js"
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface LiquidityEventRecord {
+  readonly type: "add" | "remove"
+  readonly poolId: Bytes32
+  readonly marketId: bigint
+  readonly provider: Address
+  readonly tickLower: number
+  readonly tickUpper: number
+  readonly salt: Bytes32
+  readonly liquidityDelta: bigint
+  readonly txHash: `0x${string}`
+  readonly blockNumber: number
+  readonly logIndex: number
+  readonly timestamp: number
+}
+
+export interface LiquidityEventParams {
+  readonly type?: "add" | "remove"
+  readonly marketId?: bigint
+  readonly provider?: Address
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface LiquidityPositionRecord {
+  readonly poolId: Bytes32
+  readonly marketId: bigint
+  readonly provider: Address
+  readonly tickLower: number
+  readonly tickUpper: number
+  readonly salt: Bytes32
+  readonly liquidity: bigint
+  readonly updatedAt: number
+}
+
+export interface LiquidityPositionParams {
+  readonly marketId?: bigint
+  readonly limit: number
+  readonly offset: number
+}
 
 const decodePositionRow = rowDecoder({
   pool_id: text<Bytes32>(),
@@ -18,7 +58,7 @@ const decodePositionRow = rowDecoder({
   updated_at: int
 })
 
-const toPosition = (raw: unknown): LiquidityPosition => {
+const toPosition = (raw: unknown): LiquidityPositionRecord => {
   const row = decodePositionRow(raw)
   return {
     poolId: row.pool_id,
@@ -32,7 +72,7 @@ const toPosition = (raw: unknown): LiquidityPosition => {
   }
 }
 
-export const listLiquidityPositions = (provider: Address, query: LiquidityPositionQuery) =>
+export const listLiquidityPositions = (provider: Address, query: LiquidityPositionParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([
@@ -61,7 +101,7 @@ const decodeEventRow = rowDecoder({
   liquidity_delta: bigint
 })
 
-const toEvent = (raw: unknown): LiquidityEvent => {
+const toEvent = (raw: unknown): LiquidityEventRecord => {
   const row = decodeEventRow(raw)
   return {
     ...chainPosition(row),
@@ -76,7 +116,7 @@ const toEvent = (raw: unknown): LiquidityEvent => {
   }
 }
 
-export const listLiquidityEvents = (query: LiquidityEventQuery) =>
+export const listLiquidityEvents = (query: LiquidityEventParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([

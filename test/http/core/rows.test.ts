@@ -1,17 +1,5 @@
 import { describe, expect, it } from "vitest"
-import {
-  array,
-  bigint,
-  bool,
-  int,
-  json,
-  nullable,
-  oneOf,
-  rowDecoder,
-  RowDecodeError,
-  text,
-  time
-} from "../../../http/indexer/queries/rows.js"
+import { array, bigint, bool, int, json, nullable, oneOf, rowDecoder, RowDecodeError, text, time } from "../../../http/core/rows.js"
 
 const decode = rowDecoder({
   id: bigint,

@@ -2,12 +2,50 @@
 import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
-import type { Timeframe } from "../../../schema/enums.js"
-import { PRICE_SCALE } from "../../../schema/primitives.js"
-import type { CandleQuery, PriceDelta, PriceQuery, VolumeWindow } from "../market-prices.js"
-import { checkRange, listPage, read } from "./db.js"
+import type { Timeframe } from "../../schema/enums.js"
+import { PRICE_SCALE } from "../../schema/primitives.js"
+import { checkRange, listPage, read } from "../core/db.js"
 import { requireMarket } from "./markets.js"
-import { bigint, int, nullable, oneOf, rowDecoder } from "./rows.js"
+import { bigint, int, nullable, oneOf, rowDecoder } from "../core/rows.js"
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface CandleParams {
+  readonly from?: number
+  readonly to?: number
+  readonly limit: number
+  readonly offset: number
+  readonly timeframe: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w"
+}
+
+export interface PriceDeltaRecord {
+  readonly currentYesPrice: bigint | null
+  readonly previousYesPrice: bigint | null
+  readonly absolute: bigint | null
+  readonly percentBps: number | null
+  readonly latestAt: number | null
+  readonly baselineAt: number | null
+  readonly marketId: bigint
+  readonly windowHours: number
+  readonly windowStart: number
+  readonly windowEnd: number
+}
+
+export interface PriceParams {
+  readonly from?: number
+  readonly to?: number
+  readonly source?: "router" | "hook_amm"
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface VolumeWindowRecord {
+  readonly marketId: bigint
+  readonly windowHours: number
+  readonly windowStart: number
+  readonly windowEnd: number
+  readonly volume: bigint
+  readonly tradeCount: number
+}
 
 const decodePriceRow = rowDecoder({
   block_number: int,
@@ -28,7 +66,7 @@ const decodeCandleRow = rowDecoder({
   trade_count: int
 })
 
-export const listPrices = (marketId: bigint, query: PriceQuery) =>
+export const listPrices = (marketId: bigint, query: PriceParams) =>
   Effect.gen(function* () {
     yield* checkRange(query.from, query.to)
     yield* requireMarket(marketId)
@@ -61,7 +99,7 @@ export const listPrices = (marketId: bigint, query: PriceQuery) =>
     )
   }).pipe(read)
 
-export const listCandles = (marketId: bigint, query: CandleQuery) =>
+export const listCandles = (marketId: bigint, query: CandleParams) =>
   Effect.gen(function* () {
     yield* checkRange(query.from, query.to)
     yield* requireMarket(marketId)
@@ -138,7 +176,7 @@ export const priceDelta = (marketId: bigint, windowHours: number) =>
     const current = latest?.yes_price ?? null
     const previous = baseline?.yes_price ?? null
     const absolute = current !== null && previous !== null ? current - previous : null
-    const delta: PriceDelta = {
+    const delta: PriceDeltaRecord = {
       marketId,
       windowHours,
       windowStart,
@@ -167,7 +205,7 @@ export const volumeWindow = (marketId: bigint, windowHours: number) =>
       select coalesce(sum(case when trade_type in (0, 2) then amount_in else amount_out end), 0) as volume, count(*) as trades
       from trade where market_id = ${marketId.toString()}::numeric and timestamp > ${windowStart} and timestamp <= ${windowEnd}`
     const row = raw === undefined ? undefined : decodeVolumeRow(raw)
-    const data: VolumeWindow = {
+    const data: VolumeWindowRecord = {
       marketId,
       windowHours,
       windowStart,

@@ -4,15 +4,94 @@
  */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
-import { timeframeSeconds, type Timeframe } from "../../../schema/enums.js"
-import type { Address } from "../../../schema/primitives.js"
-import { PRICE_SCALE } from "../../../schema/primitives.js"
-import type { Portfolio, PortfolioHistoryPoint, PortfolioHistoryQuery, PortfolioPnl, PortfolioPosition } from "../portfolio.js"
-import { checkRange, listPage, read } from "./db.js"
+import { timeframeSeconds, type Timeframe } from "../../schema/enums.js"
+import type { Address } from "../../schema/primitives.js"
+import { PRICE_SCALE } from "../../schema/primitives.js"
+import { checkRange, listPage, read } from "../core/db.js"
 import { positionColumns, toPosition, type PositionRow } from "./market-book.js"
-import { MARKET_STATUSES, marketStatusSql } from "../../../schema/market-status.js"
+import { MARKET_STATUSES, marketStatusSql } from "../../schema/market-status.js"
 import { positionsSource } from "./positions.js"
-import { array, bigint, bool, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
+import { array, bigint, bool, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface PortfolioRecord {
+  readonly realizedPnl: bigint
+  readonly value: bigint
+  readonly unrealizedPnl: bigint
+  readonly address: Address
+  readonly positions: readonly {
+    readonly marketId: bigint
+    readonly user: Address
+    readonly yesBalance: bigint
+    readonly noBalance: bigint
+    readonly yesCost: bigint
+    readonly noCost: bigint
+    readonly realizedPnl: bigint
+    readonly question: string
+    readonly marketStatus: "active" | "paused" | "closed" | "resolved" | "refunding"
+    readonly outcome: boolean | null
+    readonly markPrice: bigint | null
+    readonly value: bigint
+    readonly unrealizedPnl: bigint
+  }[]
+  readonly openPositions: number
+  readonly cost: bigint
+  readonly totalPnl: bigint
+}
+
+export interface PortfolioHistoryPointRecord {
+  readonly realizedPnl: bigint
+  readonly value: bigint
+  readonly unrealizedPnl: bigint
+  readonly openPositions: number
+  readonly cost: bigint
+  readonly totalPnl: bigint
+  readonly tradeCount: number
+  readonly timeframe: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w"
+  readonly timestamp: number
+  readonly bought: bigint
+  readonly sold: bigint
+  readonly netFlow: bigint
+  readonly cumulativeNetFlow: bigint
+  readonly marketIds: readonly bigint[]
+}
+
+export interface PortfolioHistoryParams {
+  readonly from?: number
+  readonly to?: number
+  readonly timeframe: "1m" | "5m" | "15m" | "1h" | "4h" | "1d" | "1w"
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface PortfolioPnlRecord {
+  readonly realizedPnl: bigint
+  readonly value: bigint
+  readonly unrealizedPnl: bigint
+  readonly address: Address
+  readonly openPositions: number
+  readonly cost: bigint
+  readonly totalPnl: bigint
+  readonly volume: bigint
+  readonly tradeCount: number
+  readonly marketsTraded: number
+}
+
+export interface PortfolioPositionRecord {
+  readonly marketId: bigint
+  readonly user: Address
+  readonly yesBalance: bigint
+  readonly noBalance: bigint
+  readonly yesCost: bigint
+  readonly noCost: bigint
+  readonly realizedPnl: bigint
+  readonly question: string
+  readonly marketStatus: "active" | "paused" | "closed" | "resolved" | "refunding"
+  readonly outcome: boolean | null
+  readonly markPrice: bigint | null
+  readonly value: bigint
+  readonly unrealizedPnl: bigint
+}
 
 const decodeHeldPositionRow = rowDecoder({
   ...positionColumns,
@@ -53,7 +132,7 @@ const heldPositions = (address: Address) =>
 
 /** Open positions marked, and the totals over every position row of the user. */
 const summarize = (address: Address, rows: ReadonlyArray<HeldPositionRow>) => {
-  const positions = rows.filter(isOpen).map((row): PortfolioPosition => {
+  const positions = rows.filter(isOpen).map((row): PortfolioPositionRecord => {
     const { markPrice, value } = markPosition(row)
     const position = toPosition(row)
     return {
@@ -83,7 +162,7 @@ const summarize = (address: Address, rows: ReadonlyArray<HeldPositionRow>) => {
 
 export const readPortfolio = (address: Address) =>
   heldPositions(address).pipe(
-    Effect.map((rows): { data: Portfolio; meta: null } => ({ data: summarize(address, rows), meta: null })),
+    Effect.map((rows): { data: PortfolioRecord; meta: null } => ({ data: summarize(address, rows), meta: null })),
     read
   )
 
@@ -98,7 +177,7 @@ export const readPnl = (address: Address) =>
     )
     const { positions: _positions, ...totals } = summarize(address, rows)
     const traded = stats[0] === undefined ? undefined : decodeTradedRow(stats[0])
-    const pnl: PortfolioPnl = {
+    const pnl: PortfolioPnlRecord = {
       ...totals,
       volume: traded?.volume ?? 0n,
       tradeCount: traded?.trade_count ?? 0,
@@ -166,7 +245,7 @@ interface BucketTotals {
  * since an earlier or the same bucket has a price snapshot in it, or when such a market resolved
  * in it. Between two listed buckets nothing the series shows changed.
  */
-export const readPortfolioHistory = (address: Address, query: PortfolioHistoryQuery) =>
+export const readPortfolioHistory = (address: Address, query: PortfolioHistoryParams) =>
   Effect.gen(function* () {
     yield* checkRange(query.from, query.to)
     const sql = yield* SqlClient.SqlClient
@@ -212,7 +291,7 @@ export const readPortfolioHistory = (address: Address, query: PortfolioHistoryQu
       query.timeframe,
       page.data.map((row) => row.bucket)
     )
-    const data = page.data.map((row): PortfolioHistoryPoint => {
+    const data = page.data.map((row): PortfolioHistoryPointRecord => {
       const t = totals.get(row.bucket) ?? { value: 0n, cost: 0n, realizedPnl: 0n, openPositions: 0 }
       return {
         timeframe: query.timeframe,

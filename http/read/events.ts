@@ -1,12 +1,49 @@
 /** Reads of `event_group` (with member markets and display metadata) for the event endpoints. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { EventNotFound } from "../../../schema/errors.js"
-import type { Address, TxHash } from "../../../schema/primitives.js"
-import type { Event, EventListQuery } from "../events.js"
-import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "../records.js"
-import { listPage, read } from "./db.js"
-import { array, bigint, int, nullable, oneOf, rowDecoder, text, time } from "./rows.js"
+import { EventNotFound } from "../../schema/errors.js"
+import type { Address, TxHash } from "../../schema/primitives.js"
+import { DISPLAY_COLUMNS, displayMetadata, displayMetadataColumns } from "./records.js"
+import { listPage, read } from "../core/db.js"
+import { array, bigint, int, nullable, oneOf, rowDecoder, text, time } from "../core/rows.js"
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface EventRecord {
+  readonly id: bigint
+  readonly name: string
+  readonly creator: Address
+  readonly oracle: Address | null
+  readonly endTime: number
+  readonly marketIds: readonly bigint[]
+  readonly marketCount: number
+  readonly state: "CREATED" | "RESOLVED" | "REFUND"
+  readonly status: "active" | "resolved" | "refunding"
+  readonly isResolved: boolean
+  readonly refundMode: boolean
+  readonly winningIndex: bigint | null
+  readonly winningMarketId: bigint | null
+  readonly resolver: Address | null
+  readonly closedAt: number | null
+  readonly totalVolume: bigint
+  readonly createdAt: number
+  readonly createdBlock: number
+  readonly createdTx: TxHash
+  readonly metadata: {
+    readonly title: { readonly [x: string]: string }
+    readonly slug: string
+    readonly category: string
+    readonly featured: boolean
+    readonly icon: string | null
+  } | null
+}
+
+export interface EventListParams {
+  readonly status?: "active" | "resolved" | "refunding"
+  readonly category?: string
+  readonly featured?: boolean
+  readonly limit: number
+  readonly offset: number
+}
 
 const decodeEventRow = rowDecoder({
   id: bigint,
@@ -42,7 +79,7 @@ const EVENT_FROM = `event_group e left join display_metadata d on d.kind = 'even
 
 const STATE_OF = { active: "CREATED", resolved: "RESOLVED", refunding: "REFUND" } as const
 
-const toEvent = (raw: unknown): Event => {
+const toEvent = (raw: unknown): EventRecord => {
   const row = decodeEventRow(raw)
   const marketIds = row.market_ids.map((id) => BigInt(id))
   const resolved = row.state === "RESOLVED"
@@ -74,7 +111,7 @@ const toEvent = (raw: unknown): Event => {
   }
 }
 
-export const listEvents = (query: EventListQuery) =>
+export const listEvents = (query: EventListParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([

@@ -1,12 +1,58 @@
 /** Reads of one transaction's `trade`, `taker_fill` and `order_match` rows (see `trade-breakdown.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { NotFound } from "../../../schema/errors.js"
-import type { TxHash } from "../../../schema/primitives.js"
-import type { TradeBreakdown } from "../trade-breakdown.js"
-import { read } from "./db.js"
+import { NotFound } from "../../schema/errors.js"
+import type { Address, TxHash } from "../../schema/primitives.js"
+import { read } from "../core/db.js"
 import { MATCH_COLUMNS, toMatch } from "./exchange.js"
 import { toTrade } from "./market-trades.js"
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface TradeBreakdownRecord {
+  readonly txHash: TxHash
+  readonly blockNumber: number
+  readonly timestamp: number
+  readonly amountOut: bigint
+  readonly clobFilled: bigint
+  readonly ammFilled: bigint
+  readonly trades: readonly {
+    readonly txHash: `0x${string}`
+    readonly blockNumber: number
+    readonly timestamp: number
+    readonly source: "router" | "clob"
+    readonly marketId: bigint
+    readonly trader: Address
+    readonly recipient: Address
+    readonly tradeType: "BUY_YES" | "SELL_YES" | "BUY_NO" | "SELL_NO"
+    readonly outcome: "YES" | "NO"
+    readonly isBuy: boolean
+    readonly amountIn: bigint
+    readonly amountOut: bigint
+    readonly clobFilled: bigint
+    readonly ammFilled: bigint
+    readonly price: bigint | null
+    readonly matchCount: number | null
+    readonly logIndex: number
+  }[]
+  readonly matches: readonly {
+    readonly txHash: `0x${string}`
+    readonly blockNumber: number
+    readonly timestamp: number
+    readonly marketId: bigint
+    readonly price: bigint
+    readonly logIndex: number
+    readonly makerOrderId: `0x${string}`
+    readonly takerOrderId: `0x${string}`
+    readonly maker: Address | null
+    readonly makerSide: "BUY_YES" | "SELL_YES" | "BUY_NO" | "SELL_NO" | null
+    readonly taker: Address | null
+    readonly matchType: "COMPLEMENTARY" | "MINT" | "MERGE"
+    readonly amount: bigint
+    readonly makerBuilder: `0x${string}` | null
+    readonly takerBuilder: `0x${string}` | null
+  }[]
+  readonly clobShare: bigint | null
+}
 
 export const readTradeBreakdown = (txHash: TxHash) =>
   Effect.gen(function* () {
@@ -35,7 +81,7 @@ export const readTradeBreakdown = (txHash: TxHash) =>
     if (first === undefined) return yield* Effect.fail(new NotFound({ message: `no trade or order match in transaction ${txHash}` }))
     const amountOut = records.reduce((sum, t) => sum + t.amountOut, 0n)
     const clobFilled = records.reduce((sum, t) => sum + t.clobFilled, 0n)
-    const breakdown: TradeBreakdown = {
+    const breakdown: TradeBreakdownRecord = {
       txHash,
       blockNumber: first.blockNumber,
       timestamp: first.timestamp,

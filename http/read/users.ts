@@ -1,14 +1,36 @@
 /** Reads for `/api/users/{address}/...` (see `users.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address } from "../../../schema/primitives.js"
-import type { MakerFillQuery, ResolvedPosition } from "../users.js"
-import { listPage, read, type Paging } from "./db.js"
+import type { Address } from "../../schema/primitives.js"
+import { listPage, read, type Paging } from "../core/db.js"
 import { matchPage } from "./exchange.js"
 import { positionColumns, toPosition } from "./market-book.js"
 import { positionsSource } from "./positions.js"
-import { bigint, bool, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
+import { bigint, bool, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
 import { readAccuracy } from "./user-stats.js"
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface MakerFillParams {
+  readonly marketId?: bigint
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface ResolvedPositionRecord {
+  readonly marketId: bigint
+  readonly user: Address
+  readonly yesBalance: bigint
+  readonly noBalance: bigint
+  readonly yesCost: bigint
+  readonly noCost: bigint
+  readonly realizedPnl: bigint
+  readonly question: string
+  readonly resolutionType: "ORACLE" | "EMERGENCY" | "REFUND"
+  readonly outcome: boolean | null
+  readonly resolvedAt: number | null
+  readonly call: "YES" | "NO" | null
+  readonly correct: boolean | null
+}
 
 export const readUserAccuracy = (address: Address) =>
   readAccuracy(address).pipe(
@@ -26,7 +48,7 @@ const decodeResolvedRow = rowDecoder({
   net_no: nullable(bigint)
 })
 
-const toResolved = (raw: unknown): ResolvedPosition => {
+const toResolved = (raw: unknown): ResolvedPositionRecord => {
   const row = decodeResolvedRow(raw)
   const netYes = row.net_yes ?? 0n
   const netNo = row.net_no ?? 0n
@@ -67,7 +89,7 @@ export const listResolvedPositions = (address: Address, query: Paging) =>
     )
   }).pipe(read)
 
-export const listMakerFills = (address: Address, query: MakerFillQuery) =>
+export const listMakerFills = (address: Address, query: MakerFillParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([

@@ -1,10 +1,22 @@
 /** The reads behind `GET /api/stats` (see `stats.ts`): the protocol totals row and the market counts. */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { ServiceUnavailable } from "../../../schema/errors.js"
-import { formatUnits6 } from "../../../schema/primitives.js"
-import type { Stats } from "../stats.js"
-import { bigint, int, rowDecoder } from "./rows.js"
+import { ServiceUnavailable } from "../../schema/errors.js"
+import { formatUnits6 } from "../../schema/primitives.js"
+import { bigint, int, rowDecoder } from "../core/rows.js"
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface StatsRecord {
+  readonly totalMarkets: number
+  /** USDC traded, formatted with six fraction digits (`formatUnits6`). */
+  readonly totalVolume: string
+  readonly totalTrades: number
+  readonly totalUsers: number
+  readonly totalCollateral: string
+  readonly activeMarkets: number
+  readonly resolvedMarkets: number
+  readonly refundMarkets: number
+}
 
 const decodeTotalsRow = rowDecoder({ total_markets: int, total_volume: bigint, total_trades: int, total_users: int })
 const decodeMarketsRow = rowDecoder({ collateral: bigint, active: int, resolved: int, refund: int })
@@ -21,7 +33,7 @@ export const readStats = Effect.gen(function* () {
   // No totals row before the first indexed event; the market aggregate always has its one row.
   const totals = totalsRaw === undefined ? undefined : decodeTotalsRow(totalsRaw)
   const markets = decodeMarketsRow(marketsRaw)
-  const stats: typeof Stats.Type = {
+  const stats: StatsRecord = {
     totalMarkets: totals?.total_markets ?? 0,
     totalVolume: formatUnits6(totals?.total_volume ?? 0n),
     totalTrades: totals?.total_trades ?? 0,

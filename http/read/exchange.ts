@@ -1,13 +1,71 @@
 /** Reads of `exchange_order` and `order_match` (see `exchange.ts`). */
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
-import { MatchType, Side } from "../../../schema/enums.js"
-import { OrderNotFound } from "../../../schema/errors.js"
-import type { Address, Bytes32, TxHash } from "../../../schema/primitives.js"
-import { ORDER_STATUSES, type Match, type MatchListQuery, type Order, type OrderListQuery } from "../exchange.js"
-import { chainPosition, chainPositionColumns } from "../records.js"
-import { listPage, read, type Paging } from "./db.js"
-import { bigint, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
+import { MatchType, Side } from "../../schema/enums.js"
+import { OrderNotFound } from "../../schema/errors.js"
+import type { Address, Bytes32, TxHash } from "../../schema/primitives.js"
+import { chainPosition, chainPositionColumns } from "./records.js"
+import { listPage, read, type Paging } from "../core/db.js"
+import { bigint, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
+
+export const ORDER_STATUSES = ["OPEN", "PARTIALLY_FILLED", "FILLED", "CANCELLED"] as const
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface MatchRecord {
+  readonly marketId: bigint
+  readonly price: bigint
+  readonly amount: bigint
+  readonly makerOrderId: Bytes32
+  readonly takerOrderId: Bytes32
+  readonly maker: Address | null
+  readonly makerSide: "BUY_YES" | "SELL_YES" | "BUY_NO" | "SELL_NO" | null
+  readonly taker: Address | null
+  readonly matchType: "COMPLEMENTARY" | "MINT" | "MERGE"
+  readonly makerBuilder: Bytes32 | null
+  readonly takerBuilder: Bytes32 | null
+  readonly txHash: `0x${string}`
+  readonly blockNumber: number
+  readonly logIndex: number
+  readonly timestamp: number
+}
+
+export interface MatchListParams {
+  readonly orderId?: Bytes32
+  readonly marketId?: bigint
+  readonly maker?: Address
+  readonly taker?: Address
+  readonly matchType?: "COMPLEMENTARY" | "MINT" | "MERGE"
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface OrderRecord {
+  readonly orderId: Bytes32
+  readonly marketId: bigint
+  readonly owner: Address
+  readonly side: "BUY_YES" | "SELL_YES" | "BUY_NO" | "SELL_NO"
+  readonly price: bigint
+  readonly amount: bigint
+  readonly filled: bigint
+  readonly remaining: bigint
+  readonly status: "OPEN" | "PARTIALLY_FILLED" | "FILLED" | "CANCELLED"
+  readonly builder: Bytes32 | null
+  readonly placedAt: number
+  readonly placedBlock: number
+  readonly placedTx: TxHash
+  readonly updatedAt: number
+  readonly filledAt: number | null
+  readonly cancelledAt: number | null
+}
+
+export interface OrderListParams {
+  readonly marketId?: bigint
+  readonly owner?: Address
+  readonly side?: "BUY_YES" | "SELL_YES" | "BUY_NO" | "SELL_NO"
+  readonly status?: "OPEN" | "PARTIALLY_FILLED" | "FILLED" | "CANCELLED"
+  readonly limit: number
+  readonly offset: number
+}
 
 const decodeOrderRow = rowDecoder({
   id: text<Bytes32>(),
@@ -29,7 +87,7 @@ const decodeOrderRow = rowDecoder({
 
 const sideName = (code: number) => Side.names[code] ?? "BUY_YES"
 
-const toOrder = (raw: unknown): Order => {
+const toOrder = (raw: unknown): OrderRecord => {
   const row = decodeOrderRow(raw)
   const live = row.status === "OPEN" || row.status === "PARTIALLY_FILLED"
   return {
@@ -55,7 +113,7 @@ const toOrder = (raw: unknown): Order => {
 const ORDER_COLUMNS = `id, market_id, owner, side, price, amount, filled, status, builder, placed_at, placed_block, placed_tx,
   updated_at, filled_at, cancelled_at`
 
-export const listOrders = (query: OrderListQuery) =>
+export const listOrders = (query: OrderListParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([
@@ -103,7 +161,7 @@ export const MATCH_COLUMNS = `block_number, log_index, tx_hash, timestamp, marke
   taker, match_type, amount, price, maker_builder, taker_builder`
 
 /** The match record of a row selected with `MATCH_COLUMNS`. */
-export const toMatch = (raw: unknown): Match => {
+export const toMatch = (raw: unknown): MatchRecord => {
   const row = decodeMatchRow(raw)
   return {
     ...chainPosition(row),
@@ -130,7 +188,7 @@ export const matchPage = (where: Statement.Fragment, paging: Paging) =>
     )
   )
 
-export const listMatches = (query: MatchListQuery) =>
+export const listMatches = (query: MatchListParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([

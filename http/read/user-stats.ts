@@ -5,10 +5,37 @@
 import { SqlClient } from "@effect/sql"
 import type { Statement } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address } from "../../../schema/primitives.js"
-import type { Accuracy, LeaderboardQuery, LeaderboardSort, UserStats } from "../user-stats.js"
-import { listPage, read } from "./db.js"
-import { bigint, int, nullable, rowDecoder, text } from "./rows.js"
+import type { Address } from "../../schema/primitives.js"
+import { listPage, read } from "../core/db.js"
+import { bigint, int, nullable, rowDecoder, text } from "../core/rows.js"
+
+export const LEADERBOARD_SORTS = ["pnl", "volume", "accuracy"] as const
+export type LeaderboardSort = (typeof LEADERBOARD_SORTS)[number]
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface AccuracyRecord {
+  readonly address: Address
+  readonly resolvedPositions: number
+  readonly correctPositions: number
+  readonly accuracy: bigint | null
+}
+
+export interface LeaderboardParams {
+  readonly sort: "accuracy" | "volume" | "pnl"
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface UserStatsRecord {
+  readonly address: Address
+  readonly resolvedPositions: number
+  readonly correctPositions: number
+  readonly accuracy: bigint | null
+  readonly rank: number | null
+  readonly volume: bigint
+  readonly tradeCount: number
+  readonly realizedPnl: bigint
+}
 
 /**
  * Per (recipient, resolved market): net YES and net NO shares from router trades (buys add
@@ -32,7 +59,7 @@ const accuracyOf = (sql: SqlClient.SqlClient, filter: Statement.Fragment) => sql
 /** correct / calls in the 1e6 scale, rounded down; null without a call. */
 const ratio = (correct: bigint, made: bigint): bigint | null => (made === 0n ? null : (correct * 1_000_000n) / made)
 
-const accuracyRecord = (address: Address, made: number, correct: number): Accuracy => ({
+const accuracyRecord = (address: Address, made: number, correct: number): AccuracyRecord => ({
   address,
   resolvedPositions: made,
   correctPositions: correct,
@@ -64,7 +91,7 @@ const decodeLeaderRow = rowDecoder({
   correct: int
 })
 
-const toStats = (row: ReturnType<typeof decodeLeaderRow>, rank: number | null): UserStats => ({
+const toStats = (row: ReturnType<typeof decodeLeaderRow>, rank: number | null): UserStatsRecord => ({
   ...accuracyRecord(row.address, row.calls, row.correct),
   rank,
   volume: row.volume,
@@ -73,7 +100,7 @@ const toStats = (row: ReturnType<typeof decodeLeaderRow>, rank: number | null): 
 })
 
 /** The leaderboard: addresses with at least one router trade, ranked in the order asked for. */
-export const readLeaderboard = (query: LeaderboardQuery) =>
+export const readLeaderboard = (query: LeaderboardParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const board = sql`
@@ -111,7 +138,7 @@ export const readUserStats = (address: Address) =>
       { concurrency: 2 }
     )
     const row = raw === undefined ? undefined : decodeRankedRow(raw)
-    const stats: UserStats = {
+    const stats: UserStatsRecord = {
       ...accuracy,
       rank: row?.rank ?? null,
       volume: row?.volume ?? 0n,

@@ -1,17 +1,49 @@
 /** Reads of `order_book_level` and `position` for a market (see `market-book.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address } from "../../../schema/primitives.js"
-import type { OrderBook, Position, PositionQuery } from "../market-book.js"
-import { listPage, read } from "./db.js"
+import type { Address } from "../../schema/primitives.js"
+import { listPage, read } from "../core/db.js"
 import { requireMarket } from "./markets.js"
 import { positionsSource } from "./positions.js"
-import { bigint, int, rowDecoder, text, type RowOf } from "./rows.js"
+import { bigint, int, rowDecoder, text, type RowOf } from "../core/rows.js"
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface OrderBookRecord {
+  readonly marketId: bigint
+  readonly yes: {
+    readonly bids: readonly { readonly price: bigint; readonly tick: number; readonly amount: bigint; readonly orders: number }[]
+    readonly asks: readonly { readonly price: bigint; readonly tick: number; readonly amount: bigint; readonly orders: number }[]
+  }
+  readonly no: {
+    readonly bids: readonly { readonly price: bigint; readonly tick: number; readonly amount: bigint; readonly orders: number }[]
+    readonly asks: readonly { readonly price: bigint; readonly tick: number; readonly amount: bigint; readonly orders: number }[]
+  }
+  readonly bestBidYes: bigint | null
+  readonly bestAskYes: bigint | null
+  readonly bestBidNo: bigint | null
+  readonly bestAskNo: bigint | null
+}
+
+export interface PositionRecord {
+  readonly marketId: bigint
+  readonly user: Address
+  readonly yesBalance: bigint
+  readonly noBalance: bigint
+  readonly yesCost: bigint
+  readonly noCost: bigint
+  readonly realizedPnl: bigint
+}
+
+export interface PositionParams {
+  readonly address?: Address
+  readonly limit: number
+  readonly offset: number
+}
 
 /** One price tick is 0.01 USDC (10_000 in the 1e6 price scale); book prices are multiples of it. */
 const PRICE_TICK = 10_000n
 
-type Level = OrderBook["yes"]["bids"][number]
+type Level = OrderBookRecord["yes"]["bids"][number]
 
 const decodeLevelRow = rowDecoder({ side: int, price: bigint, amount: bigint, orders: int })
 
@@ -29,7 +61,7 @@ export const readOrderBook = (marketId: bigint) =>
       sides[row.side]?.push({ price: row.price, tick: Number(row.price / PRICE_TICK), amount: row.amount, orders: row.orders })
     }
     const [yesBids, yesAsks, noBids, noAsks] = sides
-    const book: OrderBook = {
+    const book: OrderBookRecord = {
       marketId,
       yes: { bids: yesBids, asks: yesAsks },
       no: { bids: noBids, asks: noAsks },
@@ -54,7 +86,7 @@ export const positionColumns = {
 export type PositionRow = RowOf<typeof positionColumns>
 const decodePositionRow = rowDecoder(positionColumns)
 
-export const toPosition = (row: PositionRow): Position => ({
+export const toPosition = (row: PositionRow): PositionRecord => ({
   marketId: row.market_id,
   user: row.user_address,
   yesBalance: row.yes_balance,
@@ -64,7 +96,7 @@ export const toPosition = (row: PositionRow): Position => ({
   realizedPnl: row.realized_pnl
 })
 
-export const listMarketPositions = (marketId: bigint, query: PositionQuery) =>
+export const listMarketPositions = (marketId: bigint, query: PositionParams) =>
   Effect.gen(function* () {
     yield* requireMarket(marketId)
     const sql = yield* SqlClient.SqlClient

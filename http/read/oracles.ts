@@ -1,19 +1,63 @@
 /** Reads of `approved_oracle`, `manual_report` and `price_feed_market` (see `oracles.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import type { Address } from "../../../schema/primitives.js"
-import {
-  FEED_MARKET_STATES,
-  REPORT_STATES,
-  REPORT_SUBJECTS,
-  type ApprovedOracle,
-  type FeedMarketQuery,
-  type ManualReport,
-  type PriceFeedMarket,
-  type ReportQuery
-} from "../oracles.js"
-import { listPage, read, type Paging } from "./db.js"
-import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "./rows.js"
+import type { Address } from "../../schema/primitives.js"
+import { listPage, read, type Paging } from "../core/db.js"
+import { bigint, bool, int, nullable, oneOf, rowDecoder, text, time } from "../core/rows.js"
+
+export const FEED_MARKET_STATES = ["REGISTERED", "RESOLVED", "UNREGISTERED"] as const
+export const REPORT_STATES = ["REPORTED", "REVOKED", "REOPENED"] as const
+export const REPORT_SUBJECTS = ["market", "event"] as const
+
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface ApprovedOracleRecord {
+  readonly oracle: Address
+  readonly approvedAt: number
+  readonly approvedBlock: number
+}
+
+export interface FeedMarketParams {
+  readonly state?: "REGISTERED" | "RESOLVED" | "UNREGISTERED"
+  readonly limit: number
+  readonly offset: number
+}
+
+export interface ManualReportRecord {
+  readonly oracle: Address
+  readonly subject: "market" | "event"
+  readonly subjectId: bigint
+  readonly state: "REPORTED" | "REVOKED" | "REOPENED"
+  readonly outcome: boolean | null
+  readonly winningIndex: bigint | null
+  readonly reporter: Address | null
+  readonly reportedAt: number | null
+  readonly finalizesAt: number | null
+  readonly admin: Address | null
+  readonly updatedAt: number
+  readonly updatedBlock: number
+}
+
+export interface PriceFeedMarketRecord {
+  readonly oracle: Address
+  readonly state: "REGISTERED" | "RESOLVED" | "UNREGISTERED"
+  readonly outcome: boolean | null
+  readonly updatedAt: number
+  readonly updatedBlock: number
+  readonly marketId: bigint
+  readonly feed: Address
+  readonly threshold: bigint
+  readonly gte: boolean
+  readonly snapshotAt: number
+  readonly price: bigint | null
+  readonly registeredAt: number
+}
+
+export interface ReportParams {
+  readonly subject?: "market" | "event"
+  readonly state?: "REPORTED" | "REVOKED" | "REOPENED"
+  readonly limit: number
+  readonly offset: number
+}
 
 const decodeApprovedRow = rowDecoder({ oracle: text<Address>(), updated_at: int, updated_block: int })
 
@@ -24,7 +68,7 @@ export const listApprovedOracles = (query: Paging) =>
         select: "oracle, updated_at, updated_block",
         from: "approved_oracle where approved",
         orderBy: "oracle",
-        record: (raw): ApprovedOracle => {
+        record: (raw): ApprovedOracleRecord => {
           const row = decodeApprovedRow(raw)
           return { oracle: row.oracle, approvedAt: row.updated_at, approvedBlock: row.updated_block }
         }
@@ -48,7 +92,7 @@ const decodeReportRow = rowDecoder({
   updated_block: int
 })
 
-const toReport = (raw: unknown): ManualReport => {
+const toReport = (raw: unknown): ManualReportRecord => {
   const row = decodeReportRow(raw)
   return {
     oracle: row.oracle,
@@ -66,7 +110,7 @@ const toReport = (raw: unknown): ManualReport => {
   }
 }
 
-export const listManualReports = (oracle: Address, query: ReportQuery) =>
+export const listManualReports = (oracle: Address, query: ReportParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([
@@ -101,7 +145,7 @@ const decodeFeedRow = rowDecoder({
   updated_block: int
 })
 
-const toFeedMarket = (raw: unknown): PriceFeedMarket => {
+const toFeedMarket = (raw: unknown): PriceFeedMarketRecord => {
   const row = decodeFeedRow(raw)
   return {
     oracle: row.oracle,
@@ -119,7 +163,7 @@ const toFeedMarket = (raw: unknown): PriceFeedMarket => {
   }
 }
 
-export const listPriceFeedMarkets = (oracle: Address, query: FeedMarketQuery) =>
+export const listPriceFeedMarkets = (oracle: Address, query: FeedMarketParams) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const where = sql.and([sql`oracle = ${oracle}`, ...(query.state === undefined ? [] : [sql`state = ${query.state}`])])

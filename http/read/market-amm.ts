@@ -1,15 +1,43 @@
 /** Reads of `amm_pool` and `liquidity_position` for a market (see `market-amm.ts`). */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { NotFound } from "../../../schema/errors.js"
-import type { Address, Bytes32 } from "../../../schema/primitives.js"
-import type { AmmState, LiquidityRange } from "../market-amm.js"
-import { yesPriceFromSqrt } from "../../../schema/protocol/amm-price.js"
-import { listPage, read, type Paging } from "./db.js"
+import { NotFound } from "../../schema/errors.js"
+import type { Address, Bytes32 } from "../../schema/primitives.js"
+import { yesPriceFromSqrt } from "../../schema/protocol/amm-price.js"
+import { listPage, read, type Paging } from "../core/db.js"
 import { requireMarket } from "./markets.js"
-import { bigint, bool, int, nullable, rowDecoder, text } from "./rows.js"
+import { bigint, bool, int, nullable, rowDecoder, text } from "../core/rows.js"
 
-export { yesPriceFromSqrt } from "../../../schema/protocol/amm-price.js"
+/** The records of these reads (decoded rows: bigint amounts, lowercase addresses and hashes). */
+export interface AmmStateRecord {
+  readonly poolId: Bytes32
+  readonly marketId: bigint
+  readonly yesToken: Address
+  readonly quoteToken: Address
+  readonly yesIsCurrency0: boolean
+  readonly initialized: boolean
+  readonly sqrtPriceX96: bigint | null
+  readonly liquidity: bigint
+  readonly tick: number | null
+  readonly fee: number | null
+  readonly tickSpacing: number | null
+  readonly yesPrice: bigint | null
+  readonly registeredAt: number
+  readonly registeredBlock: number
+  readonly updatedAt: number
+  readonly updatedBlock: number
+}
+
+export interface LiquidityRangeRecord {
+  readonly poolId: Bytes32
+  readonly liquidity: bigint
+  readonly tickLower: number
+  readonly tickUpper: number
+  readonly positions: number
+  readonly inRange: boolean
+}
+
+export { yesPriceFromSqrt } from "../../schema/protocol/amm-price.js"
 
 const decodePoolRow = rowDecoder({
   pool_id: text<Bytes32>(),
@@ -48,7 +76,7 @@ export const readAmmState = (marketId: bigint) =>
     if (raw === undefined) return yield* Effect.fail(new NotFound({ message: `market ${marketId} has no registered AMM pool` }))
     const row = decodePoolRow(raw)
     const sqrt = row.sqrt_price_x96
-    const state: AmmState = {
+    const state: AmmStateRecord = {
       poolId: row.pool_id,
       marketId,
       yesToken: row.yes_token,
@@ -84,7 +112,7 @@ export const listLiquidityRanges = (marketId: bigint, query: Paging) =>
         select: "r.*",
         from: sql`(${ranges}) r`,
         orderBy: "r.pool_id, r.tick_lower, r.tick_upper",
-        record: (raw): LiquidityRange => {
+        record: (raw): LiquidityRangeRecord => {
           const row = decodeRangeRow(raw)
           return {
             poolId: row.pool_id,

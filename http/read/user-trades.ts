@@ -12,13 +12,13 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { TradeType } from "../../../schema/enums.js"
-import type { Address, TxHash } from "../../../schema/primitives.js"
-import { PRICE_SCALE } from "../../../schema/primitives.js"
-import { MOVE_SOURCES, type MoveSource } from "../../../schema/move-sources.js"
-import { chainPosition, chainPositionColumns } from "../records.js"
-import { read } from "./db.js"
-import { bigint, int, nullable, oneOf, rowDecoder, text } from "./rows.js"
+import { TradeType } from "../../schema/enums.js"
+import type { Address, TxHash } from "../../schema/primitives.js"
+import { PRICE_SCALE } from "../../schema/primitives.js"
+import { MOVE_SOURCES, type MoveSource } from "../../schema/move-sources.js"
+import { chainPosition, chainPositionColumns } from "./records.js"
+import { read } from "../core/db.js"
+import { bigint, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
 
 export { MOVE_SOURCES, type MoveSource }
 

@@ -1,0 +1,32 @@
+/**
+ * The committed head an answer is read at, as every API of this process sees it: the indexer's
+ * freshness headers and answer cache (`http/indexer/freshness.ts`), the backend's envelope and
+ * cache, and the market status reads that need the head's time.
+ *
+ * Invariant: the value only moves when the process's one source of heads
+ * (`indexed-heads.ts`) moves it, on the pipeline's `predix_indexed` NOTIFY (sent inside the
+ * commit's transaction) or a checkpoint read; so data read after taking it holds at least that
+ * block.
+ */
+import { Context, Effect, Layer } from "effect"
+import { type IndexedHead, IndexedHeads, IndexedHeadsShared } from "./indexed-heads.js"
+
+export class Freshness extends Context.Tag("IndexerFreshness")<
+  Freshness,
+  {
+    /** The last committed head as last heard of; null before the first batch. */
+    readonly current: Effect.Effect<IndexedHead | null>
+    /** The same, read synchronously (for the Node-level cache path, `http/indexer/fast-path.ts`). */
+    readonly latest: () => IndexedHead | null
+  }
+>() {}
+
+/**
+ * Follows the committed head of `chainId` for as long as the layer lives: the process's
+ * `IndexedHeads` when one is provided, else a source of its own.
+ */
+export const FreshnessLive = (chainId: number) =>
+  Layer.effect(
+    Freshness,
+    Effect.map(IndexedHeads, (heads) => ({ current: heads.current, latest: heads.latest }))
+  ).pipe(Layer.provide(IndexedHeadsShared(chainId)))
