@@ -120,6 +120,32 @@ describe("imports", () => {
     expect(files.filter((f) => room(f) === "protocol").length).toBeGreaterThan(3)
   })
 
+  it("keep http's rooms apart: core is its floor, read (the shared read model) stands on core, and the backend and the stream never reach into the indexer API", () => {
+    const room = (file: string) => (file.startsWith(`http${Path.sep}`) ? file.split(Path.sep)[1] : undefined)
+    const MAY: Record<string, ReadonlyArray<string>> = {
+      core: ["core"],
+      read: ["core", "read"],
+      indexer: ["core", "read", "indexer"],
+      backend: ["core", "read", "backend"],
+      ws: ["core", "read", "backend", "ws"]
+    }
+    const crossing = files.flatMap((file) => {
+      const from = room(file)
+      if (from === undefined) return []
+      return edges
+        .get(file)!
+        .filter((target) => {
+          const to = room(target)
+          return to !== undefined && !(MAY[from] ?? []).includes(to)
+        })
+        .map((target) => `${file} -> ${target}`)
+    })
+    expect(crossing).toEqual([])
+    expect(Object.keys(MAY).sort(), "every room of http/ has its rule").toEqual(
+      [...new Set(files.map(room).filter((r): r is string => r !== undefined && !r.endsWith(".ts")))].sort()
+    )
+  })
+
   it("form no cycles", () => {
     expect(cyclesOf(edges)).toEqual([])
   })

@@ -38,6 +38,27 @@ export interface PriceParams {
   readonly offset: number
 }
 
+export interface PricePointRecord {
+  readonly blockNumber: number
+  readonly logIndex: number
+  readonly timestamp: number
+  readonly yesPrice: bigint
+  readonly noPrice: bigint
+  readonly source: "router" | "hook_amm"
+  readonly openInterest: bigint
+}
+
+export interface CandleRecord {
+  readonly timeframe: Timeframe
+  readonly timestamp: number
+  readonly open: bigint | null
+  readonly high: bigint | null
+  readonly low: bigint | null
+  readonly close: bigint | null
+  readonly volume: bigint
+  readonly tradeCount: number
+}
+
 export interface VolumeWindowRecord {
   readonly marketId: bigint
   readonly windowHours: number
@@ -82,7 +103,7 @@ export const listPrices = (marketId: bigint, query: PriceParams) =>
         select: "block_number, log_index, timestamp, yes_price, source, open_interest",
         from: sql`price_snapshot where ${where}`,
         orderBy: "timestamp, block_number, log_index",
-        record: (raw) => {
+        record: (raw): PricePointRecord => {
           const row = decodePriceRow(raw)
           return {
             blockNumber: row.block_number,
@@ -115,7 +136,7 @@ export const listCandles = (marketId: bigint, query: CandleParams) =>
         select: "bucket, open, high, low, close, volume, trade_count",
         from: sql`candle where ${where}`,
         orderBy: "bucket",
-        record: (raw) => {
+        record: (raw): CandleRecord => {
           const row = decodeCandleRow(raw)
           return {
             timeframe: query.timeframe as Timeframe,

@@ -1,12 +1,9 @@
-/** Indexer activity records -> the backend's (Money amounts, 0x+64 market ids). */
+/** Read-model records (`http/read`) -> the backend's (Money amounts, 0x+64 market ids). */
 import type { BackendTrade, BackendUserTrade } from "../../../schema/backend-activity.js"
 import { isBuy, outcomeSide } from "../../../schema/enums.js"
 import { marketIdToHex, money, type MoneyUnit } from "../../../schema/primitives.js"
 import type { OrderBookRecord as IndexerOrderBook } from "../../read/market-book.js"
-import type { Candle, PricePoint } from "../../indexer/market-prices.js"
-
-type PricePointT = typeof PricePoint.Type
-type CandleT = typeof Candle.Type
+import type { CandleRecord, PricePointRecord } from "../../read/market-prices.js"
 import type { TradeRecord as Trade } from "../../read/market-trades.js"
 import type { MatchRecord as Match, OrderRecord as Order } from "../../read/exchange.js"
 import type { PortfolioPositionRecord as PortfolioPosition } from "../../read/portfolio.js"
@@ -71,7 +68,7 @@ export const toBackendBook = (book: IndexerOrderBook) => {
   }
 }
 
-export const toBackendPricePoint = (point: PricePointT) => ({
+export const toBackendPricePoint = (point: PricePointRecord) => ({
   timestamp: point.timestamp,
   blockNumber: point.blockNumber,
   yesPrice: point.yesPrice,
@@ -80,7 +77,7 @@ export const toBackendPricePoint = (point: PricePointT) => ({
   openInterest: usdc(point.openInterest)
 })
 
-export const toBackendCandle = (candle: CandleT) => ({
+export const toBackendCandle = (candle: CandleRecord) => ({
   timestamp: candle.timestamp,
   open: candle.open,
   high: candle.high,
