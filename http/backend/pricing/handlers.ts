@@ -1,28 +1,16 @@
 /**
- * Handlers of the pricing group. The quote is `schema/protocol/router-math.ts` (the router's waterfall,
- * to the raw unit) over the indexed book and pool at the indexed head; a market the router
- * would refuse is MARKET_PAUSED (paused, past its end, resolved or in refund mode: the message
- * says which), never a zero quote.
+ * Handlers of the pricing group. The quote itself is pure (`quote.ts`); its handler reads what
+ * it needs (the market, the chain's time, the book and pool at the indexed head, the trader's
+ * balance when an address is given) and passes it in.
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { Effect, Option } from "effect"
 import type { Address } from "viem"
 import { MarketCandles, PricingView, Quote } from "../../../schema/backend-pricing.js"
-import { InsufficientBalance, MarketPaused, ValidationFailed } from "../../../schema/errors.js"
+import { InsufficientBalance, ValidationFailed } from "../../../schema/errors.js"
 import { TradeType } from "../../../schema/enums.js"
-import { marketIdToHex, money, parseUnits6, PRICE_SCALE, type MoneyUnit } from "../../../schema/primitives.js"
-import {
-  BUY_YES,
-  dynamicFee,
-  isBuySide,
-  PRICE_UNIT,
-  QuoteRevert,
-  quoteTrade,
-  SELL_YES,
-  yesPriceOf,
-  type PoolState,
-  type RouterQuote
-} from "../../../schema/protocol/router-math.js"
+import { marketIdToHex, money, parseUnits6 } from "../../../schema/primitives.js"
+import { dynamicFee, isBuySide, PRICE_UNIT, yesPriceOf, type PoolState } from "../../../schema/protocol/router-math.js"
 import { Freshness } from "../../core/freshness.js"
 import type { MarketRecord } from "../../read/markets.js"
 import { read } from "../../core/db.js"
@@ -34,9 +22,10 @@ import { toBackendCandle } from "../trading/convert.js"
 import { BackendApi } from "../definition.js"
 import { findMarket, fromIndexer, parseAddress } from "../lookup.js"
 import { chainNowAtHead, readChainNow, type ChainNow } from "../markets/repository.js"
-import { readQuoteState, readViewState, type QuoteState, type SideSummary } from "./repository.js"
+import { readQuoteState, readViewState, type SideSummary } from "./repository.js"
 import { marketStatus } from "../../../schema/market-status.js"
 import { item, list } from "../respond.js"
+import { outcomeOf, quote, tradableProblem } from "./quote.js"
 
 const indexedAt = Effect.map(
   Effect.flatMap(Freshness, (f) => f.current),
@@ -93,21 +82,6 @@ const chainNow = chainNowAtHead
 /** The quote reads the head's time and pauses afresh: its fee must be the head's to the raw unit, even before the head's NOTIFY arrives. */
 const chainNowExact = read(readChainNow)
 
-/** MARKET_PAUSED unless the router would take a trade on `market` now. */
-const requireTradable = (market: MarketRecord, now: ChainNow) => {
-  const status = marketStatus(market, now)
-  if (status === "active") return Effect.void
-  const why = {
-    paused: "trading is paused",
-    closed: "the market has ended and awaits resolution",
-    resolved: "the market is resolved (redeem instead)",
-    refunding: "the market is in refund mode (refund instead)"
-  }[status]
-  return Effect.fail(new MarketPaused({ message: `market ${market.id} cannot be traded: ${why}` }))
-}
-
-const amountProblem = (message: string) => new ValidationFailed({ message, details: [{ path: "amountIn", message }] })
-
 /** Held balance of the token a sell pays with (outcome tokens are indexed; USDC balances are not). */
 const heldOutcome = (marketId: bigint, address: string, outcome: "YES" | "NO") =>
   Effect.gen(function* () {
@@ -133,46 +107,6 @@ const usdcHeld = (address: string, at: { readonly number: number | null }) =>
     return yield* reader.value.usdcBalance(address as Address, at.number)
   })
 
-/**
- * The router's amounts, or why it would revert: a paused hook, or a paused exchange with an AMM
- * that cannot take the trade, is MARKET_PAUSED; the rest VALIDATION_FAILED on amountIn. A paused
- * exchange alone is no error: the router trades on the AMM, and so does the quote.
- */
-const routerQuote = (
-  market: MarketRecord,
-  state: QuoteState,
-  side: number,
-  amountIn: bigint,
-  maxFills: number,
-  now: ChainNow
-): Effect.Effect<RouterQuote, MarketPaused | ValidationFailed> =>
-  Effect.try({
-    try: () =>
-      quoteTrade(
-        {
-          pool: state.pool,
-          endTime: BigInt(market.endTime),
-          book: state.book,
-          hookPaused: state.hookPaused,
-          exchangePaused: state.exchangePaused
-        },
-        side,
-        amountIn,
-        maxFills,
-        BigInt(now.time)
-      ),
-    catch: (error) => error
-  }).pipe(
-    Effect.catchAll((error): Effect.Effect<never, MarketPaused | ValidationFailed> => {
-      if (!(error instanceof QuoteRevert)) return Effect.die(error)
-      if (error.reason === "HookPaused" || error.reason === "ExchangePaused")
-        return Effect.fail(new MarketPaused({ message: `market ${market.id}: ${error.message}` }))
-      return Effect.fail(amountProblem(`the router would revert (${error.reason}): ${error.message}`))
-    })
-  )
-
-const bpsOf = (numerator: bigint, denominator: bigint) => (denominator === 0n ? 0 : Number((numerator * 10_000n) / denominator))
-
 export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers) =>
   handlers
     .handle("view", ({ path }) =>
@@ -192,81 +126,41 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
           Effect.gen(function* () {
             const market = yield* findMarket(path.idOrSlug)
             const now = yield* chainNowExact
-            yield* requireTradable(market, now)
+            const untradable = tradableProblem(market, now)
+            if (untradable !== undefined) return yield* untradable
             const side = TradeType.toCode(payload.tradeType)
             const amountIn = parseUnits6(payload.amountIn)
-            const buy = isBuySide(side)
-            const outcome = side === BUY_YES || side === SELL_YES ? "YES" : "NO"
+            const outcome = outcomeOf(side)
             if (payload.address !== undefined) {
               const address = yield* parseAddress(payload.address)
-              if (buy) {
+              if (isBuySide(side)) {
                 const held = yield* usdcHeld(address, yield* indexedAt)
                 if (held < amountIn) {
-                  return yield* Effect.fail(
-                    new InsufficientBalance({
-                      message: `${address} holds ${money(held, 6, "USDC").decimal} USDC, less than ${payload.amountIn}`
-                    })
-                  )
+                  return yield* new InsufficientBalance({
+                    message: `${address} holds ${money(held, 6, "USDC").decimal} USDC, less than ${payload.amountIn}`
+                  })
                 }
-              }
-              if (!buy) {
+              } else {
                 const held = yield* heldOutcome(market.id, address, outcome)
                 if (held < amountIn) {
-                  return yield* Effect.fail(
-                    new InsufficientBalance({
-                      message: `${address} holds ${money(held, 6, outcome).decimal} ${outcome} of market ${market.id}, less than ${payload.amountIn}`
-                    })
-                  )
+                  return yield* new InsufficientBalance({
+                    message: `${address} holds ${money(held, 6, outcome).decimal} ${outcome} of market ${market.id}, less than ${payload.amountIn}`
+                  })
                 }
               }
             }
             const state = yield* readQuoteState(market.id)
-            const maxFills = payload.maxFills ?? 10
-            const slippageBps = payload.slippageBps ?? 50
-            const quoted = yield* routerQuote(market, state, side, amountIn, maxFills, now)
-            const inUnit: MoneyUnit = buy ? "USDC" : outcome
-            const outUnit: MoneyUnit = buy ? outcome : "USDC"
-            const used = quoted.clobSpent + quoted.ammSpent
-            // USDC per share over the whole trade.
-            const average = buy ? (used * PRICE_SCALE) / quoted.amountOut : (quoted.amountOut * PRICE_SCALE) / used
-            const spot = quoted.spotPrice !== 0n ? quoted.spotPrice : (firstFillPrice(quoted.fills) ?? 0n)
-            const impact = spot === 0n ? 0 : buy ? bpsOf(average - spot, spot) : bpsOf(spot - average, spot)
-            const route = [
-              ...quoted.fills.map((f) => ({
-                venue: "CLOB" as const,
-                match: f.kind,
-                orderId: f.orderId,
-                makerPrice: f.price,
-                shares: money(f.shares, 6, outcome)
-              })),
-              ...(quoted.ammSpent > 0n
-                ? [
-                    {
-                      venue: "AMM" as const,
-                      amountIn: money(quoted.ammSpent, 6, inUnit),
-                      amountOut: money(quoted.ammFilled, 6, outUnit),
-                      feeBps: Number(quoted.fee / 100n)
-                    }
-                  ]
-                : [])
-            ]
-            return {
-              marketId: marketIdToHex(market.id),
+            const answer = yield* quote({
+              market,
+              state,
+              now,
               tradeType: payload.tradeType,
-              amountIn: money(amountIn, 6, inUnit),
-              amountOut: money(quoted.amountOut, 6, outUnit),
-              clobFilled: money(quoted.clobFilled, 6, outUnit),
-              ammFilled: money(quoted.ammFilled, 6, outUnit),
-              refund: money(amountIn - used, 6, inUnit),
-              averagePrice: average > PRICE_UNIT ? PRICE_UNIT : average,
-              priceImpactBps: impact,
-              slippageBps,
-              minAmountOut: money((quoted.amountOut * BigInt(10_000 - slippageBps)) / 10_000n, 6, outUnit),
-              maxFills,
-              clobLimitPrice: quoted.limitPrice,
-              route,
-              indexedAt: yield* indexedAt
-            }
+              side,
+              amountIn,
+              maxFills: payload.maxFills ?? 10,
+              slippageBps: payload.slippageBps ?? 50
+            })
+            return { ...answer, indexedAt: yield* indexedAt }
           }),
         JSON.stringify(payload)
       )
@@ -314,10 +208,3 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
       )
     )
 )
-
-/** Without a pool: the first book fill's price on the taker's side is the reference. */
-const firstFillPrice = (fills: ReadonlyArray<{ readonly kind: string; readonly price: bigint }>): bigint | undefined => {
-  const first = fills[0]
-  if (first === undefined) return undefined
-  return first.kind === "COMPLEMENTARY" ? first.price : PRICE_UNIT - first.price
-}
