@@ -29,15 +29,7 @@ import {
 } from "viem"
 import { generatePrivateKey, privateKeyToAccount } from "viem/accounts"
 import { RpcRequestError } from "viem"
-import {
-  createBundlerClient,
-  createPaymasterClient,
-  entryPoint07Abi,
-  entryPoint07Address,
-  toSmartAccount,
-  type SmartAccount,
-  type UserOperation
-} from "viem/account-abstraction"
+import { createBundlerClient, createPaymasterClient, entryPoint07Address, type SmartAccount } from "viem/account-abstraction"
 import { createSmartAccountClient } from "permissionless"
 import { toSimpleSmartAccount } from "permissionless/accounts"
 import { createPimlicoClient } from "permissionless/clients/pimlico"
@@ -465,51 +457,18 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
     expect(faucet.status, JSON.stringify(faucet.body)).toBe(200)
     expect(faucet.body.data.address).toBe(session.account)
 
-    // The paymaster through the backend's REST route (the ERC-7677 URL replaces these two functions
-    // with viem's createPaymasterClient once it exists); fees from the bundler as permissionless asks them.
-    const sponsorWith = async (op: UserOperation<"0.7">) => {
-      const answer = await sponsor(op, session.cookie)
-      expect(answer.status, JSON.stringify(answer.body)).toBe(200)
-      const s = answer.body.data
-      return {
-        paymaster: s.paymaster as Address,
-        paymasterData: s.paymasterData as Hex,
-        paymasterVerificationGasLimit: BigInt(s.paymasterVerificationGasLimit),
-        paymasterPostOpGasLimit: BigInt(s.paymasterPostOpGasLimit)
-      }
-    }
+    // Stock clients only: viem's ERC-7677 paymaster client at the backend's paymaster URL, the
+    // bundler through the backend's proxy, fees from pimlico_getUserOperationGasPrice (through the
+    // proxy too), all with the session cookie.
+    const withCookie = { fetchOptions: { headers: { cookie: session.cookie } } }
     const smartAccountClient = createSmartAccountClient({
       account,
-      chain: {
-        id: 130,
-        name: "PrediX devnet",
-        nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 },
-        rpcUrls: { default: { http: [] } }
-      },
-      bundlerTransport: http(`${backend}/api/aa/bundler`, { fetchOptions: { headers: { cookie: session.cookie } } }),
-      paymaster: {
-        getPaymasterStubData: async () => ({
-          paymaster: manifest.paymaster,
-          paymasterData: encodePaymasterData({ validUntil: 2 ** 47, validAfter: 0 }, DUMMY_ECDSA),
-          paymasterVerificationGasLimit: 100_000n,
-          paymasterPostOpGasLimit: 0n
-        }),
-        getPaymasterData: (op) =>
-          sponsorWith({
-            sender: op.sender,
-            nonce: op.nonce,
-            ...(op.factory === undefined ? {} : { factory: op.factory, factoryData: op.factoryData ?? "0x" }),
-            callData: op.callData,
-            callGasLimit: op.callGasLimit ?? 0n,
-            verificationGasLimit: op.verificationGasLimit ?? 0n,
-            preVerificationGas: op.preVerificationGas ?? 0n,
-            maxFeePerGas: op.maxFeePerGas ?? 0n,
-            maxPriorityFeePerGas: op.maxPriorityFeePerGas ?? 0n,
-            signature: "0x"
-          })
-      },
+      chain: devnetChain,
+      bundlerTransport: http(`${backend}/api/aa/bundler`, withCookie),
+      paymaster: createPaymasterClient({ transport: http(`${backend}/api/aa/paymaster`, withCookie) }),
       userOperation: {
-        estimateFeesPerGas: async () => (await createPimlicoClient({ transport: http(alto) }).getUserOperationGasPrice()).fast
+        estimateFeesPerGas: async () =>
+          (await createPimlicoClient({ transport: http(`${backend}/api/aa/bundler`, withCookie) }).getUserOperationGasPrice()).fast
       }
     })
     const calls = approveAndBuyYes(session.account, 20n * USDC).map((c) => ({ to: c.target, value: c.value, data: c.data }))
@@ -614,34 +573,15 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
     const eoa = privateKeyToAccount(key)
     let session: Awaited<ReturnType<typeof ecdsaSignIn>>
 
-    /**
-     * The project's ECDSA account as a viem SmartAccount (issue 28 item 1 replaces it with a stock
-     * one on another branch): address from the backend's session, calls via execute/executeBatch.
-     */
-    const projectAccount = (address: Address): Promise<SmartAccount> =>
-      toSmartAccount({
-        client: chainWithId,
-        entryPoint: { abi: entryPoint07Abi, address: manifest.entryPoint, version: "0.7" },
-        getAddress: async () => address,
-        encodeCalls: async (calls) => encodeAccountCalls(calls.map((c) => ({ target: c.to, value: c.value ?? 0n, data: c.data ?? "0x" }))),
-        getFactoryArgs: async () =>
-          accountFactoryData(manifest.smartAccountFactory, { kind: "ecdsa", address: eoa.address.toLowerCase() as Address }),
-        getStubSignature: async () => DUMMY_ECDSA,
-        signMessage: async () => {
-          throw new Error("not used")
-        },
-        signTypedData: async () => {
-          throw new Error("not used")
-        },
-        signUserOperation: async ({ chainId: _chainId, ...op }) =>
-          eoa.signMessage({ message: { raw: userOperationHash({ ...op, sender: address } as UserOperationV07, 130, manifest.entryPoint) } })
-      })
+    /** The owner's published SimpleAccount v0.7 (what the backend derives for an ECDSA owner). */
+    const simpleAccount = (): Promise<SmartAccount> =>
+      toSimpleSmartAccount({ client: chainWithId, owner: eoa, entryPoint: { address: entryPoint07Address, version: "0.7" } })
 
     const clients = async (cookie: string) => {
       const withCookie = { fetchOptions: { headers: { cookie } } }
       const paymaster = createPaymasterClient({ transport: http(`${backend}/api/aa/paymaster`, withCookie) })
       const bundler = createBundlerClient({
-        account: await projectAccount(session.account),
+        account: await simpleAccount(),
         client: chainWithId,
         transport: http(`${backend}/api/aa/bundler`, withCookie),
         paymaster,
