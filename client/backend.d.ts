@@ -532,6 +532,23 @@ export interface paths {
         patch: operations["auth.updateSettings"];
         trace?: never;
     };
+    "/api/auth/ws-ticket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A single-use ticket for the WebSocket's user topics (/ws/realtime?ticket=), valid 30 s, for apps on an allowed CORS origin whose page cannot give the session cookie to a WebSocket */
+        post: operations["auth.wsTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/auth/logout": {
         parameters: {
             query?: never;
@@ -997,8 +1014,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** JSON-RPC proxy to the ERC-4337 bundler, one call per request (body at most 64 KiB). Methods: eth_sendUserOperation, eth_estimateUserOperationGas, eth_getUserOperationByHash, eth_getUserOperationReceipt, eth_supportedEntryPoints, eth_chainId; others are JSON-RPC error -32601. eth_sendUserOperation needs a smart-account session and its sender must be the session's account. The bundler's answers and errors come back unchanged, except a simulation that fails on a protocol revert: SLIPPAGE_EXCEEDED, INSUFFICIENT_BALANCE or MARKET_PAUSED with the raw revert in details */
+        /** JSON-RPC proxy to the ERC-4337 bundler, one call per request (body at most 64 KiB). Methods: eth_sendUserOperation, eth_estimateUserOperationGas, eth_getUserOperationByHash, eth_getUserOperationReceipt, eth_supportedEntryPoints, eth_chainId, pimlico_getUserOperationGasPrice; others are JSON-RPC error -32601. eth_sendUserOperation needs a smart-account session and its sender must be the session's account. The bundler's answers and errors come back unchanged, except a simulation that fails on a protocol revert: its JSON-RPC error carries data.code SLIPPAGE_EXCEEDED, INSUFFICIENT_BALANCE, MARKET_PAUSED or MARKET_NOT_FOUND and the raw revert. Refusals are JSON-RPC errors (HTTP 200) with data.code the backend code */
         post: operations["aa.bundler"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/aa/paymaster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** ERC-7677 paymaster web service (JSON-RPC; viem createPaymasterClient) with the session cookie: the same policy, simulation and daily budget as /api/aa/paymaster/sponsor */
+        post: operations["aa.paymaster"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1014,7 +1048,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Signs paymasterAndData for a user operation of the session's smart account whose calls are protocol actions (router trades, split, merge, redeem, order place and cancel, approvals to the protocol), with gas under the caps, within the daily budget. Another sender or a non-protocol call: FORBIDDEN; gas over caps: VALIDATION_FAILED; budget spent: RATE_LIMIT_EXCEEDED */
+        /** Signs paymasterAndData for a user operation of the session's smart account whose calls are protocol actions (router trades, split, merge, redeem, order place and cancel, approvals to the protocol), with gas under the caps, whose simulated execution does not revert, within the daily budget. Another sender or a non-protocol call: FORBIDDEN; gas over caps: VALIDATION_FAILED; a revert: its code (SLIPPAGE_EXCEEDED, INSUFFICIENT_BALANCE, MARKET_PAUSED, MARKET_NOT_FOUND; else VALIDATION_FAILED) with the raw revert in details, nothing charged; budget spent: RATE_LIMIT_EXCEEDED. The same as ERC-7677 pm_getPaymasterData at /api/aa/paymaster */
         post: operations["aa.sponsor"];
         delete?: never;
         options?: never;
@@ -2635,13 +2669,13 @@ export interface components {
              */
             expiresAt: number;
         };
-        AuthVerifyBody: {
-            address: string;
+        AuthSignInBody: {
+            address?: string;
             /** @description 0x-prefixed signature of the challenge's message: 65-byte ECDSA, or ERC-1271 / ERC-6492 bytes of a smart account */
             signature: string;
             /** @description the challenge's nonce; without it, the message's, else the address's latest challenges are tried */
             nonce?: string;
-            /** @description the message that was signed, exactly as the challenge gave it (optional): with it, a refusal names the field that differs from what this server expects (domain, URI, chain id, nonce, time window) or says the signature is by another key */
+            /** @description the challenge's message that was signed, unchanged; without `address` it names the signer. It is checked field by field against the challenge stored with its nonce (domain, address, statement, URI, version, chain id, nonce, issuedAt, expirationTime, ...): a refusal names the field that differs */
             message?: string;
         };
         /**
@@ -2741,6 +2775,23 @@ export interface components {
                 faucetDelivered?: boolean;
                 commentReply?: boolean;
             };
+        };
+        /**
+         * BackendItem of WsTicket
+         * @description backend single item: data, and meta without list fields
+         */
+        "BackendItem.WsTicket": {
+            data: components["schemas"]["WsTicket"];
+            meta: components["schemas"]["BackendMeta"];
+        };
+        WsTicket: {
+            /** @description open the stream with it: /ws/realtime?ticket=<ticket> (43 characters, base64url); once, within 30 s */
+            ticket: string;
+            /**
+             * int
+             * @description when the ticket stops opening connections (30 s after issue), unix seconds
+             */
+            expiresAt: number;
         };
         /**
          * BackendItem of LogoutResult
@@ -3401,20 +3452,19 @@ export interface components {
             /** @description the smart account this owner signs in to: factory getAddress(abi.encodePacked(owner), 0) */
             smartAccount: string;
         };
+        AuthVerifyBody: {
+            address: string;
+            /** @description 0x-prefixed signature of the challenge's message: 65-byte ECDSA, or ERC-1271 / ERC-6492 bytes of a smart account */
+            signature: string;
+            /** @description the challenge's nonce; without it, the message's, else the address's latest challenges are tried */
+            nonce?: string;
+            /** @description the message that was signed, exactly as the challenge gave it (optional): with it, a refusal names the field that differs from what this server expects (domain, URI, chain id, nonce, time window) or says the signature is by another key */
+            message?: string;
+        };
         JsonRpcRequest: Record<string, never>;
         JsonRpcAnswer: Record<string, never>;
-        /**
-         * SLIPPAGE_EXCEEDED
-         * @description SLIPPAGE_EXCEEDED (HTTP 400): on-chain revert caused by slippage
-         */
-        SLIPPAGE_EXCEEDED: {
-            /** @enum {string} */
-            error: "SLIPPAGE_EXCEEDED";
-            message: string;
-            /** @enum {string} */
-            code: "SLIPPAGE_EXCEEDED";
-            details?: components["schemas"]["ErrorDetail"][];
-        };
+        PaymasterRpcRequest: Record<string, never>;
+        PaymasterRpcAnswer: Record<string, never>;
         SponsorBody: {
             userOperation: components["schemas"]["UserOperationRpc"];
             /** @description must be the configured EntryPoint v0.7 when given */
@@ -3491,6 +3541,18 @@ export interface components {
                  */
                 operations: number;
             };
+        };
+        /**
+         * SLIPPAGE_EXCEEDED
+         * @description SLIPPAGE_EXCEEDED (HTTP 400): on-chain revert caused by slippage
+         */
+        SLIPPAGE_EXCEEDED: {
+            /** @enum {string} */
+            error: "SLIPPAGE_EXCEEDED";
+            message: string;
+            /** @enum {string} */
+            code: "SLIPPAGE_EXCEEDED";
+            details?: components["schemas"]["ErrorDetail"][];
         };
     };
     responses: never;
@@ -5865,7 +5927,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["AuthVerifyBody"];
+                "application/json": components["schemas"]["AuthSignInBody"];
             };
         };
         responses: {
@@ -6146,6 +6208,94 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BackendItem.UserSettings"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VALIDATION_FAILED"];
+                };
+            };
+            /** @description AUTH_REQUIRED (HTTP 401): endpoint requires a session */
+            401: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AUTH_REQUIRED"] | components["schemas"]["AUTH_INVALID"];
+                };
+            };
+            /** @description FORBIDDEN (HTTP 403): insufficient role */
+            403: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FORBIDDEN"];
+                };
+            };
+            /** @description NOT_FOUND (HTTP 404): no such route, event, order, transaction, comment or notification */
+            404: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NOT_FOUND"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (HTTP 429): rate limit exceeded */
+            429: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RATE_LIMIT_EXCEEDED"];
+                };
+            };
+            /** @description INDEXER_UNAVAILABLE (HTTP 503): indexer circuit breaker tripped */
+            503: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["INDEXER_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    "auth.wsTicket": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description backend single item: data, and meta without list fields */
+            200: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BackendItem.WsTicket"];
                 };
             };
             /** @description The request did not match the expected schema */
@@ -8336,7 +8486,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description the bundler's JSON-RPC 2.0 answer as it sent it ({jsonrpc, id, result} or {jsonrpc, id, error}), or the proxy's own JSON-RPC error: -32600 not a single JSON-RPC 2.0 call (batches are refused), -32601 method not allowed, -32602 params not an array */
+            /** @description always HTTP 200: the bundler's JSON-RPC 2.0 answer as it sent it ({jsonrpc, id, result} or {jsonrpc, id, error}), or the proxy's own JSON-RPC error: -32600 not a single JSON-RPC 2.0 call (batches are refused), -32601 method not allowed, -32602 params not an array, 4100 AUTH_REQUIRED / AUTH_INVALID (sends need a session), -32003 FORBIDDEN (another sender), the bundler's code (-32521) with data {code: SLIPPAGE_EXCEEDED | INSUFFICIENT_BALANCE | MARKET_PAUSED | MARKET_NOT_FOUND, revert, error, bundler, details} for a known protocol revert */
             200: {
                 headers: {
                     /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
@@ -8355,18 +8505,88 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VALIDATION_FAILED"] | components["schemas"]["SLIPPAGE_EXCEEDED"] | components["schemas"]["INSUFFICIENT_BALANCE"] | components["schemas"]["MARKET_PAUSED"];
+                    "application/json": components["schemas"]["VALIDATION_FAILED"];
                 };
             };
-            /** @description AUTH_REQUIRED (HTTP 401): endpoint requires a session */
-            401: {
+            /** @description FORBIDDEN (HTTP 403): insufficient role */
+            403: {
                 headers: {
                     /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
                     "X-Request-Id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["AUTH_REQUIRED"] | components["schemas"]["AUTH_INVALID"];
+                    "application/json": components["schemas"]["FORBIDDEN"];
+                };
+            };
+            /** @description NOT_FOUND (HTTP 404): no such route, event, order, transaction, comment or notification */
+            404: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NOT_FOUND"];
+                };
+            };
+            /** @description RATE_LIMIT_EXCEEDED (HTTP 429): rate limit exceeded */
+            429: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RATE_LIMIT_EXCEEDED"];
+                };
+            };
+            /** @description INDEXER_UNAVAILABLE (HTTP 503): indexer circuit breaker tripped */
+            503: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["INDEXER_UNAVAILABLE"];
+                };
+            };
+        };
+    };
+    "aa.paymaster": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymasterRpcRequest"];
+            };
+        };
+        responses: {
+            /** @description JSON-RPC 2.0, always HTTP 200. pm_getPaymasterStubData: {paymaster, paymasterData (unsigned stub: use only for estimation), paymasterVerificationGasLimit, paymasterPostOpGasLimit, isFinal: false, sponsor: {name}}; nothing charged. pm_getPaymasterData: {paymaster, paymasterData, paymasterVerificationGasLimit, paymasterPostOpGasLimit} (use exactly these: they are signed); charges the daily budget once. Refusals: error {code, message, data: {code (the backend code), details}}: 4100 AUTH_REQUIRED / AUTH_INVALID, -32003 FORBIDDEN (another sender, a non-protocol call), -32602 VALIDATION_FAILED (gas over the caps, bad params, another EntryPoint or chain, a revert without a code), -32005 RATE_LIMIT_EXCEEDED (budget spent), -32521 SLIPPAGE_EXCEEDED / INSUFFICIENT_BALANCE / MARKET_PAUSED / MARKET_NOT_FOUND (the simulated execution reverts; the raw revert in details), -32002 INDEXER_UNAVAILABLE, -32601 another method */
+            200: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PaymasterRpcAnswer"];
+                };
+            };
+            /** @description The request did not match the expected schema */
+            400: {
+                headers: {
+                    /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
+                    "X-Request-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VALIDATION_FAILED"];
                 };
             };
             /** @description FORBIDDEN (HTTP 403): insufficient role */
@@ -8447,7 +8667,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["VALIDATION_FAILED"];
+                    "application/json": components["schemas"]["VALIDATION_FAILED"] | components["schemas"]["SLIPPAGE_EXCEEDED"] | components["schemas"]["INSUFFICIENT_BALANCE"] | components["schemas"]["MARKET_PAUSED"];
                 };
             };
             /** @description AUTH_REQUIRED (HTTP 401): endpoint requires a session */
@@ -8480,7 +8700,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["NOT_FOUND"];
+                    "application/json": components["schemas"]["NOT_FOUND"] | components["schemas"]["MARKET_NOT_FOUND"];
                 };
             };
             /** @description RATE_LIMIT_EXCEEDED (HTTP 429): rate limit exceeded */
