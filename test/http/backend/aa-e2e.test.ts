@@ -656,11 +656,9 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
       const own = (calls: ReadonlyArray<AccountCall>) => ({
         sender: fresh.account,
         nonce,
-        ...accountFactoryData(manifest.smartAccountFactory, {
-          kind: "ecdsa",
-          address: privateKeyToAccount(freshKey).address.toLowerCase() as Address
-        }),
-        callData: encodeAccountCalls(calls),
+        // The owner's SimpleAccount v0.7, as the backend derives it for an ECDSA owner.
+        ...simpleAccountFactoryData(manifest.simpleAccountFactory, privateKeyToAccount(freshKey).address.toLowerCase() as Address),
+        callData: encodeSimpleAccountBatch(calls),
         callGasLimit: 600_000n,
         verificationGasLimit: 400_000n,
         preVerificationGas: 100_000n,
