@@ -14,7 +14,7 @@ import { runCliOnTerminal } from "../support/pty.js"
 import { scratchDatabaseUrl, tempDir } from "../support/postgres.js"
 
 describe("predix start on a terminal", () => {
-  it("shows the URLs and chain id, redraws the backfill bar with events/s in place, hides RPC_URL's path, shows no keys; Ctrl+C stops it", () =>
+  it("shows the URLs and chain id, draws the backfill bar in place and its summary with events/s, hides RPC_URL's path, shows no keys; Ctrl+C stops it", () =>
     Effect.gen(function* () {
       const { server, deploymentFile } = yield* servedSyntheticChain({ seed: 7, events: 60_000, users: 60, reorgEvery: 500 })
       const dataDir = yield* tempDir("predix-screen")
@@ -42,10 +42,13 @@ describe("predix start on a terminal", () => {
       yield* Effect.promise(() => app.waitFor(/backfill done: blocks/, 180_000))
       yield* Effect.promise(() => app.waitFor(/Following the tip {2}block \d+/, 120_000))
       const raw = app.raw()
-      // The bar, drawn in place (erase the line, draw it; no newline) with blocks, events/s and an ETA; a
-      // batch commits at least once a second, so a backfill of seconds draws it before it is done.
+      // The bar, drawn in place (erase the line, draw it; no newline) with blocks, events/s and an ETA,
+      // once per commit before the last: how many times depends on the machine's speed (a quiet
+      // machine indexes this chain in one commit, then only the summary shows), so the test checks
+      // the form of every bar drawn and the summary; the bar's drawing from each record is
+      // start-screen.unit.test.ts's.
+      expect(app.output()).toMatch(/backfill done: blocks \d+-\d+ \([\d,]+\), [\d,]+ events in [^,]+, [\d,]+ events\/s/)
       const bars = [...raw.matchAll(/\r\x1b\[2K(\x1b\[1mBackfill[^\r\n]*)/g)].map((m) => m[1]!.replace(/\x1b\[[0-9;]*m/g, ""))
-      expect(bars.length).toBeGreaterThanOrEqual(1)
       for (const bar of bars) expect(bar).toMatch(/^Backfill [█░]{24} [\d,]+\/[\d,]+ blocks {2}\d+% {2}[\d,]+ events\/s {2}ETA \d/)
       console.log(`backfill bar drawn ${new Set(bars).size} times: ${bars.at(-1)}`)
       // Readable lines, no logfmt; no per-block notification lines at INFO.
