@@ -33,6 +33,7 @@ import { createBundlerClient, createPaymasterClient, entryPoint07Address, type S
 import { createSmartAccountClient } from "permissionless"
 import { toSimpleSmartAccount } from "permissionless/accounts"
 import { createPimlicoClient } from "permissionless/clients/pimlico"
+import { toPasskeySmartAccount } from "../../../client/passkey-account.js"
 import {
   accountFactoryData,
   base64Url,
@@ -615,6 +616,41 @@ describe("account abstraction end to end (predix start: devnet, alto, indexer, b
       expect(receipt.paymaster?.toLowerCase()).toBe(manifest.paymaster.toLowerCase())
       expect(
         await chain.readContract({ address: yesToken, abi: erc20Abi, functionName: "balanceOf", args: [session.account] })
+      ).toBeGreaterThan(0n)
+    }, 240_000)
+
+    it("a passkey account through the client package's adapter (client/passkey-account.ts) trades with viem's stock bundler and paymaster clients", async () => {
+      const passkey = softwarePasskey({ origin: ORIGIN })
+      const passkeyUser = await passkeySignIn(passkey)
+      expect((await call("POST", "/api/faucet", {}, passkeyUser.cookie)).status).toBe(200)
+      const account = await toPasskeySmartAccount({
+        client: chainWithId,
+        factory: manifest.smartAccountFactory,
+        entryPoint: manifest.entryPoint,
+        publicKey: { x: passkey.x, y: passkey.y },
+        sign: async (challenge) => passkey.assert(challenge).encoded,
+        stubSignature: softwarePasskey().assert(`0x${"00".repeat(32)}`).encoded
+      })
+      expect(account.address.toLowerCase(), "the adapter's address is the one the backend names").toBe(passkeyUser.account)
+      const withCookie = { fetchOptions: { headers: { cookie: passkeyUser.cookie } } }
+      const bundler = createBundlerClient({
+        account,
+        client: chainWithId,
+        transport: http(`${backend}/api/aa/bundler`, withCookie),
+        paymaster: createPaymasterClient({ transport: http(`${backend}/api/aa/paymaster`, withCookie) }),
+        userOperation: {
+          estimateFeesPerGas: async () =>
+            (await createPimlicoClient({ transport: http(`${backend}/api/aa/bundler`, withCookie) }).getUserOperationGasPrice()).fast
+        }
+      })
+      const hash = await bundler.sendUserOperation({
+        calls: approveAndBuyYes(passkeyUser.account, 15n * USDC).map((c) => ({ to: c.target, value: c.value, data: c.data }))
+      })
+      const receipt = await bundler.waitForUserOperationReceipt({ hash, timeout: 120_000, pollingInterval: 500 })
+      expect(receipt.success).toBe(true)
+      expect(receipt.paymaster?.toLowerCase()).toBe(manifest.paymaster.toLowerCase())
+      expect(
+        await chain.readContract({ address: yesToken, abi: erc20Abi, functionName: "balanceOf", args: [passkeyUser.account] })
       ).toBeGreaterThan(0n)
     }, 240_000)
 
