@@ -39,7 +39,7 @@ export const tradableProblem = (market: MarketRecord, now: ChainNow): MarketPaus
   return new MarketPaused({ message: `market ${market.id} cannot be traded: ${why}` })
 }
 
-export const amountProblem = (message: string) => new ValidationFailed({ message, details: [{ path: "amountIn", message }] })
+const amountProblem = (message: string) => new ValidationFailed({ message, details: [{ path: "amountIn", message }] })
 
 /** The outcome a trade side buys or sells. */
 export const outcomeOf = (side: number): "YES" | "NO" => (side === BUY_YES || side === SELL_YES ? "YES" : "NO")
