@@ -103,6 +103,28 @@ export const item = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null) 
     answer(tier, compute, (value) => ({ data: encode(value) }), keyExtra)
 }
 
+/**
+ * An answer from the backend's own tables (sessions, comments, notifications, claims, accounts):
+ * never cached (each is a user's own or a write), and not behind the indexer's breaker (an indexer
+ * outage must not stop sign-in or a comment). Same envelope and encoding as `item`.
+ */
+export const own = <A, I>(schema: Schema.Schema<A, I>) => {
+  const encode = encoder(schema)
+  return <E, R>(compute: (info: RequestInfo) => Effect.Effect<A, E, R>) =>
+    Effect.flatMap(requestInfo, (info) => Effect.map(compute(info), (value) => render({ data: encode(value) }, info, {})))
+}
+
+/** A page of the backend's own rows (`own`'s rules, `list`'s envelope). */
+export const ownList = <A, I>(schema: Schema.Schema<A, I>) => {
+  const encode = encoder(Schema.Array(schema))
+  return <E, R>(compute: (info: RequestInfo) => Effect.Effect<Page<A>, E, R>) =>
+    Effect.flatMap(requestInfo, (info) =>
+      Effect.map(compute(info), (page) =>
+        render({ data: encode(page.rows), pagination: { limit: page.limit, offset: page.offset, total: page.total } }, info, {})
+      )
+    )
+}
+
 /** A page of `schema` items. */
 export const list = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null) => {
   const encode = encoder(Schema.Array(schema))
