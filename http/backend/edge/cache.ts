@@ -11,7 +11,7 @@
  * Invariants (the cache's own, single flight included, are in `head-cache.ts`):
  * - a hot entry is served only while the indexed head (block AND hash) it was computed under is
  *   the current head, and within 2 s. The head moves on the indexer's `predix_indexed` NOTIFY
- *   (`http/indexer/freshness.ts`), sent in the same transaction as the commit;
+ *   (`http/core/freshness.ts`), sent in the same transaction as the commit;
  * - a warm entry is served for up to 60 s whatever blocks are indexed meanwhile (the spec's
  *   "warm": profiles, stats and leaderboards may be a minute old), except across a reorg: a new
  *   head that does not move forward (the same or a lower number) drops warm entries too;
