@@ -29,7 +29,7 @@ import { SessionsLive, type AuthOptions } from "./auth/sessions.js"
 import { TradingLive } from "./trading/handlers.js"
 import { ChainReaderLive } from "./pricing/chain-reader.js"
 import { FaucetLive, FaucetServiceLive, type FaucetOptions } from "./faucet/handlers.js"
-import { systemHandlers } from "./system/api.js"
+import { systemHandlers } from "./system/handlers.js"
 import { CommentSettingsLive, CommentsLive, type CommentOptions } from "./community/comments-handlers.js"
 import { NotificationsLive } from "./community/notifications-handlers.js"
 

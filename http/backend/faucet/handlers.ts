@@ -28,11 +28,12 @@ import { IndexerUnavailable, InsufficientBalance, RateLimitExceeded } from "../.
 import { formatUnits } from "../../../schema/primitives.js"
 import { CurrentUser } from "../auth/api.js"
 import { BackendApi } from "../definition.js"
-import { NEVER_AGAIN } from "./api.js"
+import { FaucetClaim, FaucetStatus, NEVER_AGAIN } from "./api.js"
 import { makeSigner, type GapOutcome, type Signed, type Signer, type SignerError } from "./signer.js"
-import { reconcileClaims, type ClaimRow } from "./reconcile.js"
+import { reconcileClaims } from "./reconcile.js"
+import { claimOf, claimStatusOf, confirmClaim, recordSigned, releaseClaim, reopenConfirmedClaims, takeClaim } from "./repository.js"
 import { parseAddress } from "../lookup.js"
-import { meta } from "../system/api.js"
+import { own } from "../respond.js"
 
 /** Claims take one permit each, reconciliation all of them: claims run together, never beside a reconciliation. */
 const GATE_PERMITS = 1_000_000
@@ -70,7 +71,6 @@ const ABI = parseAbi([
 
 const unavailable = (message: string) => new IndexerUnavailable({ message })
 const databaseDown = () => unavailable("the database is unavailable")
-const seconds = (date: Date | string) => Math.floor(new Date(date).getTime() / 1000)
 const money = (raw: bigint, decimals: number, unit: "USDC" | "ETH") => ({
   decimal: formatUnits(raw, decimals),
   raw: raw.toString(),
@@ -131,15 +131,8 @@ export const makeFaucet = (options: FaucetOptions) =>
       )
 
     /** The claim goes back (the address may claim again), and a delivery notification sent for it on a chain that lost it with it. */
-    const release = (address: string) =>
-      sql`DELETE FROM faucet_claim WHERE address = ${address}`.pipe(
-        Effect.zipRight(sql`DELETE FROM notification WHERE type = 'faucetDelivered' AND source = ${"faucet:" + address}`)
-      )
-    const confirm = (address: string) => sql`UPDATE faucet_claim SET status = 'confirmed', confirmed_at = now() WHERE address = ${address}`
-
-    const claimOf = (address: string) =>
-      sql<ClaimRow>`SELECT address, owner, nonce::text AS nonce, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
-        FROM faucet_claim WHERE address = ${address}`.pipe(Effect.map((rows) => rows[0]))
+    const release = (address: string) => Effect.provideService(releaseClaim(address), SqlClient.SqlClient, sql)
+    const confirm = (address: string) => Effect.provideService(confirmClaim(address), SqlClient.SqlClient, sql)
 
     /** Waits for `hash`; a success confirms the claim, a revert releases it. */
     const settle = (address: string, hash: Hex) =>
@@ -183,16 +176,14 @@ export const makeFaucet = (options: FaucetOptions) =>
         const address =
           (smartAccount?.toLowerCase() as Address | undefined) ??
           (yield* accountOf(owner).pipe(Effect.mapError((e) => chainDown(e.message))))
-        const taken = yield* sql`INSERT INTO faucet_claim (address, owner, usdc_raw, eth_raw, status)
-          VALUES (${address}, ${owner}, ${FAUCET_USDC.toString()}, ${options.ethWei.toString()}, 'claimed')
-          ON CONFLICT (address) DO NOTHING RETURNING address`.pipe(Effect.mapError(databaseDown))
-        if (taken.length === 0) {
+        const taken = yield* takeClaim({ address, owner, usdcRaw: FAUCET_USDC, ethRaw: options.ethWei }).pipe(Effect.mapError(databaseDown))
+        if (!taken) {
           const held = yield* claimOf(address).pipe(Effect.mapError(databaseDown))
           return yield* new RateLimitExceeded({
             message: `the faucet pays each address once; ${address} has claimed`,
             details: [
-              { path: "claimedAt", message: String(held === undefined ? 0 : seconds(held.claimedAt)) },
-              { path: "txHash", message: held?.txHash ?? "(being sent)" }
+              { path: "claimedAt", message: String(held?.claimed_at ?? 0) },
+              { path: "txHash", message: held?.tx_hash ?? "(being sent)" }
             ]
           })
         }
@@ -200,10 +191,7 @@ export const makeFaucet = (options: FaucetOptions) =>
         yield* requireUsdc.pipe(Effect.tapError(() => release(address).pipe(Effect.ignore)))
         const data = encodeFunctionData({ abi: ABI, functionName: "dispense", args: [options.testUsdc, address, FAUCET_USDC] })
         const signed = yield* signer
-          .sign({ to: options.dispenser, data, value: options.ethWei }, (signed) =>
-            sql`UPDATE faucet_claim SET signer = ${signer.address}, nonce = ${signed.nonce}, raw_tx = ${signed.rawTx}, tx_hash = ${signed.hash}, status = 'signed'
-              WHERE address = ${address}`.pipe(Effect.asVoid)
-          )
+          .sign({ to: options.dispenser, data, value: options.ethWei }, (signed) => recordSigned(address, signer.address, signed))
           .pipe(
             // Nothing was broadcast: the claim goes back.
             Effect.tapError(() => release(address).pipe(Effect.ignore)),
@@ -246,7 +234,7 @@ export const makeFaucet = (options: FaucetOptions) =>
 
     /** After the chain was rewound: every confirmed claim is verified again on the chain as it is now, then reconciled. */
     const reverify = gate.withPermits(GATE_PERMITS)(
-      sql`UPDATE faucet_claim SET status = 'signed', confirmed_at = NULL WHERE status = 'confirmed'`.pipe(Effect.zipRight(reconcile))
+      reopenConfirmedClaims.pipe(Effect.provideService(SqlClient.SqlClient, sql), Effect.zipRight(reconcile))
     )
 
     return {
@@ -297,41 +285,38 @@ export const FaucetServiceLive = (options: FaucetOptions | undefined) =>
         })
   )
 
+const claimAnswer = own(FaucetClaim)
+const statusAnswer = own(FaucetStatus)
+
 export const FaucetLive = HttpApiBuilder.group(BackendApi, "faucet", (handlers) =>
   Effect.gen(function* () {
     const faucet = yield* Faucet
-    const sql = yield* SqlClient.SqlClient
     return handlers
       .handle("claim", () =>
-        Effect.gen(function* () {
-          if (Option.isNone(faucet)) return yield* unavailable(NOT_CONFIGURED)
-          const user = yield* CurrentUser
-          return {
-            data: yield* faucet.value.claim(user.address as Address, (user.smartAccount ?? undefined) as Address | undefined),
-            meta: yield* meta
-          }
-        })
+        claimAnswer(() =>
+          Effect.gen(function* () {
+            if (Option.isNone(faucet)) return yield* unavailable(NOT_CONFIGURED)
+            const user = yield* CurrentUser
+            return yield* faucet.value.claim(user.address as Address, (user.smartAccount ?? undefined) as Address | undefined)
+          })
+        )
       )
       .handle("status", ({ urlParams }) =>
-        Effect.gen(function* () {
-          const address = yield* parseAddress(urlParams.address)
-          const rows = yield* sql<{ address: string; txHash: string | null; status: string; claimedAt: Date }>`
-            SELECT address, tx_hash AS "txHash", status, claimed_at AS "claimedAt" FROM faucet_claim
-            WHERE address = ${address} OR owner = ${address} ORDER BY address = ${address} DESC LIMIT 1`.pipe(Effect.mapError(databaseDown))
-          const row = rows[0]
-          return {
-            data: {
+        statusAnswer(() =>
+          Effect.gen(function* () {
+            const address = yield* parseAddress(urlParams.address)
+            const row = yield* claimStatusOf(address).pipe(Effect.mapError(databaseDown))
+            return {
               address,
               claimed: row !== undefined,
               claimedAddress: row?.address ?? null,
-              claimedAt: row === undefined ? null : seconds(row.claimedAt),
-              txHash: row?.txHash ?? null,
+              claimedAt: row?.claimed_at ?? null,
+              txHash: row?.tx_hash ?? null,
               confirmed: row?.status === "confirmed",
               nextClaimAt: row === undefined ? 0 : NEVER_AGAIN
-            },
-            meta: yield* meta
-          }
-        })
+            }
+          })
+        )
       )
   })
 )
