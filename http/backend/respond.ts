@@ -1,7 +1,10 @@
 /**
  * How every backend handler answers: `{ data, meta: { timestamp, version, reqId } }` (lists add
- * `meta.pagination { limit, offset, total }`), with `X-Cache` / `X-Cache-Tier`, through the
- * indexer breaker and the tiered cache (`cache.ts`, one computation per key and head at a time).
+ * `meta.pagination { limit, offset, total }`). Reads of the index (`item`, `list`) go through the
+ * indexer breaker and the tiered cache (`cache.ts`, one computation per key and head at a time),
+ * with `X-Cache` / `X-Cache-Tier`; answers from the backend's own tables and the system endpoints
+ * (`own`, `ownList`) do not. The envelope's shape and version are `schema/envelopes.ts`'s; its
+ * meta is made here and nowhere else (`metaOf`).
  *
  * Handlers encode their own answers through the endpoint's data schema, so an encoding bug is a
  * defect (500, logged) rather than HttpApi's misleading 400, and a cache hit is served from the
