@@ -1,5 +1,5 @@
 /**
- * The faucet's reconciliation of its open claims with the chain as it is now (`faucet/handlers.ts`
+ * The faucet's reconciliation of its open claims with the chain as it is now (`faucet/service.ts`
  * runs it at start and after the chain was rewound, with claims held back meanwhile).
  *
  * Invariant: a claim only ever has its one recorded transaction: this re-broadcasts recorded
@@ -12,7 +12,7 @@ import type { Hex } from "viem"
 import { nextNonceOf, openClaims, type ClaimRow } from "./repository.js"
 import type { GapOutcome, ReceiptStatus, Signed, Signer, SignerError } from "./signer.js"
 
-/** The faucet's own steps on one claim (`faucet/handlers.ts`). */
+/** The faucet's own steps on one claim (`faucet/service.ts`). */
 export interface ReconcileDeps {
   readonly signer: Signer
   /** Deletes the claim: the address may claim again. */
