@@ -1,72 +1,17 @@
-/** Handlers of the account-abstraction group (`aa.ts`) and the service behind them. */
+/** Handlers of the account-abstraction group (`api.ts`) over the service of this process (`service.ts`). */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { IndexerUnavailable, ValidationFailed } from "../../../schema/errors.js"
-import { accountResolver, type AccountOf } from "./accounts.js"
-import { webauthnOf, type AaOptions } from "./config.js"
-import { authenticate, databaseDown, sessionAnswer, sessionInfo, setCookie } from "../auth/handlers.js"
 import { CurrentUser } from "../auth/api.js"
-import { makeBundlerProxy } from "./bundler-proxy.js"
+import { authenticate, databaseDown, sessionAnswer, sessionInfo, setCookie } from "../auth/handlers.js"
+import { AuthSettings, SESSION_COOKIE, SESSION_TTL_MS, Sessions } from "../auth/sessions.js"
 import { BackendApi } from "../definition.js"
 import { parseAddress } from "../lookup.js"
-import { makePasskeys, type PasskeysService } from "./passkeys.js"
-import { AuthSettings, SESSION_COOKIE, SESSION_TTL_MS, Sessions } from "../auth/sessions.js"
-import { makeSponsor, type SponsorService } from "./sponsor.js"
-import { toUserOperation } from "./sponsor-policy.js"
-import { makePaymasterRpc } from "./paymaster-rpc.js"
-import { makeAaChain } from "./simulation.js"
 import { own } from "../respond.js"
 import { EcdsaChallenge, PasskeyChallenge, PasskeyRegistered, SponsorResult } from "./api.js"
-
-interface AaService {
-  readonly options: AaOptions
-  readonly accountOf: AccountOf
-  readonly passkeys: PasskeysService
-  readonly sponsor: SponsorService
-  readonly proxy: ReturnType<typeof makeBundlerProxy>
-  readonly paymasterRpc: ReturnType<typeof makePaymasterRpc>
-}
-
-/** The account-abstraction service of this process: none when not configured (then /api/aa answers 503). */
-export class Aa extends Context.Tag("predix/Aa")<Aa, Option.Option<AaService>>() {}
-
-export const AaServiceLive = (options: AaOptions | undefined) =>
-  Layer.effect(
-    Aa,
-    options === undefined
-      ? Effect.succeed(Option.none())
-      : Effect.gen(function* () {
-          const sessions = yield* Sessions
-          const settings = yield* AuthSettings
-          const accountOf = accountResolver(options.rpcUrl, {
-            ecdsa: options.ecdsaAccountFactory,
-            passkey: options.accountFactory
-          })
-          const webauthn = webauthnOf(settings.options.publicUrl, options.webauthn)
-          const passkeys = yield* makePasskeys({ webauthn, accountOf, sessions })
-          const chain = makeAaChain({ rpcUrl: options.rpcUrl, entryPoint: options.entryPoint, diamond: options.protocol.diamond })
-          const sponsor = yield* makeSponsor(options, chain)
-          yield* Effect.logInfo("account abstraction: ready").pipe(
-            Effect.annotateLogs({
-              entry_point: options.entryPoint,
-              factory: options.accountFactory,
-              ecdsa_factory: options.ecdsaAccountFactory,
-              paymaster: options.paymaster,
-              paymaster_signer: sponsor.signerAddress,
-              rp_id: webauthn.rpId
-            })
-          )
-          return Option.some({
-            options,
-            accountOf,
-            passkeys,
-            sponsor,
-            proxy: makeBundlerProxy(options.bundlerUrl, chain.marketExists),
-            paymasterRpc: makePaymasterRpc(options, sponsor)
-          })
-        })
-  )
+import { Aa } from "./service.js"
+import { toUserOperation } from "./sponsor-policy.js"
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
 
