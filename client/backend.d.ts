@@ -1060,6 +1060,14 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * BackendItem of SystemHealth
+         * @description backend single item: data, and meta without list fields
+         */
+        "BackendItem.SystemHealth": {
+            data: components["schemas"]["SystemHealth"];
+            meta: components["schemas"]["BackendMeta"];
+        };
         SystemHealth: {
             /** @enum {string} */
             status: "ok" | "degraded";
@@ -1079,6 +1087,22 @@ export interface components {
          * @description an integer
          */
         Int: number;
+        /**
+         * Backend meta
+         * @description timestamp, version and optional request id
+         */
+        BackendMeta: {
+            timestamp: components["schemas"]["Timestamp"];
+            /** @description API version, "v2" */
+            version: string;
+            /** @description request id (also in the X-Request-Id header) */
+            reqId?: string;
+        };
+        /**
+         * Timestamp
+         * @description unix time in seconds (integer)
+         */
+        Timestamp: number;
         /**
          * VALIDATION_FAILED
          * @description VALIDATION_FAILED (HTTP 400): request body failed validation
@@ -1148,8 +1172,24 @@ export interface components {
             code: "NOT_FOUND";
             message: string;
         };
+        /**
+         * BackendItem of Readiness
+         * @description backend single item: data, and meta without list fields
+         */
+        "BackendItem.Readiness": {
+            data: components["schemas"]["Readiness"];
+            meta: components["schemas"]["BackendMeta"];
+        };
         Readiness: {
             ready: boolean;
+        };
+        /**
+         * BackendItem of Version
+         * @description backend single item: data, and meta without list fields
+         */
+        "BackendItem.Version": {
+            data: components["schemas"]["Version"];
+            meta: components["schemas"]["BackendMeta"];
         };
         Version: {
             version: string;
@@ -1238,11 +1278,6 @@ export interface components {
          * @enum {string}
          */
         BackendMarketStatus: "active" | "paused" | "closed" | "resolved" | "refunding";
-        /**
-         * Timestamp
-         * @description unix time in seconds (integer)
-         */
-        Timestamp: number;
         /**
          * Block number
          * @description block number (non-negative integer)
@@ -1633,17 +1668,6 @@ export interface components {
          * @example 1500000
          */
         Uint256: string;
-        /**
-         * Backend meta
-         * @description timestamp, version and optional request id
-         */
-        BackendMeta: {
-            timestamp: components["schemas"]["Timestamp"];
-            /** @description API version, "v2" */
-            version: string;
-            /** @description request id (also in the X-Request-Id header) */
-            reqId?: string;
-        };
         /**
          * INVALID_MARKET_ID
          * @description INVALID_MARKET_ID (HTTP 400): market id malformed
@@ -3572,7 +3596,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description backend single item: data, and meta without list fields */
             200: {
                 headers: {
                     /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
@@ -3580,14 +3604,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["SystemHealth"];
-                        meta: {
-                            timestamp: components["schemas"]["Int"];
-                            version: string;
-                            reqId?: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["BackendItem.SystemHealth"];
                 };
             };
             /** @description The request did not match the expected schema */
@@ -3642,14 +3659,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["INDEXER_UNAVAILABLE"] | {
-                        data: components["schemas"]["SystemHealth"];
-                        meta: {
-                            timestamp: components["schemas"]["Int"];
-                            version: string;
-                            reqId?: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["INDEXER_UNAVAILABLE"] | components["schemas"]["BackendItem.SystemHealth"];
                 };
             };
         };
@@ -3663,7 +3673,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description backend single item: data, and meta without list fields */
             200: {
                 headers: {
                     /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
@@ -3671,14 +3681,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Readiness"];
-                        meta: {
-                            timestamp: components["schemas"]["Int"];
-                            version: string;
-                            reqId?: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["BackendItem.Readiness"];
                 };
             };
             /** @description The request did not match the expected schema */
@@ -3733,14 +3736,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["INDEXER_UNAVAILABLE"] | {
-                        data: components["schemas"]["Readiness"];
-                        meta: {
-                            timestamp: components["schemas"]["Int"];
-                            version: string;
-                            reqId?: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["INDEXER_UNAVAILABLE"] | components["schemas"]["BackendItem.Readiness"];
                 };
             };
         };
@@ -3754,7 +3750,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Success */
+            /** @description backend single item: data, and meta without list fields */
             200: {
                 headers: {
                     /** @description the request's id (the one sent, if sane, else a new UUID); equals meta.reqId */
@@ -3762,14 +3758,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        data: components["schemas"]["Version"];
-                        meta: {
-                            timestamp: components["schemas"]["Int"];
-                            version: string;
-                            reqId?: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["BackendItem.Version"];
                 };
             };
             /** @description The request did not match the expected schema */

@@ -1,7 +1,10 @@
 /**
  * How every backend handler answers: `{ data, meta: { timestamp, version, reqId } }` (lists add
- * `meta.pagination { limit, offset, total }`), with `X-Cache` / `X-Cache-Tier`, through the
- * indexer breaker and the tiered cache (`cache.ts`, one computation per key and head at a time).
+ * `meta.pagination { limit, offset, total }`). Reads of the index (`item`, `list`) go through the
+ * indexer breaker and the tiered cache (`cache.ts`, one computation per key and head at a time),
+ * with `X-Cache` / `X-Cache-Tier`; answers from the backend's own tables and the system endpoints
+ * (`own`, `ownList`) do not. The envelope's shape and version are `schema/envelopes.ts`'s; its
+ * meta is made here and nowhere else (`metaOf`).
  *
  * Handlers encode their own answers through the endpoint's data schema, so an encoding bug is a
  * defect (500, logged) rather than HttpApi's misleading 400, and a cache hit is served from the
@@ -9,7 +12,7 @@
  */
 import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, FiberRef, Schema } from "effect"
-import { BACKEND_VERSION } from "../../schema/envelopes.js"
+import { backendMeta, type BackendMeta } from "../../schema/envelopes.js"
 import { Freshness } from "../core/freshness.js"
 import { IndexerBreaker } from "./edge/breaker.js"
 import { BackendCache, type CachedAnswer, type CacheTier } from "./edge/cache.js"
@@ -44,14 +47,19 @@ export interface Page<A> {
   readonly offset: number
 }
 
+/** The meta of an answer made now (the envelope's shape and version: `schema/envelopes.ts`). */
+const metaOf = (info: RequestInfo): BackendMeta => backendMeta(Math.floor(Date.now() / 1000), info.reqId)
+
+/**
+ * The request's meta, for an answer that is not rendered here: the system endpoints' 503s carry
+ * the healthy answer's envelope in their error (`system/api.ts`).
+ */
+export const requestMeta = Effect.map(requestInfo, metaOf)
+
 const render = (answer: CachedAnswer, info: RequestInfo, cacheHeaders: Record<string, string>) => {
-  const meta = {
-    timestamp: Math.floor(Date.now() / 1000),
-    version: BACKEND_VERSION,
-    reqId: info.reqId,
-    ...(answer.pagination === undefined ? {} : { pagination: answer.pagination })
-  }
-  return HttpServerResponse.text(`{"data":${answer.data},"meta":${JSON.stringify(meta)}}`, {
+  const meta = metaOf(info)
+  const full = answer.pagination === undefined ? meta : { ...meta, pagination: answer.pagination }
+  return HttpServerResponse.text(`{"data":${answer.data},"meta":${JSON.stringify(full)}}`, {
     contentType: "application/json",
     headers: cacheHeaders
   })

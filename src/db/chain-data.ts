@@ -49,7 +49,7 @@ export const KEPT_TABLES: ReadonlyArray<string> = [
   "auth_nonce",
   "auth_session",
   // faucet claims (reconciled with the chain) and the signer's next nonce (the faucet fills any
-  // gap below it on the new chain before it signs again: `http/backend/faucet/handlers.ts` recover) (0014)
+  // gap below it on the new chain before it signs again: `http/backend/faucet/service.ts` recover) (0014)
   "faucet_claim",
   "signer_nonce",
   // passkeys, their challenges, sponsorship budgets (0015)

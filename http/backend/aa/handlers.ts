@@ -1,71 +1,17 @@
-/** Handlers of the account-abstraction group (`aa.ts`) and the service behind them. */
+/** Handlers of the account-abstraction group (`api.ts`) over the service of this process (`service.ts`). */
 import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server"
-import { Context, Effect, Layer, Option, Redacted } from "effect"
+import { Effect, Option, Redacted } from "effect"
 import { IndexerUnavailable, ValidationFailed } from "../../../schema/errors.js"
-import { accountResolver, type AccountOf } from "./accounts.js"
-import { webauthnOf, type AaOptions } from "./config.js"
-import { authenticate, databaseDown, sessionInfo, setCookie } from "../auth/handlers.js"
 import { CurrentUser } from "../auth/api.js"
-import { makeBundlerProxy } from "./bundler-proxy.js"
+import { authenticate, databaseDown, sessionAnswer, sessionInfo, setCookie } from "../auth/handlers.js"
+import { AuthSettings, SESSION_COOKIE, SESSION_TTL_MS, Sessions } from "../auth/sessions.js"
 import { BackendApi } from "../definition.js"
 import { parseAddress } from "../lookup.js"
-import { makePasskeys, type PasskeysService } from "./passkeys.js"
-import { AuthSettings, SESSION_COOKIE, SESSION_TTL_MS, Sessions } from "../auth/sessions.js"
-import { makeSponsor, type SponsorService } from "./sponsor.js"
+import { own } from "../respond.js"
+import { EcdsaChallenge, PasskeyChallenge, PasskeyRegistered, SponsorResult } from "./api.js"
+import { Aa } from "./service.js"
 import { toUserOperation } from "./sponsor-policy.js"
-import { makePaymasterRpc } from "./paymaster-rpc.js"
-import { makeAaChain } from "./simulation.js"
-import { meta } from "../system/api.js"
-
-interface AaService {
-  readonly options: AaOptions
-  readonly accountOf: AccountOf
-  readonly passkeys: PasskeysService
-  readonly sponsor: SponsorService
-  readonly proxy: ReturnType<typeof makeBundlerProxy>
-  readonly paymasterRpc: ReturnType<typeof makePaymasterRpc>
-}
-
-/** The account-abstraction service of this process: none when not configured (then /api/aa answers 503). */
-export class Aa extends Context.Tag("predix/Aa")<Aa, Option.Option<AaService>>() {}
-
-export const AaServiceLive = (options: AaOptions | undefined) =>
-  Layer.effect(
-    Aa,
-    options === undefined
-      ? Effect.succeed(Option.none())
-      : Effect.gen(function* () {
-          const sessions = yield* Sessions
-          const settings = yield* AuthSettings
-          const accountOf = accountResolver(options.rpcUrl, {
-            ecdsa: options.ecdsaAccountFactory,
-            passkey: options.accountFactory
-          })
-          const webauthn = webauthnOf(settings.options.publicUrl, options.webauthn)
-          const passkeys = yield* makePasskeys({ webauthn, accountOf, sessions })
-          const chain = makeAaChain({ rpcUrl: options.rpcUrl, entryPoint: options.entryPoint, diamond: options.protocol.diamond })
-          const sponsor = yield* makeSponsor(options, chain)
-          yield* Effect.logInfo("account abstraction: ready").pipe(
-            Effect.annotateLogs({
-              entry_point: options.entryPoint,
-              factory: options.accountFactory,
-              ecdsa_factory: options.ecdsaAccountFactory,
-              paymaster: options.paymaster,
-              paymaster_signer: sponsor.signerAddress,
-              rp_id: webauthn.rpId
-            })
-          )
-          return Option.some({
-            options,
-            accountOf,
-            passkeys,
-            sponsor,
-            proxy: makeBundlerProxy(options.bundlerUrl, chain.marketExists),
-            paymasterRpc: makePaymasterRpc(options, sponsor)
-          })
-        })
-  )
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
 
@@ -91,83 +37,90 @@ const orUnavailable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 
 const hexQuantity = (value: bigint) => `0x${value.toString(16)}`
 
+const challengeAnswer = own(PasskeyChallenge)
+const registeredAnswer = own(PasskeyRegistered)
+const ecdsaChallengeAnswer = own(EcdsaChallenge)
+const sponsorAnswer = own(SponsorResult)
+
 export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
   Effect.gen(function* () {
     const aa = yield* Aa
     const sessions = yield* Sessions
     const settings = yield* AuthSettings
     const service = Option.match(aa, { onNone: () => Effect.fail(notConfigured()), onSome: Effect.succeed })
+    /** A signed-in session: its cookie set, its description answered. */
     const signedIn = (signIn: { token: string; user: Parameters<typeof sessionInfo>[0] }) =>
       Effect.gen(function* () {
         yield* setCookie(signIn.token, seconds(SESSION_TTL_MS), settings.secureCookie)
         yield* Effect.logInfo("signed in").pipe(Effect.annotateLogs({ address: signIn.user.address, method: signIn.user.method }))
-        return { data: sessionInfo(signIn.user), meta: yield* meta }
+        return sessionInfo(signIn.user)
       })
-    const challengeAnswer = (issued: { challenge: string; expiresAt: number; options: unknown }) =>
-      Effect.map(meta, (m) => ({
-        data: { challenge: issued.challenge, expiresAt: seconds(issued.expiresAt), options: issued.options as Record<string, unknown> },
-        meta: m
-      }))
+    const challengeOf = (issued: { challenge: string; expiresAt: number; options: unknown }) => ({
+      challenge: issued.challenge,
+      expiresAt: seconds(issued.expiresAt),
+      options: issued.options as Record<string, unknown>
+    })
 
     return handlers
       .handle("passkeyRegisterChallenge", () =>
-        Effect.gen(function* () {
-          const { passkeys } = yield* service
-          return yield* challengeAnswer(yield* orUnavailable(passkeys.registrationOptions))
-        })
+        challengeAnswer(() =>
+          Effect.flatMap(service, ({ passkeys }) => Effect.map(orUnavailable(passkeys.registrationOptions), challengeOf))
+        )
       )
       .handle("passkeyRegisterVerify", ({ payload }) =>
-        Effect.gen(function* () {
-          const { passkeys } = yield* service
-          const registered = yield* orUnavailable(passkeys.register(payload.response as unknown as RegistrationResponseJSON))
-          yield* Effect.logInfo("passkey registered").pipe(Effect.annotateLogs({ smart_account: registered.smartAccount }))
-          return { data: registered, meta: yield* meta }
-        })
+        registeredAnswer(() =>
+          Effect.gen(function* () {
+            const { passkeys } = yield* service
+            const registered = yield* orUnavailable(passkeys.register(payload.response as unknown as RegistrationResponseJSON))
+            yield* Effect.logInfo("passkey registered").pipe(Effect.annotateLogs({ smart_account: registered.smartAccount }))
+            return registered
+          })
+        )
       )
       .handle("passkeyLoginChallenge", () =>
-        Effect.gen(function* () {
-          const { passkeys } = yield* service
-          return yield* challengeAnswer(yield* orUnavailable(passkeys.loginOptions))
-        })
+        challengeAnswer(() => Effect.flatMap(service, ({ passkeys }) => Effect.map(orUnavailable(passkeys.loginOptions), challengeOf)))
       )
       .handle("passkeyLogin", ({ payload }) =>
-        Effect.gen(function* () {
-          const { passkeys } = yield* service
-          return yield* signedIn(yield* orUnavailable(passkeys.login(payload.response as unknown as AuthenticationResponseJSON)))
-        })
+        sessionAnswer(() =>
+          Effect.gen(function* () {
+            const { passkeys } = yield* service
+            return yield* signedIn(yield* orUnavailable(passkeys.login(payload.response as unknown as AuthenticationResponseJSON)))
+          })
+        )
       )
       .handle("ecdsaChallenge", ({ payload }) =>
-        Effect.gen(function* () {
-          const { accountOf } = yield* service
-          const owner = yield* parseAddress(payload.address)
-          const smartAccount = yield* accountOf(owner)
-          const challenge = yield* orUnavailable(sessions.issueChallenge(owner))
-          return {
-            data: {
+        ecdsaChallengeAnswer(() =>
+          Effect.gen(function* () {
+            const { accountOf } = yield* service
+            const owner = yield* parseAddress(payload.address)
+            const smartAccount = yield* accountOf(owner)
+            const challenge = yield* orUnavailable(sessions.issueChallenge(owner))
+            return {
               message: challenge.message,
               nonce: challenge.nonce,
               issuedAt: seconds(challenge.issuedAt),
               expiresAt: seconds(challenge.expiresAt),
               smartAccount
-            },
-            meta: yield* meta
-          }
-        })
+            }
+          })
+        )
       )
       .handle("ecdsaVerify", ({ payload }) =>
-        Effect.gen(function* () {
-          const { accountOf } = yield* service
-          const owner = yield* parseAddress(payload.address)
-          const smartAccount = yield* accountOf(owner)
-          return yield* signedIn(
-            yield* orUnavailable(
-              sessions.signIn(
-                { address: owner, signature: payload.signature, nonce: payload.nonce, message: payload.message },
-                { smartAccount }
+        sessionAnswer(() =>
+          Effect.gen(function* () {
+            const { accountOf } = yield* service
+            const owner = yield* parseAddress(payload.address)
+            const smartAccount = yield* accountOf(owner)
+            return yield* signedIn(
+              yield* orUnavailable(
+                sessions.signIn(
+                  { address: owner, signature: payload.signature, nonce: payload.nonce, message: payload.message },
+                  { smartAccount }
+                )
               )
             )
-          )
-        })
+          })
+        )
       )
       .handle("bundler", ({ payload }) =>
         Effect.gen(function* () {
@@ -186,18 +139,18 @@ export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
         })
       )
       .handle("sponsor", ({ payload }) =>
-        Effect.gen(function* () {
-          const { sponsor, options } = yield* service
-          const user = yield* CurrentUser
-          if (payload.entryPoint !== undefined && payload.entryPoint.toLowerCase() !== options.entryPoint.toLowerCase()) {
-            return yield* new ValidationFailed({
-              message: `the paymaster sponsors for EntryPoint ${options.entryPoint.toLowerCase()} only`,
-              details: [{ path: "entryPoint", message: `not ${options.entryPoint.toLowerCase()}` }]
-            })
-          }
-          const sponsored = yield* sponsor.sponsor(toUserOperation(payload.userOperation), user)
-          return {
-            data: {
+        sponsorAnswer(() =>
+          Effect.gen(function* () {
+            const { sponsor, options } = yield* service
+            const user = yield* CurrentUser
+            if (payload.entryPoint !== undefined && payload.entryPoint.toLowerCase() !== options.entryPoint.toLowerCase()) {
+              return yield* new ValidationFailed({
+                message: `the paymaster sponsors for EntryPoint ${options.entryPoint.toLowerCase()} only`,
+                details: [{ path: "entryPoint", message: `not ${options.entryPoint.toLowerCase()}` }]
+              })
+            }
+            const sponsored = yield* sponsor.sponsor(toUserOperation(payload.userOperation), user)
+            return {
               ...sponsored,
               paymasterVerificationGasLimit: hexQuantity(sponsored.paymasterVerificationGasLimit),
               paymasterPostOpGasLimit: hexQuantity(sponsored.paymasterPostOpGasLimit),
@@ -207,10 +160,9 @@ export const AaLive = HttpApiBuilder.group(BackendApi, "aa", (handlers) =>
                 spentWei: sponsored.budget.spentWei.toString(),
                 operations: sponsored.budget.operations
               }
-            },
-            meta: yield* meta
-          }
-        })
+            }
+          })
+        )
       )
   })
 )

@@ -2,11 +2,23 @@
 import { HttpApiBuilder, HttpApp, HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, Either, FiberRef, Layer, Option, Redacted } from "effect"
 import { AuthInvalid, AuthRequired, Forbidden, IndexerUnavailable, ValidationFailed } from "../../../schema/errors.js"
-import { CurrentUser, RequireAdmin, RequireModerator, RequireUser } from "./api.js"
+import {
+  Challenge,
+  CurrentUser,
+  Logout,
+  RequireAdmin,
+  RequireModerator,
+  RequireUser,
+  SessionInfo,
+  Settings,
+  UserRecord,
+  WsTicket
+} from "./api.js"
 import { BackendApi } from "../definition.js"
 import { NotFound } from "../errors.js"
 import { resolvedSession } from "../edge/guard.js"
 import { parseAddress } from "../lookup.js"
+import { own } from "../respond.js"
 import { applyReferral, referrerForSignIn } from "../rewards/referrals.js"
 import {
   AuthSettings,
@@ -18,7 +30,6 @@ import {
   type SessionUser,
   type SessionsService
 } from "./sessions.js"
-import { meta } from "../system/api.js"
 import { parseMessage } from "./siwe.js"
 
 const seconds = (ms: number) => Math.floor(ms / 1000)
@@ -105,6 +116,14 @@ export const setCookie = (value: string, maxAgeSeconds: number, secure: boolean)
     )
   )
 
+const challengeAnswer = own(Challenge)
+/** A session's description: `me`, and every sign-in (SIWE here, passkey and ECDSA in `aa/handlers.ts`). */
+export const sessionAnswer = own(SessionInfo)
+const settingsAnswer = own(Settings)
+const ticketAnswer = own(WsTicket)
+const logoutAnswer = own(Logout)
+const userAnswer = own(UserRecord)
+
 export const AuthLive = HttpApiBuilder.group(BackendApi, "auth", (handlers) =>
   Effect.gen(function* () {
     const sessions = yield* Sessions
@@ -116,71 +135,64 @@ export const AuthLive = HttpApiBuilder.group(BackendApi, "auth", (handlers) =>
       >
     return handlers
       .handle("challenge", ({ urlParams }) =>
-        Effect.gen(function* () {
-          const address = yield* parseAddress(urlParams.address)
-          const challenge = yield* orUnavailable(sessions.issueChallenge(address))
-          return {
-            data: {
+        challengeAnswer(() =>
+          Effect.gen(function* () {
+            const address = yield* parseAddress(urlParams.address)
+            const challenge = yield* orUnavailable(sessions.issueChallenge(address))
+            return {
               message: challenge.message,
               nonce: challenge.nonce,
               issuedAt: seconds(challenge.issuedAt),
               expiresAt: seconds(challenge.expiresAt)
-            },
-            meta: yield* meta
-          }
-        })
+            }
+          })
+        )
       )
       .handle("verify", ({ payload, urlParams }) =>
-        Effect.gen(function* () {
-          const address = yield* signerOf(payload)
-          // Rewards: a referral code is checked before the challenge is used, and applied once signed in (referrals.ts).
-          const referrer =
-            urlParams.ref === undefined
-              ? undefined
-              : yield* referrerForSignIn(urlParams.ref, address).pipe(Effect.catchTag("SqlError", databaseDown))
-          const signIn = yield* orUnavailable(
-            sessions.signIn({ address, signature: payload.signature, nonce: payload.nonce, message: payload.message })
-          )
-          if (referrer !== undefined) yield* applyReferral(address, referrer).pipe(Effect.catchTag("SqlError", databaseDown))
-          yield* setCookie(signIn.token, seconds(SESSION_TTL_MS), settings.secureCookie)
-          yield* Effect.logInfo("signed in").pipe(Effect.annotateLogs({ address, method: signIn.user.method }))
-          return { data: sessionInfo(signIn.user), meta: yield* meta }
-        })
+        sessionAnswer(() =>
+          Effect.gen(function* () {
+            const address = yield* signerOf(payload)
+            // Rewards: a referral code is checked before the challenge is used, and applied once signed in (referrals.ts).
+            const referrer =
+              urlParams.ref === undefined
+                ? undefined
+                : yield* referrerForSignIn(urlParams.ref, address).pipe(Effect.catchTag("SqlError", databaseDown))
+            const signIn = yield* orUnavailable(
+              sessions.signIn({ address, signature: payload.signature, nonce: payload.nonce, message: payload.message })
+            )
+            if (referrer !== undefined) yield* applyReferral(address, referrer).pipe(Effect.catchTag("SqlError", databaseDown))
+            yield* setCookie(signIn.token, seconds(SESSION_TTL_MS), settings.secureCookie)
+            yield* Effect.logInfo("signed in").pipe(Effect.annotateLogs({ address, method: signIn.user.method }))
+            return sessionInfo(signIn.user)
+          })
+        )
       )
-      .handle("me", () =>
-        Effect.gen(function* () {
-          return { data: sessionInfo(yield* CurrentUser), meta: yield* meta }
-        })
-      )
-      .handle("settings", () =>
-        Effect.gen(function* () {
-          const user = yield* CurrentUser
-          return { data: yield* orUnavailable(sessions.settings(user.address)), meta: yield* meta }
-        })
-      )
+      .handle("me", () => sessionAnswer(() => Effect.map(CurrentUser, sessionInfo)))
+      .handle("settings", () => settingsAnswer(() => Effect.flatMap(CurrentUser, (user) => orUnavailable(sessions.settings(user.address)))))
       .handle("updateSettings", ({ payload }) =>
-        Effect.gen(function* () {
-          const user = yield* CurrentUser
-          return { data: yield* orUnavailable(sessions.updateSettings(user.address, payload)), meta: yield* meta }
-        })
+        settingsAnswer(() => Effect.flatMap(CurrentUser, (user) => orUnavailable(sessions.updateSettings(user.address, payload))))
       )
       .handle("wsTicket", () =>
-        Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          // The middleware found this cookie's session live; a sign-out since then leaves no ticket.
-          const issued = yield* orUnavailable(sessions.issueTicket(request.cookies[SESSION_COOKIE] ?? ""))
-          if (issued === undefined) return yield* new AuthInvalid({ message: "session ended (signed out): sign in again" })
-          return { data: { ticket: issued.ticket, expiresAt: seconds(issued.expiresAt) }, meta: yield* meta }
-        })
+        ticketAnswer(() =>
+          Effect.gen(function* () {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            // The middleware found this cookie's session live; a sign-out since then leaves no ticket.
+            const issued = yield* orUnavailable(sessions.issueTicket(request.cookies[SESSION_COOKIE] ?? ""))
+            if (issued === undefined) return yield* new AuthInvalid({ message: "session ended (signed out): sign in again" })
+            return { ticket: issued.ticket, expiresAt: seconds(issued.expiresAt) }
+          })
+        )
       )
       .handle("logout", () =>
-        Effect.gen(function* () {
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const token = request.cookies[SESSION_COOKIE]
-          const revoked = token === undefined ? false : yield* orUnavailable(sessions.revoke(token))
-          yield* setCookie("", 0, settings.secureCookie)
-          return { data: { revoked }, meta: yield* meta }
-        })
+        logoutAnswer(() =>
+          Effect.gen(function* () {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            const token = request.cookies[SESSION_COOKIE]
+            const revoked = token === undefined ? false : yield* orUnavailable(sessions.revoke(token))
+            yield* setCookie("", 0, settings.secureCookie)
+            return { revoked }
+          })
+        )
       )
   })
 )
@@ -196,20 +208,20 @@ export const AdminLive = HttpApiBuilder.group(BackendApi, "admin", (handlers) =>
       )
     return handlers
       .handle("user", ({ path }) =>
-        Effect.gen(function* () {
-          const address = yield* parseAddress(path.address)
-          return { data: yield* record(address).pipe(Effect.catchTag("SqlError", databaseDown)), meta: yield* meta }
-        })
+        userAnswer(() =>
+          Effect.flatMap(parseAddress(path.address), (address) => record(address).pipe(Effect.catchTag("SqlError", databaseDown)))
+        )
       )
       .handle("setRole", ({ path, payload }) =>
-        Effect.gen(function* () {
-          const address = yield* parseAddress(path.address)
-          const admin = yield* CurrentUser
-          yield* sessions.setRole(address, payload.role).pipe(Effect.catchTag("SqlError", databaseDown))
-          yield* Effect.logInfo("role changed").pipe(Effect.annotateLogs({ address, role: payload.role, by: admin.address }))
-          const data = yield* record(address).pipe(Effect.catchTag("SqlError", databaseDown))
-          return { data, meta: yield* meta }
-        })
+        userAnswer(() =>
+          Effect.gen(function* () {
+            const address = yield* parseAddress(path.address)
+            const admin = yield* CurrentUser
+            yield* sessions.setRole(address, payload.role).pipe(Effect.catchTag("SqlError", databaseDown))
+            yield* Effect.logInfo("role changed").pipe(Effect.annotateLogs({ address, role: payload.role, by: admin.address }))
+            return yield* record(address).pipe(Effect.catchTag("SqlError", databaseDown))
+          })
+        )
       )
   })
 )

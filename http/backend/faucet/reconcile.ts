@@ -1,28 +1,18 @@
 /**
- * The faucet's reconciliation of its open claims with the chain as it is now (`faucet/handlers.ts`
+ * The faucet's reconciliation of its open claims with the chain as it is now (`faucet/service.ts`
  * runs it at start and after the chain was rewound, with claims held back meanwhile).
  *
  * Invariant: a claim only ever has its one recorded transaction: this re-broadcasts recorded
  * bytes, fills lost nonces with no-ops, confirms or releases; it never signs a claim anew, so a
  * claim is never paid twice.
  */
-import { SqlClient } from "@effect/sql"
 import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { Hex } from "viem"
+import { nextNonceOf, openClaims, type ClaimRow } from "./repository.js"
 import type { GapOutcome, ReceiptStatus, Signed, Signer, SignerError } from "./signer.js"
 
-export interface ClaimRow {
-  readonly address: string
-  readonly owner: string
-  readonly nonce: string | null
-  readonly txHash: string | null
-  readonly rawTx: string | null
-  readonly status: string
-  readonly claimedAt: Date
-}
-
-/** The faucet's own steps on one claim (`faucet/handlers.ts`). */
+/** The faucet's own steps on one claim (`faucet/service.ts`). */
 export interface ReconcileDeps {
   readonly signer: Signer
   /** Deletes the claim: the address may claim again. */
@@ -55,50 +45,47 @@ export interface ReconcileDeps {
  */
 export const reconcileClaims = (deps: ReconcileDeps) =>
   Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
     const { signer, release, confirm, settle, broadcastRecorded } = deps
     // A claim confirmed at a nonce the chain has not mined was confirmed on a chain that lost it
     // (rewound, unnoticed by a reset: its index did not reach that block): it is open again.
     const first = yield* signer.minedNonce
-    const open =
-      yield* sql<ClaimRow>`SELECT address, owner, nonce::text AS nonce, tx_hash AS "txHash", raw_tx AS "rawTx", status, claimed_at AS "claimedAt"
-      FROM faucet_claim WHERE status <> 'confirmed' OR (signer = ${signer.address} AND nonce >= ${first}) ORDER BY nonce NULLS FIRST, address`
+    const open = yield* openClaims(signer.address, first)
     const outcome = (row: ClaimRow, status: string) =>
-      Effect.logInfo("faucet: recovered a claim").pipe(Effect.annotateLogs({ address: row.address, tx_hash: row.txHash, status }))
-    const unmined: Array<ClaimRow & { readonly nonce: string; readonly rawTx: string; readonly txHash: string }> = []
+      Effect.logInfo("faucet: recovered a claim").pipe(Effect.annotateLogs({ address: row.address, tx_hash: row.tx_hash, status }))
+    const unmined: Array<ClaimRow & { readonly nonce: number; readonly raw_tx: string; readonly tx_hash: string }> = []
     for (const row of open) {
-      if (row.rawTx === null || row.txHash === null || row.nonce === null) {
+      if (row.raw_tx === null || row.tx_hash === null || row.nonce === null) {
         // Claimed, never signed (killed before the signing transaction committed): nothing was sent.
         yield* release(row.address)
         yield* outcome(row, "released")
         continue
       }
-      const mined = yield* signer.onChain(row.txHash as Hex)
+      const mined = yield* signer.onChain(row.tx_hash as Hex)
       if (mined === "success") yield* confirm(row.address)
       if (mined === "reverted") yield* release(row.address)
-      if (mined === "absent") unmined.push({ ...row, nonce: row.nonce, rawTx: row.rawTx, txHash: row.txHash })
+      if (mined === "absent") unmined.push({ ...row, nonce: row.nonce, raw_tx: row.raw_tx, tx_hash: row.tx_hash })
       else yield* outcome(row, mined === "success" ? "confirmed" : "released")
     }
-    const [allocated] = yield* sql<{ next: string }>`SELECT next_nonce::text AS next FROM signer_nonce WHERE signer = ${signer.address}`
-    const byNonce = new Map(unmined.map((row) => [Number(row.nonce), row]))
-    const last = Math.max(allocated === undefined ? 0 : Number(allocated.next) - 1, ...byNonce.keys())
-    const sent: Array<ClaimRow & { readonly txHash: string }> = []
+    const allocated = yield* nextNonceOf(signer.address)
+    const byNonce = new Map(unmined.map((row) => [row.nonce, row]))
+    const last = Math.max(allocated === undefined ? 0 : allocated - 1, ...byNonce.keys())
+    const sent: Array<ClaimRow & { readonly nonce: number; readonly tx_hash: string }> = []
     for (const row of unmined) {
-      if (Number(row.nonce) >= first) continue
+      if (row.nonce >= first) continue
       // The nonce is used and the claim's transaction is not on the chain. Released only when a
       // block shows the other transaction that took it; otherwise the chain's state is ahead of its
       // blocks (an anvil state saved while a block was being mined holds the transfer's effects and
       // the key's nonce, not the block): the transfer may well be paid, so the claim is kept as paid
       // and never sent again. Never paying twice comes before never paying zero.
-      const since = Math.floor(row.claimedAt.getTime() / 1000) - 120
-      const taker = yield* signer.minedAtNonce(Number(row.nonce), since)
+      const since = row.claimed_at - 120
+      const taker = yield* signer.minedAtNonce(row.nonce, since)
       if (taker !== undefined) {
         yield* release(row.address)
         yield* outcome(row, "released: its nonce was taken by another transaction")
       } else {
         yield* confirm(row.address)
         yield* Effect.logWarning("faucet: a claim's nonce is used but no block holds its transaction; kept as paid, not sent again").pipe(
-          Effect.annotateLogs({ address: row.address, tx_hash: row.txHash, nonce: row.nonce })
+          Effect.annotateLogs({ address: row.address, tx_hash: row.tx_hash, nonce: row.nonce })
         )
       }
     }
@@ -120,8 +107,8 @@ export const reconcileClaims = (deps: ReconcileDeps) =>
       // The replacement fees (if the broadcast fails) are bumped from today's base fee: the recorded fees are not kept.
       const broadcast = yield* broadcastRecorded(row.address, {
         nonce,
-        rawTx: row.rawTx as Hex,
-        hash: row.txHash as Hex,
+        rawTx: row.raw_tx as Hex,
+        hash: row.tx_hash as Hex,
         maxFeePerGas: 0n,
         maxPriorityFeePerGas: 0n
       })
@@ -129,9 +116,9 @@ export const reconcileClaims = (deps: ReconcileDeps) =>
       else sent.push(row)
     }
     for (const row of sent) {
-      const hash = row.txHash as Hex
+      const hash = row.tx_hash as Hex
       let status: ReceiptStatus | "released" = yield* settle(row.address, hash)
-      if (status === "pending" && (yield* signer.nonceUsed(Number(row.nonce))) && (yield* signer.receipt(hash, 1)) === "pending") {
+      if (status === "pending" && (yield* signer.nonceUsed(row.nonce)) && (yield* signer.receipt(hash, 1)) === "pending") {
         yield* release(row.address)
         status = "released"
       }
