@@ -112,9 +112,8 @@ const replyTarget = rowDecoder({ market_id: text(), parent_id: nullable(text()),
 /** The comment `id` a post replies to, share-locked until the transaction ends (it cannot be removed meanwhile). */
 export const lockReplyTarget = (id: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql`select market_id::text, parent_id::text, status from market_comment where id = ${id}::bigint for share`,
-      (rows) => (rows[0] === undefined ? undefined : replyTarget(rows[0]))
+    Effect.map(sql`select market_id::text, parent_id::text, status from market_comment where id = ${id}::bigint for share`, (rows) =>
+      rows[0] === undefined ? undefined : replyTarget(rows[0])
     )
   )
 
@@ -178,7 +177,12 @@ export const insertComment = (comment: NewCommentRow) =>
     )
   )
 
-const editedRow = rowDecoder({ author: text(), status: oneOf("visible", "deleted", "hidden"), parent_id: nullable(text()), created_ms: int })
+const editedRow = rowDecoder({
+  author: text(),
+  status: oneOf("visible", "deleted", "hidden"),
+  parent_id: nullable(text()),
+  created_ms: int
+})
 
 /** Comment `id` of market `marketId`, locked for an edit or a change of status until the transaction ends. */
 export const lockComment = (id: string, marketId: string) =>
@@ -214,4 +218,7 @@ export const notifyReply = (reply: { readonly id: string; readonly marketId: str
 
 /** Withdraws the notification of reply `replyId`. */
 export const retractReply = (replyId: string) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) => sql`delete from notification where type = 'commentReply' and source = ${`comment:${replyId}`}`)
+  Effect.flatMap(
+    SqlClient.SqlClient,
+    (sql) => sql`delete from notification where type = 'commentReply' and source = ${`comment:${replyId}`}`
+  )

@@ -118,7 +118,8 @@ export const postComment = (user: SessionUser, idOrSlug: string, payload: typeof
       Effect.gen(function* () {
         const parentId = payload.parentId === undefined ? null : yield* replyParent(payload.parentId, marketId)
         const at = new Date(now)
-        if (!(yield* repository.admitPost(user.address, at, settings))) return yield* Effect.flatMap(refusal(settings, user.address, now), Effect.fail)
+        if (!(yield* repository.admitPost(user.address, at, settings)))
+          return yield* Effect.flatMap(refusal(settings, user.address, now), Effect.fail)
         const id = yield* repository.insertComment({ marketId, parentId, author: user.address, body: payload.body, at })
         if (parentId !== null) yield* repository.notifyReply({ id, marketId, author: user.address }, parentId)
         return id

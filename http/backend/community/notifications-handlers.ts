@@ -17,8 +17,10 @@ const unreadCount = own(UnreadCount)
 const readAll = own(ReadAll)
 
 /** `f` of the signed-in user's address. */
-const forUser = <A, E, R>(f: (address: string) => Effect.Effect<A, E, R>) => () =>
-  Effect.flatMap(CurrentUser, (user) => f(user.address))
+const forUser =
+  <A, E, R>(f: (address: string) => Effect.Effect<A, E, R>) =>
+  () =>
+    Effect.flatMap(CurrentUser, (user) => f(user.address))
 
 export const NotificationsLive = HttpApiBuilder.group(BackendApi, "notifications", (handlers) =>
   Effect.succeed(

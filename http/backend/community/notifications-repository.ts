@@ -63,10 +63,10 @@ const notificationOf =
 /** The user's addresses: `address` and the smart accounts the faucet paid for it. */
 export const readerOf = (address: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(
-      sql<{ address: string }>`select address from faucet_claim where owner = ${address}`,
-      (rows): Reader => ({ owner: address, addresses: [address, ...rows.map((r) => r.address)] })
-    )
+    Effect.map(sql<{ address: string }>`select address from faucet_claim where owner = ${address}`, (rows): Reader => ({
+      owner: address,
+      addresses: [address, ...rows.map((r) => r.address)]
+    }))
   )
 
 /** The statement fragments of `reader`'s notifications. */

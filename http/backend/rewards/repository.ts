@@ -17,22 +17,24 @@ import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { headTime } from "../../read/market-prices.js"
 import { POINT_RULES, THRESHOLDS } from "../../../schema/protocol/point-rules.js"
+import { bigint, bool, int, nullable, rowDecoder, text } from "../../core/rows.js"
 
 type Sql = SqlClient.SqlClient
 
-/** Per address, what each rule counted and the points they make. */
-export interface PointsRow {
-  readonly address: string
-  readonly connected: boolean
-  readonly first_trade: boolean
-  readonly volume: string
-  readonly liquidity_days: string
-  readonly streaks: string
-  readonly longest_run: string
-  readonly referral_joined: string
-  readonly referral_active: string
-  readonly points: string
-}
+/** Per address, what each rule counted and the points they make (the columns of `pointsQuery`). */
+const pointsRow = rowDecoder({
+  address: text(),
+  connected: bool,
+  first_trade: bool,
+  volume: bigint,
+  liquidity_days: int,
+  streaks: int,
+  longest_run: int,
+  referral_joined: int,
+  referral_active: int,
+  points: bigint
+})
+export type PointsRow = ReturnType<typeof pointsRow>
 
 /** The USDC side of a router trade (the indexer's volume rule). */
 const TRADE_USDC = `case when t.trade_type in (0, 2) then t.amount_in else t.amount_out end`
@@ -172,11 +174,15 @@ export const readPoints = (address: string) =>
   withoutJit(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql<PointsRow & { all_points: string; holders: string }>`
+      const rows = yield* sql<{ address: string; all_points: string }>`
       select p.*, sum(p.points) over () as all_points, count(*) filter (where p.points > 0) over () as holders
       from (${pointsQuery(sql, null, true)}) p`
+      // Only the address's own row is read; the sum of everybody's points rides on every row.
       const mine = rows.find((r) => r.address === address)
-      return { row: mine, allPoints: BigInt(rows[0]?.all_points ?? "0") }
+      return {
+        row: mine === undefined ? undefined : pointsRow(mine),
+        allPoints: rows[0] === undefined ? 0n : bigint(rows[0].all_points, "all_points")
+      }
     })
   )
 
@@ -200,20 +206,21 @@ const BOARD_ORDER: Record<BoardSort, string> = {
   trades: "trades desc, volume desc, address"
 }
 
-export interface BoardRow {
-  readonly address: string
-  readonly volume: string
-  readonly trades: string
-  readonly markets: string
-  readonly first_trade_at: string
-  readonly last_trade_at: string
-  readonly pnl: string
-  readonly calls: string
-  readonly correct: string
-  readonly accuracy: string | null
-  readonly points: string
-  readonly total_count: string
-}
+/** A trader on the board; a time the SQL finds none for (null) reads as 0. */
+const boardRow = rowDecoder({
+  address: text(),
+  volume: bigint,
+  trades: int,
+  markets: int,
+  first_trade_at: nullable(int),
+  last_trade_at: nullable(int),
+  pnl: bigint,
+  calls: int,
+  correct: int,
+  accuracy: nullable(bigint),
+  points: int
+})
+export type BoardRow = ReturnType<typeof boardRow>
 
 export interface BoardQuery {
   /** Only trades after this time (unix seconds), markets resolved after it, points earned after it; null: all time. */
@@ -295,19 +302,17 @@ export const readBoard = (q: BoardQuery) =>
       left join pnl p on p.address = s.address
       left join accuracy a on a.address = s.address
       left join (${earned}) e on e.address = s.address`
-      const rows = yield* sql<BoardRow>`
+      const rows = yield* sql<{ total_count: string }>`
       select b.*, count(*) over () as total_count from (${board}) b
       where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}
       order by ${sql.literal(BOARD_ORDER[q.sort])} limit ${q.limit} offset ${q.offset}`
-      const total =
+      // A page past the end has no row to carry the total.
+      const [counted] =
         rows[0] !== undefined || q.offset === 0
-          ? Number(rows[0]?.total_count ?? 0)
-          : Number(
-              (yield* sql<{ count: string }>`
-              select count(*) as count from (${board}) b where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}`)[0]
-                ?.count ?? 0
-            )
-      return { rows, total }
+          ? [{ count: rows[0]?.total_count ?? 0 }]
+          : yield* sql<{ count: string }>`
+              select count(*) as count from (${board}) b where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}`
+      return { rows: rows.map(boardRow), total: int(counted?.count ?? 0, "total_count") }
     })
   )
 
@@ -320,15 +325,18 @@ export const codeOwner = (code: string) =>
     Effect.map(sql<{ address: string }>`select address from referral_code where code = ${code}`, (rows) => rows[0]?.address)
   )
 
-export interface ReferredRow {
-  readonly address: string
-  readonly via_sign_in: boolean
-  readonly joined_at: string | null
-  readonly swaps: string
-  readonly referred_volume: string
-  readonly counts: boolean
-  readonly total_count: string
-}
+/** A referred user: how they came (sign-in link or not), when they joined (null: unknown), their referred swaps and volume. */
+const referredRow = rowDecoder({
+  address: text(),
+  via_sign_in: bool,
+  joined_at: nullable(int),
+  swaps: int,
+  referred_volume: bigint,
+  counts: bool
+})
+export type ReferredRow = ReturnType<typeof referredRow>
+
+const referrerRow = rowDecoder({ referrer: text(), via_sign_in: bool })
 
 /**
  * Users `referrer` referred, at sign-in or on chain, newest first: when they joined (sign-in
@@ -350,7 +358,7 @@ export const readReferred = (referrer: string, limit: number, offset: number) =>
              coalesce(c.swaps, 0) as swaps, coalesce(c.volume, 0) as referred_volume,
              exists (select 1 from (${effectiveReferrer(sql, null)}) e where e.referee = coalesce(s.address, c.address) and e.referrer = ${referrer}) as counts
       from signed s full join chain c on c.address = s.address`
-    const rows = yield* sql<ReferredRow & { total_volume: string }>`
+    const rows = yield* sql<{ total_count: string; total_volume: string }>`
       select r.*, count(*) over () as total_count, sum(r.referred_volume) over () as total_volume from (${referred}) r
       order by r.joined_at desc nulls last, r.address limit ${limit} offset ${offset}`
     // A page past the end has no row to carry the totals.
@@ -361,24 +369,19 @@ export const readReferred = (referrer: string, limit: number, offset: number) =>
             users: string
             volume: string | null
           }>`select count(*) as users, sum(r.referred_volume) as volume from (${referred}) r`
-    const [by] = yield* sql<{ referrer: string; via_sign_in: boolean }>`
+    const [by] = yield* sql`
       select e.referrer, exists (select 1 from referral_link k where k.referee = ${referrer}) as via_sign_in
       from (${effectiveReferrer(sql, null)}) e where e.referee = ${referrer}`
-    return { rows, users: Number(totals?.users ?? 0), volume: BigInt(totals?.volume ?? "0"), referredBy: by }
+    return {
+      rows: rows.map(referredRow),
+      users: int(totals?.users ?? 0, "users"),
+      volume: bigint(totals?.volume ?? 0, "volume"),
+      referredBy: by === undefined ? undefined : referrerRow(by)
+    }
   })
 
-export interface CategoryRow {
-  readonly category: string
-  readonly markets: string
-  readonly active_markets: string
-  readonly events: string
-}
-
-export interface TagRow {
-  readonly tag: string
-  readonly markets: string
-  readonly active_markets: string
-}
+const categoryRow = rowDecoder({ category: text(), markets: int, active_markets: int, events: int })
+const tagRow = rowDecoder({ tag: text(), markets: int, active_markets: int })
 
 /**
  * Categories and tags of the indexed markets (display metadata of a market not indexed, e.g.
@@ -391,7 +394,7 @@ export const readTags = Effect.gen(function* () {
   const active = sql`(not m.is_resolved and not m.refund_mode and m.end_time > ${now})`
   const [categories, tags] = yield* Effect.all(
     [
-      sql<CategoryRow>`
+      sql`
         select d.category,
                count(m.id) as markets,
                count(m.id) filter (where ${active}) as active_markets,
@@ -402,7 +405,7 @@ export const readTags = Effect.gen(function* () {
         group by d.category
         having count(m.id) + count(e.id) > 0
         order by count(m.id) desc, d.category`,
-      sql<TagRow>`
+      sql`
         select t.tag, count(*) as markets, count(*) filter (where ${active}) as active_markets
         from display_metadata d
         join market m on m.id = d.id
@@ -413,5 +416,5 @@ export const readTags = Effect.gen(function* () {
     ],
     { concurrency: 2 }
   )
-  return { categories, tags }
+  return { categories: categories.map(categoryRow), tags: tags.map(tagRow) }
 })
