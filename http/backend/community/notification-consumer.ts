@@ -26,7 +26,7 @@
  * event re-checks them); a cancellation also names its OrderCancelled's transaction, and is
  * retracted when a reorg leaves the order uncancelled or cancelled by another transaction. Faucet deliveries come
  * from the faucet's own `faucet_claim` rows (confirmed receipts), which no reorg of the index
- * touches. Replies are written by the comment that replies (`community/comments-handlers.ts`).
+ * touches. Replies are written by the comment that replies (`community/comments-repository.ts`).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Layer, Queue, Schedule } from "effect"
@@ -113,7 +113,7 @@ export const makeNotificationConsumer = (chainId: number, horizonBlocks: number 
             jsonb_build_object('orderId', o.id, 'filled', o.filled::text, 'amount', o.amount::text)
           from exchange_order o where o.status = 'CANCELLED' and ${changedSince("o.updated_at")}
           on conflict (user_address, type, source) do nothing returning id`
-        // A resolution is a broadcast: one row (no user) read by the market's holders (community/notifications-handlers.ts).
+        // A resolution is a broadcast: one row (no user) read by the market's holders (community/notifications-repository.ts).
         const resolutions = yield* sql`
           insert into notification (user_address, type, source, market_id, block_number, detail)
           select null, 'marketResolved', 'market:' || m.id, m.id, ${head},
@@ -131,7 +131,7 @@ export const makeNotificationConsumer = (chainId: number, horizonBlocks: number 
             (m.refund_mode and ${sql.literal(HOLDS)})
             or (not m.refund_mode and m.is_resolved and ((m.outcome and p.yes_balance > 0) or (not m.outcome and p.no_balance > 0))))
           on conflict (user_address, type, source) do nothing returning id`
-        // A pause is a broadcast: one row (no user) read by every holder (community/notifications-handlers.ts).
+        // A pause is a broadcast: one row (no user) read by every holder (community/notifications-repository.ts).
         const pauses = yield* sql`
           insert into notification (user_address, type, source, block_number, tx_hash, detail)
           select null, 'marketPaused', 'pause:' || c.block_number || ':' || c.log_index, c.block_number, c.tx_hash,

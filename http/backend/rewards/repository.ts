@@ -16,148 +16,23 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { headTime } from "../../read/market-prices.js"
-import { POINT_RULES, THRESHOLDS } from "../../../schema/protocol/point-rules.js"
+import { bigint, bool, int, nullable, rowDecoder, text } from "../../core/rows.js"
+import { DAY, effectiveReferrer, pointsQuery, totalsAt } from "./points-query.js"
 
-type Sql = SqlClient.SqlClient
-
-/** Per address, what each rule counted and the points they make. */
-export interface PointsRow {
-  readonly address: string
-  readonly connected: boolean
-  readonly first_trade: boolean
-  readonly volume: string
-  readonly liquidity_days: string
-  readonly streaks: string
-  readonly longest_run: string
-  readonly referral_joined: string
-  readonly referral_active: string
-  readonly points: string
-}
-
-/** The USDC side of a router trade (the indexer's volume rule). */
-const TRADE_USDC = `case when t.trade_type in (0, 2) then t.amount_in else t.amount_out end`
-
-const DAY = 86_400
-
-/**
- * Per address, the trader totals (pipeline/reduce/trader-activity.ts) counting chain events at
- * or before `until` (null: all indexed): `trader_total` as it stands, else the last `trader_day`
- * row before `until`'s day (one probe, only for addresses active since that day) plus that day's
- * own trade and liquidity rows up to the second. Columns as trader_total's.
- */
-const totalsAt = (sql: Sql, until: number | null) => {
-  if (until === null) {
-    return sql`select address, volume, trades, first_trade, first_trade_at, last_trade_at, run, longest_run, streaks, liquidity_days from trader_total`
-  }
-  const day = Math.floor(until / DAY)
-  return sql`
-    with base as (
-      select b.* from trader_total t
-      cross join lateral (
-        select t.* where t.day < ${day}
-        union all
-        (select d.* from trader_day d where t.day >= ${day} and d.address = t.address and d.day < ${day} order by d.day desc limit 1)
-      ) b
-    ), partial_trades as (
-      select t.trader as address, sum(${sql.literal(TRADE_USDC)}) as volume, count(*) as trades,
-             max(${sql.literal(TRADE_USDC)}) as largest, min(t.timestamp) as first_at, max(t.timestamp) as last_at
-      from trade t where t.timestamp >= ${day * DAY} and t.timestamp <= ${until}
-      group by t.trader
-    ), partial_liquidity as (
-      select distinct l.owner as address from liquidity_event l
-      where l.liquidity_delta > 0 and l.timestamp >= ${day * DAY} and l.timestamp <= ${until}
-    ), joined as (
-      select coalesce(b.address, p.address, l.address) as address, b.volume as base_volume, b.trades as base_trades,
-             b.first_trade as base_first_trade, b.first_trade_at as base_first_at, b.last_trade_at as base_last_at,
-             b.run as base_run, b.longest_run as base_longest, b.streaks as base_streaks, b.liquidity_days as base_liquidity,
-             b.last_trade_day, p.volume as p_volume, p.trades as p_trades, p.largest, p.first_at, p.last_at,
-             l.address is not null as p_liquidity
-      from base b
-      full join partial_trades p on p.address = b.address
-      full join partial_liquidity l on l.address = coalesce(b.address, p.address)
-    ), continued as (
-      select j.*, case when j.p_trades is null then coalesce(j.base_run, 0)
-                       when j.last_trade_day = ${day - 1} then j.base_run + 1 else 1 end as run_now
-      from joined j
-    )
-    select address,
-           coalesce(base_volume, 0) + coalesce(p_volume, 0) as volume,
-           coalesce(base_trades, 0) + coalesce(p_trades, 0) as trades,
-           coalesce(base_first_trade, false) or coalesce(largest >= ${THRESHOLDS.firstTradeUsdc.toString()}::numeric, false) as first_trade,
-           coalesce(base_first_at, first_at) as first_trade_at,
-           coalesce(last_at, base_last_at) as last_trade_at,
-           run_now as run,
-           greatest(coalesce(base_longest, 0), run_now) as longest_run,
-           coalesce(base_streaks, 0) + case when p_trades is not null and run_now % ${THRESHOLDS.streakDays} = 0 then 1 else 0 end as streaks,
-           coalesce(base_liquidity, 0) + case when p_liquidity then 1 else 0 end as liquidity_days
-    from continued`
-}
-
-/** At or before `until` (unix seconds); everything when null. */
-const upTo = (sql: Sql, column: Statement.Fragment, until: number | null) => (until === null ? sql`true` : sql`${column} <= ${until}`)
-
-/**
- * The referrer of every referred user (`REFERRAL_RULE`), counting on-chain referrals at or before
- * `until`: the sign-in link, else the earliest Hook_ReferralRecorded naming the user as trader.
- */
-const effectiveReferrer = (sql: Sql, until: number | null) => sql`
-  select referee, referrer from referral_link
-  union all
-  select o.referee, o.referrer
-  from (select distinct on (f.trader) f.trader as referee, f.referrer from referral f
-        where f.trader <> f.referrer and ${upTo(sql, sql`f.timestamp`, until)}
-        order by f.trader, f.block_number, f.log_index) o
-  where not exists (select 1 from referral_link k where k.referee = o.referee)`
-
-/**
- * Points per address counting chain events at or before `until` (null: all indexed), from the
- * trader totals of users (addresses with a `user_stats` row). The `connect` rule has no chain
- * time: it counts only when `withConnect`.
- */
-export const pointsQuery = (sql: Sql, until: number | null, withConnect: boolean) => {
-  const r = POINT_RULES
-  return sql`
-    with totals as (
-      select a.* from (${totalsAt(sql, until)}) a join user_stats u on u.address = a.address
-    ), traded as (
-      select address, volume, first_trade, streaks, longest_run from totals where trades > 0
-    ), liquidity as (
-      select address, liquidity_days as days from totals where liquidity_days > 0
-    ), referred as (
-      ${effectiveReferrer(sql, until)}
-    ), referrals as (
-      select f.referrer as address,
-             least(count(*) filter (where t.first_trade), ${THRESHOLDS.referralCap}) as joined,
-             least(count(*) filter (where t.volume >= ${THRESHOLDS.referralActiveUsdc.toString()}::numeric), ${THRESHOLDS.referralCap}) as active
-      from referred f join traded t on t.address = f.referee
-      group by f.referrer
-    ), everyone as (
-      select address from traded
-      union select address from liquidity
-      union select address from referrals
-      union select address from app_user where ${withConnect}
-    )
-    select e.address,
-           (${withConnect} and exists (select 1 from app_user a where a.address = e.address)) as connected,
-           coalesce(t.first_trade, false) as first_trade,
-           coalesce(t.volume, 0) as volume,
-           coalesce(l.days, 0) as liquidity_days,
-           coalesce(t.streaks, 0) as streaks,
-           coalesce(t.longest_run, 0) as longest_run,
-           coalesce(f.joined, 0) as referral_joined,
-           coalesce(f.active, 0) as referral_active,
-           (case when ${withConnect} and exists (select 1 from app_user a where a.address = e.address) then ${r.connect.points} else 0 end
-             + case when coalesce(t.first_trade, false) then ${r.firstTrade.points} else 0 end
-             + ${r.volume.points} * div(coalesce(t.volume, 0), ${THRESHOLDS.volumeStepUsdc.toString()}::numeric)
-             + ${r.liquidity.points} * coalesce(l.days, 0)
-             + ${r.streak.points} * coalesce(t.streaks, 0)
-             + ${r.referralJoined.points} * coalesce(f.joined, 0)
-             + ${r.referralActive.points} * coalesce(f.active, 0))::bigint as points
-    from everyone e
-    left join traded t on t.address = e.address
-    left join liquidity l on l.address = e.address
-    left join referrals f on f.address = e.address`
-}
+/** Per address, what each rule counted and the points they make (the columns of `pointsQuery`). */
+const pointsRow = rowDecoder({
+  address: text(),
+  connected: bool,
+  first_trade: bool,
+  volume: bigint,
+  liquidity_days: int,
+  streaks: int,
+  longest_run: int,
+  referral_joined: int,
+  referral_active: int,
+  points: bigint
+})
+export type PointsRow = ReturnType<typeof pointsRow>
 
 /**
  * Runs a read with JIT compilation off. The planner's row estimates for these CTE chains are
@@ -172,11 +47,15 @@ export const readPoints = (address: string) =>
   withoutJit(
     Effect.gen(function* () {
       const sql = yield* SqlClient.SqlClient
-      const rows = yield* sql<PointsRow & { all_points: string; holders: string }>`
+      const rows = yield* sql<{ address: string; all_points: string }>`
       select p.*, sum(p.points) over () as all_points, count(*) filter (where p.points > 0) over () as holders
       from (${pointsQuery(sql, null, true)}) p`
+      // Only the address's own row is read; the sum of everybody's points rides on every row.
       const mine = rows.find((r) => r.address === address)
-      return { row: mine, allPoints: BigInt(rows[0]?.all_points ?? "0") }
+      return {
+        row: mine === undefined ? undefined : pointsRow(mine),
+        allPoints: rows[0] === undefined ? 0n : bigint(rows[0].all_points, "all_points")
+      }
     })
   )
 
@@ -200,20 +79,21 @@ const BOARD_ORDER: Record<BoardSort, string> = {
   trades: "trades desc, volume desc, address"
 }
 
-export interface BoardRow {
-  readonly address: string
-  readonly volume: string
-  readonly trades: string
-  readonly markets: string
-  readonly first_trade_at: string
-  readonly last_trade_at: string
-  readonly pnl: string
-  readonly calls: string
-  readonly correct: string
-  readonly accuracy: string | null
-  readonly points: string
-  readonly total_count: string
-}
+/** A trader on the board; a time the SQL finds none for (null) reads as 0. */
+const boardRow = rowDecoder({
+  address: text(),
+  volume: bigint,
+  trades: int,
+  markets: int,
+  first_trade_at: nullable(int),
+  last_trade_at: nullable(int),
+  pnl: bigint,
+  calls: int,
+  correct: int,
+  accuracy: nullable(bigint),
+  points: int
+})
+export type BoardRow = ReturnType<typeof boardRow>
 
 export interface BoardQuery {
   /** Only trades after this time (unix seconds), markets resolved after it, points earned after it; null: all time. */
@@ -295,19 +175,17 @@ export const readBoard = (q: BoardQuery) =>
       left join pnl p on p.address = s.address
       left join accuracy a on a.address = s.address
       left join (${earned}) e on e.address = s.address`
-      const rows = yield* sql<BoardRow>`
+      const rows = yield* sql<{ total_count: string }>`
       select b.*, count(*) over () as total_count from (${board}) b
       where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}
       order by ${sql.literal(BOARD_ORDER[q.sort])} limit ${q.limit} offset ${q.offset}`
-      const total =
+      // A page past the end has no row to carry the total.
+      const [counted] =
         rows[0] !== undefined || q.offset === 0
-          ? Number(rows[0]?.total_count ?? 0)
-          : Number(
-              (yield* sql<{ count: string }>`
-              select count(*) as count from (${board}) b where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}`)[0]
-                ?.count ?? 0
-            )
-      return { rows, total }
+          ? [{ count: rows[0]?.total_count ?? 0 }]
+          : yield* sql<{ count: string }>`
+              select count(*) as count from (${board}) b where ${q.sort === "accuracy" ? sql`b.accuracy is not null` : sql`true`}`
+      return { rows: rows.map(boardRow), total: int(counted?.count ?? 0, "total_count") }
     })
   )
 
@@ -320,15 +198,18 @@ export const codeOwner = (code: string) =>
     Effect.map(sql<{ address: string }>`select address from referral_code where code = ${code}`, (rows) => rows[0]?.address)
   )
 
-export interface ReferredRow {
-  readonly address: string
-  readonly via_sign_in: boolean
-  readonly joined_at: string | null
-  readonly swaps: string
-  readonly referred_volume: string
-  readonly counts: boolean
-  readonly total_count: string
-}
+/** A referred user: how they came (sign-in link or not), when they joined (null: unknown), their referred swaps and volume. */
+const referredRow = rowDecoder({
+  address: text(),
+  via_sign_in: bool,
+  joined_at: nullable(int),
+  swaps: int,
+  referred_volume: bigint,
+  counts: bool
+})
+export type ReferredRow = ReturnType<typeof referredRow>
+
+const referrerRow = rowDecoder({ referrer: text(), via_sign_in: bool })
 
 /**
  * Users `referrer` referred, at sign-in or on chain, newest first: when they joined (sign-in
@@ -350,7 +231,7 @@ export const readReferred = (referrer: string, limit: number, offset: number) =>
              coalesce(c.swaps, 0) as swaps, coalesce(c.volume, 0) as referred_volume,
              exists (select 1 from (${effectiveReferrer(sql, null)}) e where e.referee = coalesce(s.address, c.address) and e.referrer = ${referrer}) as counts
       from signed s full join chain c on c.address = s.address`
-    const rows = yield* sql<ReferredRow & { total_volume: string }>`
+    const rows = yield* sql<{ total_count: string; total_volume: string }>`
       select r.*, count(*) over () as total_count, sum(r.referred_volume) over () as total_volume from (${referred}) r
       order by r.joined_at desc nulls last, r.address limit ${limit} offset ${offset}`
     // A page past the end has no row to carry the totals.
@@ -361,24 +242,19 @@ export const readReferred = (referrer: string, limit: number, offset: number) =>
             users: string
             volume: string | null
           }>`select count(*) as users, sum(r.referred_volume) as volume from (${referred}) r`
-    const [by] = yield* sql<{ referrer: string; via_sign_in: boolean }>`
+    const [by] = yield* sql`
       select e.referrer, exists (select 1 from referral_link k where k.referee = ${referrer}) as via_sign_in
       from (${effectiveReferrer(sql, null)}) e where e.referee = ${referrer}`
-    return { rows, users: Number(totals?.users ?? 0), volume: BigInt(totals?.volume ?? "0"), referredBy: by }
+    return {
+      rows: rows.map(referredRow),
+      users: int(totals?.users ?? 0, "users"),
+      volume: bigint(totals?.volume ?? 0, "volume"),
+      referredBy: by === undefined ? undefined : referrerRow(by)
+    }
   })
 
-export interface CategoryRow {
-  readonly category: string
-  readonly markets: string
-  readonly active_markets: string
-  readonly events: string
-}
-
-export interface TagRow {
-  readonly tag: string
-  readonly markets: string
-  readonly active_markets: string
-}
+const categoryRow = rowDecoder({ category: text(), markets: int, active_markets: int, events: int })
+const tagRow = rowDecoder({ tag: text(), markets: int, active_markets: int })
 
 /**
  * Categories and tags of the indexed markets (display metadata of a market not indexed, e.g.
@@ -391,7 +267,7 @@ export const readTags = Effect.gen(function* () {
   const active = sql`(not m.is_resolved and not m.refund_mode and m.end_time > ${now})`
   const [categories, tags] = yield* Effect.all(
     [
-      sql<CategoryRow>`
+      sql`
         select d.category,
                count(m.id) as markets,
                count(m.id) filter (where ${active}) as active_markets,
@@ -402,7 +278,7 @@ export const readTags = Effect.gen(function* () {
         group by d.category
         having count(m.id) + count(e.id) > 0
         order by count(m.id) desc, d.category`,
-      sql<TagRow>`
+      sql`
         select t.tag, count(*) as markets, count(*) filter (where ${active}) as active_markets
         from display_metadata d
         join market m on m.id = d.id
@@ -413,5 +289,5 @@ export const readTags = Effect.gen(function* () {
     ],
     { concurrency: 2 }
   )
-  return { categories, tags }
+  return { categories: categories.map(categoryRow), tags: tags.map(tagRow) }
 })
