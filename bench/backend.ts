@@ -277,7 +277,7 @@ async function main() {
     const market = await busiestLiveMarket(db.url)
     const traders = await busiestTraders(db.url, TRADERS)
     console.log(
-      `${recording === FIXTURE_RECORDING ? "fixture" : recording} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; portfolios of ${traders.length} traders; ${os.cpus().length} cores, load ${os
+      `${db.fresh ? (recording === FIXTURE_RECORDING ? "fixture" : recording) : "kept database (indexed by an earlier run)"} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; portfolios of ${traders.length} traders; ${os.cpus().length} cores, load ${os
         .loadavg()
         .map((l) => l.toFixed(2))
         .join(" ")}`
