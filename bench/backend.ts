@@ -1,7 +1,9 @@
 /**
  * Backend API benchmark: the committed fixture indexed into a scratch database (DATABASE_URL's
  * server, else 127.0.0.1:5432), the indexer API and the backend served by a separate process on
- * loopback, and autocannon against the market list, market detail, pricing view and quote. Prints
+ * loopback, and autocannon against the market list, market detail, pricing view, quote and the
+ * portfolio (`/api/trading/:address/portfolio` over the 1,000 traders with the most positions, asked
+ * in turn, so consecutive requests never share an answer). Prints
  * requests/s and latency percentiles per endpoint, then fixed-rate runs on every endpoint (1,000
  * req/s cached, 200 req/s uncached; an open-loop load, bench/open-loop.ts, latency counted from
  * when each request was due) against the targets p99 < 25 ms and p99 < 50 ms.
@@ -82,14 +84,35 @@ interface Target {
   readonly name: string
   readonly path: string
   readonly body?: string
+  /** Paths asked in turn (`path` is the first): one endpoint over many distinct keys, so no answer is asked twice in a row. */
+  readonly paths?: ReadonlyArray<string>
 }
 
-const targets = (id: string): ReadonlyArray<Target> => [
-  { name: "markets list", path: "/api/markets?sortBy=volume&limit=20" },
-  { name: "market detail", path: `/api/markets/${id}` },
-  { name: "pricing view", path: `/api/markets/${id}/pricing/view` },
-  { name: "quote", path: `/api/markets/${id}/pricing/quote`, body: JSON.stringify({ tradeType: "BUY_NO", amountIn: "25" }) }
-]
+const targets = (id: string, traders: ReadonlyArray<string>): ReadonlyArray<Target> => {
+  const portfolios = traders.map((address) => `/api/trading/${address}/portfolio`)
+  return [
+    { name: "markets list", path: "/api/markets?sortBy=volume&limit=20" },
+    { name: "market detail", path: `/api/markets/${id}` },
+    { name: "pricing view", path: `/api/markets/${id}/pricing/view` },
+    { name: "quote", path: `/api/markets/${id}/pricing/quote`, body: JSON.stringify({ tradeType: "BUY_NO", amountIn: "25" }) },
+    { name: "portfolio", path: portfolios[0] ?? "/api/trading/0x0000000000000000000000000000000000000000/portfolio", paths: portfolios }
+  ]
+}
+
+/** Traders for the portfolio case: up to `n` addresses with the most positions (the heaviest portfolios), in a fixed order. */
+async function busiestTraders(url: string, n: number): Promise<ReadonlyArray<string>> {
+  const client = new pg.Client({ connectionString: url })
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ address: string }>(
+      `select user_address as address from position group by user_address order by count(*) desc, user_address limit $1`,
+      [n]
+    )
+    return rows.map((row) => row.address)
+  } finally {
+    await client.end()
+  }
+}
 
 /**
  * The busiest market that still trades and has a pool with liquidity. A chain that ends paused
@@ -126,7 +149,7 @@ async function busiestLiveMarket(url: string): Promise<string> {
 
 const request = (base: string, t: Target) =>
   t.body === undefined
-    ? { url: `${base}${t.path}` }
+    ? { url: `${base}${t.path}`, ...(t.paths === undefined ? {} : { requests: t.paths.map((path) => ({ path })) }) }
     : { url: `${base}${t.path}`, method: "POST", body: t.body, headers: { "content-type": "application/json" } }
 
 /** The backend process's CPU time so far (user + system, microseconds), asked over IPC. */
@@ -151,6 +174,9 @@ async function statements(dbUrl: string): Promise<number> {
 }
 
 const COST_REQUESTS = 2_000
+
+/** Distinct traders the portfolio case cycles through (the issue's measurement used 1,000). */
+const TRADERS = 1_000
 
 /**
  * What one request costs, the figure that does not depend on how busy the machine is: the backend
@@ -178,9 +204,9 @@ async function suite(
   label: string,
   dbUrl: string,
   cacheBytes: number,
-  o: { duration: number; fixedDuration: number; connections: number; rate: number; market: string }
+  o: { duration: number; fixedDuration: number; connections: number; rate: number; market: string; traders: ReadonlyArray<string> }
 ) {
-  const TARGETS = targets(o.market)
+  const TARGETS = targets(o.market, o.traders)
   const server = fork(fileURLToPath(import.meta.url), ["--serve", dbUrl, String(cacheBytes)], {
     execArgv: process.execArgv,
     stdio: ["ignore", "inherit", "inherit", "ipc"]
@@ -217,6 +243,7 @@ async function suite(
     for (const t of TARGETS) {
       const load = {
         url: `${base}${t.path}`,
+        ...(t.paths === undefined ? {} : { paths: t.paths }),
         rate: target.rate,
         ...(t.body === undefined ? {} : { method: "POST" as const, body: t.body })
       }
@@ -248,16 +275,17 @@ async function main() {
     const started = performance.now()
     const head = db.fresh ? await indexRecording(db.url, recording) : await indexedHead(db.url)
     const market = await busiestLiveMarket(db.url)
+    const traders = await busiestTraders(db.url, TRADERS)
     console.log(
-      `${recording === FIXTURE_RECORDING ? "fixture" : recording} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; ${os.cpus().length} cores, load ${os
+      `${db.fresh ? (recording === FIXTURE_RECORDING ? "fixture" : recording) : "kept database (indexed by an earlier run)"} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; portfolios of ${traders.length} traders; ${os.cpus().length} cores, load ${os
         .loadavg()
         .map((l) => l.toFixed(2))
         .join(" ")}`
     )
     if (only !== "uncached")
-      await suite("as served: tiered cache", db.url, 64 << 20, { duration, fixedDuration, connections, rate, market })
+      await suite("as served: tiered cache", db.url, 64 << 20, { duration, fixedDuration, connections, rate, market, traders })
     if (only !== "cached")
-      await suite("cache off: every request reads Postgres", db.url, 0, { duration, fixedDuration, connections, rate, market })
+      await suite("cache off: every request reads Postgres", db.url, 0, { duration, fixedDuration, connections, rate, market, traders })
   } finally {
     await db.drop()
   }

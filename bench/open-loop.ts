@@ -15,6 +15,8 @@ import * as http from "node:http"
 
 export interface OpenLoopOptions {
   readonly url: string
+  /** Paths (with their query) sent in turn instead of the url's own, request i to `paths[i % length]` (e.g. many distinct users). */
+  readonly paths?: ReadonlyArray<string>
   readonly method?: "GET" | "POST"
   readonly body?: string
   readonly rate: number
@@ -70,13 +72,14 @@ export const openLoop = (o: OpenLoopOptions): Promise<OpenLoopResult> =>
     const settle = () => {
       if (++settled === total) finish()
     }
-    const fire = (due: number) => {
+    const paths = o.paths !== undefined && o.paths.length > 0 ? o.paths : [target.pathname + target.search]
+    const fire = (due: number, i: number) => {
       const request = http.request(
         {
           agent,
           host: target.hostname,
           port: target.port,
-          path: target.pathname + target.search,
+          path: paths[i % paths.length],
           method: o.method ?? "GET",
           headers: body === undefined ? {} : { "content-type": "application/json", "content-length": body.length }
         },
@@ -98,7 +101,7 @@ export const openLoop = (o: OpenLoopOptions): Promise<OpenLoopResult> =>
     }
     const tick = () => {
       const now = performance.now()
-      while (sent < total && start + sent * interval <= now) fire(start + sent++ * interval)
+      while (sent < total && start + sent * interval <= now) fire(start + sent * interval, sent++)
       if (sent < total) setTimeout(tick, Math.max(0, start + sent * interval - performance.now()))
     }
     tick()

@@ -112,6 +112,16 @@ export const item = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null) 
 }
 
 /**
+ * `item` with a hand-written `encode` for an answer whose schema encoding costs more than the rest
+ * of the request (many nested Money values validated one by one: the portfolio). `encode` must give
+ * what `Schema.encodeSync(schema)` gives, key order included, and a test must compare the two.
+ */
+export const itemEncodedBy = <A, I>(_schema: Schema.Schema<A, I>, tier: CacheTier | null, encode: (value: A) => I) => {
+  return <E, R>(compute: (info: RequestInfo) => Effect.Effect<A, E, R>, keyExtra = "") =>
+    answer(tier, compute, (value) => ({ data: JSON.stringify(encode(value)) }), keyExtra)
+}
+
+/**
  * An answer from the backend's own tables (sessions, comments, notifications, claims, accounts):
  * never cached (each is a user's own or a write), and not behind the indexer's breaker (an indexer
  * outage must not stop sign-in or a comment). Same envelope and encoding as `item`.

@@ -8,7 +8,7 @@ import { timeframeSeconds, type Timeframe } from "../../schema/enums.js"
 import type { Address } from "../../schema/primitives.js"
 import { PRICE_SCALE } from "../../schema/primitives.js"
 import { checkRange, listPage, read } from "../core/db.js"
-import { positionColumns, toPosition, type PositionRow } from "./market-book.js"
+import { positionColumns, type PositionRow } from "./market-book.js"
 import { MARKET_STATUSES, marketStatusSql } from "../../schema/market-status.js"
 import { positionsSource } from "./positions.js"
 import { array, bigint, bool, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
@@ -130,24 +130,37 @@ const heldPositions = (address: Address) =>
       order by p.market_id`
   ).pipe(Effect.map((rows) => rows.map(decodeHeldPositionRow)))
 
-/** Open positions marked, and the totals over every position row of the user. */
+/**
+ * Open positions marked, and the totals over every position row of the user. One pass building
+ * each record as a literal: a heavy trader has hundreds of rows on every uncached portfolio request.
+ */
 const summarize = (address: Address, rows: ReadonlyArray<HeldPositionRow>) => {
-  const positions = rows.filter(isOpen).map((row): PortfolioPositionRecord => {
-    const { markPrice, value } = markPosition(row)
-    const position = toPosition(row)
-    return {
-      ...position,
+  const positions: Array<PortfolioPositionRecord> = []
+  let value = 0n
+  let cost = 0n
+  let realizedPnl = 0n
+  for (const row of rows) {
+    realizedPnl += row.realized_pnl
+    if (!isOpen(row)) continue
+    const marked = markPosition(row)
+    value += marked.value
+    cost += row.yes_cost + row.no_cost
+    positions.push({
+      marketId: row.market_id,
+      user: row.user_address,
+      yesBalance: row.yes_balance,
+      noBalance: row.no_balance,
+      yesCost: row.yes_cost,
+      noCost: row.no_cost,
+      realizedPnl: row.realized_pnl,
       question: row.question,
       marketStatus: row.status,
       outcome: row.outcome,
-      markPrice,
-      value,
-      unrealizedPnl: value - position.yesCost - position.noCost
-    }
-  })
-  const value = positions.reduce((sum, p) => sum + p.value, 0n)
-  const cost = positions.reduce((sum, p) => sum + p.yesCost + p.noCost, 0n)
-  const realizedPnl = rows.reduce((sum, row) => sum + row.realized_pnl, 0n)
+      markPrice: marked.markPrice,
+      value: marked.value,
+      unrealizedPnl: marked.value - row.yes_cost - row.no_cost
+    })
+  }
   return {
     address,
     positions,

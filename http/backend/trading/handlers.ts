@@ -20,7 +20,7 @@ import { listMarketPositions } from "../../read/market-book.js"
 import { readPnl, readPortfolio } from "../../read/portfolio.js"
 import { readTradeBreakdown } from "../../read/trade-breakdown.js"
 import { readUserStats } from "../../read/user-stats.js"
-import { no, side, toBackendTrade, toBackendUserTrade, toFill, toOrder, toPosition, totals, usdc, yes } from "./convert.js"
+import { encodePortfolio, no, side, toBackendTrade, toBackendUserTrade, toFill, toOrder, toPosition, totals, usdc, yes } from "./convert.js"
 import { BackendApi } from "../definition.js"
 import { NotFound } from "../errors.js"
 import { findMarket, fromIndexer, parseAddress, parseMarketId } from "../lookup.js"
@@ -28,7 +28,7 @@ import { listUserTrades } from "../../read/user-trades.js"
 import { readRedemptionFeeBps, readTokenBalances } from "./repository.js"
 import { readChainNow } from "../markets/repository.js"
 import { read } from "../../core/db.js"
-import { item, list } from "../respond.js"
+import { item, itemEncodedBy, list } from "../respond.js"
 
 /** The position of `address` in `market` when it holds nothing there: zero balances, its realized P&L. */
 const emptyPosition = (address: Address, market: MarketRecord) =>
@@ -92,9 +92,10 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
       )
     )
     .handle("portfolio", ({ path }) =>
-      item(
+      itemEncodedBy(
         BackendPortfolio,
-        "hot"
+        "hot",
+        encodePortfolio
       )(() =>
         Effect.gen(function* () {
           const address = yield* parseAddress(path.address)
