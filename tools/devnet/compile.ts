@@ -2,7 +2,10 @@
  * Compiles the devnet's Solidity (tools/devnet/contracts/*.sol plus the generated event interfaces)
  * with solc-js from npm: no network, no native compiler. The result is cached under
  * node_modules/.cache/predix-devnet by a hash of the sources, the compiler version and the
- * settings, so only the first run of a checkout pays the compile (solc-js is slow).
+ * settings, so only the first run of a checkout pays the compile (solc-js is slow). The version
+ * in the key is the solc package's (solc-js publishes each compiler release as the npm version
+ * of the same number): a cache hit never loads the compiler itself, whose few megabytes of
+ * Emscripten JavaScript take seconds to load, in every process that builds a devnet.
  */
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from "node:fs"
@@ -50,13 +53,16 @@ interface SolcOutput {
 /** Every contract with bytecode, by contract name (names are unique across files). */
 export const compileContracts = (): Artifacts => {
   const require = createRequire(import.meta.url)
-  const solc = require("solc") as { version(): string; compile(input: string): string }
   const input = { language: "Solidity", sources: sources(), settings: SETTINGS }
   const text = JSON.stringify(input)
-  const key = createHash("sha256").update(solc.version()).update(text).digest("hex").slice(0, 24)
+  const version = (require("solc/package.json") as { version: string }).version
+  const key = createHash("sha256").update(version).update(text).digest("hex").slice(0, 24)
   const cached = join(CACHE_DIR, `${key}.json`)
   if (existsSync(cached)) return JSON.parse(readFileSync(cached, "utf8")) as Artifacts
 
+  const solc = require("solc") as { version(): string; compile(input: string): string }
+  // The key's version is the compiler's: a package whose compiler is another release is refused.
+  if (!solc.version().startsWith(`${version}+`)) throw new CompileError(`solc package ${version} holds compiler ${solc.version()}`)
   const output = JSON.parse(solc.compile(text)) as SolcOutput
   const errors = (output.errors ?? []).filter((e) => e.severity === "error")
   if (errors.length > 0) throw new CompileError(errors.map((e) => e.formattedMessage).join("\n"))
