@@ -209,11 +209,9 @@ describe("predix start", () => {
       /DATABASE: it holds the index of chain 130 deployment 0x[0-9a-f]{40} \(from block \d+, committed fixture\); this start indexes/
     )
 
-    // Indexed into a scratch database on the run's server (DATABASE_URL): the embedded cluster's
-    // start from nothing is the first test's, and another would only repeat its initdb.
-    const scope = Effect.runSync(Scope.make())
-    const DATABASE_URL = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
-    const config = { ...(await env()), DATABASE_URL }
+    const freshDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-start-rpc-"))
+    await fs.chmod(freshDir, 0o755)
+    const config = { ...(await env()), DATA_DIR: freshDir }
     const app = runCli(["start"], { ...config, RPC_URL: replay.url, DEPLOYMENT: deploymentFile })
     try {
       await app.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
@@ -242,7 +240,7 @@ describe("predix start", () => {
       app.child.kill("SIGINT")
       await app.exited
       await replay.close()
-      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await fs.rm(freshDir, { recursive: true, force: true })
     }
   }, 90_000)
 
@@ -255,16 +253,20 @@ describe("predix start", () => {
     const replay = await serveReplay(chain)
     const deploymentFile = Path.join(dataDir, "isolation-deployment.json")
     await fs.writeFile(deploymentFile, JSON.stringify(summary.deployment))
-    // A scratch database on the run's server (DATABASE_URL), as in the test above: what is
-    // tested is the processes, not the embedded cluster (whose SIGKILLed parent would leave it).
-    const scope = Effect.runSync(Scope.make())
-    const DATABASE_URL = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
-    const config = { ...(await env()), DATABASE_URL, RPC_URL: replay.url, DEPLOYMENT: deploymentFile }
+    const freshDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-start-isolation-"))
+    await fs.chmod(freshDir, 0o755)
+    const config = { ...(await env()), DATA_DIR: freshDir, RPC_URL: replay.url, DEPLOYMENT: deploymentFile }
     const app = runCli(["start"], config)
+    let postgres: number | undefined
     try {
       await app.waitFor(new RegExp(`message="following the tip" .*\\bblock=${chain.headNumber}\\b`), 60_000)
+      const connection = JSON.parse(await fs.readFile(Path.join(freshDir, "postgres", "connection.json"), "utf8")) as {
+        url: string
+        pid: number
+      }
+      postgres = connection.pid
       const checkpoint = async () =>
-        (await Effect.runPromise(query(DATABASE_URL, `select block_number::int as block, block_hash as hash from indexer_checkpoint`)))
+        (await Effect.runPromise(query(connection.url, `select block_number::int as block, block_hash as hash from indexer_checkpoint`)))
           .rows[0] as { block: number; hash: string } | undefined
 
       // Structure: the indexer is another process, a child of the one serving the APIs.
@@ -301,9 +303,13 @@ describe("predix start", () => {
     } finally {
       app.child.kill("SIGKILL")
       await app.exited
+      // The embedded Postgres of a SIGKILLed start is left for the next start to stop; stop it here.
+      if (postgres !== undefined && isAlive(postgres)) {
+        process.kill(postgres, "SIGINT")
+        await eventually("the orphaned Postgres stops", async () => !isAlive(postgres!))
+      }
       await replay.close()
-      // Dropped with force: whatever connection a killed process left is closed with it.
-      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await fs.rm(freshDir, { recursive: true, force: true })
     }
   }, 120_000)
 
