@@ -4,18 +4,9 @@
  * 503 otherwise), `/version` names the build (handlers: `handlers.ts`). Answers use the backend
  * envelope (`schema/envelopes.ts`), the two 503s included: same body as the healthy answer.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, HttpServerRequest, HttpServerResponse, OpenApi } from "@effect/platform"
-import { Effect, Schema } from "effect"
-import { BackendItem, BackendMeta, backendMeta } from "../../../schema/envelopes.js"
-
-/**
- * The envelope's meta for a handler that builds `{data, meta}` itself. Only community/ still does
- * (it is moving to `respond.own`); every other answer's meta is made by `respond.ts`. Delete once
- * nothing imports it.
- */
-export const meta = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-  backendMeta(Math.floor(Date.now() / 1000), request.headers["x-request-id"])
-)
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, HttpServerResponse, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { BackendItem, BackendMeta } from "../../../schema/envelopes.js"
 
 const Check = Schema.Literal("up", "down")
 
