@@ -8,7 +8,7 @@ import { timeframeSeconds, type Timeframe } from "../../schema/enums.js"
 import type { Address } from "../../schema/primitives.js"
 import { PRICE_SCALE } from "../../schema/primitives.js"
 import { checkRange, listPage, read } from "../core/db.js"
-import { positionColumns, type PositionRow } from "./market-book.js"
+import { positionColumns, toPosition, type PositionRow } from "./market-book.js"
 import { MARKET_STATUSES, marketStatusSql } from "../../schema/market-status.js"
 import { positionsSource } from "./positions.js"
 import { array, bigint, bool, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
@@ -146,13 +146,7 @@ const summarize = (address: Address, rows: ReadonlyArray<HeldPositionRow>) => {
     value += marked.value
     cost += row.yes_cost + row.no_cost
     positions.push({
-      marketId: row.market_id,
-      user: row.user_address,
-      yesBalance: row.yes_balance,
-      noBalance: row.no_balance,
-      yesCost: row.yes_cost,
-      noCost: row.no_cost,
-      realizedPnl: row.realized_pnl,
+      ...toPosition(row),
       question: row.question,
       marketStatus: row.status,
       outcome: row.outcome,
