@@ -220,12 +220,13 @@ export const lockCheckpointAt = (chainId: number, block: number) =>
     }
   })
 
+/** Moves the checkpoint; the row takes a fresh commit position (the column's default, `nextval`: migration 0024). */
 const writeCheckpoint = (checkpoint: Checkpoint) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.unsafe(
       `insert into indexer_checkpoint (chain_id, block_number, block_hash, digest, head_block, updated_at) values ($1, $2, $3, $4, $5, now())
        on conflict (chain_id) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, digest = excluded.digest,
-         head_block = excluded.head_block, updated_at = now()`,
+         head_block = excluded.head_block, commit_seq = excluded.commit_seq, updated_at = now()`,
       [checkpoint.chainId, checkpoint.block, checkpoint.hash, checkpoint.digest, checkpoint.head]
     )
   )
@@ -242,7 +243,8 @@ export const pruneUndo = (finalized: number) =>
 /**
  * Undoes every block above `ancestor` in one transaction: each mutable row goes back to its
  * image from the first undone block that changed it (deleted when it did not exist then),
- * appended rows above the ancestor are deleted, and the checkpoint moves to the ancestor.
+ * appended rows above the ancestor are deleted, and the checkpoint moves to the ancestor with a
+ * fresh commit position (the state differs from the one the ancestor's block had before).
  */
 export const revertTo = (ancestor: { readonly chainId: number; readonly block: number; readonly hash: string; readonly digest: string }) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -252,7 +254,8 @@ export const revertTo = (ancestor: { readonly chainId: number; readonly block: n
         for (const def of APPEND_ONLY_TABLES) yield* revertAppended(def, ancestor.block)
         yield* sql.unsafe(`delete from undo_log where block_number > $1`, [ancestor.block])
         yield* sql.unsafe(
-          `update indexer_checkpoint set block_number = $2, block_hash = $3, digest = $4, updated_at = now() where chain_id = $1`,
+          `update indexer_checkpoint set block_number = $2, block_hash = $3, digest = $4, commit_seq = nextval('indexer_commit_seq'), updated_at = now()
+           where chain_id = $1`,
           [ancestor.chainId, ancestor.block, ancestor.hash, ancestor.digest]
         )
       })

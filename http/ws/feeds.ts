@@ -1,22 +1,33 @@
 /**
  * The feeds of one backend instance: one per (topic, market) that some client follows, each a
- * keyed state with a sequence number, the indexed head it holds and the last `history` deltas.
+ * keyed state at a commit position, the indexed head it holds and the last `history` deltas.
  *
  * Driven by the moves of the indexed head (`http/core/indexed-heads.ts`: the indexer's
  * `predix_indexed` NOTIFY, heard once per process, and its checkpoint poll); each move
  * re-reads every live feed once (one read per feed, however many clients follow it) and sends
  * the difference as a delta to that feed's subscribers. Notifications that arrive during a
- * refresh are coalesced into the next one. Invariants:
+ * refresh are coalesced into the next one.
+ *
+ * Positions come from the data, not from this process: a read names the commit position
+ * (`commit_seq` of the checkpoint, read in the same repeatable-read transaction as the rows) of
+ * the state it saw, so two instances that read at one position hold the same entries; `stream` is
+ * a hash of (chain, topic, target, window). A message's `seq` is the position of the state it
+ * leaves the client holding; a delta's `prev` the position it applies to. Invariants:
  * - a subscriber gets the snapshot (or the missed deltas) and is attached under the feed's lock,
  *   which every refresh also holds: no delta falls between a snapshot and the first delta after it;
- * - seq grows by exactly one per delta of a feed, and a feed's `stream` id changes whenever its
- *   seq numbering restarts (a new feed), so a `resume` never matches numbers of another run;
+ * - a feed's `seq` is the position where its state last changed (reads since found the same
+ *   state); a snapshot carries it, and every delta's `prev` is the `seq` before it, so a client
+ *   applying them in order never skips or repeats a change;
+ * - a `resume` at (stream, seq) gets deltas only when this feed read the state at exactly that
+ *   position and still holds every delta since (the client's state is then provably the feed's
+ *   state at that read, whichever instance sent it); otherwise a snapshot. A revert takes a new
+ *   position, so a state from before a reorg is never taken for one after it;
  * - a delta is sent only when entries changed; a reorg's corrections are deltas (`reorg: true`
  *   when a reverted head was announced since the previous refresh: the subscription sees every move).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Queue } from "effect"
-import { randomUUID } from "node:crypto"
+import { createHash } from "node:crypto"
 import { type IndexedHead, IndexedHeads } from "../core/indexed-heads.js"
 import type { Change, ErrorCode, ServerMessage } from "./protocol.js"
 import { isMarketNotFound, readTopic, targetFields, type Entries, type Target, type Topic } from "./topics.js"
@@ -53,13 +64,26 @@ interface Feed {
   readonly lock: Effect.Semaphore
   readonly subscribers: Set<Subscriber>
   loaded: boolean
+  /**
+   * The position of `state` as messages name it: the read where it last changed (or the first
+   * read). Reads since found the same state, so it is the state at each of their positions too.
+   */
   seq: number
+  /** The position of the last read. */
+  readAt: number
   head: IndexedHead | null
   /** key -> JSON text of the value (compared) and the value (sent). */
   state: Map<string, { readonly json: string; readonly value: unknown }>
-  history: Array<ServerMessage & { readonly type: "delta" }>
+  /** The last deltas, oldest first; the last one is delta number `made - 1` of this feed. */
+  history: Array<Delta>
+  /** Deltas this feed has made. */
+  made: number
+  /** Positions this feed read, oldest first, each with the deltas made up to it (`made` then). */
+  reads: Array<{ readonly seq: number; readonly made: number }>
   idleSince: number | null
 }
+
+type Delta = ServerMessage & { readonly type: "delta" }
 
 const toState = (entries: Entries) => new Map(entries.map(([key, value]) => [key, { json: JSON.stringify(value), value }] as const))
 
@@ -103,21 +127,41 @@ export const makeFeeds = (options: FeedOptions) =>
       data: [...feed.state].map(([key, entry]) => ({ key, value: entry.value }))
     })
 
+    /** Records a read at `seq`; forgets reads whose deltas since are no longer all held (or too many). */
+    const remember = (feed: Feed, seq: number) => {
+      feed.reads.push({ seq, made: feed.made })
+      const firstHeld = feed.made - feed.history.length
+      while (feed.reads.length > 0 && (feed.reads[0]!.made < firstHeld || feed.reads.length > historySize * 4)) feed.reads.shift()
+    }
+
+    /** Reads the feed again and sends the difference; the caller holds the lock. */
+    const step = (feed: Feed, reorg: boolean) =>
+      Effect.gen(function* () {
+        const next = yield* read(feed)
+        // Reads under one lock run one after another, and positions only grow: an older one is impossible.
+        if (next.commit <= feed.readAt) return
+        const after = toState(next.entries)
+        const changes = diff(feed.state, after)
+        const prev = feed.seq
+        feed.head = next.head
+        feed.state = after
+        feed.readAt = next.commit
+        if (changes.length > 0) {
+          feed.seq = next.commit
+          const delta: Delta = { type: "delta", ...address(feed), ...position(feed), prev, reorg, changes }
+          feed.history.push(delta)
+          feed.made += 1
+          if (feed.history.length > historySize) feed.history.shift()
+          for (const subscriber of feed.subscribers) subscriber.deliver(delta)
+        }
+        remember(feed, feed.readAt)
+      })
+
     const refresh = (feed: Feed, reorg: boolean) =>
       feed.lock.withPermits(1)(
         Effect.gen(function* () {
           if (!feed.loaded) return
-          const next = yield* read(feed)
-          const after = toState(next.entries)
-          const changes = diff(feed.state, after)
-          feed.head = next.head
-          feed.state = after
-          if (changes.length === 0) return
-          feed.seq += 1
-          const delta = { type: "delta" as const, ...address(feed), ...position(feed), reorg, changes }
-          feed.history.push(delta)
-          if (feed.history.length > historySize) feed.history.shift()
-          for (const subscriber of feed.subscribers) subscriber.deliver(delta)
+          yield* step(feed, reorg)
         }).pipe(
           // The feed keeps its state; the next notification tries again and sends the whole difference.
           Effect.catchAll((error) =>
@@ -125,6 +169,19 @@ export const makeFeeds = (options: FeedOptions) =>
           )
         )
       )
+
+    /**
+     * The deltas that take a client holding (stream, seq) to the feed's state, when the feed can
+     * prove them: it read exactly that position and holds every delta made since. The first one's
+     * `prev` is the client's position (the feed's state there was the state at that read).
+     */
+    const catchUp = (feed: Feed, resume: { readonly stream: string; readonly seq: number }): Array<Delta> | undefined => {
+      if (resume.stream !== feed.stream) return undefined
+      const at = feed.reads.find((r) => r.seq === resume.seq)
+      const firstHeld = feed.made - feed.history.length
+      if (at === undefined || at.made < firstHeld) return undefined
+      return feed.history.slice(at.made - firstHeld).map((delta, i) => (i === 0 ? { ...delta, prev: resume.seq } : delta))
+    }
 
     const refreshAll = Effect.gen(function* () {
       const reorg = reorgPending
@@ -164,14 +221,17 @@ export const makeFeeds = (options: FeedOptions) =>
             key,
             topic,
             target,
-            stream: randomUUID(),
+            stream: streamId(options.chainId, key, window),
             lock: yield* Effect.makeSemaphore(1),
             subscribers: new Set(),
             loaded: false,
             seq: 0,
+            readAt: 0,
             head: null,
             state: new Map(),
             history: [],
+            made: 0,
+            reads: [],
             idleSince: Date.now()
           }
           feeds.set(key, feed)
@@ -186,15 +246,20 @@ export const makeFeeds = (options: FeedOptions) =>
               )
               current.state = toState(first.entries)
               current.head = first.head
+              current.seq = first.commit
+              current.readAt = first.commit
               current.loaded = true
-            }
+              remember(current, current.readAt)
+            } else if (resume !== undefined && resume.seq > current.readAt)
+              // The client saw a later commit (on another instance) than this feed has read yet: read
+              // now, so the position it names can be found if nothing changed since.
+              yield* step(current, reorgPending).pipe(Effect.catchAll(() => Effect.void))
             current.subscribers.add(subscriber)
             current.idleSince = null
             subscriber.deliver({ type: "subscribed", ...address(current) })
-            const oldest = current.history[0]?.seq ?? current.seq + 1
-            if (resume !== undefined && resume.stream === current.stream && resume.seq <= current.seq && resume.seq + 1 >= oldest) {
-              for (const delta of current.history) if (delta.seq > resume.seq) subscriber.deliver(delta)
-            } else subscriber.deliver(snapshot(current))
+            const missed = resume === undefined ? undefined : catchUp(current, resume)
+            if (missed === undefined) subscriber.deliver(snapshot(current))
+            else for (const delta of missed) subscriber.deliver(delta)
           })
         )
       })
@@ -208,6 +273,13 @@ export const makeFeeds = (options: FeedOptions) =>
 
     return { subscribe, unsubscribe, feedCount: () => feeds.size }
   })
+
+/**
+ * The stream id of a feed: a function of what it streams, the same on every instance (a
+ * position names one state only within one stream).
+ */
+export const streamId = (chainId: number, key: string, window: number) =>
+  createHash("sha256").update(`predix-ws|${chainId}|${key}|${window}`).digest("hex").slice(0, 32)
 
 /** The key of the feed of (topic, target): one feed per key per instance. */
 export const feedKey = (topic: Topic, target: Target) => `${topic}|${"subject" in target ? target.subject : target.marketHex}`

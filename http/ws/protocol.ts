@@ -3,9 +3,15 @@
  *
  * Client: `subscribe` / `unsubscribe` {topic, marketId} or {topic, subject} for user topics,
  * `resume` {topic, marketId|subject, stream, seq} after a gap or a reconnect, `pong`.
- * Server: `subscribed`, `snapshot` {stream, seq, block, hash, data}, `delta` {stream, seq, block,
- * hash, reorg, changes} with seq + 1 per (topic, market or subject) stream, `unsubscribed`,
- * `error` {code, message}, `ping`.
+ * Server: `subscribed`, `snapshot` {stream, seq, block, hash, data}, `delta` {stream, prev, seq,
+ * block, hash, reorg, changes}, `unsubscribed`, `error` {code, message}, `ping`.
+ *
+ * Positions: `seq` is the indexer's commit position of the state a message leaves the client
+ * holding (`indexer_checkpoint.commit_seq`, one database sequence), not a per-process counter, and
+ * `stream` is a function of (chain, topic, market or subject, window): every instance over one
+ * database names the same state with the same (stream, seq). A delta applies to the state at
+ * `prev` (the seq of the message before it on this stream, or the client's resume seq) and
+ * numbers grow with gaps. A client whose seq is not a delta's `prev` missed something and resumes.
  */
 import { Schema } from "effect"
 
@@ -20,8 +26,9 @@ export const ClientMessage = Schema.Union(
   Schema.Struct({
     type: Schema.Literal("resume"),
     ...Target,
-    /** The `stream` of the snapshot the client holds: seq numbers count within one stream. */
+    /** The `stream` of the snapshot the client holds: seq numbers are positions within one stream. */
     stream: Schema.String,
+    /** The seq of the last snapshot or delta the client applied: the position of the state it holds. */
     seq: Schema.NonNegativeInt
   }),
   Schema.Struct({ type: Schema.Literal("pong") })
@@ -64,7 +71,9 @@ export interface StreamAddress {
 }
 
 export interface Position {
+  /** The same on every instance for one (chain, topic, market or subject, window). */
   readonly stream: string
+  /** The commit position of the state the message leaves the client holding (0 before the first commit). */
   readonly seq: number
   /** The indexed head the data holds; null before the indexer's first commit. */
   readonly block: number | null
@@ -75,6 +84,13 @@ export type ServerMessage =
   | ({ readonly type: "subscribed" | "unsubscribed" } & StreamAddress)
   | ({ readonly type: "snapshot"; readonly data: ReadonlyArray<{ readonly key: string; readonly value: unknown }> } & StreamAddress &
       Position)
-  | ({ readonly type: "delta"; readonly reorg: boolean; readonly changes: ReadonlyArray<Change> } & StreamAddress & Position)
+  | ({
+      readonly type: "delta"
+      /** The seq of the state the changes apply to. */
+      readonly prev: number
+      readonly reorg: boolean
+      readonly changes: ReadonlyArray<Change>
+    } & StreamAddress &
+      Position)
   | ({ readonly type: "error"; readonly code: ErrorCode; readonly message: string } & Partial<StreamAddress>)
   | { readonly type: "ping" }

@@ -33,7 +33,8 @@ import {
 import { listUserTrades } from "../read/user-trades.js"
 import { listOrders } from "../read/exchange.js"
 import { readPortfolio } from "../read/portfolio.js"
-import { readIndexedHead, type IndexedHead } from "../core/indexed-heads.js"
+import type { IndexedHead } from "../core/indexed-heads.js"
+import { readCheckpoint } from "../../schema/io/indexer-checkpoint.js"
 import { readOrderBook } from "../read/market-book.js"
 import { listPrices } from "../read/market-prices.js"
 import { listMarketTrades } from "../read/market-trades.js"
@@ -127,8 +128,10 @@ export const isMarketNotFound = (error: unknown) =>
   typeof error === "object" && error !== null && "_tag" in error && error._tag === "MarketNotFound"
 
 /**
- * A topic's entries and the head they hold, read in one repeatable-read transaction so the
- * block named is exactly the one the rows reflect (a commit landing mid-read is not half seen).
+ * A topic's entries, the head they hold and the commit position of that state, read in one
+ * repeatable-read transaction so the position named is exactly the one the rows reflect (a
+ * commit landing mid-read is not half seen): two instances that read the same `commit` read the
+ * same entries. `commit` is 0 before the indexer's first commit.
  * `missingIsEmpty`: a market that is gone (a reorg dropped its creation) has no entries, so a
  * feed that follows it sends their removal rather than keeping what is no longer indexed.
  */
@@ -137,14 +140,15 @@ export const readTopic = (chainId: number, topic: Topic, target: Target, window:
     sql.withTransaction(
       Effect.gen(function* () {
         yield* sql`set transaction isolation level repeatable read`
-        const head: IndexedHead | null = yield* readIndexedHead(chainId)
+        const checkpoint = yield* readCheckpoint(chainId)
+        const head: IndexedHead | null = checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash }
         const entries = yield* entriesOf(topic, target, window).pipe(
           Effect.catchIf(
             (error) => missingIsEmpty && isMarketNotFound(error),
             () => Effect.succeed<Entries>([])
           )
         )
-        return { head, entries }
+        return { head, commit: checkpoint?.commit ?? 0, entries }
       })
     )
   )

@@ -5,7 +5,9 @@
  *
  * The pipeline writes the row in the transaction of each batch, so `block` is always the last
  * block whose changes are committed and `digest` chains the changes up to it. `head` is the
- * newest chain head the pipeline has seen (null until its first poll).
+ * newest chain head the pipeline has seen (null until its first poll). `commit` is the commit
+ * position: a new number from one sequence with every transaction that moves the row (a commit
+ * or a revert), so it names the derived state the tables hold (migration 0024).
  */
 import { SqlClient } from "@effect/sql"
 import { Effect, Schema } from "effect"
@@ -17,7 +19,8 @@ export const CheckpointRow = Schema.Struct({
   block: BlockNumber,
   hash: Schema.String,
   digest: Schema.String,
-  head: Schema.NullOr(BlockNumber)
+  head: Schema.NullOr(BlockNumber),
+  commit: BlockNumber
 })
 export type Checkpoint = typeof CheckpointRow.Type
 
@@ -31,7 +34,7 @@ export const readCheckpoint = (chainId: number) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql`
-      select block_number::text as block, block_hash as hash, digest, head_block::text as head
+      select block_number::text as block, block_hash as hash, digest, head_block::text as head, commit_seq::text as commit
       from indexer_checkpoint where chain_id = ${chainId}`
     return rows[0] === undefined ? undefined : yield* Effect.orDie(decodeRow(rows[0]))
   })
