@@ -107,4 +107,4 @@ export const loadConfig: Effect.Effect<AppConfigShape, ConfigurationError> = Eff
 export class ConfigurationError extends Data.TaggedError("ConfigurationError")<{ readonly message: string }> {}
 
 /** The configuration this run read, once: `withConfig` (app.ts) loads it and provides it to the command's job. */
-export class AppConfig extends Context.Tag("AppConfig")<AppConfig, AppConfigShape>() {}
+export class AppConfig extends Context.Tag("predix/AppConfig")<AppConfig, AppConfigShape>() {}

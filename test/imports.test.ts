@@ -172,3 +172,23 @@ describe("imports", () => {
     ).toEqual([["a", "b", "c"]])
   })
 })
+
+/**
+ * Services are declared one way: a `Context.Tag` class whose key is `predix/<Name>`, each key once
+ * (two tags with one key would be one service to Effect's context, silently).
+ */
+describe("services", () => {
+  const declared = FLOORS.flatMap(sourceFiles).flatMap((file) =>
+    [...fs.readFileSync(Path.join(ROOT, file), "utf8").matchAll(/Context\.(?:Tag|GenericTag)\w*\(\s*["']([^"']+)["']/g)].map((match) => ({
+      file,
+      key: match[1]!
+    }))
+  )
+
+  it("have tag keys spelled predix/<Name>, each key once", () => {
+    expect(declared.length, "the walker finds the tags").toBeGreaterThan(20)
+    expect(declared.filter((tag) => !/^predix\/[A-Z][A-Za-z]+$/.test(tag.key))).toEqual([])
+    const keys = declared.map((tag) => tag.key)
+    expect(keys.filter((key, i) => keys.indexOf(key) !== i)).toEqual([])
+  })
+})

@@ -11,7 +11,7 @@
 import { Context, Effect, Layer } from "effect"
 import { type IndexedHead, IndexedHeads, IndexedHeadsShared } from "./indexed-heads.js"
 
-export class Freshness extends Context.Tag("IndexerFreshness")<
+export class Freshness extends Context.Tag("predix/IndexerFreshness")<
   Freshness,
   {
     /** The last committed head as last heard of; null before the first batch. */

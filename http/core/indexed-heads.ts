@@ -46,7 +46,7 @@ export interface HeadMove {
   readonly reverted: boolean
 }
 
-export class IndexedHeads extends Context.Tag("IndexedHeads")<
+export class IndexedHeads extends Context.Tag("predix/IndexedHeads")<
   IndexedHeads,
   {
     /** The last committed head as last heard of; null before the first batch. */

@@ -72,4 +72,4 @@ export class IndexerHealthApi extends HttpApi.make("indexer")
   .addError(ServiceUnavailable.wire) {}
 
 /** Where this process's indexer API answers, once its server is listening. */
-export class IndexerEndpoint extends Context.Tag("IndexerEndpoint")<IndexerEndpoint, { readonly url: string }>() {}
+export class IndexerEndpoint extends Context.Tag("predix/IndexerEndpoint")<IndexerEndpoint, { readonly url: string }>() {}

@@ -49,7 +49,7 @@ export interface HeaderJudgement {
   readonly lagBlocks: number | null
 }
 
-export class HealthWatch extends Context.Tag("IndexerHealthWatch")<
+export class HealthWatch extends Context.Tag("predix/IndexerHealthWatch")<
   HealthWatch,
   {
     /** A fresh judgement (the database read now, the node's head as last read). */

@@ -42,7 +42,7 @@ export const indexerCache = (maxBytes: number, maxEntryBytes: number = 1 << 20):
   })
 
 /** The cache one server's answers share (null: caching off). */
-export class AnswerCache extends Context.Tag("IndexerAnswerCache")<AnswerCache, { readonly cache: HeadCache | null }>() {}
+export class AnswerCache extends Context.Tag("predix/IndexerAnswerCache")<AnswerCache, { readonly cache: HeadCache | null }>() {}
 
 /** Default size of the answer cache: 64 MiB. */
 export const DEFAULT_CACHE_BYTES = 64 << 20

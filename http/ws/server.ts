@@ -241,7 +241,7 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
   })
 
 /** The running stream's live figures. */
-export class Realtime extends Context.Tag("Realtime")<Realtime, { readonly stats: () => RealtimeStats }>() {}
+export class Realtime extends Context.Tag("predix/Realtime")<Realtime, { readonly stats: () => RealtimeStats }>() {}
 
 /**
  * An `HttpServer` on a new Node server listening on `listen`, with the stream on its upgrade

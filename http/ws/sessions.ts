@@ -18,7 +18,7 @@ export interface SessionCredentials {
   readonly origin?: string | undefined
 }
 
-export class RealtimeSessions extends Context.Tag("RealtimeSessions")<
+export class RealtimeSessions extends Context.Tag("predix/RealtimeSessions")<
   RealtimeSessions,
   {
     /** The lowercase addresses the session stands for (its address and smart account); empty without a valid session. */

@@ -97,7 +97,7 @@ const isIndexerFailure = (error: unknown): boolean =>
 /** A refused statement (not an outage) as the defect it is, so it is neither counted nor typed as one. */
 const refusedStatement = (error: unknown): error is SqlError => error instanceof SqlError && !isDatabaseOutage(error)
 
-export class IndexerBreaker extends Context.Tag("IndexerBreaker")<
+export class IndexerBreaker extends Context.Tag("predix/IndexerBreaker")<
   IndexerBreaker,
   {
     readonly breaker: CircuitBreaker

@@ -45,7 +45,7 @@ export const backendCache = (maxBytes: number, maxEntryBytes: number = 1 << 20, 
 export const DEFAULT_BACKEND_CACHE_BYTES = 64 << 20
 
 /** The cache this backend instance's answers share (null: caching off). */
-export class BackendCache extends Context.Tag("BackendCache")<BackendCache, { readonly cache: BackendAnswers | null }>() {}
+export class BackendCache extends Context.Tag("predix/BackendCache")<BackendCache, { readonly cache: BackendAnswers | null }>() {}
 
 /** At most `bytes` of keys and answers (answers of at most 1 MiB of JSON each); 0 turns caching off. */
 export const BackendCacheLive = (bytes: number) =>

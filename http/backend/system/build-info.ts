@@ -6,4 +6,4 @@ export interface BuildInfoShape {
   readonly commit: string
 }
 
-export class BuildInfo extends Context.Tag("BuildInfo")<BuildInfo, BuildInfoShape>() {}
+export class BuildInfo extends Context.Tag("predix/BuildInfo")<BuildInfo, BuildInfoShape>() {}

@@ -6,7 +6,7 @@ import { HealthWatch } from "../health-watch.js"
 import { readStats } from "../../read/stats.js"
 
 /** The chain this indexer serves (its health names it). */
-export class IndexedChain extends Context.Tag("IndexedChain")<IndexedChain, { readonly chainId: number }>() {}
+export class IndexedChain extends Context.Tag("predix/IndexedChain")<IndexedChain, { readonly chainId: number }>() {}
 
 export const HealthLive = HttpApiBuilder.group(IndexerApi, "health", (handlers) =>
   handlers.handle("health", () =>
