@@ -24,6 +24,16 @@ export const routeReads = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E,
   )
 
 /**
+ * `effect` on the primary: the backend's own tables (sessions, comments, notifications, claims,
+ * nonces, referral codes) are written and read there, so a write and the read after it meet
+ * whatever route the request took. Unchanged without replicas.
+ */
+export const onPrimary = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.serviceOption(ReadTargets), (targets) =>
+    targets._tag === "None" ? effect : Effect.provideService(effect, SqlClient.SqlClient, targets.value.primary)
+  )
+
+/**
  * The backend's paths answered from the read model alone: markets (not their comments), events,
  * trades, orders, trading views, tags, traders and the leaderboard. Everything else (sessions,
  * comments, notifications, rewards, claims, faucet, accounts, admin, health) stays on the

@@ -6,11 +6,15 @@
  * Invariants:
  * - `head()` never names a block a target `pick` may hand out lacks: it is the lowest checkpoint
  *   last read on the replicas in rotation (a standby only moves forward between two reads, short
- *   of a reorg the next read sees), or the primary's head when none is in rotation; a replica
- *   joins the rotation only at or past the head already served, so the head never goes back
- *   because the rotation changed;
+ *   of a reorg the next read sees), or the primary's head when none is in rotation. It may step
+ *   back (by at most the lag bound) when a replica joins after the primary served alone: an
+ *   answer claims "at least this block", never more than its rows hold;
  * - writes, and reads of the backend's own tables, never come here: the backend routes only its
- *   read-model GETs, the indexer API (read-only) every request (`read-routing.ts`).
+ *   read-model GETs, the indexer API (read-only) every request (`read-routing.ts`), and
+ *   `respond.own`/`ownList` run on `primary` even inside a routed request;
+ * - the WebSocket stream does not use it: its feeds are driven by the primary's NOTIFY and read
+ *   the primary (`http/ws/feeds.ts`), so a feed's position (`commit_seq`) and rows are the
+ *   primary's, read in one transaction; a standby would not yet hold the commit a NOTIFY names.
  */
 import type { SqlClient } from "@effect/sql"
 import { Context, type Effect } from "effect"
@@ -39,6 +43,8 @@ export class ReadTargets extends Context.Tag("predix/ReadTargets")<
     readonly pick: Effect.Effect<{ readonly sql: SqlClient.SqlClient; readonly head: IndexedHead | null }>
     /** The head every answer of the read side claims (see the invariants above). */
     readonly head: () => IndexedHead | null
+    /** The primary: where writes and the backend's own tables are read (`respond.own`). */
+    readonly primary: SqlClient.SqlClient
     /** Every configured replica, as the last poll found it. */
     readonly replicas: () => ReadonlyArray<ReplicaState>
   }

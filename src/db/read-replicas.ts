@@ -160,6 +160,7 @@ export const ReadReplicasLive = (options: ReadReplicasOptions) =>
           return { sql: replica.sql!, head: served }
         }),
         head: () => (inRotation().length === 0 ? heads.latest() : served),
+        primary,
         replicas: () => replicas.map((r) => r.state)
       }
     })
