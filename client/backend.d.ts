@@ -1081,12 +1081,20 @@ export interface components {
             indexerAgeSeconds: number | null;
             rpcAgeSeconds: number | null;
             problems: string[];
+            readReplicas?: components["schemas"]["ReadReplicaHealth"][];
         };
         /**
          * int
          * @description an integer
          */
         Int: number;
+        ReadReplicaHealth: {
+            name: string;
+            inRotation: boolean;
+            indexedBlock: components["schemas"]["Int"] | null;
+            lagBlocks: components["schemas"]["Int"] | null;
+            problem: string | null;
+        };
         /**
          * Backend meta
          * @description timestamp, version and optional request id

@@ -13,6 +13,7 @@ import { BackendServerLive } from "./backend-server.js"
 import { IndexerEndpoint } from "../http/indexer/api.js"
 import { IndexedHeadsLive } from "../http/core/indexed-heads.js"
 import { HealthNode, IndexerServerLive } from "./indexer-server.js"
+import { ReadReplicasLive } from "./db/read-replicas.js"
 import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
 import { countedPgClient, DatabaseLive, databaseTarget, patientPgClient, pgClientLayer } from "./db/database.js"
 import { type IndexerProcessExited, runIndexerProcess, startedByParent, stopWithParent } from "./indexer-process.js"
@@ -68,7 +69,21 @@ export const withStartConfig =
  */
 export const serve = Effect.gen(function* () {
   const config = yield* AppConfig
-  const heads = Layer.succeedContext(yield* Layer.build(IndexedHeadsLive(config.chainId)))
+  const primaryHeads = Layer.succeedContext(yield* Layer.build(IndexedHeadsLive(config.chainId)))
+  // With read replicas, both APIs read the index there (`src/db/read-replicas.ts`); one poll serves both.
+  const heads =
+    config.databaseReadUrls.length === 0
+      ? primaryHeads
+      : Layer.merge(
+          primaryHeads,
+          Layer.succeedContext(
+            yield* Layer.build(
+              ReadReplicasLive({ chainId: config.chainId, urls: config.databaseReadUrls, maxLagBlocks: config.readMaxLagBlocks }).pipe(
+                Layer.provide(primaryHeads)
+              )
+            )
+          )
+        )
   const indexerUrl = yield* Deferred.make<string>()
   const indexer = IndexerServerLive.pipe(
     Layer.provide(heads),

@@ -18,6 +18,10 @@ export { settings } from "./config/settings.js"
 
 export interface AppConfigShape {
   readonly databaseUrl: Option.Option<Redacted.Redacted<string>>
+  /** DATABASE_READ_URL: the read replicas of API processes (`src/db/read-replicas.ts`); empty: none. */
+  readonly databaseReadUrls: ReadonlyArray<Redacted.Redacted<string>>
+  /** DATABASE_READ_MAX_LAG_BLOCKS: how far a replica may trail the primary and stay in rotation. */
+  readonly readMaxLagBlocks: number
   readonly dataDir: string
   readonly pgPort: number
   readonly rpcUrl: Option.Option<string>

@@ -11,6 +11,7 @@
 import { FetchHttpClient, HttpApiBuilder, HttpRouter } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { FreshnessLive } from "../core/freshness.js"
+import { routeBackendReads } from "../core/read-routing.js"
 import { IndexerEndpoint } from "../core/indexer-health.js"
 import { AaLive } from "./aa/handlers.js"
 import { AaServiceLive } from "./aa/service.js"
@@ -105,7 +106,9 @@ export const backendHttpLayer = (options: BackendOptions) =>
     // Request id and error bodies outermost, the canonical target (front-door.ts), then CORS, cross-site
     // writes, session, rate limits (guard.ts), then parameters and body checked and the answer key set.
     Layer.provide(
-      HttpApiBuilder.middleware(Effect.map(makeGuard, (guard) => (app) => backendMiddleware(canonicalTarget(guard(checkedRequest(app))))))
+      HttpApiBuilder.middleware(
+        Effect.map(makeGuard, (guard) => (app) => backendMiddleware(canonicalTarget(guard(checkedRequest(routeBackendReads(app))))))
+      )
     ),
     Layer.provide(BackendApiLive),
     // The cache stays in the output, so whoever runs the layer (a test) can see what it holds.

@@ -14,6 +14,7 @@ import { HttpServerRequest, HttpServerResponse } from "@effect/platform"
 import { Effect, FiberRef, Schema } from "effect"
 import { backendMeta, type BackendMeta } from "../../schema/envelopes.js"
 import { Freshness } from "../core/freshness.js"
+import { onPrimary } from "../core/read-routing.js"
 import { IndexerBreaker } from "./edge/breaker.js"
 import { BackendCache, type CachedAnswer, type CacheTier } from "./edge/cache.js"
 import { answerKey } from "./edge/front-door.js"
@@ -124,12 +125,14 @@ export const itemEncodedBy = <A, I>(_schema: Schema.Schema<A, I>, tier: CacheTie
 /**
  * An answer from the backend's own tables (sessions, comments, notifications, claims, accounts):
  * never cached (each is a user's own or a write), and not behind the indexer's breaker (an indexer
- * outage must not stop sign-in or a comment). Same envelope and encoding as `item`.
+ * outage must not stop sign-in or a comment). Same envelope and encoding as `item`. Computed on
+ * the primary even when the process reads the index from replicas (`onPrimary`): a user's write
+ * and the read after it meet there.
  */
 export const own = <A, I>(schema: Schema.Schema<A, I>) => {
   const encode = encoder(schema)
   return <E, R>(compute: (info: RequestInfo) => Effect.Effect<A, E, R>) =>
-    Effect.flatMap(requestInfo, (info) => Effect.map(compute(info), (value) => render({ data: encode(value) }, info, {})))
+    Effect.flatMap(requestInfo, (info) => Effect.map(onPrimary(compute(info)), (value) => render({ data: encode(value) }, info, {})))
 }
 
 /** A page of the backend's own rows (`own`'s rules, `list`'s envelope). */
@@ -137,7 +140,7 @@ export const ownList = <A, I>(schema: Schema.Schema<A, I>) => {
   const encode = encoder(Schema.Array(schema))
   return <E, R>(compute: (info: RequestInfo) => Effect.Effect<Page<A>, E, R>) =>
     Effect.flatMap(requestInfo, (info) =>
-      Effect.map(compute(info), (page) =>
+      Effect.map(onPrimary(compute(info)), (page) =>
         render({ data: encode(page.rows), pagination: { limit: page.limit, offset: page.offset, total: page.total } }, info, {})
       )
     )

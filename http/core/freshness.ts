@@ -7,9 +7,14 @@
  * (`indexed-heads.ts`) moves it, on the pipeline's `predix_indexed` NOTIFY (sent inside the
  * commit's transaction) or a checkpoint read; so data read after taking it holds at least that
  * block.
+ *
+ * With read replicas (`read-targets.ts`) answers are read there, so the head is theirs: the lowest
+ * checkpoint of the replicas in rotation (a standby's sessions hear no NOTIFY: its checkpoint is
+ * polled), never one the rows an answer was read from may lack.
  */
 import { Context, Effect, Layer } from "effect"
 import { type IndexedHead, IndexedHeads, IndexedHeadsShared } from "./indexed-heads.js"
+import { ReadTargets } from "./read-targets.js"
 
 export class Freshness extends Context.Tag("predix/IndexerFreshness")<
   Freshness,
@@ -22,11 +27,18 @@ export class Freshness extends Context.Tag("predix/IndexerFreshness")<
 >() {}
 
 /**
- * Follows the committed head of `chainId` for as long as the layer lives: the process's
- * `IndexedHeads` when one is provided, else a source of its own.
+ * Follows the committed head of `chainId` for as long as the layer lives: the read targets' when
+ * the process has replicas, else the process's `IndexedHeads` when one is provided, else a source
+ * of its own.
  */
 export const FreshnessLive = (chainId: number) =>
-  Layer.effect(
-    Freshness,
-    Effect.map(IndexedHeads, (heads) => ({ current: heads.current, latest: heads.latest }))
-  ).pipe(Layer.provide(IndexedHeadsShared(chainId)))
+  Layer.unwrapEffect(
+    Effect.map(Effect.serviceOption(ReadTargets), (targets) =>
+      targets._tag === "Some"
+        ? Layer.succeed(Freshness, { current: Effect.sync(targets.value.head), latest: targets.value.head })
+        : Layer.effect(
+            Freshness,
+            Effect.map(IndexedHeads, (heads) => ({ current: heads.current, latest: heads.latest }))
+          ).pipe(Layer.provide(IndexedHeadsShared(chainId)))
+    )
+  )

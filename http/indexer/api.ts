@@ -11,9 +11,11 @@
  * no CDN needed) at /api/docs.
  */
 import { HttpApiBuilder, HttpApiScalar, HttpRouter, HttpServer } from "@effect/platform"
+import type { HttpApp } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { IndexerApi } from "./definition.js"
 import { FreshnessLive } from "../core/freshness.js"
+import { routeReads } from "../core/read-routing.js"
 import { type HealthSettings, HealthWatchLive } from "./health-watch.js"
 import { AdminLive } from "./handlers/admin.js"
 import { EventsLive } from "./handlers/events.js"
@@ -57,9 +59,17 @@ export const IndexerApiLive = HttpApiBuilder.api(IndexerApi).pipe(
   ])
 )
 
-/** Every request through the front door (`front-door.ts`), unknown routes included. */
+/**
+ * Every request through the front door (`front-door.ts`), unknown routes included, on a read
+ * replica when there are any (`read-routing.ts`: the API only reads).
+ */
 const IndexerMiddleware = HttpApiBuilder.middleware(
-  Effect.map(AnswerCache, ({ cache }) => frontDoor(cache)),
+  Effect.map(
+    AnswerCache,
+    ({ cache }) =>
+      <E, R>(app: HttpApp.Default<E, R>) =>
+        routeReads(frontDoor(cache)(app))
+  ),
   { withContext: true }
 )
 

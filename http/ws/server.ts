@@ -5,6 +5,11 @@
  * `pongTimeoutMs`, and a send buffer bounded by `maxBufferedBytes` (a client that reads slower
  * than its streams move is cut with 4008 rather than held in memory). Per instance: at most
  * `maxConnectionsPerIp` connections from one address and `maxConnections` in all.
+ *
+ * The stream reads the primary (the layer's `SqlClient`) even when the process reads its REST
+ * answers from replicas (`DATABASE_READ_URL`): its feeds move on the primary's NOTIFY, which names
+ * a commit a standby may not have replayed yet, and a feed's position and rows come from one
+ * transaction on the database it reads (`topics.ts`), so they agree on every instance.
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"

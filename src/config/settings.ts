@@ -6,7 +6,7 @@
  * To add a variable: add it here (and to `AppConfigShape`); `tsc` checks the two agree, and
  * test/config/settings.test.ts that docs/settings.md's table is the one `settingsTable()` prints.
  */
-import { Option } from "effect"
+import { Option, Redacted } from "effect"
 import { noProxy } from "../../http/backend/edge/client-ip.js"
 import * as read from "./readers.js"
 import { listOf, optional, withDefault } from "./setting.js"
@@ -21,6 +21,18 @@ export const settingTree = {
     read.secretUrl(["postgres", "postgresql"]),
     "embedded Postgres under DATA_DIR",
     "Postgres connection URL (`postgres://user:pass@host:port/db`); unset starts an embedded Postgres"
+  ),
+  databaseReadUrls: optional(
+    "DATABASE_READ_URL",
+    read.commaList(read.urlWithSchemes(["postgres", "postgresql"])),
+    "API reads go to the primary",
+    "Comma-separated Postgres URLs of streaming read replicas of DATABASE_URL: API processes (`--only api`, the API side of `start`) read the index there; writes stay on the primary"
+  ).map(Option.match({ onNone: (): ReadonlyArray<Redacted.Redacted<string>> => [], onSome: (urls) => urls.map(Redacted.make) })),
+  readMaxLagBlocks: withDefault(
+    "DATABASE_READ_MAX_LAG_BLOCKS",
+    blocks,
+    "20",
+    "Blocks a read replica's index may trail the primary's before it leaves the rotation (reads go to the other replicas, else the primary; /health lists it)"
   ),
   dataDir: withDefault(
     "DATA_DIR",

@@ -20,7 +20,19 @@ export const SystemHealth = Schema.Struct({
   lagBlocks: Schema.NullOr(Schema.Int),
   indexerAgeSeconds: Schema.NullOr(Schema.Number),
   rpcAgeSeconds: Schema.NullOr(Schema.Number),
-  problems: Schema.Array(Schema.String)
+  problems: Schema.Array(Schema.String),
+  // Only with DATABASE_READ_URL: each read replica as the last poll found it (`http/core/read-targets.ts`).
+  readReplicas: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        name: Schema.String,
+        inRotation: Schema.Boolean,
+        indexedBlock: Schema.NullOr(Schema.Int),
+        lagBlocks: Schema.NullOr(Schema.Int),
+        problem: Schema.NullOr(Schema.String)
+      }).annotations({ identifier: "ReadReplicaHealth" })
+    )
+  )
 }).annotations({ identifier: "SystemHealth" })
 
 /** 503 with the same body as a healthy answer, so a probe and a person read one shape. */

@@ -1,7 +1,8 @@
 /**
  * Handlers of the system endpoints (`api.ts`): `/health` checks the database and the indexer (its
  * API answers, and its own health judges the index current: `health-watch.ts`), `/ready` is
- * exactly `/health`'s verdict, `/version` names the build. Both checks answer within about 2 s
+ * exactly `/health`'s verdict (with read replicas, `/health` lists them and is degraded when none is
+ * in rotation), `/version` names the build. Both checks answer within about 2 s
  * whatever hangs. Answered through `respond.own`: never cached, and not behind the indexer's
  * breaker (the breaker's state is what a probe asks about); the 503s carry the same envelope.
  */
@@ -10,6 +11,7 @@ import { SqlClient } from "@effect/sql"
 import { Cause, Effect, Option } from "effect"
 import { ServiceUnavailable } from "../../../schema/errors.js"
 import { type Health, IndexerHealthApi } from "../../core/indexer-health.js"
+import { ReadTargets } from "../../core/read-targets.js"
 import { own, requestMeta } from "../respond.js"
 import { Degraded, NotReady, Readiness, SystemHealth, Version } from "./api.js"
 import { BuildInfo } from "./build-info.js"
@@ -55,26 +57,37 @@ const indexerHealth = (indexerUrl: string) =>
     })
   )
 
-/** The combined judgement: ok only when the database answers and the indexer answers ok. */
+/**
+ * The combined judgement: ok only when the database answers and the indexer answers ok, and, with
+ * read replicas, at least one is in rotation (one out while another serves is listed, not degraded).
+ */
 const systemHealth = (indexerUrl: string) =>
-  Effect.map(Effect.all([databaseUp, indexerHealth(indexerUrl)], { concurrency: 2 }), ([database, indexer]) => {
-    const problems = [
-      ...(database ? [] : ["the database does not answer"]),
-      ...(indexer.problem === null ? [] : [indexer.problem]),
-      ...(indexer.health?.problems ?? [])
-    ]
-    return {
-      status: problems.length === 0 && indexer.health?.status === "ok" ? "ok" : "degraded",
-      database: database ? "up" : "down",
-      indexer: indexer.up ? "up" : "down",
-      latestIndexedBlock: indexer.health?.latestIndexedBlock ?? null,
-      headBlock: indexer.health?.headBlock ?? null,
-      lagBlocks: indexer.health?.lagBlocks ?? null,
-      indexerAgeSeconds: indexer.health?.indexerAgeSeconds ?? null,
-      rpcAgeSeconds: indexer.health?.rpcAgeSeconds ?? null,
-      problems
-    } as const
-  })
+  Effect.map(
+    Effect.all([databaseUp, indexerHealth(indexerUrl), Effect.serviceOption(ReadTargets)], { concurrency: 3 }),
+    ([database, indexer, targets]) => {
+      const replicas = Option.map(targets, (t) => t.replicas())
+      const problems = [
+        ...(database ? [] : ["the database does not answer"]),
+        ...(indexer.problem === null ? [] : [indexer.problem]),
+        ...(indexer.health?.problems ?? []),
+        ...(Option.isSome(replicas) && !replicas.value.some((r) => r.inRotation)
+          ? ["no read replica is in rotation: the primary serves the reads"]
+          : [])
+      ]
+      return {
+        status: problems.length === 0 && indexer.health?.status === "ok" ? "ok" : "degraded",
+        database: database ? "up" : "down",
+        indexer: indexer.up ? "up" : "down",
+        latestIndexedBlock: indexer.health?.latestIndexedBlock ?? null,
+        headBlock: indexer.health?.headBlock ?? null,
+        lagBlocks: indexer.health?.lagBlocks ?? null,
+        indexerAgeSeconds: indexer.health?.indexerAgeSeconds ?? null,
+        rpcAgeSeconds: indexer.health?.rpcAgeSeconds ?? null,
+        problems,
+        ...(Option.isSome(replicas) ? { readReplicas: replicas.value } : {})
+      } as const
+    }
+  )
 
 const healthAnswer = own(SystemHealth)
 const readyAnswer = own(Readiness)
