@@ -16,7 +16,7 @@ import { pgClientLayer } from "../../../src/db/database.js"
 import { runMigrations } from "../../../src/db/migrations.js"
 import { ReplayChain } from "../../../tools/replay/chain.js"
 import { serveReplay } from "../../../tools/replay/server.js"
-import { scratchDatabaseUrl } from "../../support/postgres.js"
+import { migratedDatabaseUrl } from "../../support/postgres.js"
 
 /** A scrape as series (`name{labels}`) to values, with the response's status and content type. */
 const scrape = (url: string) =>
@@ -43,7 +43,7 @@ describe("GET /metrics", () => {
             Effect.promise(() => serveReplay(chain)),
             (s) => Effect.promise(() => s.close())
           )
-          const database = pgClientLayer(Redacted.make(yield* scratchDatabaseUrl))
+          const database = pgClientLayer(Redacted.make(yield* migratedDatabaseUrl))
           const context = yield* Layer.build(Layer.provideMerge(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }), database))
           const address = Context.get(context, HttpServer.HttpServer).address
           if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
