@@ -19,6 +19,7 @@ import { type IndexerProcessExited, runIndexerProcess, startedByParent, stopWith
 import { runMigrations } from "./db/migrations.js"
 import { loadDeployment } from "./deployment.js"
 import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
+import { FIXTURE_RECORDING } from "./fixture-recording.js"
 import type { Deployment } from "../schema/deployment.js"
 import { healing, makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
@@ -38,7 +39,6 @@ import {
 import { serveReplay } from "../tools/replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
-import { PROJECT_ROOT } from "../schema/io/project-root.js"
 import { showDevnetAccounts } from "./screen/devnet-accounts.js"
 import { withStartOutput } from "./screen/output.js"
 
@@ -109,8 +109,7 @@ const checkDeployment = Effect.flatMap(AppConfig, (config) =>
   })
 )
 
-/** The recording `npm start` indexes when no RPC_URL is set (regenerate with `npm run fixture`). */
-export const FIXTURE_RECORDING = Path.join(PROJECT_ROOT, "fixtures/devnet.ndjson.gz")
+export { FIXTURE_RECORDING }
 
 /**
  * Claims the database for `deployment`, or refuses when it already holds another deployment's
