@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
-import { Context, Deferred, Effect, Layer, Logger, Option, Redacted } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import { BackendServerLive } from "./backend-server.js"
 import { IndexerEndpoint } from "../http/indexer/api.js"
 import { IndexedHeadsLive } from "../http/core/indexed-heads.js"
@@ -21,7 +21,7 @@ import { loadDeployment } from "./deployment.js"
 import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
 import { FIXTURE_RECORDING } from "./fixture-recording.js"
 import type { Deployment } from "../schema/deployment.js"
-import { healing, makeIndexer } from "../pipeline/run.js"
+import { healing, HealingPauseCap, makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { ReplayChain } from "../tools/replay/chain.js"
 import {
@@ -56,7 +56,12 @@ export const withStartConfig =
   (role: StartRole) =>
   <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
     Effect.flatMap(loadConfig, (config: AppConfigShape) =>
-      job.pipe(Effect.provideService(AppConfig, config), Logger.withMinimumLogLevel(config.logLevel), withStartOutput(config, role))
+      job.pipe(
+        Effect.provideService(AppConfig, config),
+        Effect.provideService(HealingPauseCap, Duration.millis(config.retryMaxMs)),
+        Logger.withMinimumLogLevel(config.logLevel),
+        withStartOutput(config, role)
+      )
     )
 
 /**
