@@ -4,20 +4,29 @@
  * failed step again is exact.
  */
 import { SqlError } from "@effect/sql"
-import { Effect } from "effect"
-import { backoff } from "./source/rpc.js"
+import { Context, Duration, Effect } from "effect"
+import { backoffUpTo } from "./source/rpc.js"
+
+/**
+ * The longest pause between two attempts of `healing`: 5 s unless provided (`predix start` provides
+ * INDEXER_RETRY_MAX_MS). Shorter means an outage's end is noticed sooner, at the price of more
+ * attempts (each a connection attempt and a log line) for as long as it lasts.
+ */
+export class HealingPauseCap extends Context.Reference<HealingPauseCap>()("predix/HealingPauseCap", {
+  defaultValue: (): Duration.Duration => Duration.seconds(5)
+}) {}
 
 /**
  * Runs `effect` until it succeeds, however long that takes: each failure but a `fatal` one is
  * logged (`message="indexing failed; retrying" phase attempt error`) and retried after the next
- * pause of `backoff` (from 100 ms, doubling, at most 5 s).
+ * pause of a backoff from 100 ms, doubling, at most `HealingPauseCap` (5 s by default).
  */
 export const healing = <A, E, R>(
   phase: string,
   effect: Effect.Effect<A, E, R>,
   fatal: (error: E | SqlError.SqlError) => boolean = () => false
 ) =>
-  Effect.suspend(() => {
+  Effect.flatMap(HealingPauseCap, (cap) => {
     let attempt = 0
     return effect.pipe(
       // @effect/sql makes a failed COMMIT or ROLLBACK a defect; with the database gone, that is
@@ -28,7 +37,7 @@ export const healing = <A, E, R>(
           ? Effect.void
           : Effect.logError("indexing failed; retrying").pipe(Effect.annotateLogs({ phase, attempt: ++attempt, error: describe(error) }))
       ),
-      Effect.retry({ schedule: backoff, while: (error) => !fatal(error) })
+      Effect.retry({ schedule: backoffUpTo(cap), while: (error) => !fatal(error) })
     )
   })
 

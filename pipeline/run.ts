@@ -32,7 +32,7 @@ import { makeTipWriter } from "./tip-writer.js"
 import { UnknownLogTally } from "./unknown-logs.js"
 
 export { chainDigest, GENESIS_DIGEST } from "./decode-batch.js"
-export { healing } from "./healing.js"
+export { healing, HealingPauseCap } from "./healing.js"
 
 /** The Postgres NOTIFY channel of committed heads; its payload is `schema/indexed-notify.ts`. */
 export { INDEXED_CHANNEL }

@@ -8,7 +8,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
-import { Context, Deferred, Effect, Layer, Logger, Option, Redacted } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
 import { BackendServerLive } from "./backend-server.js"
 import { IndexerEndpoint } from "../http/indexer/api.js"
 import { IndexedHeadsLive } from "../http/core/indexed-heads.js"
@@ -20,8 +20,9 @@ import { type IndexerProcessExited, runIndexerProcess, startedByParent, stopWith
 import { runMigrations } from "./db/migrations.js"
 import { loadDeployment } from "./deployment.js"
 import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
+import { FIXTURE_RECORDING } from "./fixture-recording.js"
 import type { Deployment } from "../schema/deployment.js"
-import { healing, makeIndexer } from "../pipeline/run.js"
+import { healing, HealingPauseCap, makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { ReplayChain } from "../tools/replay/chain.js"
 import {
@@ -39,7 +40,6 @@ import {
 import { serveReplay } from "../tools/replay/server.js"
 import { existsSync } from "node:fs"
 import * as Path from "node:path"
-import { PROJECT_ROOT } from "../schema/io/project-root.js"
 import { showDevnetAccounts } from "./screen/devnet-accounts.js"
 import { withStartOutput } from "./screen/output.js"
 
@@ -57,7 +57,12 @@ export const withStartConfig =
   (role: StartRole) =>
   <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
     Effect.flatMap(loadConfig, (config: AppConfigShape) =>
-      job.pipe(Effect.provideService(AppConfig, config), Logger.withMinimumLogLevel(config.logLevel), withStartOutput(config, role))
+      job.pipe(
+        Effect.provideService(AppConfig, config),
+        Effect.provideService(HealingPauseCap, Duration.millis(config.retryMaxMs)),
+        Logger.withMinimumLogLevel(config.logLevel),
+        withStartOutput(config, role)
+      )
     )
 
 /**
@@ -124,8 +129,7 @@ const checkDeployment = Effect.flatMap(AppConfig, (config) =>
   })
 )
 
-/** The recording `npm start` indexes when no RPC_URL is set (regenerate with `npm run fixture`). */
-export const FIXTURE_RECORDING = Path.join(PROJECT_ROOT, "fixtures/devnet.ndjson.gz")
+export { FIXTURE_RECORDING }
 
 /**
  * Claims the database for `deployment`, or refuses when it already holds another deployment's

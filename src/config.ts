@@ -27,6 +27,8 @@ export interface AppConfigShape {
   readonly rpcUrl: Option.Option<string>
   readonly deploymentPath: Option.Option<string>
   readonly chainId: number
+  /** INDEXER_RETRY_MAX_MS: the cap of `healing`'s pauses (pipeline/healing.ts). */
+  readonly retryMaxMs: number
   readonly host: string
   readonly indexerPort: number
   readonly backendPort: number

@@ -48,11 +48,15 @@ export interface Transport {
 
 export const rpcOptionsOf = (t: Transport): RpcOptions => ({ url: t.url, timeout: Duration.millis(t.timeoutMs), retries: t.retries })
 
-/** Exponential from 100 ms, jittered, each pause capped at 5 s; never ends by itself. */
-export const backoff = Schedule.exponential("100 millis", 2).pipe(
-  Schedule.jittered,
-  Schedule.modifyDelay((d) => Duration.min(d, Duration.seconds(5)))
-)
+/** Exponential from 100 ms, jittered, each pause capped at `cap`; never ends by itself. */
+export const backoffUpTo = (cap: Duration.DurationInput) =>
+  Schedule.exponential("100 millis", 2).pipe(
+    Schedule.jittered,
+    Schedule.modifyDelay((d) => Duration.min(d, cap))
+  )
+
+/** `backoffUpTo` 5 s. */
+export const backoff = backoffUpTo(Duration.seconds(5))
 
 /** `backoff`, `retries` times at most. */
 export const retrySchedule = (retries: number) => backoff.pipe(Schedule.intersect(Schedule.recurs(retries)))

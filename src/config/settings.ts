@@ -64,6 +64,12 @@ export const settingTree = {
     "130",
     "Chain id the RPC endpoint and the deployment must match"
   ),
+  retryMaxMs: withDefault(
+    "INDEXER_RETRY_MAX_MS",
+    read.boundedInteger(100, 600_000, "milliseconds, 100..600000"),
+    "5000",
+    "Longest pause, in milliseconds, between two attempts of the indexer (and of a start) at a database or node that is gone; the pauses grow from 100 ms to it"
+  ),
   host: withDefault("HOST", read.nonEmpty, "127.0.0.1", "Interface the HTTP servers bind to"),
   indexerPort: withDefault("INDEXER_PORT", port, "42069", "Port of the indexer HTTP API (`0` = any free port)"),
   backendPort: withDefault("BACKEND_PORT", port, "3000", "Port of the backend HTTP API (`0` = any free port)"),

@@ -13,7 +13,7 @@ import { exportSnapshot } from "../../src/analytics/export.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
 import { fixtureDatabaseUrl } from "../support/fixture-db.js"
-import { query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
+import { migratedDatabaseUrl, query, tempDir } from "../support/postgres.js"
 
 describe("export errors", () => {
   it.scoped(
@@ -54,7 +54,7 @@ describe("export errors", () => {
         expect((yield* files()).filter((f) => f.includes(".tmp-"))).toEqual([])
 
         // Nothing indexed yet.
-        const empty = yield* scratchDatabaseUrl
+        const empty = yield* migratedDatabaseUrl
         yield* Effect.provide(runMigrations(), pgClientLayer(Redacted.make(empty)))
         const nothing = yield* Effect.flip(exportSnapshot(empty, { out: Path.join(dir, "empty.duckdb") }))
         expect(nothing._tag).toBe("SnapshotSourceError")

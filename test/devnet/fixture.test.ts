@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
-import { FIXTURE_RECORDING } from "../../src/app.js"
+import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
 import { eventCoverage } from "../../tools/devnet/coverage.js"
 import { FIXTURE } from "../../tools/devnet/run.js"
 import type { BlockRecord } from "../../tools/recording/format.js"

@@ -16,7 +16,7 @@ import { prng } from "../../tools/prng.js"
 import { servedSyntheticChain } from "../support/served-chain.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { migratedDatabaseUrl, scratchDatabaseUrl } from "../support/postgres.js"
 import { freePort, runCli } from "../support/process.js"
 
 const snapshot = async (url: string) => {
@@ -168,7 +168,7 @@ describe("crash safety", () => {
             }).pipe(Effect.scoped)
             const expected = yield* Effect.promise(() => snapshot(uninterrupted))
 
-            const crashed = yield* scratchDatabaseUrl
+            const crashed = yield* migratedDatabaseUrl
             const watcher = yield* checkpointWatcher(crashed)
             const random = prng(31)
             const within = (ms: number) => Math.round(random() * ms)

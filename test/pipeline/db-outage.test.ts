@@ -7,8 +7,9 @@
  *
  * The first cut waits until the backfill is under way (start-up outages: startup-outage.test.ts).
  *
- * The long outage is longer than the retry backoff's cap (5 s), so it covers retries at the cap:
- * from there on, a longer outage only adds more of the same attempts.
+ * The long outage is longer than the retry backoff's cap (INDEXER_RETRY_MAX_MS, 1 s here rather
+ * than the default 5 s), so it covers retries at the cap: from there on, a longer outage only
+ * adds more of the same attempts (with the default cap the same test needed a 12 s outage).
  */
 import { describe, expect, it } from "vitest"
 import { SqlClient } from "@effect/sql"
@@ -23,12 +24,15 @@ import { runMigrations } from "../../src/db/migrations.js"
 import { generateSynthetic } from "../../tools/recording/synthetic.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
-import { scratchDatabaseUrl, tempDir } from "../support/postgres.js"
+import { migratedDatabaseUrl, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
 import { freePort, runCli } from "../support/process.js"
 import { startTcpProxy } from "../support/tcp-proxy.js"
 import { dumpTables } from "./dump.js"
 
-const LONG_OUTAGE_MS = 12_000
+/** The retry backoff's cap the service runs with here (INDEXER_RETRY_MAX_MS). */
+const RETRY_MAX_MS = 1_000
+/** Beyond the cap: the pauses 0.1, 0.2, 0.4, 0.8 s then 1 s each (jittered). */
+const LONG_OUTAGE_MS = 4 * RETRY_MAX_MS
 
 const dump = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -123,6 +127,7 @@ describe("database outages", () => {
                   DEPLOYMENT: deploymentFile,
                   INDEXER_PORT: String(indexerPort),
                   BACKEND_PORT: String(await freePort()),
+                  INDEXER_RETRY_MAX_MS: String(RETRY_MAX_MS),
                   LOG_LEVEL: "info"
                 })
               ),
@@ -191,7 +196,7 @@ describe("database outages", () => {
             expect(yield* Effect.promise(() => app.exited)).toBe(0)
 
             const actual = yield* onDatabase(direct, dump)
-            const clean = yield* scratchDatabaseUrl
+            const clean = yield* migratedDatabaseUrl
             const expected = yield* onDatabase(
               clean,
               Effect.gen(function* () {

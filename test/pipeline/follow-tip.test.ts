@@ -10,12 +10,12 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Logger, LogLevel, Redacted, type Scope, Stream } from "effect"
 import { INDEXED_CHANNEL, makeIndexer, TIP_LOG_EVERY } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
-import { FIXTURE_RECORDING } from "../../src/app.js"
+import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { migratedDatabaseUrl } from "../support/postgres.js"
 import { dumpTables } from "./dump.js"
 
 const dump = Effect.gen(function* () {
@@ -30,7 +30,7 @@ const dump = Effect.gen(function* () {
 const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient | PgClient.PgClient | Scope.Scope>) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const url = yield* scratchDatabaseUrl
+      const url = yield* migratedDatabaseUrl
       return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
     })
   ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))

@@ -18,7 +18,7 @@ import { runMigrations } from "../../src/db/migrations.js"
 import { generateSynthetic } from "../../tools/recording/synthetic.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { migratedDatabaseUrl } from "../support/postgres.js"
 
 /** Flips the last nibble of a 32-byte hash: self-inverse, so every block gets another identity. */
 const flip = (hash: string) => hash.slice(0, -1) + (Number.parseInt(hash.slice(-1), 16) ^ 1).toString(16)
@@ -64,7 +64,7 @@ describe("a reorg deeper than the window", () => {
           let node: Rpc = real
           const switchable = new Proxy({} as Rpc, { get: (_, key) => node[key as keyof Rpc] })
 
-          const url = yield* scratchDatabaseUrl
+          const url = yield* migratedDatabaseUrl
           yield* Effect.provide(
             Effect.gen(function* () {
               yield* runMigrations()

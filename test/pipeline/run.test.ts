@@ -18,7 +18,7 @@ import { runMigrations } from "../../src/db/migrations.js"
 import { generateSynthetic } from "../../tools/recording/synthetic.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { migratedDatabaseUrl } from "../support/postgres.js"
 import { freePort } from "../support/process.js"
 import { deferIndexes } from "../../pipeline/deferred-indexes.js"
 import { dumpTables, indexDefinitions } from "./dump.js"
@@ -77,7 +77,7 @@ describe("indexing loop", () => {
         const index = (stops: ReadonlyArray<number>, backfillThread = true, cacheLimit?: number) =>
           Effect.scoped(
             Effect.gen(function* () {
-              const url = yield* scratchDatabaseUrl
+              const url = yield* migratedDatabaseUrl
               return yield* Effect.provide(
                 Effect.gen(function* () {
                   yield* runMigrations()
@@ -106,7 +106,7 @@ describe("indexing loop", () => {
         // A backfill that fails builds them before it returns.
         yield* Effect.scoped(
           Effect.gen(function* () {
-            const url = yield* scratchDatabaseUrl
+            const url = yield* migratedDatabaseUrl
             yield* Effect.provide(
               Effect.gen(function* () {
                 yield* runMigrations()
@@ -145,6 +145,8 @@ describe("indexing loop", () => {
         expect(checkpoint["block_number"]).toBe(String(finalized))
         expect(checkpoint["block_hash"]).toBe(chain.blockAt(finalized)!.hash)
       }).pipe(Effect.scoped),
-    60_000
+    // A hang guard (vitest.config.ts's 180 s): this took 42 s in CI at a load of 8, and timed out
+    // at 60 s at a load average of 17.
+    180_000
   )
 })

@@ -14,6 +14,7 @@ import pg from "pg"
 import { pgClientLayer } from "../../src/db/database.js"
 import { embeddedPostgres } from "../../src/db/embedded-postgres.js"
 import { runMigrations } from "../../src/db/migrations.js"
+import { copyOfTemplate, databaseUrlOn, scratchName, withClient } from "./template-db.js"
 import { MACHINE_URL } from "./test-database.js"
 
 /**
@@ -21,7 +22,10 @@ import { MACHINE_URL } from "./test-database.js"
  * file) "vitest" cannot even be imported, hence the dynamic import; there TEST_DATABASE_URL or
  * the machine's server is used.
  */
-const injectedUrl = process.env["VITEST"] === undefined ? undefined : (await import("vitest")).inject("databaseUrl")
+const vitest = process.env["VITEST"] === undefined ? undefined : await import("vitest")
+const injectedUrl = vitest?.inject("databaseUrl")
+/** The run's template of a migrated database (global-setup.ts names it; the first file to ask builds it). */
+const migratedTemplate = vitest?.inject("migratedTemplate")
 
 /** The server scratch databases are created on (its `postgres` database): shared by the whole run, never stopped by a test. */
 export const EXTERNAL_URL = injectedUrl ?? (process.env["TEST_DATABASE_URL"] || MACHINE_URL)
@@ -44,45 +48,53 @@ export const embeddedUrl = Effect.gen(function* () {
   return Redacted.value(server.url)
 }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
 
-const withAdmin = <A>(url: string, f: (client: pg.Client) => Promise<A>) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      return await f(client)
-    } finally {
-      await client.end()
-    }
-  })
-
 /** A fresh database on the server of `serverUrl`, dropped with the scope. */
 export const scratchDatabaseOn = (serverUrl: string) =>
   Effect.acquireRelease(
     Effect.gen(function* () {
-      const name = `predix_test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`
-      yield* withAdmin(serverUrl, (client) => client.query(`create database ${name}`))
-      const url = new URL(serverUrl)
-      url.pathname = `/${name}`
-      return { name, url: url.toString() }
+      const name = scratchName()
+      yield* withClient(serverUrl, (client) => client.query(`create database ${name}`))
+      return name
     }),
-    ({ name }) => withAdmin(serverUrl, (client) => client.query(`drop database if exists ${name} with (force)`))
-  ).pipe(Effect.map(({ url }) => url))
+    (name) => withClient(serverUrl, (client) => client.query(`drop database if exists ${name} with (force)`))
+  ).pipe(Effect.map((name) => databaseUrlOn(serverUrl, name)))
 
 /** A fresh database on the run's server, dropped with the scope. */
 export const scratchDatabaseUrl = scratchDatabaseOn(EXTERNAL_URL)
 
 /** Runs one query on a fresh connection. */
 export const query = <R extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: Array<unknown> = []) =>
-  withAdmin(url, (client) => client.query<R>(text, values))
+  withClient(url, (client) => client.query<R>(text, values))
 
-/** Runs `body` against a fresh, migrated scratch database, dropped afterwards; logs at `level` and above. */
+/** Applies every migration to the database at `url` (and closes its connections). */
+const migrateDatabase = (url: string) =>
+  Effect.provide(runMigrations(), pgClientLayer(Redacted.make(url))).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))
+
+/**
+ * A fresh database on the run's server with every migration applied, dropped with the scope: a
+ * copy of the run's migrated template (built once, by the code under test, see template-db.ts),
+ * or outside a vitest run a scratch database migrated here.
+ */
+export const migratedDatabaseUrl = Effect.gen(function* () {
+  if (migratedTemplate === undefined) {
+    const url = yield* scratchDatabaseUrl
+    yield* migrateDatabase(url)
+    return url
+  }
+  return databaseUrlOn(EXTERNAL_URL, yield* copyOfTemplate(EXTERNAL_URL, migratedTemplate, migrateDatabase))
+})
+
+/**
+ * Runs `body` against a fresh, migrated scratch database, dropped afterwards; logs at `level` and
+ * above. The migrations run again first (finding nothing to apply in a copy of the template).
+ */
 export const withScratchDb = <A, E>(
   body: Effect.Effect<A, E, SqlClient.SqlClient | PgClient.PgClient | Scope.Scope>,
   level: LogLevel.LogLevel = LogLevel.Warning
 ) =>
   Effect.scoped(
     Effect.gen(function* () {
-      const url = yield* scratchDatabaseUrl
+      const url = yield* migratedDatabaseUrl
       return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
     })
   ).pipe(Logger.withMinimumLogLevel(level))

@@ -11,12 +11,12 @@ import { Context, Effect, Layer, Logger, LogLevel, Redacted } from "effect"
 import { indexerServerLayer } from "../../../http/indexer/api.js"
 import { makeIndexer } from "../../../pipeline/run.js"
 import { makeRpc } from "../../../pipeline/source/rpc.js"
-import { FIXTURE_RECORDING } from "../../../src/app.js"
+import { FIXTURE_RECORDING } from "../../../src/fixture-recording.js"
 import { pgClientLayer } from "../../../src/db/database.js"
 import { runMigrations } from "../../../src/db/migrations.js"
 import { ReplayChain } from "../../../tools/replay/chain.js"
 import { serveReplay } from "../../../tools/replay/server.js"
-import { scratchDatabaseUrl } from "../../support/postgres.js"
+import { migratedDatabaseUrl } from "../../support/postgres.js"
 
 /** A scrape as series (`name{labels}`) to values, with the response's status and content type. */
 const scrape = (url: string) =>
@@ -43,7 +43,7 @@ describe("GET /metrics", () => {
             Effect.promise(() => serveReplay(chain)),
             (s) => Effect.promise(() => s.close())
           )
-          const database = pgClientLayer(Redacted.make(yield* scratchDatabaseUrl))
+          const database = pgClientLayer(Redacted.make(yield* migratedDatabaseUrl))
           const context = yield* Layer.build(Layer.provideMerge(indexerServerLayer(130, { port: 0, host: "127.0.0.1" }), database))
           const address = Context.get(context, HttpServer.HttpServer).address
           if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")

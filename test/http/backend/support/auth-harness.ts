@@ -17,7 +17,7 @@ import { pgClientLayer } from "../../../../src/db/database.js"
 import { runMigrations } from "../../../../src/db/migrations.js"
 import { seedDisplayMetadataFrom } from "../../../../src/display-metadata.js"
 import { fixtureDatabaseUrl } from "../../../support/fixture-db.js"
-import { query, scratchDatabaseUrl } from "../../../support/postgres.js"
+import { migratedDatabaseUrl, query } from "../../../support/postgres.js"
 import { conformance, NO_RATE_LIMITS, type Answer } from "./harness.js"
 
 /** A clock `offsetMs` away from the real one; tests move it. */
@@ -64,7 +64,7 @@ export const startBackends = async (options: { readonly indexed?: boolean } = {}
   const databaseUrl =
     options.indexed === true
       ? (await Effect.runPromise(Scope.extend(fixtureDatabaseUrl, scope).pipe(quiet))).url
-      : await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
+      : await Effect.runPromise(Scope.extend(migratedDatabaseUrl, scope))
   const database = pgClientLayer(Redacted.make(databaseUrl))
   await Effect.runPromise(runMigrations().pipe(Effect.provide(database), quiet))
   if (options.indexed === true) await Effect.runPromise(seedDisplayMetadataFrom().pipe(Effect.provide(database), quiet))
