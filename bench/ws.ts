@@ -1,11 +1,11 @@
 /**
  * WebSocket stream benchmark: a fresh devnet (anvil, the protocol deployed, 4 markets), the indexer
  * stepped by the bench, and three processes sharing the machine:
- * - this one: anvil's driver, the indexer and a LISTEN of its own that timestamps each commit
- *   (Postgres delivering the indexer's `predix_indexed` NOTIFY: the commit becoming visible);
+ * - this one: anvil's driver and the indexer;
  * - the server (`bench/ws/server.ts`): the backend with /ws/realtime, as `npm start` serves it;
  * - the clients (`bench/ws/clients.ts`): CLIENTS lean `ws` clients, each following trades, prices
- *   and the order book of one of the markets.
+ *   and the order book of one of the markets, and a LISTEN that timestamps each commit (Postgres
+ *   delivering the indexer's `predix_indexed` NOTIFY: the commit becoming visible) on the clients' clock.
  * Each round makes a router trade on one market and indexes it; a client's latency is its receipt
  * of the trades delta minus the commit's NOTIFY. Prints p50/p99/max over all receipts; the time
  * split (NOTIFY -> the server's feeds woken -> read of the market's feeds -> encode and write to
@@ -13,17 +13,16 @@
  * message of the server and of the client generator (`process.cpuUsage()` of each), the messages
  * and bytes the server wrote, its heap per connection after GC, and the load average.
  *
- * Usage: npm run bench:ws [-- --clients 1000 --rounds 20]
+ * Usage: npm run bench:ws [-- --clients 1000 --rounds 20]; BENCH_WS_PROFILE=<dir> writes the
+ * server's CPU profile there (`--cpu-prof`).
  */
 import { Effect, Exit, Logger, LogLevel, ManagedRuntime, Redacted, Scope } from "effect"
 import { fork, type ChildProcess } from "node:child_process"
 import { loadavg } from "node:os"
 import { fileURLToPath } from "node:url"
-import pg from "pg"
 import { maxUint256 } from "viem"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
-import { INDEXED_CHANNEL } from "../schema/indexed-notify.js"
 import { pgClientLayer } from "../src/db/database.js"
 import { runMigrations } from "../src/db/migrations.js"
 import { startAnvil } from "../tools/devnet/anvil.js"
@@ -38,7 +37,6 @@ const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`)
   return i < 0 ? fallback : Number(process.argv[i + 1])
 }
-const now = () => performance.timeOrigin + performance.now()
 const load = () =>
   loadavg()
     .map((l) => l.toFixed(1))
@@ -116,21 +114,15 @@ const main = async () => {
   await index()
 
   const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
-  const server = fork(here("./ws/server.ts"), [dbUrl], { execArgv: ["--expose-gc", "--import", "tsx"] })
+  const profile = process.env["BENCH_WS_PROFILE"]
+  const server = fork(here("./ws/server.ts"), [dbUrl], {
+    execArgv: ["--expose-gc", "--import", "tsx", ...(profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", profile])]
+  })
   const port = await next<number>(server, (m) => m?.port, 120_000, "server port")
   const url = `ws://127.0.0.1:${port}/ws/realtime`
 
-  const listener = new pg.Client({ connectionString: dbUrl })
-  await listener.connect()
-  const committedAt = new Map<number, number>()
-  listener.on("notification", (n) => {
-    const block = JSON.parse(n.payload ?? "{}").block as number
-    if (!committedAt.has(block)) committedAt.set(block, now())
-  })
-  await listener.query(`listen ${INDEXED_CHANNEL}`)
-
   const empty = await serverStats(server)
-  const generator = fork(here("./ws/clients.ts"), [url, String(clients), markets.join(",")], { execArgv: ["--import", "tsx"] })
+  const generator = fork(here("./ws/clients.ts"), [url, String(clients), markets.join(","), dbUrl], { execArgv: ["--import", "tsx"] })
   const opened = Date.now()
   await next(generator, (m) => m?.ready, 300_000, "ready clients")
   const connectSeconds = (Date.now() - opened) / 1_000
@@ -160,8 +152,15 @@ const main = async () => {
   // Latency: each trades delta's arrival minus its commit's NOTIFY.
   const latencies: Array<number> = []
   const afterSent: Array<number> = []
+  const committedAt = new Map(after.clients.commits)
   const traceOf = new Map(after.server.traces.filter((t) => t.deltas > 0 && t.block !== null).map((t) => [t.block!, t]))
-  const split = { woken: [] as Array<number>, queued: [] as Array<number>, read: [] as Array<number>, write: [] as Array<number> }
+  const split = {
+    woken: [] as Array<number>,
+    queued: [] as Array<number>,
+    read: [] as Array<number>,
+    write: [] as Array<number>,
+    writeCpu: [] as Array<number>
+  }
   for (const [block, times] of after.clients.arrivals) {
     const committed = committedAt.get(block)
     if (committed === undefined) continue
@@ -172,6 +171,7 @@ const main = async () => {
     split.queued.push(trace.readStart - trace.woken)
     split.read.push(trace.readEnd - trace.readStart)
     split.write.push(trace.sent - trace.readEnd)
+    split.writeCpu.push(trace.sendCpu / 1_000)
     for (const at of times) afterSent.push(at - trace.sent)
   }
   const received = latencies.length
@@ -199,6 +199,7 @@ const main = async () => {
   console.log(row("woken -> read begins (locks, other groups)", split.queued))
   console.log(row("read of the market's 3 feeds (1 transaction)", split.read))
   console.log(row("encode + write to every follower's socket", split.write))
+  console.log(row("  of which CPU (encode + write)", split.writeCpu))
   console.log(row("written -> client receipt", afterSent))
   console.log(
     `  server: ${sent.messages} messages, ${(sent.bytes / 1024).toFixed(0)} KiB written; CPU ${(serverCpu / rounds).toFixed(1)} ms per commit, ${((serverCpu * 1_000) / Math.max(1, sent.messages)).toFixed(1)} us per message`
@@ -209,9 +210,13 @@ const main = async () => {
   console.log(
     `  server heap per connection after GC: ${((before.server.heapUsed - empty.heapUsed) / clients / 1024).toFixed(1)} KiB; load average before ${before.load}, after ${after.load}`
   )
+  if (profile !== undefined) console.log(`  server profile in ${profile}; the rounds are its samples from ${before.server.at} to ${after.server.at} (µs)`)
   generator.kill()
-  server.kill()
-  await listener.end()
+  if (profile !== undefined) {
+    // Node writes the CPU profile when the process exits (the server child exits on disconnect).
+    server.disconnect()
+    await new Promise((resolve) => server.once("exit", resolve))
+  } else server.kill()
   await Effect.runPromise(Scope.close(scope, Exit.void))
   await runtime.dispose()
   await anvil.stop()

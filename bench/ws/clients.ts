@@ -7,26 +7,33 @@
  *   `type` and `topic` first) and a trades delta's block read from its text;
  * - an arrival is one clock read and an array push; nothing is sent to the bench per message,
  *   only `{done: block}` once every client of the traded market has that block's trades delta.
- * On `"stats"` it answers its CPU time, the messages it received and every arrival, by block.
+ * It also LISTENs to the indexer's `predix_indexed` and times each commit's NOTIFY on the same
+ * clock as the arrivals (this process is idle when a commit lands: the previous round is over).
+ * On `"stats"` it answers its CPU time, the messages it received, the commits and every arrival, by block.
  *
  * Clients connect from 127.0.x.y addresses, 10 per address (the server allows 20), at most 100
  * handshakes at a time.
  *
- * Usage (by bench/ws.ts): node --import tsx bench/ws/clients.ts <url> <count> <market,market,...>
+ * Usage (by bench/ws.ts): node --import tsx bench/ws/clients.ts <url> <count> <market,market,...> <database url>
  */
+import pg from "pg"
 import WebSocket from "ws"
+import { INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
 
 export interface ClientStats {
   readonly cpu: NodeJS.CpuUsage
   /** Messages of every kind received since the start. */
   readonly received: number
-  /** Arrival times (ms since the epoch, sub-ms) of trades deltas, by the block they carry. */
+  /** When this process heard each block's commit (the indexer's NOTIFY), same clock as the arrivals. */
+  readonly commits: ReadonlyArray<readonly [block: number, at: number]>
+  /** Arrival times (ms, monotonic clock) of trades deltas, by the block they carry. */
   readonly arrivals: ReadonlyArray<readonly [block: number, times: ReadonlyArray<number>]>
   readonly errors: number
   readonly firstError: string | undefined
 }
 
-const now = () => performance.timeOrigin + performance.now()
+/** The monotonic clock the server's traces use (`process.hrtime`: one clock for every process). */
+const now = () => Number(process.hrtime.bigint()) / 1e6
 const TRADES_DELTA = Buffer.from('{"type":"delta","topic":"trades",')
 const SNAPSHOT = Buffer.from('{"type":"snapshot",')
 const PING = Buffer.from('{"type":"ping"}')
@@ -52,6 +59,15 @@ const main = async () => {
   const markets = process.argv[4]!.split(",")
   const followers = markets.map((_, m) => Math.floor(count / markets.length) + (m < count % markets.length ? 1 : 0))
   const arrivals = new Map<number, Array<number>>()
+  const commits = new Map<number, number>()
+  const listener = new pg.Client({ connectionString: process.argv[5]! })
+  await listener.connect()
+  listener.on("notification", (n) => {
+    const at = now()
+    const block = JSON.parse(n.payload ?? "{}").block as number
+    if (!commits.has(block)) commits.set(block, at)
+  })
+  await listener.query(`listen ${INDEXED_CHANNEL}`)
   let received = 0
   let ready = 0
   let opening = 0
@@ -64,7 +80,14 @@ const main = async () => {
 
   process.on("message", (message) => {
     if (message !== "stats") return
-    const answer: ClientStats = { cpu: process.cpuUsage(), received, arrivals: [...arrivals], errors, firstError }
+    const answer: ClientStats = {
+      cpu: process.cpuUsage(),
+      received,
+      commits: [...commits],
+      arrivals: [...arrivals],
+      errors,
+      firstError
+    }
     process.send!(answer)
   })
   process.on("disconnect", () => process.exit(0))

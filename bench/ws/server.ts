@@ -20,6 +20,8 @@ import { BuildInfoLive } from "../../src/build-info.js"
 import { pgClientLayer } from "../../src/db/database.js"
 
 export interface ServerStats {
+  /** When the figures were taken (µs, monotonic clock: a CPU profile's sample times). */
+  readonly at: number
   readonly cpu: NodeJS.CpuUsage
   readonly heapUsed: number
   readonly realtime: RealtimeStats
@@ -51,6 +53,7 @@ const main = async () => {
     if (message !== "stats") return
     gc?.()
     const answer: ServerStats = {
+      at: Number(process.hrtime.bigint() / 1_000n),
       cpu: process.cpuUsage(),
       heapUsed: process.memoryUsage().heapUsed,
       realtime: stats(),

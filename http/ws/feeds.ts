@@ -50,8 +50,8 @@ export interface FeedOptions {
 }
 
 /**
- * One refresh of one target's feeds, times in ms since the epoch at sub-ms resolution
- * (`performance.timeOrigin + performance.now()`).
+ * One refresh of one target's feeds, times in ms on the monotonic clock (`process.hrtime`, the
+ * same in every process of the machine).
  */
 export interface RefreshTrace {
   /** The head move that started the refresh was taken from the indexed heads. */
@@ -62,6 +62,8 @@ export interface RefreshTrace {
   readonly readEnd: number
   /** Every delta was encoded and written to its subscribers' sockets. */
   readonly sent: number
+  /** Process CPU time (user + system, µs) of encoding and writing them (a synchronous step: its own work only). */
+  readonly sendCpu: number
   /** The indexed head the read found (null before the first commit). */
   readonly block: number | null
   /** Feeds read, deltas made and frames delivered (one per delta per subscriber). */
@@ -134,7 +136,8 @@ const feedError = (error: unknown): FeedError =>
     ? new FeedError("MARKET_NOT_FOUND", "no market with this id")
     : new FeedError("SERVICE_UNAVAILABLE", "the index could not be read; try again")
 
-const now = () => performance.timeOrigin + performance.now()
+/** Milliseconds on the system's monotonic clock: comparable across the processes of one machine. */
+const now = () => Number(process.hrtime.bigint()) / 1e6
 
 /** The key of a target: the feeds of one target are read together. */
 const targetKey = (target: Target) => ("subject" in target ? target.subject : target.marketHex)
@@ -241,12 +244,16 @@ export const makeFeeds = (options: FeedOptions, deliverAll: DeliverAll = (delive
             const next = yield* read(live, true)
             const readEnd = options.trace === undefined ? 0 : now()
             const deltas = live.map((feed, i) => [feed, apply(feed, next, next.entries[i]!, reorg)] as const)
+            const cpu = options.trace === undefined ? undefined : process.cpuUsage()
             const frames = deliver(deltas)
-            options.trace?.({
+            if (options.trace === undefined) return
+            const sendCpu = process.cpuUsage(cpu)
+            options.trace({
               woken,
               readStart,
               readEnd,
               sent: now(),
+              sendCpu: sendCpu.user + sendCpu.system,
               block: next.head?.block ?? null,
               feeds: live.length,
               deltas: deltas.filter(([, delta]) => delta !== undefined).length,
