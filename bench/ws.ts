@@ -210,7 +210,8 @@ const main = async () => {
   console.log(
     `  server heap per connection after GC: ${((before.server.heapUsed - empty.heapUsed) / clients / 1024).toFixed(1)} KiB; load average before ${before.load}, after ${after.load}`
   )
-  if (profile !== undefined) console.log(`  server profile in ${profile}; the rounds are its samples from ${before.server.at} to ${after.server.at} (µs)`)
+  if (profile !== undefined)
+    console.log(`  server profile in ${profile}; the rounds are its samples from ${before.server.at} to ${after.server.at} (µs)`)
   generator.kill()
   if (profile !== undefined) {
     // Node writes the CPU profile when the process exits (the server child exits on disconnect).
