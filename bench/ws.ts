@@ -1,29 +1,28 @@
 /**
  * WebSocket stream benchmark: a fresh devnet (anvil, the protocol deployed, 4 markets), the indexer
- * stepped by the bench, the backend with /ws/realtime on loopback, and CLIENTS `ws` clients in a
- * child process (so the server's heap is measured alone), each subscribed to trades, prices and the
- * order book of one market (from 127.0.0.x addresses, within the default 20 connections per IP).
- * Each round makes a router trade on one market and indexes it; the latency of a client is its
- * receipt of the trades delta minus the moment Postgres delivered the indexer's `predix_indexed`
- * NOTIFY to a separate listener (the commit becoming visible). Prints p50/p99/max over all
- * receipts and the server heap per connection (after GC).
+ * stepped by the bench, and three processes sharing the machine:
+ * - this one: anvil's driver and the indexer;
+ * - the server (`bench/ws/server.ts`): the backend with /ws/realtime, as `npm start` serves it;
+ * - the clients (`bench/ws/clients.ts`): CLIENTS lean `ws` clients, each following trades, prices
+ *   and the order book of one of the markets, and a LISTEN that timestamps each commit (Postgres
+ *   delivering the indexer's `predix_indexed` NOTIFY: the commit becoming visible) on the clients' clock.
+ * Each round makes a router trade on one market and indexes it; a client's latency is its receipt
+ * of the trades delta minus the commit's NOTIFY. Prints p50/p99/max over all receipts; the time
+ * split (NOTIFY -> the server's feeds woken -> read of the market's feeds -> encode and write to
+ * every socket -> the client's receipt), from the server's refresh traces; CPU per commit and per
+ * message of the server and of the client generator (`process.cpuUsage()` of each), the messages
+ * and bytes the server wrote, its heap per connection after GC, and the load average.
  *
- * Usage: npm run bench:ws [-- --clients 1000 --rounds 20]
+ * Usage: npm run bench:ws [-- --clients 1000 --rounds 20]; BENCH_WS_PROFILE=<dir> writes the
+ * server's CPU profile there (`--cpu-prof`).
  */
-import { HttpServer } from "@effect/platform"
-import { Context, Effect, Exit, Layer, Logger, LogLevel, ManagedRuntime, Redacted, Scope } from "effect"
-import { fork } from "node:child_process"
+import { Effect, Exit, Logger, LogLevel, ManagedRuntime, Redacted, Scope } from "effect"
+import { fork, type ChildProcess } from "node:child_process"
+import { loadavg } from "node:os"
 import { fileURLToPath } from "node:url"
-import pg from "pg"
 import { maxUint256 } from "viem"
-import WebSocket from "ws"
-import { backendHttpLayer } from "../http/backend/api.js"
-import { httpServerWithRealtime, Realtime } from "../http/ws/server.js"
-import { NoSessions } from "../http/ws/sessions.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
-import { INDEXED_CHANNEL } from "../schema/indexed-notify.js"
-import { BuildInfoLive } from "../src/build-info.js"
 import { pgClientLayer } from "../src/db/database.js"
 import { runMigrations } from "../src/db/migrations.js"
 import { startAnvil } from "../tools/devnet/anvil.js"
@@ -31,34 +30,50 @@ import { DevnetClient, type Address } from "../tools/devnet/client.js"
 import { compileContracts } from "../tools/devnet/compile.js"
 import { ADMIN, deployDevnet } from "../tools/devnet/deploy.js"
 import { scratchDatabaseUrl } from "../test/support/postgres.js"
+import type { ClientStats } from "./ws/clients.js"
+import type { ServerStats } from "./ws/server.js"
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`)
   return i < 0 ? fallback : Number(process.argv[i + 1])
 }
-const now = () => performance.timeOrigin + performance.now()
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" ")
 
-/** Child: opens the clients, reports when all have their snapshots, then every trades delta's receipt time. */
-const runClients = async (url: string, count: number, markets: ReadonlyArray<string>) => {
-  let ready = 0
-  for (let i = 0; i < count; i++) {
-    const ws = new WebSocket(url, { localAddress: `127.0.0.${2 + (i % 100)}` })
-    const marketId = markets[i % markets.length]!
-    let snapshots = 0
-    ws.on("open", () => {
-      for (const topic of ["trades", "prices", "orderbook"]) ws.send(JSON.stringify({ type: "subscribe", topic, marketId }))
-    })
-    ws.on("message", (data) => {
-      const message = JSON.parse(data.toString())
-      if (message.type === "ping") ws.send('{"type":"pong"}')
-      else if (message.type === "snapshot" && ++snapshots === 3 && ++ready === count) process.send!({ ready: true })
-      else if (message.type === "delta" && message.topic === "trades") process.send!({ at: now(), block: message.block, marketId })
-      else if (message.type === "error") process.send!({ error: message })
-    })
-    ws.on("error", (error) => process.send!({ error: String(error) }))
-    if (i % 50 === 49) await new Promise((r) => setTimeout(r, 5))
-  }
+/** The child's next message that `pick` accepts. */
+const next = <A>(child: ChildProcess, pick: (message: any) => A | undefined, ms: number, what: string) =>
+  new Promise<A>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.off("message", listen)
+      reject(new Error(`no ${what} within ${ms} ms`))
+    }, ms)
+    const listen = (message: unknown) => {
+      const picked = pick(message)
+      if (picked === undefined) return
+      clearTimeout(timer)
+      child.off("message", listen)
+      resolve(picked)
+    }
+    child.on("message", listen)
+  })
+
+const ask = <A>(child: ChildProcess, is: (message: any) => boolean) => {
+  const answer = next<A>(child, (m) => (is(m) ? m : undefined), 60_000, "stats")
+  child.send("stats")
+  return answer
 }
+const serverStats = (child: ChildProcess) => ask<ServerStats>(child, (m) => "heapUsed" in m)
+const clientStats = (child: ChildProcess) => ask<ClientStats>(child, (m) => "arrivals" in m)
+
+/** Percentiles of `values` (sorted here), as text. */
+const percentiles = (values: Array<number>, ps: ReadonlyArray<number>) => {
+  values.sort((x, y) => x - y)
+  if (values.length === 0) return ps.map(() => "-")
+  return ps.map((p) => values[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!.toFixed(1))
+}
+const cpuMs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => (b.user - a.user + b.system - a.system) / 1_000
 
 const main = async () => {
   const clients = arg("clients", 1000)
@@ -69,8 +84,7 @@ const main = async () => {
   const chain = new DevnetClient(anvil.url, compileContracts())
   const devnet = await deployDevnet(chain, { deployedVariants: false })
   const dbUrl = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
-  const database = pgClientLayer(Redacted.make(dbUrl))
-  const runtime = ManagedRuntime.make(database)
+  const runtime = ManagedRuntime.make(pgClientLayer(Redacted.make(dbUrl)))
   await runtime.runPromise(runMigrations().pipe(quiet))
   const indexer = await runtime.runPromise(
     makeIndexer({
@@ -99,50 +113,26 @@ const main = async () => {
   }
   await index()
 
-  const context = await Effect.runPromise(
-    Layer.buildWithScope(
-      backendHttpLayer({ chainId: 130, indexerUrl: "http://127.0.0.1:9", cacheBytes: 0 }).pipe(
-        Layer.provideMerge(httpServerWithRealtime({ port: 0, host: "127.0.0.1" }, { chainId: 130 })),
-        Layer.provide([database, BuildInfoLive, NoSessions])
-      ),
-      scope
-    ).pipe(quiet)
-  )
-  const address = Context.get(context, HttpServer.HttpServer).address
-  const url = `ws://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}/ws/realtime`
-  const stats = Context.get(context, Realtime).stats
-
-  const listener = new pg.Client({ connectionString: dbUrl })
-  await listener.connect()
-  const committedAt = new Map<number, number>()
-  listener.on("notification", (n) => {
-    const block = JSON.parse(n.payload ?? "{}").block as number
-    if (!committedAt.has(block)) committedAt.set(block, now())
+  const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
+  const profile = process.env["BENCH_WS_PROFILE"]
+  const server = fork(here("./ws/server.ts"), [dbUrl], {
+    execArgv: ["--expose-gc", "--import", "tsx", ...(profile === undefined ? [] : ["--cpu-prof", "--cpu-prof-dir", profile])]
   })
-  await listener.query(`listen ${INDEXED_CHANNEL}`)
+  const port = await next<number>(server, (m) => m?.port, 120_000, "server port")
+  const url = `ws://127.0.0.1:${port}/ws/realtime`
 
-  const gc = (globalThis as { gc?: () => void }).gc
-  gc?.()
-  const heapBefore = process.memoryUsage().heapUsed
-  const child = fork(fileURLToPath(import.meta.url), ["--child", url, String(clients), markets.map(String).join(",")], {
-    execArgv: ["--import", "tsx"]
-  })
-  const receipts: Array<{ at: number; block: number; marketId: string }> = []
-  const errors: Array<unknown> = []
-  const ready = new Promise<void>((resolve) =>
-    child.on("message", (m: any) => {
-      if (m.ready) resolve()
-      else if (m.error) errors.push(m.error)
-      else receipts.push(m)
-    })
-  )
-  await ready
-  gc?.()
-  const heapAfter = process.memoryUsage().heapUsed
-  const perMarket = clients / markets.length
+  const empty = await serverStats(server)
+  const generator = fork(here("./ws/clients.ts"), [url, String(clients), markets.join(","), dbUrl], { execArgv: ["--import", "tsx"] })
+  const opened = Date.now()
+  await next(generator, (m) => m?.ready, 300_000, "ready clients")
+  const connectSeconds = (Date.now() - opened) / 1_000
+  let done = 0
+  generator.on("message", (m: any) => void (m?.done !== undefined && done++))
+
+  const before = { server: await serverStats(server), clients: await clientStats(generator), load: load() }
   for (let round = 0; round < rounds; round++) {
     const market = markets[round % markets.length]!
-    const before = receipts.length
+    const doneBefore = done
     await send("Router", a.router, "trade", [
       round % 2 === 0 ? 0 : 2,
       market,
@@ -155,39 +145,88 @@ const main = async () => {
     ])
     await index()
     const deadline = Date.now() + 30_000
-    while (receipts.length - before < perMarket && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+    while (done === doneBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
   }
-  const latencies = receipts
-    .map((r) => r.at - (committedAt.get(r.block) ?? Number.NaN))
-    .filter((x) => Number.isFinite(x))
-    .sort((x, y) => x - y)
-  const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!.toFixed(1)
-  console.log(`bench:ws: ${clients} clients x 3 subscriptions over ${markets.length} markets, ${rounds} commits, ${stats().feeds} feeds`)
+  const after = { server: await serverStats(server), clients: await clientStats(generator), load: load() }
+
+  // Latency: each trades delta's arrival minus its commit's NOTIFY.
+  const latencies: Array<number> = []
+  const afterSent: Array<number> = []
+  const committedAt = new Map(after.clients.commits)
+  const traceOf = new Map(after.server.traces.filter((t) => t.deltas > 0 && t.block !== null).map((t) => [t.block!, t]))
+  const split = {
+    woken: [] as Array<number>,
+    queued: [] as Array<number>,
+    read: [] as Array<number>,
+    write: [] as Array<number>,
+    writeCpu: [] as Array<number>
+  }
+  for (const [block, times] of after.clients.arrivals) {
+    const committed = committedAt.get(block)
+    if (committed === undefined) continue
+    for (const at of times) latencies.push(at - committed)
+    const trace = traceOf.get(block)
+    if (trace === undefined) continue
+    split.woken.push(trace.woken - committed)
+    split.queued.push(trace.readStart - trace.woken)
+    split.read.push(trace.readEnd - trace.readStart)
+    split.write.push(trace.sent - trace.readEnd)
+    split.writeCpu.push(trace.sendCpu / 1_000)
+    for (const at of times) afterSent.push(at - trace.sent)
+  }
+  const received = latencies.length
+  const expected = rounds * (clients / markets.length)
+  // (A server from before the `sent` figures and traces, for a comparison, leaves them out.)
+  const sent = {
+    messages: (after.server.realtime.sent?.messages ?? Number.NaN) - (before.server.realtime.sent?.messages ?? Number.NaN),
+    bytes: (after.server.realtime.sent?.bytes ?? Number.NaN) - (before.server.realtime.sent?.bytes ?? Number.NaN)
+  }
+  const serverCpu = cpuMs(before.server.cpu, after.server.cpu)
+  const clientCpu = cpuMs(before.clients.cpu, after.clients.cpu)
+  const clientMessages = after.clients.received - before.clients.received
+  const [p50, p99, max] = percentiles(latencies, [50, 99, 100])
+  const row = (label: string, values: Array<number>) => `    ${label.padEnd(44)} ${percentiles(values, [50, 99]).join(" / ")}`
+
   console.log(
-    `  deltas received ${receipts.length} of ${rounds * perMarket} expected; errors ${errors.length}${errors.length > 0 ? ` (${JSON.stringify(errors[0])})` : ""}`
+    `bench:ws: ${clients} clients x 3 subscriptions over ${markets.length} markets, ${rounds} commits, ${after.server.realtime.feeds} feeds; connected and subscribed in ${connectSeconds.toFixed(1)} s`
   )
-  console.log(`  commit -> client receipt (ms): p50 ${pct(50)}, p99 ${pct(99)}, max ${pct(100)} (target p99 < 100)`)
   console.log(
-    `  server heap per connection: ${((heapAfter - heapBefore) / clients / 1024).toFixed(1)} KiB${gc === undefined ? " (no --expose-gc: not collected)" : ""}; load average ${(
-      await import("node:os")
-    )
-      .loadavg()
-      .map((l) => l.toFixed(1))
-      .join(" ")}`
+    `  trades deltas received ${received} of ${expected} expected; client errors ${after.clients.errors}${after.clients.firstError === undefined ? "" : ` (${after.clients.firstError})`}; server closed ${JSON.stringify(after.server.realtime.closed)}`
   )
-  child.kill()
-  await listener.end()
+  console.log(`  commit -> client receipt (ms): p50 ${p50}, p99 ${p99}, max ${max} (target p99 < 50)`)
+  console.log(`  where the time goes, per commit (ms, p50 / p99 over ${split.read.length} commits; receipt over every client):`)
+  console.log(row("NOTIFY -> server feeds woken", split.woken))
+  console.log(row("woken -> read begins (locks, other groups)", split.queued))
+  console.log(row("read of the market's 3 feeds (1 transaction)", split.read))
+  console.log(row("encode + write to every follower's socket", split.write))
+  console.log(row("  of which CPU (encode + write)", split.writeCpu))
+  console.log(row("written -> client receipt", afterSent))
+  console.log(
+    `  server: ${sent.messages} messages, ${(sent.bytes / 1024).toFixed(0)} KiB written; CPU ${(serverCpu / rounds).toFixed(1)} ms per commit, ${((serverCpu * 1_000) / Math.max(1, sent.messages)).toFixed(1)} us per message`
+  )
+  console.log(
+    `  clients: ${clientMessages} messages received; CPU ${(clientCpu / rounds).toFixed(1)} ms per commit, ${((clientCpu * 1_000) / Math.max(1, clientMessages)).toFixed(1)} us per message`
+  )
+  console.log(
+    `  server heap per connection after GC: ${((before.server.heapUsed - empty.heapUsed) / clients / 1024).toFixed(1)} KiB; load average before ${before.load}, after ${after.load}`
+  )
+  if (profile !== undefined)
+    console.log(`  server profile in ${profile}; the rounds are its samples from ${before.server.at} to ${after.server.at} (µs)`)
+  generator.kill()
+  if (profile !== undefined) {
+    // Node writes the CPU profile when the process exits (the server child exits on disconnect).
+    server.disconnect()
+    await new Promise((resolve) => server.once("exit", resolve))
+  } else server.kill()
   await Effect.runPromise(Scope.close(scope, Exit.void))
   await runtime.dispose()
   await anvil.stop()
 }
 
-if (process.argv[2] === "--child") void runClients(process.argv[3]!, Number(process.argv[4]), process.argv[5]!.split(","))
-else
-  main().then(
-    () => process.exit(0),
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

@@ -5,8 +5,11 @@
  * Driven by the moves of the indexed head (`http/core/indexed-heads.ts`: the indexer's
  * `predix_indexed` NOTIFY, heard once per process, and its checkpoint poll); each move
  * re-reads every live feed once (one read per feed, however many clients follow it) and sends
- * the difference as a delta to that feed's subscribers. Notifications that arrive during a
- * refresh are coalesced into the next one.
+ * the difference as a delta to that feed's subscribers. The feeds of one target (a market's
+ * orderbook, trades and prices; a user's topics) are read together, in one transaction at one
+ * position, and their deltas delivered in one batch (`deliverAll`: the server writes all of a
+ * socket's frames of the batch at once). A delta is encoded once (`Frame`) and the same bytes
+ * go to every subscriber. Notifications that arrive during a refresh are coalesced into the next one.
  *
  * Positions come from the data, not from this process: a read names the commit position
  * (`commit_seq` of the checkpoint, read in the same repeatable-read transaction as the rows) of
@@ -29,8 +32,8 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Queue } from "effect"
 import { createHash } from "node:crypto"
 import { type IndexedHead, IndexedHeads } from "../core/indexed-heads.js"
-import type { Change, ErrorCode, ServerMessage } from "./protocol.js"
-import { isMarketNotFound, readTopic, targetFields, type Entries, type Target, type Topic } from "./topics.js"
+import { Frame, type Change, type ErrorCode, type ServerMessage } from "./protocol.js"
+import { isMarketNotFound, readTopics, targetFields, type Entries, type Target, type Topic } from "./topics.js"
 
 export interface FeedOptions {
   readonly chainId: number
@@ -42,12 +45,43 @@ export interface FeedOptions {
   readonly idleMs?: number
   /** How often the instance's own heads source reads the checkpoint, when none is provided (default 5 s; see `server.ts`). */
   readonly checkEveryMs?: number
+  /** Called after each refresh of a target's feeds with when its steps happened (for benchmarks; off by default). */
+  readonly trace?: (trace: RefreshTrace) => void
+}
+
+/**
+ * One refresh of one target's feeds, times in ms on the monotonic clock (`process.hrtime`, the
+ * same in every process of the machine).
+ */
+export interface RefreshTrace {
+  /** The head move that started the refresh was taken from the indexed heads. */
+  readonly woken: number
+  /** The target's feed locks were held and its read began. */
+  readonly readStart: number
+  /** The read's transaction was done. */
+  readonly readEnd: number
+  /** Every delta was encoded and written to its subscribers' sockets. */
+  readonly sent: number
+  /** Process CPU time (user + system, µs) of encoding and writing them (a synchronous step: its own work only). */
+  readonly sendCpu: number
+  /** The indexed head the read found (null before the first commit). */
+  readonly block: number | null
+  /** Feeds read, deltas made and frames delivered (one per delta per subscriber). */
+  readonly feeds: number
+  readonly deltas: number
+  readonly frames: number
 }
 
 /** Receives a feed's messages, in order; must not block. */
 export interface Subscriber {
-  readonly deliver: (message: ServerMessage) => void
+  readonly deliver: (frame: Frame) => void
 }
+
+/**
+ * Runs `deliver`, which hands frames to subscribers; the server makes it one batch (each socket's
+ * frames written together). The default runs it as it is.
+ */
+export type DeliverAll = (deliver: () => void) => void
 
 export class FeedError {
   constructor(
@@ -74,13 +108,15 @@ interface Feed {
   head: IndexedHead | null
   /** key -> JSON text of the value (compared) and the value (sent). */
   state: Map<string, { readonly json: string; readonly value: unknown }>
-  /** The last deltas, oldest first; the last one is delta number `made - 1` of this feed. */
-  history: Array<Delta>
+  /** The last deltas, oldest first, encoded; the last one is delta number `made - 1` of this feed. */
+  history: Array<Frame>
   /** Deltas this feed has made. */
   made: number
   /** Positions this feed read, oldest first, each with the deltas made up to it (`made` then). */
   reads: Array<{ readonly seq: number; readonly made: number }>
   idleSince: number | null
+  /** The snapshot of the current state and head, encoded once for every client that subscribes before the next read. */
+  snapshot: Frame | undefined
 }
 
 type Delta = ServerMessage & { readonly type: "delta" }
@@ -100,7 +136,13 @@ const feedError = (error: unknown): FeedError =>
     ? new FeedError("MARKET_NOT_FOUND", "no market with this id")
     : new FeedError("SERVICE_UNAVAILABLE", "the index could not be read; try again")
 
-export const makeFeeds = (options: FeedOptions) =>
+/** Milliseconds on the system's monotonic clock: comparable across the processes of one machine. */
+const now = () => Number(process.hrtime.bigint()) / 1e6
+
+/** The key of a target: the feeds of one target are read together. */
+const targetKey = (target: Target) => ("subject" in target ? target.subject : target.marketHex)
+
+export const makeFeeds = (options: FeedOptions, deliverAll: DeliverAll = (deliver) => deliver()) =>
   Effect.gen(function* () {
     const window = options.window ?? 50
     const historySize = options.history ?? 256
@@ -109,10 +151,18 @@ export const makeFeeds = (options: FeedOptions) =>
     const moves = yield* Effect.flatMap(IndexedHeads, (heads) => heads.subscribe)
     const feeds = new Map<string, Feed>()
     let reorgPending = false
-    const wake = yield* Queue.sliding<void>(1)
+    // Holds the time of the latest move not yet acted on (coalesced: one refresh follows many moves).
+    const wake = yield* Queue.sliding<number>(1)
 
-    const read = (feed: Feed) =>
-      readTopic(options.chainId, feed.topic, feed.target, window, feed.loaded).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+    /** Reads `group`, feeds of one target, at one position; `entries[i]` are `group[i]`'s. */
+    const read = (group: ReadonlyArray<Feed>, missingIsEmpty: boolean) =>
+      readTopics(
+        options.chainId,
+        group.map((feed) => feed.topic),
+        group[0]!.target,
+        window,
+        missingIsEmpty
+      ).pipe(Effect.provideService(SqlClient.SqlClient, sql))
     const position = (feed: Feed) => ({
       stream: feed.stream,
       seq: feed.seq,
@@ -134,70 +184,135 @@ export const makeFeeds = (options: FeedOptions) =>
       while (feed.reads.length > 0 && (feed.reads[0]!.made < firstHeld || feed.reads.length > historySize * 4)) feed.reads.shift()
     }
 
-    /** Reads the feed again and sends the difference; the caller holds the lock. */
-    const step = (feed: Feed, reorg: boolean) =>
-      Effect.gen(function* () {
-        const next = yield* read(feed)
-        // Reads under one lock run one after another, and positions only grow: an older one is impossible.
-        if (next.commit <= feed.readAt) return
-        const after = toState(next.entries)
-        const changes = diff(feed.state, after)
-        const prev = feed.seq
-        feed.head = next.head
-        feed.state = after
-        feed.readAt = next.commit
-        if (changes.length > 0) {
-          feed.seq = next.commit
-          const delta: Delta = { type: "delta", ...address(feed), ...position(feed), prev, reorg, changes }
-          feed.history.push(delta)
-          feed.made += 1
-          if (feed.history.length > historySize) feed.history.shift()
-          for (const subscriber of feed.subscribers) subscriber.deliver(delta)
-        }
-        remember(feed, feed.readAt)
-      })
+    /**
+     * Takes a read of the feed at `commit` and answers the delta it makes, if any (not yet
+     * delivered); the caller holds the lock.
+     */
+    const apply = (feed: Feed, read: { readonly head: IndexedHead | null; readonly commit: number }, entries: Entries, reorg: boolean) => {
+      // Reads under one lock run one after another, and positions only grow: an older one is impossible.
+      if (read.commit <= feed.readAt) return undefined
+      const after = toState(entries)
+      const changes = diff(feed.state, after)
+      const prev = feed.seq
+      feed.head = read.head
+      feed.state = after
+      feed.readAt = read.commit
+      feed.snapshot = undefined
+      let delta: Frame | undefined
+      if (changes.length > 0) {
+        feed.seq = read.commit
+        delta = new Frame({ type: "delta", ...address(feed), ...position(feed), prev, reorg, changes })
+        feed.history.push(delta)
+        feed.made += 1
+        if (feed.history.length > historySize) feed.history.shift()
+      }
+      remember(feed, feed.readAt)
+      return delta
+    }
 
-    const refresh = (feed: Feed, reorg: boolean) =>
-      feed.lock.withPermits(1)(
-        Effect.gen(function* () {
-          if (!feed.loaded) return
-          yield* step(feed, reorg)
-        }).pipe(
-          // The feed keeps its state; the next notification tries again and sends the whole difference.
+    /** Hands each delta to its feed's subscribers, in one batch; the caller holds the feeds' locks. */
+    const deliver = (deltas: ReadonlyArray<readonly [Feed, Frame | undefined]>) => {
+      let frames = 0
+      deliverAll(() => {
+        for (const [feed, delta] of deltas) {
+          if (delta === undefined) continue
+          for (const subscriber of feed.subscribers) subscriber.deliver(delta)
+          frames += feed.subscribers.size
+        }
+      })
+      return frames
+    }
+
+    /** Reads one feed again and sends the difference; the caller holds the lock. */
+    const step = (feed: Feed, reorg: boolean) =>
+      Effect.map(read([feed], feed.loaded), (next) => void deliver([[feed, apply(feed, next, next.entries[0]!, reorg)]]))
+
+    /**
+     * Reads the loaded feeds of `group` (one target's) again at one position and sends their
+     * differences, holding every one's lock from before the read until the deltas are delivered.
+     * A feed still loading when the refresh began is waited for (its lock) and then read too: its
+     * first read may predate the commit that woke this refresh.
+     */
+    const refresh = (group: ReadonlyArray<Feed>, reorg: boolean, woken: number) =>
+      group
+        .reduce(
+          (body, feed) => feed.lock.withPermits(1)(body),
+          Effect.gen(function* () {
+            const live = group.filter((feed) => feed.loaded)
+            if (live.length === 0) return
+            const readStart = options.trace === undefined ? 0 : now()
+            const next = yield* read(live, true)
+            const readEnd = options.trace === undefined ? 0 : now()
+            const deltas = live.map((feed, i) => [feed, apply(feed, next, next.entries[i]!, reorg)] as const)
+            const cpu = options.trace === undefined ? undefined : process.cpuUsage()
+            const frames = deliver(deltas)
+            if (options.trace === undefined) return
+            const sendCpu = process.cpuUsage(cpu)
+            options.trace({
+              woken,
+              readStart,
+              readEnd,
+              sent: now(),
+              sendCpu: sendCpu.user + sendCpu.system,
+              block: next.head?.block ?? null,
+              feeds: live.length,
+              deltas: deltas.filter(([, delta]) => delta !== undefined).length,
+              frames
+            })
+          })
+        )
+        .pipe(
+          // The feeds keep their state; the next notification tries again and sends the whole difference.
           Effect.catchAll((error) =>
-            Effect.logWarning("stream feed not refreshed").pipe(Effect.annotateLogs({ feed: feed.key, error: String(error) }))
+            Effect.logWarning("stream feeds not refreshed").pipe(
+              Effect.annotateLogs({ feeds: group.map((feed) => feed.key).join(" "), error: String(error) })
+            )
           )
         )
-      )
 
     /**
      * The deltas that take a client holding (stream, seq) to the feed's state, when the feed can
      * prove them: it read exactly that position and holds every delta made since. The first one's
      * `prev` is the client's position (the feed's state there was the state at that read).
      */
-    const catchUp = (feed: Feed, resume: { readonly stream: string; readonly seq: number }): Array<Delta> | undefined => {
+    const catchUp = (feed: Feed, resume: { readonly stream: string; readonly seq: number }): Array<Frame> | undefined => {
       if (resume.stream !== feed.stream) return undefined
       const at = feed.reads.find((r) => r.seq === resume.seq)
       const firstHeld = feed.made - feed.history.length
       if (at === undefined || at.made < firstHeld) return undefined
-      return feed.history.slice(at.made - firstHeld).map((delta, i) => (i === 0 ? { ...delta, prev: resume.seq } : delta))
+      return feed.history.slice(at.made - firstHeld).map((frame, i) => {
+        const delta = frame.message as Delta
+        return i === 0 && delta.prev !== resume.seq ? new Frame({ ...delta, prev: resume.seq }) : frame
+      })
     }
 
-    const refreshAll = Effect.gen(function* () {
-      const reorg = reorgPending
-      reorgPending = false
-      const now = Date.now()
-      for (const [key, feed] of feeds)
-        if (feed.subscribers.size === 0 && feed.idleSince !== null && now - feed.idleSince > idleMs) feeds.delete(key)
-      yield* Effect.forEach([...feeds.values()], (feed) => refresh(feed, reorg), { concurrency: 4, discard: true })
-    })
+    const refreshAll = (woken: number) =>
+      Effect.gen(function* () {
+        const reorg = reorgPending
+        reorgPending = false
+        const at = Date.now()
+        for (const [key, feed] of feeds)
+          if (feed.subscribers.size === 0 && feed.idleSince !== null && at - feed.idleSince > idleMs) feeds.delete(key)
+        const groups = new Map<string, Array<Feed>>()
+        for (const feed of feeds.values()) {
+          const key = targetKey(feed.target)
+          const group = groups.get(key)
+          if (group === undefined) groups.set(key, [feed])
+          else group.push(feed)
+        }
+        yield* Effect.forEach(groups.values(), (group) => refresh(group, reorg, woken), { concurrency: 4, discard: true })
+      })
 
-    yield* Queue.take(wake).pipe(Effect.zipRight(refreshAll), Effect.forever, Effect.forkScoped)
+    yield* Queue.take(wake).pipe(
+      Effect.flatMap((woken) => refreshAll(woken)),
+      Effect.forever,
+      Effect.forkScoped
+    )
     // Every move is taken, so no reverted one is missed; the refreshes they wake are coalesced.
     yield* Queue.take(moves).pipe(
       Effect.flatMap((move) => {
         if (move.reverted) reorgPending = true
-        return Queue.offer(wake, undefined)
+        return Queue.offer(wake, options.trace === undefined ? 0 : now())
       }),
       Effect.forever,
       Effect.forkScoped
@@ -232,7 +347,8 @@ export const makeFeeds = (options: FeedOptions) =>
             history: [],
             made: 0,
             reads: [],
-            idleSince: Date.now()
+            idleSince: Date.now(),
+            snapshot: undefined
           }
           feeds.set(key, feed)
         }
@@ -240,11 +356,11 @@ export const makeFeeds = (options: FeedOptions) =>
         yield* current.lock.withPermits(1)(
           Effect.gen(function* () {
             if (!current.loaded) {
-              const first = yield* read(current).pipe(
+              const first = yield* read([current], false).pipe(
                 Effect.mapError(feedError),
                 Effect.tapError(() => Effect.sync(() => current.subscribers.size === 0 && feeds.get(key) === current && feeds.delete(key)))
               )
-              current.state = toState(first.entries)
+              current.state = toState(first.entries[0]!)
               current.head = first.head
               current.seq = first.commit
               current.readAt = first.commit
@@ -256,10 +372,12 @@ export const makeFeeds = (options: FeedOptions) =>
               yield* step(current, reorgPending).pipe(Effect.catchAll(() => Effect.void))
             current.subscribers.add(subscriber)
             current.idleSince = null
-            subscriber.deliver({ type: "subscribed", ...address(current) })
             const missed = resume === undefined ? undefined : catchUp(current, resume)
-            if (missed === undefined) subscriber.deliver(snapshot(current))
-            else for (const delta of missed) subscriber.deliver(delta)
+            deliverAll(() => {
+              subscriber.deliver(new Frame({ type: "subscribed", ...address(current) }))
+              if (missed === undefined) subscriber.deliver((current.snapshot ??= new Frame(snapshot(current))))
+              else for (const delta of missed) subscriber.deliver(delta)
+            })
           })
         )
       })

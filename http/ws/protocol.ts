@@ -94,3 +94,16 @@ export type ServerMessage =
       Position)
   | ({ readonly type: "error"; readonly code: ErrorCode; readonly message: string } & Partial<StreamAddress>)
   | { readonly type: "ping" }
+
+/**
+ * A server message and its JSON text, encoded once on first use: a delta goes to every subscriber
+ * of its stream as the same bytes (one `JSON.stringify` however many sockets it is written to, so
+ * every subscriber gets a byte-identical frame).
+ */
+export class Frame {
+  private encoded: Buffer | undefined
+  constructor(readonly message: ServerMessage) {}
+  get bytes(): Buffer {
+    return (this.encoded ??= Buffer.from(JSON.stringify(this.message)))
+  }
+}

@@ -10,6 +10,11 @@
  * answers from replicas (`DATABASE_READ_URL`): its feeds move on the primary's NOTIFY, which names
  * a commit a standby may not have replayed yet, and a feed's position and rows come from one
  * transaction on the database it reads (`topics.ts`), so they agree on every instance.
+ *
+ * Sending: a message is encoded once (`Frame`) and its bytes written to every socket it goes to.
+ * The feeds hand over a refresh's deltas as one batch (`DeliverAll`): each socket that gets
+ * frames in the batch is corked for its length, so a client following several streams of one
+ * market gets the commit's deltas in one write (one system call per socket, not per message).
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
@@ -23,8 +28,8 @@ import { WebSocketServer, type WebSocket } from "ws"
 import { marketIdToHex, parseAddress, type Address } from "../../schema/primitives.js"
 import { IndexedHeadsShared } from "../core/indexed-heads.js"
 import { parseMarketId } from "../core/params.js"
-import { FeedError, feedKey, makeFeeds, type FeedOptions, type Subscriber } from "./feeds.js"
-import { ClientMessage, CLOSE, type ErrorCode, type ServerMessage } from "./protocol.js"
+import { FeedError, feedKey, makeFeeds, type DeliverAll, type FeedOptions, type Subscriber } from "./feeds.js"
+import { ClientMessage, CLOSE, Frame, type ErrorCode } from "./protocol.js"
 import { RealtimeSessions } from "./sessions.js"
 import { MARKET_TOPICS, targetFields, USER_TOPICS, type Target, type Topic } from "./topics.js"
 
@@ -49,9 +54,12 @@ export interface RealtimeStats {
   readonly feeds: number
   /** Connections closed by the server, by reason. */
   readonly closed: { readonly heartbeat: number; readonly slowConsumer: number; readonly overloaded: number }
+  /** Messages written to sockets since the start, and their JSON bytes (frame headers not counted). */
+  readonly sent: { readonly messages: number; readonly bytes: number }
 }
 
 const decodeMessage = Schema.decodeUnknownEither(Schema.parseJson(ClientMessage))
+const PING = new Frame({ type: "ping" })
 /** A topic's market id, read by the parser the HTTP APIs use (`http/core/params.ts`). */
 const marketOf = (input: string | undefined) => {
   if (input === undefined) return undefined
@@ -86,7 +94,20 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
     const pongTimeoutMs = options.pongTimeoutMs ?? 10_000
     const maxBuffered = options.maxBufferedBytes ?? 1 << 20
     const closeGraceMs = options.closeGraceMs ?? 1_000
-    const feeds = yield* makeFeeds(options)
+    const sent = { messages: 0, bytes: 0 }
+    // The sockets corked in the batch being delivered; undefined outside a batch.
+    let batch: Set<Duplex> | undefined
+    const deliverAll: DeliverAll = (deliver) => {
+      if (batch !== undefined) return deliver()
+      const corked = (batch = new Set())
+      try {
+        deliver()
+      } finally {
+        batch = undefined
+        for (const raw of corked) raw.uncork()
+      }
+    }
+    const feeds = yield* makeFeeds(options, deliverAll)
     const sessions = yield* RealtimeSessions
     const runtime = yield* Effect.runtime<SqlClient.SqlClient | PgClient.PgClient>()
     const run = Runtime.runPromise(runtime)
@@ -102,19 +123,27 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
       setTimeout(() => socket.terminate(), closeGraceMs).unref()
     }
 
-    const onConnection = (socket: WebSocket, request: IncomingMessage) => {
+    /** `raw`: the TCP socket under `socket` (the upgrade's), corked during a batch. */
+    const onConnection = (socket: WebSocket, request: IncomingMessage, raw: Duplex) => {
       const ip = request.socket.remoteAddress ?? "unknown"
-      const send = (message: ServerMessage) => {
+      const send = (frame: Frame) => {
         if (socket.readyState !== socket.OPEN) return
         if (socket.bufferedAmount > maxBuffered) {
           closed.slowConsumer++
           shut(socket, CLOSE.slowConsumer, "slow consumer")
           return
         }
-        socket.send(JSON.stringify(message))
+        if (batch !== undefined && !batch.has(raw)) {
+          raw.cork()
+          batch.add(raw)
+        }
+        const bytes = frame.bytes
+        sent.messages++
+        sent.bytes += bytes.length
+        socket.send(bytes, { binary: false })
       }
       const fail = (code: ErrorCode, message: string, target?: { topic?: string; marketId?: string; subject?: string }) =>
-        send({ type: "error", code, message, ...target })
+        send(new Frame({ type: "error", code, message, ...target }))
 
       if (clients.size >= maxConnections || (perIp.get(ip) ?? 0) >= maxPerIp) {
         closed.overloaded++
@@ -143,7 +172,7 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
       let pongDue: NodeJS.Timeout | undefined
       const pinger = setInterval(() => {
         if (pongDue !== undefined) return
-        send({ type: "ping" })
+        send(PING)
         pongDue = setTimeout(() => {
           closed.heartbeat++
           shut(socket, CLOSE.heartbeatTimeout, "no pong")
@@ -191,7 +220,7 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
         if (message.type === "unsubscribe") {
           subscriptions.delete(key)
           feeds.unsubscribe(key, subscriber)
-          return send({ type: "unsubscribed", ...named })
+          return send(new Frame({ type: "unsubscribed", ...named }))
         }
         if (!subscriptions.has(key) && subscriptions.size >= maxSubscriptions)
           return fail("TOO_MANY_SUBSCRIPTIONS", `at most ${maxSubscriptions} subscriptions per connection`, named)
@@ -229,7 +258,7 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
         socket.end("HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
         return
       }
-      wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws, request))
+      wss.handleUpgrade(request, socket, head, (ws) => onConnection(ws, request, socket))
     }
     server.on("upgrade", onUpgrade)
     yield* Effect.addFinalizer(() =>
@@ -241,7 +270,12 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
       })
     )
     return {
-      stats: (): RealtimeStats => ({ connections: clients.size, feeds: feeds.feedCount(), closed: { ...closed } })
+      stats: (): RealtimeStats => ({
+        connections: clients.size,
+        feeds: feeds.feedCount(),
+        closed: { ...closed },
+        sent: { ...sent }
+      })
     }
   })
 

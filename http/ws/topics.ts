@@ -128,27 +128,40 @@ export const isMarketNotFound = (error: unknown) =>
   typeof error === "object" && error !== null && "_tag" in error && error._tag === "MarketNotFound"
 
 /**
- * A topic's entries, the head they hold and the commit position of that state, read in one
- * repeatable-read transaction so the position named is exactly the one the rows reflect (a
- * commit landing mid-read is not half seen): two instances that read the same `commit` read the
- * same entries. `commit` is 0 before the indexer's first commit.
+ * The entries of several topics of one target, the head they hold and the commit position of that
+ * state, read in one repeatable-read transaction so the position named is exactly the one the rows
+ * reflect (a commit landing mid-read is not half seen): two instances that read the same `commit`
+ * read the same entries. `entries[i]` are `topics[i]`'s. `commit` is 0 before the indexer's first
+ * commit. One transaction for all of a target's topics: the feeds of a market that a commit moves
+ * are read at one position, with one checkpoint read.
  * `missingIsEmpty`: a market that is gone (a reorg dropped its creation) has no entries, so a
  * feed that follows it sends their removal rather than keeping what is no longer indexed.
  */
-export const readTopic = (chainId: number, topic: Topic, target: Target, window: number, missingIsEmpty = false) =>
+export const readTopics = (chainId: number, topics: ReadonlyArray<Topic>, target: Target, window: number, missingIsEmpty = false) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.withTransaction(
       Effect.gen(function* () {
         yield* sql`set transaction isolation level repeatable read`
         const checkpoint = yield* readCheckpoint(chainId)
         const head: IndexedHead | null = checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash }
-        const entries = yield* entriesOf(topic, target, window).pipe(
-          Effect.catchIf(
-            (error) => missingIsEmpty && isMarketNotFound(error),
-            () => Effect.succeed<Entries>([])
+        // One after another: the statements of a transaction share its one connection.
+        const entries = yield* Effect.forEach(topics, (topic) =>
+          entriesOf(topic, target, window).pipe(
+            Effect.catchIf(
+              (error) => missingIsEmpty && isMarketNotFound(error),
+              () => Effect.succeed<Entries>([])
+            )
           )
         )
         return { head, commit: checkpoint?.commit ?? 0, entries }
       })
     )
   )
+
+/** One topic's entries, head and commit position (`readTopics` of one topic). */
+export const readTopic = (chainId: number, topic: Topic, target: Target, window: number, missingIsEmpty = false) =>
+  Effect.map(readTopics(chainId, [topic], target, window, missingIsEmpty), ({ head, commit, entries }) => ({
+    head,
+    commit,
+    entries: entries[0]!
+  }))

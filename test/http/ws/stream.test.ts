@@ -516,6 +516,49 @@ describe("WebSocket stream", () => {
     alive.ws.close()
   }, 60_000)
 
+  it("writes a delta as the same bytes to every follower, and a market's deltas of one commit at one position", async () => {
+    await until(() => stats().connections === 0)
+    /** A client that keeps every frame's bytes as they came (pings aside). */
+    const raw = async () => {
+      const ws = new WebSocket(wsUrl)
+      const frames: Array<Buffer> = []
+      ws.on("message", (data: Buffer) => {
+        if (!data.toString().startsWith('{"type":"ping"')) frames.push(Buffer.from(data))
+      })
+      await new Promise((resolve, reject) => {
+        ws.once("open", resolve)
+        ws.once("error", reject)
+      })
+      return { ws, frames }
+    }
+    const first = await raw()
+    const second = await raw()
+    for (const c of [first, second])
+      for (const topic of ["trades", "prices"]) c.ws.send(JSON.stringify({ type: "subscribe", topic, marketId: market.hex }))
+    await until(() => first.frames.length === 4 && second.frames.length === 4)
+    const before = stats().sent
+    await trade(BOB, 0, 150n * USDC)
+    await index()
+    await until(() => first.frames.length === 6 && second.frames.length === 6)
+    expect(
+      first.frames.every((frame, i) => frame.equals(second.frames[i]!)),
+      "both followers got the same frames, byte for byte (snapshots and deltas)"
+    ).toBe(true)
+    const deltas = first.frames.slice(4).map((frame) => JSON.parse(frame.toString()))
+    expect(deltas.map((d) => d.topic).sort(), "the trade moved both streams").toEqual(["prices", "trades"])
+    expect(deltas[0], "a market's streams are read at one position: the trade's deltas name one seq and block").toMatchObject({
+      type: "delta",
+      seq: deltas[1].seq,
+      block: deltas[1].block
+    })
+    const after = stats().sent
+    const deltaBytes = first.frames.slice(4).reduce((sum, frame) => sum + frame.length, 0)
+    expect(after.messages - before.messages, "the stream counts the messages it wrote").toBeGreaterThanOrEqual(4)
+    expect(after.bytes - before.bytes, "and their bytes").toBeGreaterThanOrEqual(2 * deltaBytes)
+    for (const c of [first, second]) c.ws.close()
+    await until(() => stats().connections === 0)
+  }, 60_000)
+
   it("cuts off a consumer whose send buffer goes over the bound with 4008, while another keeps receiving", async () => {
     // A second instance (its own LISTEN and feeds, as behind a load balancer) without a heartbeat,
     // which would otherwise close the paused client first.
