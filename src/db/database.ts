@@ -37,6 +37,9 @@ export const databaseTarget = Effect.gen(function* () {
   return { kind: "embedded", url: embedded.url } satisfies DatabaseTarget
 })
 
+/** The `application_name` of the service's connections (pg_stat_activity shows them under it). */
+export const PG_APPLICATION_NAME = "predix"
+
 /**
  * A pooled client for a URL; NUMERIC and INT8 stay strings so no amount passes through a JS number.
  * With `counters`, every connection of the pool (the LISTEN one included) counts its wire work there.
@@ -44,7 +47,7 @@ export const databaseTarget = Effect.gen(function* () {
 export const pgClientLayer = (url: Redacted.Redacted<string>, counters?: WireCounters) =>
   PgClient.layer({
     url,
-    applicationName: "predix",
+    applicationName: PG_APPLICATION_NAME,
     maxConnections: 10,
     idleTimeout: "30 seconds",
     connectTimeout: "5 seconds",
