@@ -12,6 +12,8 @@ declare module "autocannon" {
   interface Result {
     readonly requests: Histogram & { readonly total: number }
     readonly latency: Histogram
+    /** Response bytes (headers and bodies). */
+    readonly throughput: Histogram & { readonly total: number }
     readonly errors: number
     readonly timeouts: number
     readonly non2xx: number

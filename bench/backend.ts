@@ -16,10 +16,12 @@
  * are the busiest live market with a pool, whatever the chain.
  *
  * Before the latency runs, each configuration prints what a request costs: the backend process's
- * CPU time per request and the database transactions per request, over a fixed number of
- * requests (comparable between runs on a busy machine, where latencies are not).
+ * CPU time per request, the CPU time of the Postgres backends serving it, the database
+ * transactions per request and the answer's size, over a fixed number of requests (comparable
+ * between runs on a busy machine, where latencies are not).
  *
- * Usage: npm run bench:backend [-- --duration 10 --fixed-duration 20 --rate 1000 --connections 10 --only cached|uncached --recording <file> --keep-db <name>]
+ * Usage: npm run bench:backend [-- --duration 10 --fixed-duration 20 --rate 1000 --connections 10 --only cached|uncached --recording <file> --keep-db <name>
+ *   --targets list,detail,view,quote,portfolio --cost-only --profile <dir>]
  */
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -34,9 +36,10 @@ import { backendHttpLayer } from "../http/backend/api.js"
 import { indexerServerLayer } from "../http/indexer/api.js"
 import { FIXTURE_RECORDING } from "../src/app.js"
 import { BuildInfoLive } from "../src/build-info.js"
-import { pgClientLayer } from "../src/db/database.js"
+import { PG_APPLICATION_NAME, pgClientLayer } from "../src/db/database.js"
 import { indexRecording, ms } from "./index-recording.js"
 import { openLoop } from "./open-loop.js"
+import { postgresCpuBetween, samplePostgresCpu } from "./postgres-cpu.js"
 
 const quiet = Logger.withMinimumLogLevel(LogLevel.Warning)
 const BENCH_RATE_LIMITS = {
@@ -81,6 +84,8 @@ async function scratchDatabase(keep: string | undefined): Promise<{ url: string;
 }
 
 interface Target {
+  /** What `--targets` names it by. */
+  readonly key: string
   readonly name: string
   readonly path: string
   readonly body?: string
@@ -91,11 +96,21 @@ interface Target {
 const targets = (id: string, traders: ReadonlyArray<string>): ReadonlyArray<Target> => {
   const portfolios = traders.map((address) => `/api/trading/${address}/portfolio`)
   return [
-    { name: "markets list", path: "/api/markets?sortBy=volume&limit=20" },
-    { name: "market detail", path: `/api/markets/${id}` },
-    { name: "pricing view", path: `/api/markets/${id}/pricing/view` },
-    { name: "quote", path: `/api/markets/${id}/pricing/quote`, body: JSON.stringify({ tradeType: "BUY_NO", amountIn: "25" }) },
-    { name: "portfolio", path: portfolios[0] ?? "/api/trading/0x0000000000000000000000000000000000000000/portfolio", paths: portfolios }
+    { key: "list", name: "markets list", path: "/api/markets?sortBy=volume&limit=20" },
+    { key: "detail", name: "market detail", path: `/api/markets/${id}` },
+    { key: "view", name: "pricing view", path: `/api/markets/${id}/pricing/view` },
+    {
+      key: "quote",
+      name: "quote",
+      path: `/api/markets/${id}/pricing/quote`,
+      body: JSON.stringify({ tradeType: "BUY_NO", amountIn: "25" })
+    },
+    {
+      key: "portfolio",
+      name: "portfolio",
+      path: portfolios[0] ?? "/api/trading/0x0000000000000000000000000000000000000000/portfolio",
+      paths: portfolios
+    }
   ]
 }
 
@@ -180,35 +195,59 @@ const TRADERS = 1_000
 
 /**
  * What one request costs, the figure that does not depend on how busy the machine is: the backend
- * process's CPU time per request (process.cpuUsage over a fixed number of requests) and the
- * database transactions per request (pg_stat_database, which lags by up to its flush interval:
- * read after a pause).
+ * process's CPU time per request (process.cpuUsage over a fixed number of requests), the CPU time
+ * of the Postgres backends serving its pools (`postgres-cpu.ts`) and the database transactions
+ * per request (pg_stat_database, which lags by up to its flush interval: read after a pause).
  */
 async function costPerRequest(server: ChildProcess, base: string, dbUrl: string, targets: ReadonlyArray<Target>) {
-  console.log(`cost per request (${COST_REQUESTS} requests, 10 connections): backend CPU and database transactions`)
+  console.log(
+    `cost per request (${COST_REQUESTS} requests, 10 connections): CPU of the backend process and of its Postgres backends, database transactions; load ${loadText()}`
+  )
   for (const t of targets) {
     await autocannon({ ...request(base, t), connections: 10, amount: 200 } as unknown as Parameters<typeof autocannon>[0])
     await new Promise((r) => setTimeout(r, 1_000))
-    const [cpu0, tx0] = [await serverCpu(server), await statements(dbUrl)]
-    await autocannon({ ...request(base, t), connections: 10, amount: COST_REQUESTS } as unknown as Parameters<typeof autocannon>[0])
-    const cpu1 = await serverCpu(server)
+    const [cpu0, pg0, tx0] = [await serverCpu(server), await samplePostgresCpu(dbUrl, PG_APPLICATION_NAME), await statements(dbUrl)]
+    const result = await autocannon({ ...request(base, t), connections: 10, amount: COST_REQUESTS } as unknown as Parameters<
+      typeof autocannon
+    >[0])
+    const [cpu1, pg1] = [await serverCpu(server), await samplePostgresCpu(dbUrl, PG_APPLICATION_NAME)]
     await new Promise((r) => setTimeout(r, 1_500))
     const tx1 = await statements(dbUrl)
+    const backendMs = (cpu1 - cpu0) / 1000 / COST_REQUESTS
+    const postgres = postgresCpuBetween(pg0, pg1)
+    const postgresMs = postgres.micros / 1000 / COST_REQUESTS
+    const bytes = result.throughput.total / COST_REQUESTS
     console.log(
-      `  ${t.name.padEnd(15)} ${((cpu1 - cpu0) / 1000 / COST_REQUESTS).toFixed(3)} ms CPU/request, ${((tx1 - tx0 - 2) / COST_REQUESTS).toFixed(2)} db transactions/request`
+      `  ${t.name.padEnd(15)} backend ${backendMs.toFixed(3)} ms + postgres ${postgresMs.toFixed(3)} ms = ${(backendMs + postgresMs).toFixed(3)} ms CPU/request, ${((tx1 - tx0 - 2) / COST_REQUESTS).toFixed(2)} db transactions/request, ${Math.round(bytes)} bytes/answer${postgres.lost > 0 ? ` (${postgres.lost} Postgres backends ended during the run: their CPU is not counted)` : ""}${result.non2xx + result.errors > 0 ? ` (${result.non2xx} non-2xx, ${result.errors} errors)` : ""}`
     )
   }
 }
 
-async function suite(
-  label: string,
-  dbUrl: string,
-  cacheBytes: number,
-  o: { duration: number; fixedDuration: number; connections: number; rate: number; market: string; traders: ReadonlyArray<string> }
-) {
-  const TARGETS = targets(o.market, o.traders)
+const loadText = () =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")
+
+/** What `main` runs against each configuration (the command line's options). */
+interface Runs {
+  readonly duration: number
+  readonly fixedDuration: number
+  readonly connections: number
+  readonly rate: number
+  /** `--targets list,detail,view,quote,portfolio`: these endpoints only (default all). */
+  readonly only: ReadonlyArray<string> | undefined
+  /** `--cost-only`: the cost per request alone, no throughput or fixed-rate runs. */
+  readonly costOnly: boolean
+  /** `--profile <dir>`: a CPU profile of the backend process per configuration, written there. */
+  readonly profileDir: string | undefined
+}
+
+async function suite(label: string, dbUrl: string, cacheBytes: number, o: Runs & { market: string; traders: ReadonlyArray<string> }) {
+  const TARGETS = targets(o.market, o.traders).filter((t) => o.only === undefined || o.only.includes(t.key))
   const server = fork(fileURLToPath(import.meta.url), ["--serve", dbUrl, String(cacheBytes)], {
-    execArgv: process.execArgv,
+    // With --profile the backend process writes a V8 CPU profile there as it exits.
+    execArgv: [...process.execArgv, ...(o.profileDir === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${o.profileDir}`])],
     stdio: ["ignore", "inherit", "inherit", "ipc"]
   })
   try {
@@ -225,6 +264,7 @@ async function suite(
     }
     console.log(`\n== ${label} (backend in its own process at ${base})`)
     await costPerRequest(server, base, dbUrl, TARGETS)
+    if (o.costOnly) return
     console.log(`throughput: ${o.connections} connections, ${o.duration} s per endpoint after a 2 s warm-up`)
     console.log("endpoint        req/s     p50        p90        p99        max        non-2xx/errors")
     for (const t of TARGETS) {
@@ -261,31 +301,33 @@ async function suite(
 }
 
 async function main() {
-  const duration = option("duration", 10)
-  const connections = option("connections", 10)
-  const rate = option("rate", 1_000)
-  const fixedDuration = option("fixed-duration", 20)
-  const onlyAt = process.argv.indexOf("--only")
-  const only = onlyAt < 0 ? undefined : process.argv[onlyAt + 1]
-  const recordingAt = process.argv.indexOf("--recording")
-  const recording = recordingAt < 0 ? FIXTURE_RECORDING : (process.argv[recordingAt + 1] ?? FIXTURE_RECORDING)
-  const keepAt = process.argv.indexOf("--keep-db")
-  const db = await scratchDatabase(keepAt < 0 ? undefined : process.argv[keepAt + 1])
+  const text = (name: string) => {
+    const at = process.argv.indexOf(`--${name}`)
+    return at < 0 ? undefined : process.argv[at + 1]
+  }
+  const runs: Runs = {
+    duration: option("duration", 10),
+    connections: option("connections", 10),
+    rate: option("rate", 1_000),
+    fixedDuration: option("fixed-duration", 20),
+    only: text("targets")?.split(","),
+    costOnly: process.argv.includes("--cost-only"),
+    profileDir: text("profile")
+  }
+  const only = text("only")
+  const recording = text("recording") ?? FIXTURE_RECORDING
+  const keep = text("keep-db")
+  const db = await scratchDatabase(keep)
   try {
     const started = performance.now()
     const head = db.fresh ? await indexRecording(db.url, recording) : await indexedHead(db.url)
     const market = await busiestLiveMarket(db.url)
     const traders = await busiestTraders(db.url, TRADERS)
     console.log(
-      `${db.fresh ? (recording === FIXTURE_RECORDING ? "fixture" : recording) : "kept database (indexed by an earlier run)"} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; portfolios of ${traders.length} traders; ${os.cpus().length} cores, load ${os
-        .loadavg()
-        .map((l) => l.toFixed(2))
-        .join(" ")}`
+      `${db.fresh ? (recording === FIXTURE_RECORDING ? "fixture" : recording) : "kept database (indexed by an earlier run)"} indexed to block ${head} in ${((performance.now() - started) / 1000).toFixed(1)} s; target market ${market}; portfolios of ${traders.length} traders; ${os.cpus().length} cores, load ${loadText()}`
     )
-    if (only !== "uncached")
-      await suite("as served: tiered cache", db.url, 64 << 20, { duration, fixedDuration, connections, rate, market, traders })
-    if (only !== "cached")
-      await suite("cache off: every request reads Postgres", db.url, 0, { duration, fixedDuration, connections, rate, market, traders })
+    if (only !== "uncached") await suite("as served: tiered cache", db.url, 64 << 20, { ...runs, market, traders })
+    if (only !== "cached") await suite("cache off: every request reads Postgres", db.url, 0, { ...runs, market, traders })
   } finally {
     await db.drop()
   }

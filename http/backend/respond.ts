@@ -113,13 +113,15 @@ export const item = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null) 
 }
 
 /**
- * `item` with a hand-written `encode` for an answer whose schema encoding costs more than the rest
- * of the request (many nested Money values validated one by one: the portfolio). `encode` must give
- * what `Schema.encodeSync(schema)` gives, key order included, and a test must compare the two.
+ * `item` for an answer whose computation gives the JSON text of `data` itself (Postgres assembles
+ * it: the portfolio, `trading/portfolio-json.ts`), wrapped in the envelope as it is. The text must
+ * be what `JSON.stringify(Schema.encodeSync(schema)(value))` gives of the same answer, key order
+ * included, and a test must compare the two; `schema` is named here so the endpoint's answer and
+ * that test refer to the same one.
  */
-export const itemEncodedBy = <A, I>(_schema: Schema.Schema<A, I>, tier: CacheTier | null, encode: (value: A) => I) => {
-  return <E, R>(compute: (info: RequestInfo) => Effect.Effect<A, E, R>, keyExtra = "") =>
-    answer(tier, compute, (value) => ({ data: JSON.stringify(encode(value)) }), keyExtra)
+export const itemJson = <A, I>(_schema: Schema.Schema<A, I>, tier: CacheTier | null) => {
+  return <E, R>(compute: (info: RequestInfo) => Effect.Effect<string, E, R>, keyExtra = "") =>
+    answer(tier, compute, (data) => ({ data }), keyExtra)
 }
 
 /**

@@ -4,9 +4,12 @@
  * (and `PgClient`, for LISTEN/NOTIFY and streaming) and never knows which.
  */
 import type { SqlClient } from "@effect/sql"
+import { SqlError } from "@effect/sql/SqlError"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, Option, Redacted, Runtime, Schedule } from "effect"
 import * as Path from "node:path"
+import pg from "pg"
+import { preparedName } from "../../http/core/prepared.js"
 import { AppConfig, redactUrl } from "../config.js"
 import { embeddedPostgres } from "./embedded-postgres.js"
 import { type PgWork, WireCounters } from "./wire-counters.js"
@@ -37,18 +40,57 @@ export const databaseTarget = Effect.gen(function* () {
   return { kind: "embedded", url: embedded.url } satisfies DatabaseTarget
 })
 
+/** The `application_name` of the service's connections (pg_stat_activity shows them under it). */
+export const PG_APPLICATION_NAME = "predix"
+
+/**
+ * A pg client that sends the texts marked by `http/core/prepared.ts` as named prepared statements
+ * (parsed and planned once per connection), every other text as before. @effect/sql-pg runs
+ * statements as `query(text, values, callback)`; that is the one form changed.
+ */
+class PreparingClient extends pg.Client {
+  override query(...args: Array<unknown>): never {
+    const [text, values, callback] = args
+    const name = typeof text === "string" && Array.isArray(values) ? preparedName(text) : undefined
+    const call = super.query as (...a: Array<unknown>) => never
+    return name === undefined ? call.apply(this, args) : call.call(this, { name, text, values }, callback)
+  }
+}
+
 /**
  * A pooled client for a URL; NUMERIC and INT8 stay strings so no amount passes through a JS number.
  * With `counters`, every connection of the pool (the LISTEN one included) counts its wire work there.
  */
 export const pgClientLayer = (url: Redacted.Redacted<string>, counters?: WireCounters) =>
-  PgClient.layer({
-    url,
-    applicationName: "predix",
-    maxConnections: 10,
-    idleTimeout: "30 seconds",
-    connectTimeout: "5 seconds",
-    ...(counters === undefined ? {} : { stream: counters.stream })
+  PgClient.layerFromPool({
+    acquire: Effect.acquireRelease(
+      Effect.gen(function* () {
+        const pool = new pg.Pool({
+          connectionString: Redacted.value(url),
+          application_name: PG_APPLICATION_NAME,
+          max: 10,
+          idleTimeoutMillis: 30_000,
+          connectionTimeoutMillis: 5_000,
+          Client: PreparingClient,
+          ...(counters === undefined ? {} : { stream: counters.stream })
+        })
+        pool.on("error", () => {})
+        // Fail now, as a SqlError, when the database does not answer (`patientPgClient` retries on it).
+        yield* Effect.tryPromise({
+          try: () => pool.query("select 1"),
+          catch: (cause) => new SqlError({ cause, message: "PgClient: Failed to connect" })
+        }).pipe(
+          Effect.timeoutFail({
+            duration: "5 seconds",
+            onTimeout: () => new SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+          }),
+          Effect.tapError(() => Effect.promise(() => pool.end()))
+        )
+        return pool
+      }),
+      (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(1_000))
+    ),
+    applicationName: PG_APPLICATION_NAME
   })
 
 /**

@@ -14,6 +14,7 @@ import { MARKET_MODULE_ID, marketStatusSql, TRADING_PAUSED_SQL, type ChainMoment
 import { derivedSlugId, marketSlug } from "../../../schema/market-slug.js"
 import type { MarketRecord } from "../../read/markets.js"
 import { read } from "../../core/db.js"
+import { prepared } from "../../core/prepared.js"
 import { Freshness } from "../../core/freshness.js"
 import { headTime } from "../../read/market-prices.js"
 import { MARKET_COLUMNS, MARKET_FROM, toMarket } from "../../read/markets.js"
@@ -237,13 +238,12 @@ export const listHotRows = (limit: number, now: ChainNow) =>
     }))
   }).pipe(read)
 
+/** A market by id: the lookup of nearly every market endpoint (detail, pricing, quote), so a prepared statement. */
+const MARKET_BY_ID = prepared(`select ${MARKET_COLUMNS} from ${MARKET_FROM} where m.id = $1::numeric`)
+
 /** The market with this id, or undefined. */
 export const findMarketById = (id: bigint) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) =>
-      sql<MarketColumns>`select ${sql.literal(MARKET_COLUMNS)} from ${sql.literal(MARKET_FROM)} where m.id = ${id.toString()}::numeric`
-  ).pipe(
+  Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<MarketColumns>(MARKET_BY_ID, [id.toString()])).pipe(
     Effect.map((rows) => (rows[0] === undefined ? undefined : toMarket(rows[0]))),
     read
   )

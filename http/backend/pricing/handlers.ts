@@ -21,7 +21,7 @@ import { ChainReader } from "./chain-reader.js"
 import { toBackendCandle } from "../trading/convert.js"
 import { BackendApi } from "../definition.js"
 import { findMarket, fromIndexer, parseAddress } from "../lookup.js"
-import { chainNowAtHead, readChainNow, type ChainNow } from "../markets/repository.js"
+import { chainNowAtHead, type ChainNow } from "../markets/repository.js"
 import { readQuoteState, readViewState, type SideSummary } from "./repository.js"
 import { marketStatus } from "../../../schema/market-status.js"
 import { item, list } from "../respond.js"
@@ -79,8 +79,6 @@ const pricingView = (market: MarketRecord, now: ChainNow) =>
   })
 
 const chainNow = chainNowAtHead
-/** The quote reads the head's time and pauses afresh: its fee must be the head's to the raw unit, even before the head's NOTIFY arrives. */
-const chainNowExact = read(readChainNow)
 
 /** Held balance of the token a sell pays with (outcome tokens are indexed; USDC balances are not). */
 const heldOutcome = (marketId: bigint, address: string, outcome: "YES" | "NO") =>
@@ -125,7 +123,7 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
         () =>
           Effect.gen(function* () {
             const market = yield* findMarket(path.idOrSlug)
-            const now = yield* chainNowExact
+            const { now, state } = yield* readQuoteState(market.id)
             const untradable = tradableProblem(market, now)
             if (untradable !== undefined) return yield* untradable
             const side = TradeType.toCode(payload.tradeType)
@@ -149,7 +147,6 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
                 }
               }
             }
-            const state = yield* readQuoteState(market.id)
             const answer = yield* quote({
               market,
               state,

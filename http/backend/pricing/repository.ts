@@ -1,6 +1,6 @@
 /**
  * What a quote or a pricing view needs of one market: its pool, its live orders in queue order
- * and the hook's and exchange's pause flags, read in one transaction so they belong to the same
+ * and the hook's and exchange's pause flags, read in one statement so they belong to the same
  * indexed block.
  *
  * Queue order: the exchange fills a price level first-in first-out. Orders are listed by the
@@ -10,8 +10,12 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { HEAD_TIME_SQL, TRADING_PAUSED_SQL } from "../../../schema/market-status.js"
 import type { BookOrder, PoolState } from "../../../schema/protocol/router-math.js"
 import { read } from "../../core/db.js"
+import { prepared } from "../../core/prepared.js"
+import { bool, int, json, nullable, rowDecoder, text } from "../../core/rows.js"
+import type { ChainNow } from "../markets/repository.js"
 
 export interface QuoteState {
   readonly pool: PoolState | undefined
@@ -25,11 +29,6 @@ export interface QuoteState {
 const VENUE_PAUSES = `select coalesce(bool_or(paused) filter (where scope = 'hook'), false) as hook,
   coalesce(bool_or(paused) filter (where scope = 'exchange'), false) as exchange
   from pause_state where scope in ('hook', 'exchange')`
-
-interface VenuePauses {
-  readonly hook: boolean
-  readonly exchange: boolean
-}
 
 const POOL_OF = `select initialized, sqrt_price_x96, liquidity, yes_is_currency0 from amm_pool where market_id = $1::numeric
   order by registered_block desc, pool_id limit 1`
@@ -81,24 +80,58 @@ export const readViewState = (marketId: bigint) =>
     return { pool: toPool(pools[0]), sides: summary }
   }).pipe(read)
 
+/** What `readQuoteState` reads of one order: id, side, price and remaining amount, as text (uint256 ids and amounts). */
+type BookEntry = readonly [id: string, side: number, price: string, remaining: string]
+
+const decodeQuoteRow = rowDecoder({
+  head_time: int,
+  paused: bool,
+  exchange_paused: bool,
+  hook_paused: bool,
+  has_pool: bool,
+  initialized: nullable(bool),
+  sqrt_price_x96: nullable(text()),
+  liquidity: nullable(text()),
+  yes_is_currency0: nullable(bool),
+  book: json<ReadonlyArray<BookEntry>>()
+})
+
+/**
+ * Everything a quote reads at the indexed head, in one statement (so one snapshot, one round
+ * trip): the chain's time and pauses (`ChainNow`, read afresh rather than per head as heard of, so
+ * the quote's fee is the head's to the raw unit even before the head's NOTIFY arrives), the pool,
+ * the live orders in queue order and the hook's and exchange's pause flags. Amounts and ids travel
+ * as JSON strings, never JSON numbers, so nothing passes through a JS number.
+ */
+const QUOTE_STATE_SQL = prepared(`
+  select ${HEAD_TIME_SQL} as head_time,
+         ${TRADING_PAUSED_SQL} as paused,
+         v.exchange as exchange_paused, v.hook as hook_paused,
+         pool.initialized is not null as has_pool, pool.initialized, pool.sqrt_price_x96::text, pool.liquidity::text, pool.yes_is_currency0,
+         (select coalesce(json_agg(json_build_array(o.id::text, o.side, o.price::text, (o.amount - o.filled)::text) order by o.placed_block, o.id), '[]')
+          from exchange_order o
+          where o.market_id = $1::numeric and o.status in ('OPEN', 'PARTIALLY_FILLED') and o.amount > o.filled) as book
+  from (${VENUE_PAUSES}) v
+  left join lateral (${POOL_OF}) pool on true`)
+
 export const readQuoteState = (marketId: bigint) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const id = marketId.toString()
-    return yield* sql.withTransaction(
-      Effect.gen(function* () {
-        const pools = yield* sql.unsafe<PoolRow>(POOL_OF, [id])
-        const orders = yield* sql<{ id: string; side: number; price: string; remaining: string }>`
-          select id, side, price, amount - filled as remaining from exchange_order
-          where market_id = ${id}::numeric and status in ('OPEN', 'PARTIALLY_FILLED') and amount > filled
-          order by placed_block, id`
-        const pauses = yield* sql.unsafe<VenuePauses>(VENUE_PAUSES)
-        return {
-          pool: toPool(pools[0]),
-          book: orders.map((o) => ({ id: o.id, side: o.side, price: BigInt(o.price), remaining: BigInt(o.remaining) })),
-          hookPaused: pauses[0]?.hook === true,
-          exchangePaused: pauses[0]?.exchange === true
-        } satisfies QuoteState
-      })
-    )
+    const rows = yield* sql.unsafe(QUOTE_STATE_SQL, [marketId.toString()])
+    const row = decodeQuoteRow(rows[0])
+    const now: ChainNow = { time: row.head_time, paused: row.paused, exchangePaused: row.exchange_paused }
+    const state: QuoteState = {
+      pool: row.has_pool
+        ? toPool({
+            initialized: row.initialized === true,
+            sqrt_price_x96: row.sqrt_price_x96,
+            liquidity: row.liquidity ?? "0",
+            yes_is_currency0: row.yes_is_currency0 === true
+          })
+        : undefined,
+      book: row.book.map(([id, side, price, remaining]) => ({ id, side, price: BigInt(price), remaining: BigInt(remaining) })),
+      hookPaused: row.hook_paused,
+      exchangePaused: row.exchange_paused
+    }
+    return { now, state }
   }).pipe(read)

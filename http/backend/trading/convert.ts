@@ -1,8 +1,7 @@
 /** Read-model records (`http/read`) -> the backend's (Money amounts, 0x+64 market ids). */
 import type { BackendTrade, BackendUserTrade } from "../../../schema/backend-activity.js"
 import { isBuy, outcomeSide } from "../../../schema/enums.js"
-import type { BackendPortfolio } from "../../../schema/backend-trading.js"
-import { formatPrice, marketIdToHex, money, type MoneyUnit } from "../../../schema/primitives.js"
+import { marketIdToHex, money, type MoneyUnit } from "../../../schema/primitives.js"
 import type { OrderBookRecord as IndexerOrderBook } from "../../read/market-book.js"
 import type { CandleRecord, PricePointRecord } from "../../read/market-prices.js"
 import type { TradeRecord as Trade } from "../../read/market-trades.js"
@@ -151,39 +150,4 @@ export const totals = (t: { value: bigint; cost: bigint; unrealizedPnl: bigint; 
   unrealizedPnl: usdc(t.unrealizedPnl),
   realizedPnl: usdc(t.realizedPnl),
   totalPnl: usdc(t.totalPnl)
-})
-
-type Portfolio = typeof BackendPortfolio.Type
-
-/**
- * The portfolio's wire form: exactly what `Schema.encodeSync(BackendPortfolio)` makes of it, key
- * order included (test/http/backend/portfolio-encode.test.ts compares the two), without the
- * schema's validation of every value on the way out. A portfolio has hundreds of positions with
- * eight Money each, and that validation was most of an uncached request's CPU (issue 30). Nothing
- * is lost by skipping it: Money's type is its wire form and every amount here comes from `money`
- * (decimal and raw agree by construction); prices are formatted and ids and addresses lowercased
- * as their schemas' encoders do.
- */
-export const encodePortfolio = (p: Portfolio): typeof BackendPortfolio.Encoded => ({
-  address: p.address.toLowerCase(),
-  openPositions: p.openPositions,
-  value: p.value,
-  cost: p.cost,
-  unrealizedPnl: p.unrealizedPnl,
-  realizedPnl: p.realizedPnl,
-  totalPnl: p.totalPnl,
-  positions: p.positions.map((position) => ({
-    marketId: position.marketId.toLowerCase(),
-    question: position.question,
-    marketStatus: position.marketStatus,
-    outcome: position.outcome,
-    yesBalance: position.yesBalance,
-    noBalance: position.noBalance,
-    yesCost: position.yesCost,
-    noCost: position.noCost,
-    markPrice: position.markPrice === null ? null : formatPrice(position.markPrice),
-    value: position.value,
-    unrealizedPnl: position.unrealizedPnl,
-    realizedPnl: position.realizedPnl
-  }))
 })

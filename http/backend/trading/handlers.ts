@@ -20,7 +20,8 @@ import { listMarketPositions } from "../../read/market-book.js"
 import { readPnl, readPortfolio } from "../../read/portfolio.js"
 import { readTradeBreakdown } from "../../read/trade-breakdown.js"
 import { readUserStats } from "../../read/user-stats.js"
-import { encodePortfolio, no, side, toBackendTrade, toBackendUserTrade, toFill, toOrder, toPosition, totals, usdc, yes } from "./convert.js"
+import { no, side, toBackendTrade, toBackendUserTrade, toFill, toOrder, toPosition, totals, usdc, yes } from "./convert.js"
+import { readPortfolioJson } from "./portfolio-json.js"
 import { BackendApi } from "../definition.js"
 import { NotFound } from "../errors.js"
 import { findMarket, fromIndexer, parseAddress, parseMarketId } from "../lookup.js"
@@ -28,7 +29,7 @@ import { listUserTrades } from "../../read/user-trades.js"
 import { readRedemptionFeeBps, readTokenBalances } from "./repository.js"
 import { readChainNow } from "../markets/repository.js"
 import { read } from "../../core/db.js"
-import { item, itemEncodedBy, list } from "../respond.js"
+import { item, itemJson, list } from "../respond.js"
 
 /** The position of `address` in `market` when it holds nothing there: zero balances, its realized P&L. */
 const emptyPosition = (address: Address, market: MarketRecord) =>
@@ -92,17 +93,7 @@ export const TradingLive = HttpApiBuilder.group(BackendApi, "trading", (handlers
       )
     )
     .handle("portfolio", ({ path }) =>
-      itemEncodedBy(
-        BackendPortfolio,
-        "hot",
-        encodePortfolio
-      )(() =>
-        Effect.gen(function* () {
-          const address = yield* parseAddress(path.address)
-          const p = (yield* readPortfolio(address)).data
-          return { address, openPositions: p.openPositions, ...totals(p), positions: p.positions.map(toPosition) }
-        })
-      )
+      itemJson(BackendPortfolio, "hot")(() => Effect.flatMap(parseAddress(path.address), readPortfolioJson))
     )
     .handle("position", ({ path }) =>
       item(
