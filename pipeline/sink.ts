@@ -101,7 +101,7 @@ const writeProtocol = (before: State, after: State, withUndo: boolean) => {
   const def = KEYED_TABLES.protocol
   const [was, now] = [protocolIn(before), protocolIn(after)] as unknown as [AnyRow, AnyRow]
   return sameRow(def, was, now)
-    ? Effect.as(writeKeyedRows(def, { inserts: [], upserts: [encodeRow(def, now)], deletes: [] }), [])
+    ? Effect.as(writeKeyedRows(def, { inserts: "", upserts: [encodeRow(def, now)], deletes: [] }), [])
     : writeKeyed(def, new Map([[PROTOCOL_KEY, was]]), new Map([[PROTOCOL_KEY, now]]), withUndo)
 }
 
@@ -141,7 +141,7 @@ export const planInPlace = (state: State, touched: Touched) => {
   const steps: ReadonlyArray<Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient>> = [
     ...KEYED_NAMES.map((name) =>
       name === "protocol"
-        ? writeKeyedRows(protocol, { inserts: [], upserts: [encodeRow(protocol, protocolIn(state) as unknown as AnyRow)], deletes: [] })
+        ? writeKeyedRows(protocol, { inserts: "", upserts: [encodeRow(protocol, protocolIn(state) as unknown as AnyRow)], deletes: [] })
         : writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map)
     ),
     appendAll(state)
