@@ -218,9 +218,15 @@ export const writeKeyedRows = (def: TableDef, { inserts, upserts, deletes }: Key
  * Writes the keyed rows an in-place fold touched (`touched`: key -> row before the batch;
  * `now`: the rows after it): every touched row still present is written (rows are changed in
  * place, so there is no copy to compare with), absent before -> COPY, present -> upsert; rows
- * gone are deleted by the key columns of the row they were (key fields never change).
+ * gone are deleted by the key columns of the row they were (key fields never change), and their
+ * keys added to `gone`.
  */
-export const writeTouchedKeyed = <K>(def: TableDef, touched: ReadonlyMap<K, unknown>, now: ReadonlyMap<K, unknown>) => {
+export const writeTouchedKeyed = <K>(
+  def: TableDef,
+  touched: ReadonlyMap<K, unknown>,
+  now: ReadonlyMap<K, unknown>,
+  gone?: Map<K, undefined>
+) => {
   const line = copyLineOf(def)
   let inserts = ""
   const upserts: Array<ReadonlyArray<DbValue>> = []
@@ -229,6 +235,7 @@ export const writeTouchedKeyed = <K>(def: TableDef, touched: ReadonlyMap<K, unkn
     const was = (old ?? null) as AnyRow | null
     const row = (now.get(key) ?? null) as AnyRow | null
     if (row === null) {
+      gone?.set(key, undefined)
       if (was !== null) deletes.push(encodeRow(def, was))
     } else if (was === null) inserts += line(row)
     else upserts.push(encodeRow(def, row))

@@ -134,22 +134,27 @@ export const writeRows = (before: State, after: State, withUndo: boolean) =>
  * rows it touched and its appended rows. A backfill batch: no undo images.
  * Rows are encoded here, when this is called, not when the returned effect runs: they are the
  * cache's own objects, which the next batch's fold changes while these statements run.
+ * `gone`: per table, the touched keys whose rows the batch deleted (what `inPlaceCommitted`
+ * needs to look at, instead of every touched key again).
  */
 export const planInPlace = (state: State, touched: Touched) => {
   const protocol = KEYED_TABLES.protocol
+  const gone = {} as Record<keyof Touched, Map<unknown, undefined>>
   // Appended rows and logs are the batch's own, never changed after they are appended.
   const steps: ReadonlyArray<Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient>> = [
-    ...KEYED_NAMES.map((name) =>
-      name === "protocol"
+    ...KEYED_NAMES.map((name) => {
+      gone[name] = new Map()
+      return name === "protocol"
         ? writeKeyedRows(protocol, { inserts: "", upserts: [encodeRow(protocol, protocolIn(state) as unknown as AnyRow)], deletes: [] })
-        : writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map)
-    ),
+        : writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map, gone[name])
+    }),
     appendAll(state)
   ]
-  return Effect.as(
+  const writes = Effect.as(
     Effect.forEach(steps, (step) => step, { discard: true }),
     [] as ReadonlyArray<UndoEntry>
   )
+  return { writes, gone: gone as Touched }
 }
 
 /** One commit: a batch's rows and where it leaves the index. */
