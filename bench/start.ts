@@ -18,6 +18,21 @@ const processCpu = async (pid: number) => {
   return (Number(fields[11] ?? 0) + Number(fields[12] ?? 0)) / 100
 }
 
+/** The pids of `pid`'s children (every thread's), from /proc; none where unreadable. */
+const childrenOf = async (pid: number): Promise<Array<number>> => {
+  const tasks = await fs.readdir(`/proc/${pid}/task`).catch(() => [] as Array<string>)
+  const lists = await Promise.all(tasks.map((t) => fs.readFile(`/proc/${pid}/task/${t}/children`, "utf8").catch(() => "")))
+  return lists.flatMap((l) =>
+    l
+      .split(" ")
+      .filter((x) => x !== "")
+      .map(Number)
+  )
+}
+
+/** The command line of a process (its arguments joined by spaces), or "" when gone. */
+const commandOf = async (pid: number) => (await fs.readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).split("\0").join(" ").trim()
+
 export const benchStart = async (options: {
   readonly databaseUrl: string
   readonly rpcUrl: string
@@ -39,6 +54,18 @@ export const benchStart = async (options: {
     for (const { pid } of rows) {
       const cpu = await processCpu(pid)
       if (cpu > 0) backendCpu.set(pid, Math.max(backendCpu.get(pid) ?? 0, cpu))
+    }
+  }
+  // The service's own processes (the API process, the indexer child): CPU sampled per pid too.
+  const serviceCpu = new Map<number, { readonly name: string; cpu: number }>()
+  const sampleService = async (root: number) => {
+    const pids = [root]
+    for (let i = 0; i < pids.length; i++) pids.push(...(await childrenOf(pids[i]!)))
+    for (const pid of pids) {
+      const cpu = await processCpu(pid)
+      const known = serviceCpu.get(pid)
+      if (known !== undefined) known.cpu = Math.max(known.cpu, cpu)
+      else if (cpu > 0) serviceCpu.set(pid, { name: /--only indexer/.test(await commandOf(pid)) ? "indexer" : "api", cpu })
     }
   }
   const began = performance.now()
@@ -69,10 +96,12 @@ export const benchStart = async (options: {
     if (rows.length > 0 && Number(rows[0]!.block_number) >= options.finalized) break
     if (child.exitCode !== null) throw new Error("the service exited before the finalized block")
     await sampleBackends().catch(() => undefined)
+    await sampleService(child.pid!).catch(() => undefined)
     await new Promise((r) => setTimeout(r, 200))
   }
   const seconds = (performance.now() - began) / 1000
   await sampleBackends().catch(() => undefined)
+  await sampleService(child.pid!).catch(() => undefined)
   done = true
   child.kill("SIGINT")
   await exited
@@ -80,6 +109,10 @@ export const benchStart = async (options: {
   const postgresCpu = [...backendCpu.values()].reduce((a, b) => a + b, 0)
   console.log(`npm start: the finalized block indexed in ${seconds.toFixed(1)} s (from the process's start, migrations included)`)
   console.log(`Postgres backends' CPU meanwhile: ${postgresCpu.toFixed(1)} s (sampled per backend every 200 ms)`)
+  const cpuOf = (name: string) => [...serviceCpu.values()].filter((p) => p.name === name).reduce((a, p) => a + p.cpu, 0)
+  console.log(
+    `CPU of the service's processes meanwhile: API process ${cpuOf("api").toFixed(1)} s, indexer process ${cpuOf("indexer").toFixed(1)} s (both threads; sampled every 200 ms)`
+  )
   const work = output
     .split("\n")
     .map(postgresWorkLine)

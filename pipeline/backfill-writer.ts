@@ -120,7 +120,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         open = undefined
         const touched = cache.takeTouched()
         const at = { chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }
-        const writes = planInPlace(batch.state, touched)
+        const { writes, gone } = planInPlace(batch.state, touched)
         const lock = guard
         guard = batch.to
         yield* writeDone
@@ -130,7 +130,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
             yield* commit({ checkpoint: at, guard: lock, undoBlock: undefined, rows: () => writes }).pipe(
               Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events } })
             )
-            cache.inPlaceCommitted(touched, batch.to)
+            cache.inPlaceCommitted(gone, batch.to)
             stats.writeMs += performance.now() - t
             yield* committed(batch, since(t))
           })

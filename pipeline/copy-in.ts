@@ -15,10 +15,10 @@ import type { DbValue } from "./tables.js"
 const NEEDS_ESCAPE = /[\\\t\n\r]/
 const ESCAPES: Record<string, string> = { "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" }
 
-const escapeText = (s: string) => (NEEDS_ESCAPE.test(s) ? s.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]!) : s)
+export const escapeText = (s: string) => (NEEDS_ESCAPE.test(s) ? s.replace(/[\\\t\n\r]/g, (c) => ESCAPES[c]!) : s)
 
 /** One value in COPY's text format: `\N` for null, JSON for jsonb values, escaped text otherwise. */
-const field = (v: DbValue): string => {
+export const copyField = (v: DbValue): string => {
   if (v === null) return "\\N"
   switch (typeof v) {
     case "string":
@@ -36,8 +36,8 @@ const field = (v: DbValue): string => {
 export const copyText = (rows: ReadonlyArray<ReadonlyArray<DbValue>>): string => {
   let text = ""
   for (const row of rows) {
-    let line = field(row[0]!)
-    for (let i = 1; i < row.length; i++) line += `\t${field(row[i]!)}`
+    let line = copyField(row[0]!)
+    for (let i = 1; i < row.length; i++) line += `\t${copyField(row[i]!)}`
     text += `${line}\n`
   }
   return text
@@ -75,13 +75,21 @@ const copyFrom = (client: pg.Client, statement: string, payload: Buffer) =>
 
 /** Inserts `rows` into `table` (`columns` in the rows' order) with one COPY, in the current transaction. */
 export const copyIn = (table: string, columns: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<DbValue>>) =>
+  copyInText(table, columns, rows.length === 0 ? "" : copyText(rows))
+
+/**
+ * Inserts rows already in COPY's text format (`copyText`'s lines, or the sink's compiled
+ * encoders of `rows-sink.ts`) into `table` with one COPY, in the current transaction; nothing
+ * for "".
+ */
+export const copyInText = (table: string, columns: ReadonlyArray<string>, text: string) =>
   Effect.gen(function* () {
-    if (rows.length === 0) return
+    if (text.length === 0) return
     const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
     // @effect/sql-pg's transaction connection holds its reserved node-postgres client as `pg`.
     const client = Option.isSome(transaction) ? ((transaction.value[0] as unknown as { pg?: pg.Client }).pg ?? undefined) : undefined
     if (client === undefined) return yield* Effect.die(new Error(`COPY into ${table} outside a transaction`))
-    const payload = Buffer.from(copyText(rows), "utf8")
+    const payload = Buffer.from(text, "utf8")
     yield* Effect.tryPromise({
       try: () => copyFrom(client, `copy ${table} (${columns.join(", ")}) from stdin`, payload),
       catch: (cause) =>

@@ -150,15 +150,17 @@ export class RowCache {
   }
 
   /**
-   * The in-place batch ending at `block` committed: its rows are Postgres's now. Runs while the
-   * next batch's fold may be tracking, so it reads and deletes untracked; and it never clears
-   * (that would drop the next fold's tracking): the caller checks `overLimit` between batches.
+   * The in-place batch ending at `block` committed: its rows are Postgres's now. `gone` holds
+   * (at least) the keys whose rows it deleted: each still null is dropped (a later fold may have
+   * put a row there since). Runs while the next batch's fold may be tracking, so it reads and
+   * deletes untracked; and it never clears (that would drop the next fold's tracking): the
+   * caller checks `overLimit` between batches.
    */
-  inPlaceCommitted(touched: Touched, block: number): void {
+  inPlaceCommitted(gone: Touched, block: number): void {
     // A complete cache holds no "absent" marks (a dropped row is null until here).
     for (const name of TABLE_NAMES) {
       const map = this.tables[name]
-      for (const key of touched[name].keys()) if (MAP_GET.call(map, key) === null) MAP_DELETE.call(map, key)
+      for (const key of gone[name].keys()) if (MAP_GET.call(map, key) === null) MAP_DELETE.call(map, key)
     }
     this.retireHistory()
     this.validAt = block

@@ -14,8 +14,8 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { rowKey, type KeyPart, type Rows } from "./reduce/rows.js"
-import { copyIn } from "./copy-in.js"
-import type { DbValue, TableDef } from "./tables.js"
+import { copyField, copyInText, escapeText } from "./copy-in.js"
+import { codecs, type Codec, type DbValue, type TableDef } from "./tables.js"
 
 export type AnyRow = Readonly<Record<string, unknown>>
 
@@ -26,6 +26,52 @@ const param = (def: TableDef, value: DbValue, column: number): unknown => {
 
 /** The row as column values (codec-encoded), in column order. */
 export const encodeRow = (def: TableDef, row: AnyRow): ReadonlyArray<DbValue> => def.columns.map((c) => c.codec.encode(row[c.field]))
+
+/**
+ * One column's value as COPY text, straight from the row's field: for the common codecs without
+ * the intermediate encoded value (`encode` then `copyField`), which is what any other codec
+ * gets. Same text either way: `\N` for null, a bigint's decimal digits, a number's `String`,
+ * `t`/`f`, escaped text.
+ */
+const copyFieldOf = (codec: Codec): ((value: unknown) => string) => {
+  switch (codec) {
+    case codecs.big:
+    case codecs.count:
+      return (v) => (v === null || v === undefined ? "\\N" : typeof v === "bigint" ? v.toString() : copyField(codec.encode(v)))
+    case codecs.int8:
+    case codecs.int4:
+    case codecs.int2:
+      return (v) => (v === null || v === undefined ? "\\N" : typeof v === "number" ? String(v) : copyField(codec.encode(v)))
+    case codecs.text:
+      return (v) => (v === null || v === undefined ? "\\N" : typeof v === "string" ? escapeText(v) : copyField(codec.encode(v)))
+    case codecs.bool:
+      return (v) => (v === true ? "t" : v === false ? "f" : copyField(codec.encode(v)))
+    default:
+      return (v) => copyField(codec.encode(v))
+  }
+}
+
+const copyLines = new WeakMap<TableDef, (row: AnyRow) => string>()
+
+/**
+ * The table's COPY line of a row (its columns in order, tab-separated, newline-ended): the text
+ * `copyText([encodeRow(def, row)])` gives, without the encoded row in between. Compiled once per
+ * table: the backfill encodes every row it writes through this.
+ */
+export const copyLineOf = (def: TableDef): ((row: AnyRow) => string) => {
+  const known = copyLines.get(def)
+  if (known !== undefined) return known
+  const fields = def.columns.map((c) => c.field)
+  const writers = def.columns.map((c) => copyFieldOf(c.codec))
+  const count = fields.length
+  const line = (row: AnyRow) => {
+    let text = writers[0]!(row[fields[0]!])
+    for (let i = 1; i < count; i++) text += `\t${writers[i]!(row[fields[i]!])}`
+    return `${text}\n`
+  }
+  copyLines.set(def, line)
+  return line
+}
 
 const decodeRow = (def: TableDef, db: Readonly<Record<string, unknown>>): AnyRow =>
   Object.fromEntries(def.columns.map((c) => [c.field, c.codec.decode(db[c.name])]))
@@ -112,7 +158,8 @@ export const writeKeyed = <K>(
   withUndo: boolean
 ) =>
   Effect.gen(function* () {
-    const inserts: Array<ReadonlyArray<DbValue>> = []
+    const line = copyLineOf(def)
+    let inserts = ""
     const upserts: Array<ReadonlyArray<DbValue>> = []
     const deletes: Array<ReadonlyArray<DbValue>> = []
     const undo: Array<UndoEntry> = []
@@ -121,13 +168,12 @@ export const writeKeyed = <K>(
       if (old === null ? row === null : row !== null && sameRow(def, old, row)) continue
       // The old row's values only where they are used: its undo image, or the key of a delete.
       const oldValues = old === null || (!withUndo && row !== null) ? null : encodeRow(def, old)
-      const newValues = row === null ? null : encodeRow(def, row)
       if (withUndo)
         undo.push({ table: def.sql, key: keyImageOf(def, (row ?? old)!), image: oldValues === null ? null : imageOf(def, oldValues) })
-      if (newValues === null) deletes.push(oldValues!)
+      if (row === null) deletes.push(oldValues!)
       // Absent before the batch (loaded as absent; the batch holds the checkpoint lock): a plain insert.
-      else if (old === null) inserts.push(newValues)
-      else upserts.push(newValues)
+      else if (old === null) inserts += line(row)
+      else upserts.push(encodeRow(def, row))
     }
     yield* writeKeyedRows(def, { inserts, upserts, deletes })
     return undo
@@ -135,7 +181,8 @@ export const writeKeyed = <K>(
 
 /** A keyed table's rows to write, encoded: new, changed (upserted), and gone (by their key columns). */
 export interface KeyedWrites {
-  readonly inserts: ReadonlyArray<ReadonlyArray<DbValue>>
+  /** The new rows as COPY text (`copyLineOf`'s lines; "" for none). */
+  readonly inserts: string
   readonly upserts: ReadonlyArray<ReadonlyArray<DbValue>>
   readonly deletes: ReadonlyArray<ReadonlyArray<DbValue>>
 }
@@ -155,7 +202,7 @@ export const writeKeyedRows = (def: TableDef, { inserts, upserts, deletes }: Key
         u.params
       )
     }
-    yield* copyIn(def.sql, names, inserts)
+    yield* copyInText(def.sql, names, inserts)
     if (upserts.length > 0) {
       const u = unnestOf(def, all, upserts)
       const rest = names.filter((n) => !keyNames.includes(n))
@@ -171,29 +218,40 @@ export const writeKeyedRows = (def: TableDef, { inserts, upserts, deletes }: Key
  * Writes the keyed rows an in-place fold touched (`touched`: key -> row before the batch;
  * `now`: the rows after it): every touched row still present is written (rows are changed in
  * place, so there is no copy to compare with), absent before -> COPY, present -> upsert; rows
- * gone are deleted by the key columns of the row they were (key fields never change).
+ * gone are deleted by the key columns of the row they were (key fields never change), and their
+ * keys added to `gone`.
  */
-export const writeTouchedKeyed = <K>(def: TableDef, touched: ReadonlyMap<K, unknown>, now: ReadonlyMap<K, unknown>) => {
-  const inserts: Array<ReadonlyArray<DbValue>> = []
+export const writeTouchedKeyed = <K>(
+  def: TableDef,
+  touched: ReadonlyMap<K, unknown>,
+  now: ReadonlyMap<K, unknown>,
+  gone?: Map<K, undefined>
+) => {
+  const line = copyLineOf(def)
+  let inserts = ""
   const upserts: Array<ReadonlyArray<DbValue>> = []
   const deletes: Array<ReadonlyArray<DbValue>> = []
   for (const [key, old] of touched) {
     const was = (old ?? null) as AnyRow | null
     const row = (now.get(key) ?? null) as AnyRow | null
     if (row === null) {
+      gone?.set(key, undefined)
       if (was !== null) deletes.push(encodeRow(def, was))
-    } else if (was === null) inserts.push(encodeRow(def, row))
+    } else if (was === null) inserts += line(row)
     else upserts.push(encodeRow(def, row))
   }
   return writeKeyedRows(def, { inserts, upserts, deletes })
 }
 
 export const appendRows = (def: TableDef, rows: ReadonlyArray<AnyRow>) =>
-  Effect.gen(function* () {
-    yield* copyIn(
+  Effect.suspend(() => {
+    const line = copyLineOf(def)
+    let text = ""
+    for (const row of rows) text += line(row)
+    return copyInText(
       def.sql,
       def.columns.map((c) => c.name),
-      rows.map((r) => encodeRow(def, r))
+      text
     )
   })
 

@@ -101,7 +101,7 @@ const writeProtocol = (before: State, after: State, withUndo: boolean) => {
   const def = KEYED_TABLES.protocol
   const [was, now] = [protocolIn(before), protocolIn(after)] as unknown as [AnyRow, AnyRow]
   return sameRow(def, was, now)
-    ? Effect.as(writeKeyedRows(def, { inserts: [], upserts: [encodeRow(def, now)], deletes: [] }), [])
+    ? Effect.as(writeKeyedRows(def, { inserts: "", upserts: [encodeRow(def, now)], deletes: [] }), [])
     : writeKeyed(def, new Map([[PROTOCOL_KEY, was]]), new Map([[PROTOCOL_KEY, now]]), withUndo)
 }
 
@@ -134,22 +134,27 @@ export const writeRows = (before: State, after: State, withUndo: boolean) =>
  * rows it touched and its appended rows. A backfill batch: no undo images.
  * Rows are encoded here, when this is called, not when the returned effect runs: they are the
  * cache's own objects, which the next batch's fold changes while these statements run.
+ * `gone`: per table, the touched keys whose rows the batch deleted (what `inPlaceCommitted`
+ * needs to look at, instead of every touched key again).
  */
 export const planInPlace = (state: State, touched: Touched) => {
   const protocol = KEYED_TABLES.protocol
+  const gone = {} as Record<keyof Touched, Map<unknown, undefined>>
   // Appended rows and logs are the batch's own, never changed after they are appended.
   const steps: ReadonlyArray<Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient>> = [
-    ...KEYED_NAMES.map((name) =>
-      name === "protocol"
-        ? writeKeyedRows(protocol, { inserts: [], upserts: [encodeRow(protocol, protocolIn(state) as unknown as AnyRow)], deletes: [] })
-        : writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map)
-    ),
+    ...KEYED_NAMES.map((name) => {
+      gone[name] = new Map()
+      return name === "protocol"
+        ? writeKeyedRows(protocol, { inserts: "", upserts: [encodeRow(protocol, protocolIn(state) as unknown as AnyRow)], deletes: [] })
+        : writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map, gone[name])
+    }),
     appendAll(state)
   ]
-  return Effect.as(
+  const writes = Effect.as(
     Effect.forEach(steps, (step) => step, { discard: true }),
     [] as ReadonlyArray<UndoEntry>
   )
+  return { writes, gone: gone as Touched }
 }
 
 /** One commit: a batch's rows and where it leaves the index. */

@@ -8,6 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { copyIn, copyText } from "../../pipeline/copy-in.js"
+import { copyLineOf, encodeRow, type AnyRow } from "../../pipeline/rows-sink.js"
+import { APPEND_TABLES, codecs, KEYED_TABLES, type Codec } from "../../pipeline/tables.js"
 import { withScratchDb } from "../support/postgres.js"
 
 const nasty = ["tab\there", "line\nbreak", "carriage\rreturn", "back\\slash", "\\N", "\\.", "end\\", "ünïcødé ✓", "", "  spaced  "]
@@ -15,6 +17,35 @@ const nasty = ["tab\there", "line\nbreak", "carriage\rreturn", "back\\slash", "\
 describe("COPY into the sink's tables", () => {
   it("encodes nulls, booleans, numbers, JSON and escapes text", () => {
     expect(copyText([["a\tb", null, 7, true, false, { k: "x\ny" }]])).toBe('a\\tb\t\\N\t7\tt\tf\t{"k":"x\\\\ny"}\n')
+  })
+
+  it("a table's compiled COPY line is the text of its encoded row, for every table and kind of value", () => {
+    const sample = (codec: Codec, i: number): unknown => {
+      switch (codec) {
+        case codecs.big:
+          return i % 2 === 0 ? 10n ** 70n + BigInt(i) : -BigInt(i)
+        case codecs.count:
+          return BigInt(i)
+        case codecs.int8:
+          return 1_750_000_000 + i
+        case codecs.int4:
+        case codecs.int2:
+          return -i
+        case codecs.text:
+          return nasty[i % nasty.length]
+        case codecs.bool:
+          return i % 2 === 0
+        case codecs.bigList:
+          return [BigInt(i), 10n ** 60n]
+        default:
+          return { label: nasty[i % nasty.length], list: ["1", "2"] }
+      }
+    }
+    for (const def of [...Object.values(KEYED_TABLES), ...Object.values(APPEND_TABLES)]) {
+      const full: AnyRow = Object.fromEntries(def.columns.map((c, i) => [c.field, sample(c.codec, i)]))
+      const empty: AnyRow = Object.fromEntries(def.columns.map((c) => [c.field, null]))
+      for (const row of [full, empty]) expect(copyLineOf(def)(row), def.sql).toBe(copyText([encodeRow(def, row)]))
+    }
   })
 
   it.live("round-trips every value through Postgres, and a failed COPY rolls its transaction back", () =>
