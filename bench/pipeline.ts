@@ -125,7 +125,7 @@ const program = Effect.gen(function* () {
       const rpc = makeRpc({ url })
       const finalized = (yield* rpc.header("finalized")).number
       const head = (yield* rpc.header("latest")).number
-      const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130, concurrency: 4 })
+      const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130, concurrency: 4, logStore: process.env["LOG_STORE"] !== "off" })
       let peak = 0
       const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 200)
       t = performance.now()

@@ -22,6 +22,8 @@ import { threadBackfill } from "./source/backfill-thread.js"
 import { decodedBackfill, watchlistOf } from "./source/decoded-backfill.js"
 import type { ChainError } from "./source/errors.js"
 import type { Rpc } from "./source/rpc.js"
+import { replayStored } from "./log-store/replay.js"
+import { deleteStoredAbove, type StoredRange, storeRanges } from "./log-store/store-sql.js"
 
 /**
  * Decoded ranges are joined into batches of up to this many events, or of what arrives within
@@ -53,17 +55,18 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
    * The decoded ranges of [from, to] in block order, digests chained on from `digest`: from the
    * backfill thread, or on this thread. Either way the stage timings land in `stats`.
    */
-  const decodedRanges = (from: number, to: number, digest: string): Stream.Stream<DecodedBatch, ChainError> => {
+  const fetchedRanges = (from: number, to: number, digest: string): Stream.Stream<DecodedBatch, ChainError> => {
     const concurrency = options.concurrency ?? 4
+    const store = context.logStore
     if (options.backfillThread === false) {
       return Stream.suspend(() => {
         const readBefore = options.rpc.timings.readMs
-        return decodedBackfill(options.rpc, book, watchlistOf(book), { from, to, concurrency }, digest, stats).pipe(
+        return decodedBackfill(options.rpc, book, watchlistOf(book), { from, to, concurrency }, digest, stats, store).pipe(
           Stream.ensuring(Effect.sync(() => (stats.readMs += options.rpc.timings.readMs - readBefore)))
         )
       })
     }
-    const job = { transport: options.rpc.transport, deployment: context.deployment, tokens: book.tokens, from, to, digest, concurrency }
+    const job = { transport: options.rpc.transport, deployment: context.deployment, tokens: book.tokens, from, to, digest, concurrency, store }
     return threadBackfill(job).pipe(
       Stream.map((m) => {
         for (const token of m.watched) book.watchToken(token)
@@ -72,6 +75,37 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         return m.batch
       })
     )
+  }
+
+  /**
+   * The decoded ranges of [from, to]: first what the log store holds contiguously from `from`
+   * (`replayStored`, no call to the node), then the rest fetched. Store rows past the replay's
+   * end are deleted before the fetch starts (the fetched ranges take their place), so the store
+   * stays one tiling of the blocks from the deployment on.
+   */
+  const decodedRanges = (from: number, to: number, digest: string) => {
+    if (!context.logStore) return fetchedRanges(from, to, digest)
+    let replayed = from - 1
+    let replayedDigest = digest
+    const replay = replayStored({
+      chainId,
+      book,
+      from,
+      to,
+      digest,
+      timings: stats,
+      ended: (block) => (replayed = block)
+    }).pipe(Stream.tap((batch) => Effect.sync(() => (replayedDigest = batch.digest))))
+    const rest = Stream.unwrap(
+      Effect.gen(function* () {
+        yield* deleteStoredAbove(chainId, replayed)
+        if (replayed >= from) {
+          yield* Effect.logInfo("replayed from the log store").pipe(Effect.annotateLogs({ from, to: replayed }))
+        }
+        return replayed >= to ? Stream.empty : fetchedRanges(replayed + 1, to, replayedDigest)
+      })
+    )
+    return Stream.concat(replay, rest)
   }
 
   type Committed = (batch: { readonly to: number; readonly events: number }, writeSeconds: number) => Effect.Effect<void>
@@ -87,7 +121,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
    * goes on the loaded way (`applyLoaded`).
    */
   const foldedInPlace = (
-    ranges: Stream.Stream<DecodedBatch, ChainError>,
+    ranges: Stream.Stream<DecodedBatch, ChainError | SqlError.SqlError, SqlClient.SqlClient>,
     head: number,
     applyLoaded: (batch: DecodedBatch) => Effect.Effect<void, SqlError.SqlError | CheckpointMoved, SqlClient.SqlClient>,
     committed: Committed
@@ -100,6 +134,8 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         to: number
         hash: string
         digest: string
+        /** The batch's ranges for the log store. */
+        readonly stored: Array<StoredRange>
       }
       let open: Open | undefined
       /** The checkpoint block the next write must find: the last closed batch's. */
@@ -127,7 +163,8 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         writing = yield* Effect.forkScoped(
           Effect.gen(function* () {
             const t = performance.now()
-            yield* commit({ checkpoint: at, guard: lock, undoBlock: undefined, rows: () => writes }).pipe(
+            const also = storeRanges(chainId, batch.stored)
+            yield* commit({ checkpoint: at, guard: lock, undoBlock: undefined, rows: () => writes, also }).pipe(
               Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events } })
             )
             cache.inPlaceCommitted(touched, batch.to)
@@ -149,7 +186,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
             return yield* applyLoaded(range)
           }
           const t = performance.now()
-          open ??= { state: cache.foldInPlace(), openedAt: t, events: 0, to: range.from - 1, hash: "", digest: "" }
+          open ??= { state: cache.foldInPlace(), openedAt: t, events: 0, to: range.from - 1, hash: "", digest: "", stored: [] }
           try {
             for (const { event, at } of range.events) reduceAll(open.state, event, at, context.protocol)
           } catch (error) {
@@ -160,6 +197,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
             return yield* Effect.die(error)
           }
           open.events += range.events.length
+          for (const r of range.stored) open.stored.push(r)
           open.to = range.to
           open.hash = range.hash
           open.digest = range.digest
@@ -223,7 +261,8 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         Effect.gen(function* () {
           const at = { chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }
           const t = performance.now()
-          yield* committing(cache, applyBatch(batch.events, at, context.protocol, undefined, cache, stats)).pipe(
+          const also = storeRanges(chainId, batch.stored)
+          yield* committing(cache, applyBatch(batch.events, at, context.protocol, undefined, cache, stats, also)).pipe(
             Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events.length } })
           )
           yield* committed({ to: batch.to, events: batch.events.length }, since(t))

@@ -36,11 +36,17 @@ const start = (m: Extract<ToThread, { type: "start" }>) => {
     watchlistOf(book, (a) => watched.push(a)),
     m,
     m.digest,
-    timings
+    timings,
+    m.store === true
   ).pipe(
     Stream.runForEach((batch) =>
       Effect.map(Queue.take(credits), () => {
-        post({ type: "batch", job, batch, watched: watched.splice(0), readMs: rpc.timings.readMs - readMs, decodeMs: timings.decodeMs })
+        // The stored ranges' bytes move to the other thread instead of being copied.
+        const transfer = batch.stored.map((r) => r.bytes.buffer as ArrayBuffer)
+        port.postMessage(
+          { type: "batch", job, batch, watched: watched.splice(0), readMs: rpc.timings.readMs - readMs, decodeMs: timings.decodeMs } satisfies FromThread,
+          transfer
+        )
         readMs = rpc.timings.readMs
         timings.decodeMs = 0
       })

@@ -35,6 +35,8 @@ export interface BackfillJob {
   /** The chained digest after block `from - 1`. */
   readonly digest: string
   readonly concurrency: number
+  /** Encode each range for the log store too (`log-store/codec.ts`). */
+  readonly store?: boolean
 }
 
 export type ToThread =
