@@ -21,6 +21,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { SINK_TABLES } from "../pipeline/tables.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { embeddedPostgres } from "../src/db/embedded-postgres.js"
@@ -168,6 +169,31 @@ const program = Effect.gen(function* () {
         `Postgres work (migrations included, at the wire): ${w.statements.toLocaleString("en")} statements, ${w.rowsWritten.toLocaleString("en")} rows written, ` +
           `${(w.bytesSent / 2 ** 20).toFixed(1)} MiB sent; per 10k events: ${per10k(w.statements)} statements, ${per10k(w.rowsWritten)} rows, ${per10k(w.bytesSent)} bytes`
       )
+      const sizes = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.unsafe<{ db: string; store: string }>(
+          `select pg_database_size(current_database())::text as db, coalesce(pg_total_relation_size(to_regclass('log_store')), 0)::text as store`
+        )
+      )
+      console.log(
+        `Postgres bytes: database ${(Number(sizes[0]!.db) / 2 ** 20).toFixed(1)} MiB, of which the log store ${(Number(sizes[0]!.store) / 2 ** 20).toFixed(1)} MiB`
+      )
+      if (process.env["REINDEX"] === "1") {
+        // A re-index as a migration starts one: the derived tables and the checkpoint emptied, the log store kept.
+        yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql.unsafe(`truncate ${[...SINK_TABLES, "undo_log", "indexed_block", "indexer_checkpoint"].join(", ")}`)
+        )
+        const again = yield* makeIndexer({ rpc, deployment, chainId: 130, concurrency: 4, logStore: process.env["LOG_STORE"] !== "off" })
+        const calls = rpc.timings.readMs
+        const r = performance.now()
+        yield* again.indexTo(finalized, head)
+        const reSeconds = (performance.now() - r) / 1000
+        const a = again.stats()
+        console.log(
+          `re-index: ${a.events.toLocaleString("en")} events in ${reSeconds.toFixed(1)} s = ${Math.round(a.events / reSeconds).toLocaleString("en")} events/s ` +
+            `(decoding ${(a.decodeMs / 1000).toFixed(1)} s, folding ${((a.loadMs + a.reduceMs) / 1000).toFixed(1)} s, writes ${(a.writeMs / 1000).toFixed(1)} s; ` +
+            `indexing-thread RPC read ms ${(rpc.timings.readMs - calls).toFixed(0)})`
+        )
+      }
     }),
     pgClientLayer(Redacted.make(dbUrl), counters)
   )

@@ -66,7 +66,16 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         )
       })
     }
-    const job = { transport: options.rpc.transport, deployment: context.deployment, tokens: book.tokens, from, to, digest, concurrency, store }
+    const job = {
+      transport: options.rpc.transport,
+      deployment: context.deployment,
+      tokens: book.tokens,
+      from,
+      to,
+      digest,
+      concurrency,
+      store
+    }
     return threadBackfill(job).pipe(
       Stream.map((m) => {
         for (const token of m.watched) book.watchToken(token)

@@ -103,7 +103,15 @@ export const decodeBatch = (book: AddressBook, batch: Batch, digest: string): De
     digest = chainDigest(digest, batch.blocks.get(block)!.hash, events.slice(i, j))
     i = j
   }
-  return { from: batch.from, to: batch.to, hash: batch.blocks.get(batch.to)!.hash, digest, events, unknown: [...unknown.values()], stored: [] }
+  return {
+    from: batch.from,
+    to: batch.to,
+    hash: batch.blocks.get(batch.to)!.hash,
+    digest,
+    events,
+    unknown: [...unknown.values()],
+    stored: []
+  }
 }
 
 /**
@@ -125,7 +133,9 @@ class JoinedBatch implements DecodedBatch {
 /** `acc` and the batch `next`, which starts right after it, as one batch. */
 const join = (acc: DecodedBatch, next: DecodedBatch): DecodedBatch => {
   const joined =
-    acc instanceof JoinedBatch ? acc : new JoinedBatch(acc.from, acc.to, acc.hash, acc.digest, acc.events.slice(), acc.unknown.slice(), acc.stored.slice())
+    acc instanceof JoinedBatch
+      ? acc
+      : new JoinedBatch(acc.from, acc.to, acc.hash, acc.digest, acc.events.slice(), acc.unknown.slice(), acc.stored.slice())
   for (const event of next.events) joined.events.push(event)
   for (const u of next.unknown) joined.unknown.push(u)
   for (const r of next.stored) joined.stored.push(r)

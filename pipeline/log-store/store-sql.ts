@@ -56,7 +56,9 @@ const copyPayload = (chainId: number, ranges: ReadonlyArray<StoredRange>) => {
 
 /** Writes `ranges` (one COPY), in the transaction in progress. */
 export const storeRanges = (chainId: number, ranges: ReadonlyArray<StoredRange>) =>
-  ranges.length === 0 ? Effect.void : copyInBinary("log_store", ["chain_id", "from_block", "to_block", "logs"], copyPayload(chainId, ranges))
+  ranges.length === 0
+    ? Effect.void
+    : copyInBinary("log_store", ["chain_id", "from_block", "to_block", "logs"], copyPayload(chainId, ranges))
 
 /** Deletes the rows of blocks above `block`: a reorg's orphans, or rows a backfill will fetch again. */
 export const deleteStoredAbove = (chainId: number, block: number) =>

@@ -44,7 +44,14 @@ const start = (m: Extract<ToThread, { type: "start" }>) => {
         // The stored ranges' bytes move to the other thread instead of being copied.
         const transfer = batch.stored.map((r) => r.bytes.buffer as ArrayBuffer)
         port.postMessage(
-          { type: "batch", job, batch, watched: watched.splice(0), readMs: rpc.timings.readMs - readMs, decodeMs: timings.decodeMs } satisfies FromThread,
+          {
+            type: "batch",
+            job,
+            batch,
+            watched: watched.splice(0),
+            readMs: rpc.timings.readMs - readMs,
+            decodeMs: timings.decodeMs
+          } satisfies FromThread,
           transfer
         )
         readMs = rpc.timings.readMs

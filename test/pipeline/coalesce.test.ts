@@ -36,7 +36,8 @@ const batchesOf = (shapes: ReadonlyArray<readonly [number, number]>): Array<Deco
   })
 }
 
-const snapshot = (batches: ReadonlyArray<DecodedBatch>) => batches.map((b) => ({ ...b, events: [...b.events], unknown: [...b.unknown], stored: [...b.stored] }))
+const snapshot = (batches: ReadonlyArray<DecodedBatch>) =>
+  batches.map((b) => ({ ...b, events: [...b.events], unknown: [...b.unknown], stored: [...b.stored] }))
 
 describe("coalesceDecoded", () => {
   it("joins ready batches without losing, reordering or changing anything", async () => {
