@@ -178,20 +178,41 @@ const program = Effect.gen(function* () {
         `Postgres bytes: database ${(Number(sizes[0]!.db) / 2 ** 20).toFixed(1)} MiB, of which the log store ${(Number(sizes[0]!.store) / 2 ** 20).toFixed(1)} MiB`
       )
       if (process.env["REINDEX"] === "1") {
-        // A re-index as a migration starts one: the derived tables and the checkpoint emptied, the log store kept.
+        // A re-index as a migration starts one: the derived tables and the checkpoint emptied, the
+        // log store kept. With the store it replays it; with LOG_STORE=off it fetches everything
+        // again from the replay node, the comparison.
         yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
           sql.unsafe(`truncate ${[...SINK_TABLES, "undo_log", "indexed_block", "indexer_checkpoint"].join(", ")}`)
         )
+        const backendCpu = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql.unsafe<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`)
+        ).pipe(
+          Effect.flatMap((rows) => Effect.promise(() => Promise.all(rows.map(async (b) => [b.pid, await processCpu(b.pid)] as const)))),
+          Effect.map((pairs) => new Map(pairs))
+        )
         const again = yield* makeIndexer({ rpc, deployment, chainId: 130, concurrency: 4, logStore: process.env["LOG_STORE"] !== "off" })
-        const calls = rpc.timings.readMs
+        const wireBefore = counters.snapshot()
+        const postgresBefore = yield* backendCpu
+        const replayBefore = yield* Effect.promise(() => processCpu(replay.pid!))
+        const cpuBefore = process.cpuUsage()
         const r = performance.now()
         yield* again.indexTo(finalized, head)
         const reSeconds = (performance.now() - r) / 1000
+        const reCpu = process.cpuUsage(cpuBefore)
+        const replayCpuUsed = (yield* Effect.promise(() => processCpu(replay.pid!))) - replayBefore
+        let postgresCpu = 0
+        for (const [pid, total] of yield* backendCpu) postgresCpu += total - (postgresBefore.get(pid) ?? 0)
+        const wire = counters.snapshot()
         const a = again.stats()
         console.log(
-          `re-index: ${a.events.toLocaleString("en")} events in ${reSeconds.toFixed(1)} s = ${Math.round(a.events / reSeconds).toLocaleString("en")} events/s ` +
-            `(decoding ${(a.decodeMs / 1000).toFixed(1)} s, folding ${((a.loadMs + a.reduceMs) / 1000).toFixed(1)} s, writes ${(a.writeMs / 1000).toFixed(1)} s; ` +
-            `indexing-thread RPC read ms ${(rpc.timings.readMs - calls).toFixed(0)})`
+          `re-index (${process.env["LOG_STORE"] === "off" ? "from the JSON-RPC node" : "from the log store"}): ` +
+            `${a.events.toLocaleString("en")} events in ${reSeconds.toFixed(1)} s = ${Math.round(a.events / reSeconds).toLocaleString("en")} events/s ` +
+            `(decoding ${(a.decodeMs / 1000).toFixed(1)} s, folding ${((a.loadMs + a.reduceMs) / 1000).toFixed(1)} s, writes ${(a.writeMs / 1000).toFixed(1)} s)`
+        )
+        console.log(
+          `re-index CPU: indexer ${((reCpu.user + reCpu.system) / 1e6).toFixed(1)} s (all its threads), Postgres backends ${postgresCpu.toFixed(1)} s, ` +
+            `JSON-RPC replay node ${replayCpuUsed.toFixed(1)} s; Postgres work: ${(wire.statements - wireBefore.statements).toLocaleString("en")} statements, ` +
+            `${((wire.bytesSent - wireBefore.bytesSent) / 2 ** 20).toFixed(1)} MiB sent, ${((wire.bytesReceived - wireBefore.bytesReceived) / 2 ** 20).toFixed(1)} MiB received`
         )
       }
     }),

@@ -18,12 +18,12 @@ import { recordBatch, recordPosition } from "./metrics.js"
 import { reduceAll } from "./reduce/all.js"
 import type { State } from "./reduce/state.js"
 import { type CheckpointMoved, commit, lockCheckpointAt, mutableTablesEmpty, planInPlace } from "./sink.js"
-import { threadBackfill } from "./source/backfill-thread.js"
+import { threadBackfill, threadReplay } from "./source/backfill-thread.js"
 import { decodedBackfill, watchlistOf } from "./source/decoded-backfill.js"
 import type { ChainError } from "./source/errors.js"
 import type { Rpc } from "./source/rpc.js"
-import { replayStored } from "./log-store/replay.js"
-import { deleteStoredAbove, type StoredRange, storeRanges } from "./log-store/store-sql.js"
+import { replayStored, storedRows } from "./log-store/replay.js"
+import { deleteStoredAbove, nextStoredFrom, type StoredRange, storeRanges } from "./log-store/store-sql.js"
 
 /**
  * Decoded ranges are joined into batches of up to this many events, or of what arrives within
@@ -87,31 +87,59 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
   }
 
   /**
-   * The decoded ranges of [from, to]: first what the log store holds contiguously from `from`
-   * (`replayStored`, no call to the node), then the rest fetched. Store rows past the replay's
-   * end are deleted before the fetch starts (the fetched ranges take their place), so the store
-   * stays one tiling of the blocks from the deployment on.
+   * The decoded ranges of [from, to]: what the log store holds (`replayStored`, no call to the
+   * node), and the blocks it does not hold fetched, in block order. The store may start after
+   * `from` (it came with migration 0025, after the index had begun) or have holes; each hole is
+   * fetched and its ranges stored in their batch's commit, so the store fills in and stays one
+   * tiling of what it holds.
+   *
+   * Rows past `to` are deleted first: they are left by an index that was emptied, the blocks
+   * above the finalized head among them (which a reorg may have orphaned since), and the tip
+   * follower fetches those blocks by hash and stores them again one row each. After that no row
+   * ends past `to`, so the replay never has to split one.
    */
-  const decodedRanges = (from: number, to: number, digest: string) => {
-    if (!context.logStore) return fetchedRanges(from, to, digest)
+  const decodedRanges = (from: number, to: number, digest: string) =>
+    context.logStore
+      ? Stream.unwrap(Effect.as(deleteStoredAbove(chainId, to), storedThenFetched(from, to, digest)))
+      : fetchedRanges(from, to, digest)
+
+  /** The stored rows from `from` on while they are contiguous, then the hole after them fetched, then again. */
+  const storedThenFetched = (
+    from: number,
+    to: number,
+    digest: string
+  ): Stream.Stream<DecodedBatch, ChainError | SqlError.SqlError, SqlClient.SqlClient> => {
     let replayed = from - 1
     let replayedDigest = digest
-    const replay = replayStored({
-      chainId,
-      book,
-      from,
-      to,
-      digest,
-      timings: stats,
-      ended: (block) => (replayed = block)
-    }).pipe(Stream.tap((batch) => Effect.sync(() => (replayedDigest = batch.digest))))
+    const rows = { chainId, from, to, ended: (block: number) => (replayed = block) }
+    const decoded =
+      options.backfillThread === false
+        ? replayStored({ ...rows, book, digest, timings: stats })
+        : threadReplay({ deployment: context.deployment, tokens: book.tokens, from, digest }, storedRows(rows)).pipe(
+            Stream.map((m) => {
+              for (const token of m.watched) book.watchToken(token)
+              stats.decodeMs += m.decodeMs
+              return m.batch
+            })
+          )
+    const replay = decoded.pipe(Stream.tap((batch) => Effect.sync(() => (replayedDigest = batch.digest))))
     const rest = Stream.unwrap(
       Effect.gen(function* () {
-        yield* deleteStoredAbove(chainId, replayed)
         if (replayed >= from) {
           yield* Effect.logInfo("replayed from the log store").pipe(Effect.annotateLogs({ from, to: replayed }))
         }
-        return replayed >= to ? Stream.empty : fetchedRanges(replayed + 1, to, replayedDigest)
+        if (replayed >= to) return Stream.empty
+        const next = yield* nextStoredFrom(chainId, replayed)
+        // The replay stops only before a row that starts past the block after it (no row ends past `to`).
+        if (next !== undefined && next <= replayed + 1) {
+          return yield* Effect.die(new Error(`log store rows overlap or straddle block ${replayed + 1}`))
+        }
+        const holeEnd = next === undefined ? to : Math.min(to, next - 1)
+        let fetchedDigest = replayedDigest
+        const fetched = fetchedRanges(replayed + 1, holeEnd, replayedDigest).pipe(
+          Stream.tap((batch) => Effect.sync(() => (fetchedDigest = batch.digest)))
+        )
+        return holeEnd >= to ? fetched : Stream.concat(fetched, Stream.suspend(() => storedThenFetched(holeEnd + 1, to, fetchedDigest)))
       })
     )
     return Stream.concat(replay, rest)

@@ -1,5 +1,5 @@
 /**
- * The log store's table (`log_store`, migration 0024): the raw logs and block stamps the indexer
+ * The log store's table (`log_store`, migration 0025): the raw logs and block stamps the indexer
  * fetched for the watched contracts, one row per fetched range in `codec.ts`'s binary form.
  *
  * Invariants:
@@ -10,8 +10,10 @@
  *   one block each, so no row straddles an unfinalized ancestor);
  * - the store is not derived data a migration re-indexes: it is what a re-index reads
  *   (`replay.ts`). It is emptied only with a chain reset (the chain it recorded is gone).
- *   Rows above the checkpoint (left by an index that was emptied) are replayed or deleted by the
- *   next backfill before it fetches anything, so a fetched range never meets an older row.
+ *   Rows above the checkpoint (left by an index that was emptied) are replayed by the next
+ *   backfill up to its target and deleted past it; it fetches only the blocks no row holds (the
+ *   store starts where the index stood when migration 0025 came, and may have holes), so a
+ *   fetched range never meets an older row.
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
@@ -63,6 +65,15 @@ export const storeRanges = (chainId: number, ranges: ReadonlyArray<StoredRange>)
 /** Deletes the rows of blocks above `block`: a reorg's orphans, or rows a backfill will fetch again. */
 export const deleteStoredAbove = (chainId: number, block: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`delete from log_store where chain_id = $1 and to_block > $2`, [chainId, block]))
+
+/** The first block of the first row that ends past `block` (undefined when none does). */
+export const nextStoredFrom = (chainId: number, block: number) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe<{ from_block: string }>(
+      `select from_block::text from log_store where chain_id = $1 and to_block > $2 order by to_block limit 1`,
+      [chainId, block]
+    )
+  ).pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : Number(rows[0].from_block))))
 
 interface StoredRow {
   readonly from_block: string

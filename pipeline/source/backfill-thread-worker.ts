@@ -5,6 +5,7 @@
 import { Cause, Effect, Exit, Fiber, Logger, LogLevel, Queue, Stream } from "effect"
 import { parentPort } from "node:worker_threads"
 import { AddressBook } from "../decode.js"
+import { decodeStoredRange } from "../log-store/replay.js"
 import type { FromThread, ToThread } from "./backfill-thread.js"
 import { decodedBackfill, watchlistOf } from "./decoded-backfill.js"
 import { chainErrorData } from "./errors.js"
@@ -19,6 +20,37 @@ interface Running {
 }
 
 const jobs = new Map<number, Running>()
+
+/** Replay jobs: the address book and where the next row's decoding continues. */
+interface Replaying {
+  readonly book: AddressBook
+  from: number
+  digest: string
+}
+
+const replays = new Map<number, Replaying>()
+
+const startReplay = (m: Extract<ToThread, { type: "replay" }>) => {
+  const book = new AddressBook(m.deployment)
+  for (const token of m.tokens) book.watchToken(token)
+  replays.set(m.job, { book, from: m.from, digest: m.digest })
+}
+
+const replayRow = (m: Extract<ToThread, { type: "stored" }>) => {
+  const replay = replays.get(m.job)
+  if (replay === undefined) return
+  try {
+    const started = performance.now()
+    const watched: Array<string> = []
+    const batch = decodeStoredRange(replay.book, m.range, replay.from, replay.digest, (token) => watched.push(token))
+    replay.from = batch.to + 1
+    replay.digest = batch.digest
+    post({ type: "batch", job: m.job, batch, watched, readMs: 0, decodeMs: performance.now() - started })
+  } catch (error) {
+    replays.delete(m.job)
+    post({ type: "defect", job: m.job, message: `replaying log store rows ${m.range.from}-${m.range.to}: ${(error as Error).stack ?? String(error)}` })
+  }
+}
 
 const start = (m: Extract<ToThread, { type: "start" }>) => {
   const job = m.job
@@ -77,12 +109,17 @@ port.on("message", (m: ToThread) => {
   switch (m.type) {
     case "start":
       return start(m)
+    case "replay":
+      return startReplay(m)
+    case "stored":
+      return replayRow(m)
     case "credit": {
       const running = jobs.get(m.job)
       if (running !== undefined) Queue.unsafeOffer(running.credits, undefined)
       return
     }
     case "stop": {
+      replays.delete(m.job)
       const running = jobs.get(m.job)
       if (running === undefined) return
       jobs.delete(m.job)

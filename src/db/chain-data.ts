@@ -33,7 +33,7 @@ export const DERIVED_TABLES: ReadonlyArray<string> = [
   "indexer_metrics",
   // the notification consumer's position in the old index (notifications: see `resetChainData`)
   "notification_cursor",
-  // the log store (migration 0024): what a re-index after a migration replays, so migrations
+  // the log store (migration 0025): what a re-index after a migration replays, so migrations
   // never empty it; a reset does, since the chain it recorded is no longer the devnet's
   "log_store"
 ]
