@@ -66,11 +66,14 @@ export const storeRanges = (chainId: number, ranges: ReadonlyArray<StoredRange>)
 export const deleteStoredAbove = (chainId: number, block: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe(`delete from log_store where chain_id = $1 and to_block > $2`, [chainId, block]))
 
+// Orders name `log_store.to_block`: a bare `to_block` would be the output column `to_block::text`
+// where one is selected, and sort as text ("10" before "2").
+
 /** The first block of the first row that ends past `block` (undefined when none does). */
 export const nextStoredFrom = (chainId: number, block: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.unsafe<{ from_block: string }>(
-      `select from_block::text from log_store where chain_id = $1 and to_block > $2 order by to_block limit 1`,
+      `select from_block::text from log_store where chain_id = $1 and to_block > $2 order by log_store.to_block limit 1`,
       [chainId, block]
     )
   ).pipe(Effect.map((rows) => (rows[0] === undefined ? undefined : Number(rows[0].from_block))))
@@ -85,7 +88,7 @@ interface StoredRow {
 export const readStored = (chainId: number, from: number, limit: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
     sql.unsafe<StoredRow>(
-      `select from_block::text, to_block::text, logs from log_store where chain_id = $1 and to_block >= $2 order by to_block limit $3`,
+      `select from_block::text, to_block::text, logs from log_store where chain_id = $1 and to_block >= $2 order by log_store.to_block limit $3`,
       [chainId, from, limit]
     )
   ).pipe(Effect.map((rows) => rows.map((r): StoredRange => ({ from: Number(r.from_block), to: Number(r.to_block), bytes: r.logs }))))

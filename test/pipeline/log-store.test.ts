@@ -66,7 +66,7 @@ const countingProxy = (target: string) =>
 const storeContents = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
   const rows = yield* sql.unsafe<{ from_block: string; to_block: string; logs: Uint8Array }>(
-    `select from_block::text, to_block::text, logs from log_store order by to_block`
+    `select from_block::text, to_block::text, logs from log_store order by log_store.to_block`
   )
   const ranges = rows.map((r) => ({ from: Number(r.from_block), to: Number(r.to_block), batch: decodeRange(r.logs) }))
   return { ranges, logs: ranges.flatMap((r) => r.batch.logs) }
