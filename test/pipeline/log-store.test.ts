@@ -4,7 +4,8 @@
  * contracts (the orphaned blocks' logs gone), tiling the blocks from the deployment on; a re-index
  * of emptied derived tables (as a migration starts one) replays it with no call to the node and
  * gives the tables an index from the node gives; a re-index past the store's end fetches only
- * the blocks beyond it.
+ * the blocks beyond it, and one over a store that starts late (an index begun before the store
+ * existed) fetches only the blocks before it and stores them.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
@@ -163,7 +164,7 @@ describe("the log store", () => {
   )
 
   it.live(
-    "a re-index past the store's end replays what it holds and fetches only the blocks beyond",
+    "a re-index past the store's end replays what it holds and fetches only the blocks beyond; a store that starts late has its head fetched and filled in",
     () =>
       Effect.gen(function* () {
         const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
@@ -175,11 +176,13 @@ describe("the log store", () => {
         const rpc = makeRpc({ url: server.url })
         const deployment = live.meta.deployment
         const proxy = yield* countingProxy(server.url)
+        const lateProxy = yield* countingProxy(server.url)
         const end = live.finalizedNumber
         const middle = deployment.deployBlock + Math.floor((end - deployment.deployBlock) / 2)
 
         const result = yield* withDb(
           Effect.gen(function* () {
+            const sql = yield* SqlClient.SqlClient
             const first = yield* makeIndexer({ rpc, deployment, chainId: 130 })
             yield* first.indexTo(middle, live.headNumber)
             const storedTo = (yield* storeContents).ranges.at(-1)!.to
@@ -187,20 +190,40 @@ describe("the log store", () => {
             const again = yield* makeIndexer({ rpc: makeRpc({ url: proxy.url }), deployment, chainId: 130 })
             yield* again.indexTo(end, live.headNumber)
             const stored = yield* storeContents
-            return { storedTo, tables: yield* snapshot, stored }
+            const tables = yield* snapshot
+            // A store that starts late, as on an index begun before migration 0025: its first rows gone.
+            yield* sql.unsafe(`delete from log_store where to_block < $1`, [end])
+            const lateStart = (yield* storeContents).ranges[0]!.from
+            yield* emptyDerived
+            const late = yield* makeIndexer({ rpc: makeRpc({ url: lateProxy.url }), deployment, chainId: 130 })
+            yield* late.indexTo(end, live.headNumber)
+            return { storedTo, tables, stored, lateStart, lateTables: yield* snapshot, lateStored: yield* storeContents }
           })
         )
         expect(result.storedTo).toBe(middle)
-        const logCalls = proxy.calls.filter((c) => c.method === "eth_getLogs")
-        expect(logCalls.length).toBeGreaterThan(0)
-        for (const call of logCalls) {
-          const filter = call.params[0] as { fromBlock?: string; blockHash?: string }
-          expect(filter.blockHash === undefined ? Number(filter.fromBlock) : Number.POSITIVE_INFINITY).toBeGreaterThan(middle)
-        }
+        /** The first block of each range asked of the node by `eth_getLogs` (by hash: none expected here). */
+        const logRanges = (calls: ReadonlyArray<{ method: string; params: Array<unknown> }>) =>
+          calls
+            .filter((c) => c.method === "eth_getLogs")
+            .map((c) => c.params[0] as { fromBlock?: string; toBlock?: string; blockHash?: string })
+            .map((f) => (f.blockHash === undefined ? [Number(f.fromBlock), Number(f.toBlock)] : [Number.NaN, Number.NaN]))
+        const beyond = logRanges(proxy.calls)
+        expect(beyond.length).toBeGreaterThan(0)
+        for (const [from] of beyond) expect(from).toBeGreaterThan(middle)
         // The store now tiles the whole index.
-        const ranges = result.stored.ranges
-        for (let i = 1; i < ranges.length; i++) expect(ranges[i]!.from).toBe(ranges[i - 1]!.to + 1)
-        expect([ranges[0]!.from, ranges.at(-1)!.to]).toEqual([deployment.deployBlock, end])
+        const tiles = (ranges: ReadonlyArray<{ from: number; to: number }>) => {
+          for (let i = 1; i < ranges.length; i++) expect(ranges[i]!.from).toBe(ranges[i - 1]!.to + 1)
+          expect([ranges[0]!.from, ranges.at(-1)!.to]).toEqual([deployment.deployBlock, end])
+        }
+        tiles(result.stored.ranges)
+
+        // The late store: only its missing head was asked for, and it is held again.
+        expect(result.lateStart).toBeGreaterThan(deployment.deployBlock)
+        const head = logRanges(lateProxy.calls)
+        expect(head.length).toBeGreaterThan(0)
+        for (const [from, to] of head) expect([from! >= deployment.deployBlock, to! < result.lateStart]).toEqual([true, true])
+        tiles(result.lateStored.ranges)
+        expect(result.lateStored.logs.map(logKey)).toEqual(result.stored.logs.map(logKey))
 
         const fromRpc = yield* withDb(
           Effect.gen(function* () {
@@ -210,7 +233,8 @@ describe("the log store", () => {
           })
         )
         expect(result.tables).toEqual(fromRpc)
+        expect(result.lateTables).toEqual(fromRpc)
       }).pipe(Effect.scoped),
-    180_000
+    300_000
   )
 })
