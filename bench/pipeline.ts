@@ -185,7 +185,9 @@ const program = Effect.gen(function* () {
           sql.unsafe(`truncate ${[...SINK_TABLES, "undo_log", "indexed_block", "indexer_checkpoint"].join(", ")}`)
         )
         const backendCpu = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          sql.unsafe<{ pid: number }>(`select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`)
+          sql.unsafe<{ pid: number }>(
+            `select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`
+          )
         ).pipe(
           Effect.flatMap((rows) => Effect.promise(() => Promise.all(rows.map(async (b) => [b.pid, await processCpu(b.pid)] as const)))),
           Effect.map((pairs) => new Map(pairs))

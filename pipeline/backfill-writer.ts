@@ -139,7 +139,12 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         const fetched = fetchedRanges(replayed + 1, holeEnd, replayedDigest).pipe(
           Stream.tap((batch) => Effect.sync(() => (fetchedDigest = batch.digest)))
         )
-        return holeEnd >= to ? fetched : Stream.concat(fetched, Stream.suspend(() => storedThenFetched(holeEnd + 1, to, fetchedDigest)))
+        return holeEnd >= to
+          ? fetched
+          : Stream.concat(
+              fetched,
+              Stream.suspend(() => storedThenFetched(holeEnd + 1, to, fetchedDigest))
+            )
       })
     )
     return Stream.concat(replay, rest)

@@ -48,7 +48,11 @@ const replayRow = (m: Extract<ToThread, { type: "stored" }>) => {
     post({ type: "batch", job: m.job, batch, watched, readMs: 0, decodeMs: performance.now() - started })
   } catch (error) {
     replays.delete(m.job)
-    post({ type: "defect", job: m.job, message: `replaying log store rows ${m.range.from}-${m.range.to}: ${(error as Error).stack ?? String(error)}` })
+    post({
+      type: "defect",
+      job: m.job,
+      message: `replaying log store rows ${m.range.from}-${m.range.to}: ${(error as Error).stack ?? String(error)}`
+    })
   }
 }
 

@@ -17,13 +17,7 @@ const address = fc.uint8Array({ minLength: 20, maxLength: 20 }).map((b) => `0x${
 
 /** A 32-byte word as ABI data holds them: zero, small, an amount, an address, or all 32 bytes. */
 const word = fc
-  .oneof(
-    fc.constant(0),
-    fc.integer({ min: 1, max: 2 }),
-    fc.integer({ min: 3, max: 12 }),
-    fc.constant(20),
-    fc.integer({ min: 21, max: 32 })
-  )
+  .oneof(fc.constant(0), fc.integer({ min: 1, max: 2 }), fc.integer({ min: 3, max: 12 }), fc.constant(20), fc.integer({ min: 21, max: 32 }))
   .chain((significant) => fc.uint8Array({ minLength: significant, maxLength: significant }))
   .map((bytes) => hexOf(bytes).padStart(64, "0"))
 
@@ -116,7 +110,12 @@ describe("the log store's codec", () => {
       transactionIndex: 0,
       blockTimestamp: 5_000 + i
     }))
-    const batch: Batch = { from: 100, to: 1_099, logs, blocks: new Map(logs.map((l) => [l.blockNumber, { number: l.blockNumber, hash: l.blockHash, timestamp: l.blockTimestamp! }])) }
+    const batch: Batch = {
+      from: 100,
+      to: 1_099,
+      logs,
+      blocks: new Map(logs.map((l) => [l.blockNumber, { number: l.blockNumber, hash: l.blockHash, timestamp: l.blockTimestamp! }]))
+    }
     const bytes = encodeRange(batch)
     expect(plain(decodeRange(bytes))).toEqual(plain(batch))
     // Per log: its block (hash, number, time: 35), its transaction (33), then about 12 for the rest,
@@ -160,7 +159,12 @@ describe("the log store's codec", () => {
       transactionIndex: 0,
       blockTimestamp: 1
     }
-    const batchOf = (l: ChainLog): Batch => ({ from: 7, to: 7, logs: [l], blocks: new Map([[7, { number: 7, hash: l.blockHash, timestamp: 1 }]]) })
+    const batchOf = (l: ChainLog): Batch => ({
+      from: 7,
+      to: 7,
+      logs: [l],
+      blocks: new Map([[7, { number: 7, hash: l.blockHash, timestamp: 1 }]])
+    })
     expect(() => encodeRange(batchOf({ ...log, data: "0x12g4" }))).toThrow(/hex/)
     expect(() => encodeRange(batchOf({ ...log, data: "0x123" }))).toThrow(/whole bytes/)
     expect(() => encodeRange(batchOf({ ...log, topics: ["0x1234"] }))).toThrow(/topic/)
