@@ -143,8 +143,11 @@ describe("the log store's codec", () => {
       })
     }
     const batch: Batch = { from: 7, to: 7, logs, blocks: new Map([[7, { number: 7, hash: `0x${"77".repeat(32)}`, timestamp: 1 }]]) }
-    // As text: a deep comparison of 70,000 logs takes seconds.
-    expect(JSON.stringify(plain(decodeRange(encodeRange(batch))))).toBe(JSON.stringify(plain(batch)))
+    // The logs as text (a deep comparison of 70,000 logs takes seconds; both build their fields in one order).
+    const decoded = decodeRange(encodeRange(batch))
+    expect(decoded.logs.length).toBe(count)
+    expect(decoded.logs.map((l) => JSON.stringify(l)).join("\n") === logs.map((l) => JSON.stringify(l)).join("\n")).toBe(true)
+    expect([...decoded.blocks.values()]).toEqual([...batch.blocks.values()])
   })
 
   it("refuses what it could not give back exactly, and a damaged range", () => {
