@@ -21,6 +21,7 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { SINK_TABLES } from "../pipeline/tables.js"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { embeddedPostgres } from "../src/db/embedded-postgres.js"
@@ -125,7 +126,7 @@ const program = Effect.gen(function* () {
       const rpc = makeRpc({ url })
       const finalized = (yield* rpc.header("finalized")).number
       const head = (yield* rpc.header("latest")).number
-      const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130, concurrency: 4 })
+      const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130, concurrency: 4, logStore: process.env["LOG_STORE"] !== "off" })
       let peak = 0
       const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 200)
       t = performance.now()
@@ -168,6 +169,54 @@ const program = Effect.gen(function* () {
         `Postgres work (migrations included, at the wire): ${w.statements.toLocaleString("en")} statements, ${w.rowsWritten.toLocaleString("en")} rows written, ` +
           `${(w.bytesSent / 2 ** 20).toFixed(1)} MiB sent; per 10k events: ${per10k(w.statements)} statements, ${per10k(w.rowsWritten)} rows, ${per10k(w.bytesSent)} bytes`
       )
+      const sizes = yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.unsafe<{ db: string; store: string }>(
+          `select pg_database_size(current_database())::text as db, coalesce(pg_total_relation_size(to_regclass('log_store')), 0)::text as store`
+        )
+      )
+      console.log(
+        `Postgres bytes: database ${(Number(sizes[0]!.db) / 2 ** 20).toFixed(1)} MiB, of which the log store ${(Number(sizes[0]!.store) / 2 ** 20).toFixed(1)} MiB`
+      )
+      if (process.env["REINDEX"] === "1") {
+        // A re-index as a migration starts one: the derived tables and the checkpoint emptied, the
+        // log store kept. With the store it replays it; with LOG_STORE=off it fetches everything
+        // again from the replay node, the comparison.
+        yield* Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql.unsafe(`truncate ${[...SINK_TABLES, "undo_log", "indexed_block", "indexer_checkpoint"].join(", ")}`)
+        )
+        const backendCpu = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql.unsafe<{ pid: number }>(
+            `select pid from pg_stat_activity where datname = current_database() and backend_type = 'client backend'`
+          )
+        ).pipe(
+          Effect.flatMap((rows) => Effect.promise(() => Promise.all(rows.map(async (b) => [b.pid, await processCpu(b.pid)] as const)))),
+          Effect.map((pairs) => new Map(pairs))
+        )
+        const again = yield* makeIndexer({ rpc, deployment, chainId: 130, concurrency: 4, logStore: process.env["LOG_STORE"] !== "off" })
+        const wireBefore = counters.snapshot()
+        const postgresBefore = yield* backendCpu
+        const replayBefore = yield* Effect.promise(() => processCpu(replay.pid!))
+        const cpuBefore = process.cpuUsage()
+        const r = performance.now()
+        yield* again.indexTo(finalized, head)
+        const reSeconds = (performance.now() - r) / 1000
+        const reCpu = process.cpuUsage(cpuBefore)
+        const replayCpuUsed = (yield* Effect.promise(() => processCpu(replay.pid!))) - replayBefore
+        let postgresCpu = 0
+        for (const [pid, total] of yield* backendCpu) postgresCpu += total - (postgresBefore.get(pid) ?? 0)
+        const wire = counters.snapshot()
+        const a = again.stats()
+        console.log(
+          `re-index (${process.env["LOG_STORE"] === "off" ? "from the JSON-RPC node" : "from the log store"}): ` +
+            `${a.events.toLocaleString("en")} events in ${reSeconds.toFixed(1)} s = ${Math.round(a.events / reSeconds).toLocaleString("en")} events/s ` +
+            `(decoding ${(a.decodeMs / 1000).toFixed(1)} s, folding ${((a.loadMs + a.reduceMs) / 1000).toFixed(1)} s, writes ${(a.writeMs / 1000).toFixed(1)} s)`
+        )
+        console.log(
+          `re-index CPU: indexer ${((reCpu.user + reCpu.system) / 1e6).toFixed(1)} s (all its threads), Postgres backends ${postgresCpu.toFixed(1)} s, ` +
+            `JSON-RPC replay node ${replayCpuUsed.toFixed(1)} s; Postgres work: ${(wire.statements - wireBefore.statements).toLocaleString("en")} statements, ` +
+            `${((wire.bytesSent - wireBefore.bytesSent) / 2 ** 20).toFixed(1)} MiB sent, ${((wire.bytesReceived - wireBefore.bytesReceived) / 2 ** 20).toFixed(1)} MiB received`
+        )
+      }
     }),
     pgClientLayer(Redacted.make(dbUrl), counters)
   )

@@ -18,10 +18,12 @@ import { recordBatch, recordPosition } from "./metrics.js"
 import { reduceAll } from "./reduce/all.js"
 import type { State } from "./reduce/state.js"
 import { type CheckpointMoved, commit, lockCheckpointAt, mutableTablesEmpty, planInPlace } from "./sink.js"
-import { threadBackfill } from "./source/backfill-thread.js"
+import { threadBackfill, threadReplay } from "./source/backfill-thread.js"
 import { decodedBackfill, watchlistOf } from "./source/decoded-backfill.js"
 import type { ChainError } from "./source/errors.js"
 import type { Rpc } from "./source/rpc.js"
+import { replayStored, storedRows } from "./log-store/replay.js"
+import { deleteStoredAbove, nextStoredFrom, type StoredRange, storeRanges } from "./log-store/store-sql.js"
 
 /**
  * Decoded ranges are joined into batches of up to this many events, or of what arrives within
@@ -53,17 +55,27 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
    * The decoded ranges of [from, to] in block order, digests chained on from `digest`: from the
    * backfill thread, or on this thread. Either way the stage timings land in `stats`.
    */
-  const decodedRanges = (from: number, to: number, digest: string): Stream.Stream<DecodedBatch, ChainError> => {
+  const fetchedRanges = (from: number, to: number, digest: string): Stream.Stream<DecodedBatch, ChainError> => {
     const concurrency = options.concurrency ?? 4
+    const store = context.logStore
     if (options.backfillThread === false) {
       return Stream.suspend(() => {
         const readBefore = options.rpc.timings.readMs
-        return decodedBackfill(options.rpc, book, watchlistOf(book), { from, to, concurrency }, digest, stats).pipe(
+        return decodedBackfill(options.rpc, book, watchlistOf(book), { from, to, concurrency }, digest, stats, store).pipe(
           Stream.ensuring(Effect.sync(() => (stats.readMs += options.rpc.timings.readMs - readBefore)))
         )
       })
     }
-    const job = { transport: options.rpc.transport, deployment: context.deployment, tokens: book.tokens, from, to, digest, concurrency }
+    const job = {
+      transport: options.rpc.transport,
+      deployment: context.deployment,
+      tokens: book.tokens,
+      from,
+      to,
+      digest,
+      concurrency,
+      store
+    }
     return threadBackfill(job).pipe(
       Stream.map((m) => {
         for (const token of m.watched) book.watchToken(token)
@@ -72,6 +84,70 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         return m.batch
       })
     )
+  }
+
+  /**
+   * The decoded ranges of [from, to]: what the log store holds (`replayStored`, no call to the
+   * node), and the blocks it does not hold fetched, in block order. The store may start after
+   * `from` (it came with migration 0025, after the index had begun) or have holes; each hole is
+   * fetched and its ranges stored in their batch's commit, so the store fills in and stays one
+   * tiling of what it holds.
+   *
+   * Rows past `to` are deleted first: they are left by an index that was emptied, the blocks
+   * above the finalized head among them (which a reorg may have orphaned since), and the tip
+   * follower fetches those blocks by hash and stores them again one row each. After that no row
+   * ends past `to`, so the replay never has to split one.
+   */
+  const decodedRanges = (from: number, to: number, digest: string) =>
+    context.logStore
+      ? Stream.unwrap(Effect.as(deleteStoredAbove(chainId, to), storedThenFetched(from, to, digest)))
+      : fetchedRanges(from, to, digest)
+
+  /** The stored rows from `from` on while they are contiguous, then the hole after them fetched, then again. */
+  const storedThenFetched = (
+    from: number,
+    to: number,
+    digest: string
+  ): Stream.Stream<DecodedBatch, ChainError | SqlError.SqlError, SqlClient.SqlClient> => {
+    let replayed = from - 1
+    let replayedDigest = digest
+    const rows = { chainId, from, to, ended: (block: number) => (replayed = block) }
+    const decoded =
+      options.backfillThread === false
+        ? replayStored({ ...rows, book, digest, timings: stats })
+        : threadReplay({ deployment: context.deployment, tokens: book.tokens, from, digest }, storedRows(rows)).pipe(
+            Stream.map((m) => {
+              for (const token of m.watched) book.watchToken(token)
+              stats.decodeMs += m.decodeMs
+              return m.batch
+            })
+          )
+    const replay = decoded.pipe(Stream.tap((batch) => Effect.sync(() => (replayedDigest = batch.digest))))
+    const rest = Stream.unwrap(
+      Effect.gen(function* () {
+        if (replayed >= from) {
+          yield* Effect.logInfo("replayed from the log store").pipe(Effect.annotateLogs({ from, to: replayed }))
+        }
+        if (replayed >= to) return Stream.empty
+        const next = yield* nextStoredFrom(chainId, replayed)
+        // The replay stops only before a row that starts past the block after it (no row ends past `to`).
+        if (next !== undefined && next <= replayed + 1) {
+          return yield* Effect.die(new Error(`log store rows overlap or straddle block ${replayed + 1}`))
+        }
+        const holeEnd = next === undefined ? to : Math.min(to, next - 1)
+        let fetchedDigest = replayedDigest
+        const fetched = fetchedRanges(replayed + 1, holeEnd, replayedDigest).pipe(
+          Stream.tap((batch) => Effect.sync(() => (fetchedDigest = batch.digest)))
+        )
+        return holeEnd >= to
+          ? fetched
+          : Stream.concat(
+              fetched,
+              Stream.suspend(() => storedThenFetched(holeEnd + 1, to, fetchedDigest))
+            )
+      })
+    )
+    return Stream.concat(replay, rest)
   }
 
   type Committed = (batch: { readonly to: number; readonly events: number }, writeSeconds: number) => Effect.Effect<void>
@@ -87,7 +163,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
    * goes on the loaded way (`applyLoaded`).
    */
   const foldedInPlace = (
-    ranges: Stream.Stream<DecodedBatch, ChainError>,
+    ranges: Stream.Stream<DecodedBatch, ChainError | SqlError.SqlError, SqlClient.SqlClient>,
     head: number,
     applyLoaded: (batch: DecodedBatch) => Effect.Effect<void, SqlError.SqlError | CheckpointMoved, SqlClient.SqlClient>,
     committed: Committed
@@ -100,6 +176,8 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         to: number
         hash: string
         digest: string
+        /** The batch's ranges for the log store. */
+        readonly stored: Array<StoredRange>
       }
       let open: Open | undefined
       /** The checkpoint block the next write must find: the last closed batch's. */
@@ -127,7 +205,8 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         writing = yield* Effect.forkScoped(
           Effect.gen(function* () {
             const t = performance.now()
-            yield* commit({ checkpoint: at, guard: lock, undoBlock: undefined, rows: () => writes }).pipe(
+            const also = storeRanges(chainId, batch.stored)
+            yield* commit({ checkpoint: at, guard: lock, undoBlock: undefined, rows: () => writes, also }).pipe(
               Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events } })
             )
             cache.inPlaceCommitted(gone, batch.to)
@@ -149,7 +228,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
             return yield* applyLoaded(range)
           }
           const t = performance.now()
-          open ??= { state: cache.foldInPlace(), openedAt: t, events: 0, to: range.from - 1, hash: "", digest: "" }
+          open ??= { state: cache.foldInPlace(), openedAt: t, events: 0, to: range.from - 1, hash: "", digest: "", stored: [] }
           try {
             for (const { event, at } of range.events) reduceAll(open.state, event, at, context.protocol)
           } catch (error) {
@@ -160,6 +239,7 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
             return yield* Effect.die(error)
           }
           open.events += range.events.length
+          for (const r of range.stored) open.stored.push(r)
           open.to = range.to
           open.hash = range.hash
           open.digest = range.digest
@@ -223,7 +303,8 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
         Effect.gen(function* () {
           const at = { chainId, block: batch.to, hash: batch.hash, digest: batch.digest, head }
           const t = performance.now()
-          yield* committing(cache, applyBatch(batch.events, at, context.protocol, undefined, cache, stats)).pipe(
+          const also = storeRanges(chainId, batch.stored)
+          yield* committing(cache, applyBatch(batch.events, at, context.protocol, undefined, cache, stats, also)).pipe(
             Effect.withSpan("indexer.batch.write", { attributes: { to: batch.to, events: batch.events.length } })
           )
           yield* committed({ to: batch.to, events: batch.events.length }, since(t))

@@ -96,3 +96,20 @@ export const copyInText = (table: string, columns: ReadonlyArray<string>, text: 
         new SqlError.SqlError({ cause, message: `COPY into ${table} failed: ${String((cause as Error)?.message ?? cause)}` })
     })
   })
+
+/**
+ * Inserts rows given as a binary COPY payload (signature, header, tuples and trailer: the caller
+ * builds it) into `table`, in the current transaction: for bytea, which COPY's text form would
+ * send as hex.
+ */
+export const copyInBinary = (table: string, columns: ReadonlyArray<string>, payload: Buffer) =>
+  Effect.gen(function* () {
+    const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+    const client = Option.isSome(transaction) ? ((transaction.value[0] as unknown as { pg?: pg.Client }).pg ?? undefined) : undefined
+    if (client === undefined) return yield* Effect.die(new Error(`COPY into ${table} outside a transaction`))
+    yield* Effect.tryPromise({
+      try: () => copyFrom(client, `copy ${table} (${columns.join(", ")}) from stdin (format binary)`, payload),
+      catch: (cause) =>
+        new SqlError.SqlError({ cause, message: `COPY into ${table} failed: ${String((cause as Error)?.message ?? cause)}` })
+    })
+  })

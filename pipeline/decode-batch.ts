@@ -14,6 +14,7 @@ import type { AddressBook } from "./decode.js"
 import { decodeLog } from "./decode.js"
 import type { Located } from "./reduce/model.js"
 import type { Batch } from "./source/backfill.js"
+import type { StoredRange } from "./log-store/store-sql.js"
 
 export interface LocatedEvent {
   readonly event: DomainEvent
@@ -38,6 +39,11 @@ export interface DecodedBatch {
   readonly digest: string
   readonly events: ReadonlyArray<LocatedEvent>
   readonly unknown: ReadonlyArray<UnknownLogs>
+  /**
+   * The fetched ranges of the batch in the log store's form (`log-store/`), for the commit that
+   * writes its rows to keep; empty for a batch replayed from the store (it holds them already).
+   */
+  readonly stored: ReadonlyArray<StoredRange>
 }
 
 export const GENESIS_DIGEST = `0x${"0".repeat(64)}`
@@ -97,7 +103,15 @@ export const decodeBatch = (book: AddressBook, batch: Batch, digest: string): De
     digest = chainDigest(digest, batch.blocks.get(block)!.hash, events.slice(i, j))
     i = j
   }
-  return { from: batch.from, to: batch.to, hash: batch.blocks.get(batch.to)!.hash, digest, events, unknown: [...unknown.values()] }
+  return {
+    from: batch.from,
+    to: batch.to,
+    hash: batch.blocks.get(batch.to)!.hash,
+    digest,
+    events,
+    unknown: [...unknown.values()],
+    stored: []
+  }
 }
 
 /**
@@ -111,16 +125,20 @@ class JoinedBatch implements DecodedBatch {
     public hash: string,
     public digest: string,
     readonly events: Array<LocatedEvent>,
-    readonly unknown: Array<UnknownLogs>
+    readonly unknown: Array<UnknownLogs>,
+    readonly stored: Array<StoredRange>
   ) {}
 }
 
 /** `acc` and the batch `next`, which starts right after it, as one batch. */
 const join = (acc: DecodedBatch, next: DecodedBatch): DecodedBatch => {
   const joined =
-    acc instanceof JoinedBatch ? acc : new JoinedBatch(acc.from, acc.to, acc.hash, acc.digest, acc.events.slice(), acc.unknown.slice())
+    acc instanceof JoinedBatch
+      ? acc
+      : new JoinedBatch(acc.from, acc.to, acc.hash, acc.digest, acc.events.slice(), acc.unknown.slice(), acc.stored.slice())
   for (const event of next.events) joined.events.push(event)
   for (const u of next.unknown) joined.unknown.push(u)
+  for (const r of next.stored) joined.stored.push(r)
   joined.to = next.to
   joined.hash = next.hash
   joined.digest = next.digest

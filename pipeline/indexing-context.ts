@@ -39,6 +39,11 @@ export interface IndexingContext {
   readonly unknown: UnknownLogTally
   readonly stats: IndexerStats
   /**
+   * Keep the fetched logs in the log store and replay a re-index from it (`log-store/`); off
+   * only to measure what the store costs.
+   */
+  readonly logStore: boolean
+  /**
    * Publishes this process's metrics for /metrics (`metrics.ts`): at once when `now`, otherwise
    * only when the last publication is a few seconds old. Never fails: a publication lost to an
    * outage is only older figures.

@@ -55,6 +55,8 @@ export interface IndexerOptions {
   readonly cacheLimit?: number
   /** Events per backfill batch, at most (default COALESCE_EVENTS); a batch also closes after a second. */
   readonly batchEvents?: number
+  /** Keep fetched logs in the log store and re-index from it (default true; `LOG_STORE=off` measures without). */
+  readonly logStore?: boolean
 }
 
 /**
@@ -94,6 +96,7 @@ export const makeIndexer = (options: IndexerOptions) =>
       cache: new RowCache(options.cacheLimit),
       unknown: new UnknownLogTally(),
       stats,
+      logStore: options.logStore ?? true,
       publishMetrics
     }
     yield* registerMetrics

@@ -18,6 +18,8 @@ import { findAncestor, reconcile, type Header, type ReorgTooDeep, type Window } 
 import { AddressBits } from "./source/bloom.js"
 import { type ChainError, InconsistentAnswer } from "./source/errors.js"
 import type { Rpc } from "./source/rpc.js"
+import { encodeRange } from "./log-store/codec.js"
+import type { StoredRange } from "./log-store/store-sql.js"
 import { confirmEmpty, suspectIn } from "./source/withheld.js"
 
 /** A window entry: the header and the chained digest after the block. */
@@ -36,6 +38,8 @@ export type TipEvent =
       readonly unknown: ReadonlyArray<UnknownLogs>
       readonly digest: string
       readonly parentDigest: string
+      /** The block's logs in the log store's form (`log-store/`): a row of its own, so a reorg deletes it whole. */
+      readonly stored: StoredRange
       /** The newest head seen when the block was fetched. */
       readonly head: number
       readonly window: Window
@@ -83,11 +87,8 @@ export const makeTipSource = (rpc: Rpc, book: AddressBook) => {
     Effect.gen(function* () {
       const logs = yield* blockLogs(header).pipe(Effect.withSpan("indexer.tip.fetch", { attributes: { block: header.number } }))
       const parentDigest = digestAt(window, window.tip.number)
-      const decoded = decodeBatch(
-        book,
-        { from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) },
-        parentDigest
-      )
+      const fetched = { from: header.number, to: header.number, logs, blocks: new Map([[header.number, header]]) }
+      const decoded = decodeBatch(book, fetched, parentDigest)
       const held: Held = { ...header, digest: decoded.digest }
       return {
         _tag: "Block",
@@ -96,6 +97,7 @@ export const makeTipSource = (rpc: Rpc, book: AddressBook) => {
         unknown: decoded.unknown,
         digest: decoded.digest,
         parentDigest,
+        stored: { from: header.number, to: header.number, bytes: encodeRange(fetched) },
         head,
         window: window.push(held)
       } satisfies TipEvent

@@ -2,10 +2,11 @@
  * The tip writer: commits the tip source's events one transaction each, with the held window
  * (`indexed_block`) and the NOTIFY in the same transaction.
  *
- * - Block: its rows with undo images, the block held, the checkpoint moved to it (`sink.commit`,
- *   the backfill's commit too).
+ * - Block: its rows with undo images, the block held, its logs kept in the log store, the
+ *   checkpoint moved to it (`sink.commit`, the backfill's commit too).
  * - Reorg: every block above the ancestor undone (rows from their undo images, appended rows
- *   deleted), those blocks dropped from the window, the checkpoint moved back to the ancestor.
+ *   deleted), those blocks dropped from the window and from the log store, the checkpoint moved
+ *   back to the ancestor.
  * - Finalized: blocks now final leave the window and lose their undo rows.
  */
 import { Effect, Stream } from "effect"
@@ -14,6 +15,7 @@ import { committing, type IndexingContext } from "./indexing-context.js"
 import { recordBatch, recordPosition, recordReorg } from "./metrics.js"
 import type { Window } from "./reorg.js"
 import { pruneUndo, revertTo } from "./sink.js"
+import { deleteStoredAbove, storeRanges } from "./log-store/store-sql.js"
 import type { TipEvent } from "./tip-source.js"
 
 export const makeTipWriter = (context: IndexingContext) => {
@@ -35,7 +37,9 @@ export const makeTipWriter = (context: IndexingContext) => {
               header.number,
               cache,
               context.stats,
-              progress.holdBlock(header, digest, parentDigest)
+              context.logStore
+                ? Effect.zipRight(progress.holdBlock(header, digest, parentDigest), storeRanges(chainId, [event.stored]))
+                : progress.holdBlock(header, digest, parentDigest)
             )
           ).pipe(Effect.withSpan("indexer.batch.write", { attributes: { to: header.number, events: events.length } }))
           yield* recordBatch(context.stats, 1, events.length, (performance.now() - t) / 1000)
@@ -50,6 +54,8 @@ export const makeTipWriter = (context: IndexingContext) => {
             .withTransaction(
               revertTo({ chainId, block: ancestor.number, hash: ancestor.hash, digest: ancestor.digest }).pipe(
                 Effect.zipRight(progress.dropBlocksAbove(ancestor.number)),
+                // The orphaned blocks' logs leave the log store with their rows.
+                Effect.zipRight(deleteStoredAbove(chainId, ancestor.number)),
                 Effect.zipRight(progress.notifyHead(ancestor.number, ancestor.hash, true))
               )
             )

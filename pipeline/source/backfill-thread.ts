@@ -14,11 +14,12 @@
  * fails its running jobs (a defect, not a ChainError: nothing a retry of the range would fix)
  * and the next job starts a new one.
  */
-import { Effect, FiberRef, Option, Queue, Stream } from "effect"
+import { Deferred, Effect, Exit, FiberId, FiberRef, Option, Queue, Stream } from "effect"
 import { Worker } from "node:worker_threads"
 import type { Deployment } from "../../schema/deployment.js"
 import { RUNS_COMPILED } from "../../schema/io/project-root.js"
 import type { DecodedBatch } from "../decode-batch.js"
+import type { StoredRange } from "../log-store/store-sql.js"
 import { type ChainError, type ChainErrorData, chainErrorFrom } from "./errors.js"
 import type { Transport } from "./rpc.js"
 
@@ -35,10 +36,25 @@ export interface BackfillJob {
   /** The chained digest after block `from - 1`. */
   readonly digest: string
   readonly concurrency: number
+  /** Encode each range for the log store too (`log-store/codec.ts`). */
+  readonly store?: boolean
+}
+
+/** A replay of log store rows (`log-store/replay.ts`): the indexing thread reads them, the worker decodes them. */
+export interface ReplayJob {
+  readonly deployment: Deployment
+  /** Outcome tokens already watched (the deployment's components are added by the worker). */
+  readonly tokens: ReadonlyArray<string>
+  /** The first block to decode (a row may start below it). */
+  readonly from: number
+  /** The chained digest after block `from - 1`. */
+  readonly digest: string
 }
 
 export type ToThread =
   | ({ readonly type: "start"; readonly job: number; readonly credits: number; readonly logLevel: string } & BackfillJob)
+  | ({ readonly type: "replay"; readonly job: number } & ReplayJob)
+  | { readonly type: "stored"; readonly job: number; readonly range: StoredRange }
   | { readonly type: "credit"; readonly job: number }
   | { readonly type: "stop"; readonly job: number }
 
@@ -96,6 +112,20 @@ class BackfillThread {
     return id
   }
 
+  /** Starts a replay job: the worker decodes the rows `stored` sends, in order, one batch each. */
+  startReplay(job: ReplayJob, deliver: (message: FromThread) => void): number {
+    const id = ++this.lastJob
+    this.jobs.set(id, deliver)
+    this.worker.ref()
+    this.post({ type: "replay", job: id, ...job })
+    return id
+  }
+
+  /** One row for replay job `job` (its bytes are copied: a row read by pg may share its buffer). */
+  stored(job: number, range: StoredRange) {
+    this.post({ type: "stored", job, range })
+  }
+
   credit(job: number) {
     this.post({ type: "credit", job })
   }
@@ -147,6 +177,49 @@ export const threadBackfill = (job: BackfillJob): Stream.Stream<ThreadBatch, Cha
               return Effect.die(new Error(message.message))
           }
         })
+      )
+    })
+  )
+
+/**
+ * The rows of `rows` decoded on the backfill thread, in order, one ThreadBatch each (its
+ * `watched` the tokens the row's announcements added). At most CREDITS rows are in flight; the
+ * indexing thread only reads them. A worker that fails to decode one (a damaged row) or dies
+ * fails the stream with a defect.
+ */
+export const threadReplay = <E, R>(job: ReplayJob, rows: Stream.Stream<StoredRange, E, R>): Stream.Stream<ThreadBatch, E, R> =>
+  Stream.unwrapScoped(
+    Effect.gen(function* () {
+      /** The replies still awaited, in the order their rows were posted (the worker answers in that order). */
+      const pending: Array<Deferred.Deferred<ThreadBatch>> = []
+      let failed: string | undefined
+      const worker = thread()
+      const id = yield* Effect.acquireRelease(
+        Effect.sync(() =>
+          worker.startReplay(job, (message) => {
+            if (message.type === "batch") {
+              const reply = pending.shift()
+              if (reply !== undefined) Deferred.unsafeDone(reply, Exit.succeed(message))
+              return
+            }
+            failed = message.type === "defect" ? message.message : `the backfill thread answered a replay with ${message.type}`
+            for (const reply of pending.splice(0)) Deferred.unsafeDone(reply, Exit.die(new Error(failed)))
+          })
+        ),
+        (id) => Effect.sync(() => worker.stop(id))
+      )
+      return rows.pipe(
+        // Posted one at a time in stream order, so replies pair with rows in order.
+        Stream.mapEffect((range) =>
+          Effect.suspend(() => {
+            if (failed !== undefined || worker.dead) return Effect.die(new Error(failed ?? "the backfill thread is gone"))
+            const reply = Deferred.unsafeMake<ThreadBatch>(FiberId.none)
+            pending.push(reply)
+            worker.stored(id, range)
+            return Effect.succeed(reply)
+          })
+        ),
+        Stream.mapEffect(Deferred.await, { concurrency: CREDITS })
       )
     })
   )

@@ -32,7 +32,10 @@ export const DERIVED_TABLES: ReadonlyArray<string> = [
   // the indexer's published metrics (block, head, lag of the old index)
   "indexer_metrics",
   // the notification consumer's position in the old index (notifications: see `resetChainData`)
-  "notification_cursor"
+  "notification_cursor",
+  // the log store (migration 0025): what a re-index after a migration replays, so migrations
+  // never empty it; a reset does, since the chain it recorded is no longer the devnet's
+  "log_store"
 ]
 
 /**

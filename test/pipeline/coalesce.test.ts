@@ -29,13 +29,15 @@ const batchesOf = (shapes: ReadonlyArray<readonly [number, number]>): Array<Deco
     const events: Array<LocatedEvent> = []
     for (let b = from; b <= to; b++) for (let j = 0; j < perBlock; j++) events.push(eventAt(b, j))
     const unknown = i % 3 === 0 ? [{ address: "0x".padEnd(42, "d"), topic0: hashOf(i), block: from, count: i + 1 }] : []
-    const batch: DecodedBatch = { from, to, hash: hashOf(to), digest: hashOf(to * 7), events, unknown }
+    const stored = [{ from, to, bytes: Uint8Array.of(i) }]
+    const batch: DecodedBatch = { from, to, hash: hashOf(to), digest: hashOf(to * 7), events, unknown, stored }
     from = to + 1
     return batch
   })
 }
 
-const snapshot = (batches: ReadonlyArray<DecodedBatch>) => batches.map((b) => ({ ...b, events: [...b.events], unknown: [...b.unknown] }))
+const snapshot = (batches: ReadonlyArray<DecodedBatch>) =>
+  batches.map((b) => ({ ...b, events: [...b.events], unknown: [...b.unknown], stored: [...b.stored] }))
 
 describe("coalesceDecoded", () => {
   it("joins ready batches without losing, reordering or changing anything", async () => {
@@ -60,6 +62,8 @@ describe("coalesceDecoded", () => {
           }
           expect(joined.flatMap((b) => b.events)).toEqual(input.flatMap((b) => b.events))
           expect(joined.flatMap((b) => b.unknown)).toEqual(input.flatMap((b) => b.unknown))
+          // The log store's ranges go with their events: every part's, in order.
+          expect(joined.flatMap((b) => b.stored)).toEqual(input.flatMap((b) => b.stored))
           const largest = Math.max(...input.map((b) => b.events.length))
           for (const b of joined) expect(b.events.length).toBeLessThanOrEqual(Math.max(maxEvents, largest))
         }
