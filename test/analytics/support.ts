@@ -17,6 +17,7 @@ import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
+import { withClient } from "../support/template-db.js"
 
 /** The fixture replayed over JSON-RPC, heads played only as far as a test asks. */
 export const fixtureChain = Effect.gen(function* () {
@@ -44,16 +45,8 @@ export const indexTo = (dbUrl: string, fixture: { chain: ReplayChain; url: strin
     pgClientLayer(Redacted.make(dbUrl))
   ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
 
-export const withPg = <A>(url: string, f: (client: pg.Client) => Promise<A>) =>
-  Effect.promise(async () => {
-    const client = new pg.Client({ connectionString: url })
-    await client.connect()
-    try {
-      return await f(client)
-    } finally {
-      await client.end()
-    }
-  })
+/** Runs `f` on a fresh connection to `url`, closed afterwards (the support's one helper for it). */
+export const withPg = withClient
 
 export const withDuck = <A>(path: string, f: (db: DuckDBConnection) => Promise<A>) =>
   Effect.promise(async () => {
