@@ -7,7 +7,10 @@
 import * as net from "node:net"
 import { Effect } from "effect"
 import { describe, expect, inject, it } from "vitest"
+import type { TestProject } from "vitest/node"
+import setup from "../support/global-setup.js"
 import { EXTERNAL_URL, query } from "../support/postgres.js"
+import { scratchName } from "../support/template-db.js"
 import { chooseServer, MACHINE_URL, postgresAnswers } from "../support/test-database.js"
 
 /** A probe that records being asked. */
@@ -72,5 +75,41 @@ describe("the test run's Postgres server", () => {
     }
     const rows = await Effect.runPromise(query<{ one: number }>(EXTERNAL_URL, "select 1 as one"))
     expect(rows.rows).toEqual([{ one: 1 }])
+  })
+
+  it("keeps the run's templates until the last project's teardown, which drops them", async () => {
+    // Two projects' setups, as vitest.config.ts has, on templates of this test's own (the run's
+    // are left alone): the name set beforehand also skips the setup's build of the service.
+    const saved = { template: process.env["PREDIX_FIXTURE_TEMPLATE"], url: process.env["TEST_DATABASE_URL"] }
+    const template = scratchName()
+    process.env["PREDIX_FIXTURE_TEMPLATE"] = template
+    process.env["TEST_DATABASE_URL"] = EXTERNAL_URL
+    const project = { provide: () => undefined } as unknown as TestProject
+    const names = [template, `${template}_migrated`]
+    const exist = async () =>
+      (
+        await Effect.runPromise(
+          query<{ datname: string }>(EXTERNAL_URL, `select datname from pg_database where datname = any($1)`, [names])
+        )
+      ).rows
+        .map((r) => r.datname)
+        .sort()
+    try {
+      const teardowns = [await setup(project), await setup(project)]
+      for (const name of names) await Effect.runPromise(query(EXTERNAL_URL, `create database ${name}`))
+      await teardowns[1]!()
+      expect(await exist(), "after the first teardown, the other project may still copy them").toEqual(names.sort())
+      await teardowns[0]!()
+      expect(await exist(), "the last teardown drops them").toEqual([])
+    } finally {
+      for (const name of names) await Effect.runPromise(query(EXTERNAL_URL, `drop database if exists ${name} with (force)`))
+      for (const [key, value] of [
+        ["PREDIX_FIXTURE_TEMPLATE", saved.template],
+        ["TEST_DATABASE_URL", saved.url]
+      ] as const) {
+        if (value === undefined) delete process.env[key]
+        else process.env[key] = value
+      }
+    }
   })
 })

@@ -1,7 +1,7 @@
 /**
  * Once per test run: names the template databases the indexed fixture and a migrated database
  * are built into (by the first test file that needs each, see template-db.ts) and drops them when
- * the run ends. Each run builds them afresh with the code under test; nothing is kept between runs. Also compiles the
+ * the last project's teardown runs. Each run builds them afresh with the code under test; nothing is kept between runs. Also compiles the
  * service (`bin/build.mjs`) that the tests' child processes run, and chooses the run's Postgres
  * server (test-database.ts: TEST_DATABASE_URL, else the machine's on 127.0.0.1:5432, else an
  * embedded cluster started here and stopped when the run ends), whose URL every file injects.
@@ -34,8 +34,8 @@ export default async function setup(project: TestProject) {
   // Shared by every project's setup: the first chooses (and starts a cluster if it must), the last teardown stops it.
   const databaseUrl = await acquireTestDatabase((line) => console.log(line))
   project.provide("databaseUrl", databaseUrl)
-  return async () => {
-    await dropTemplates(databaseUrl, [template, migrated])
-    await releaseTestDatabase()
-  }
+  // The templates are the run's, not the project's: every project copies them, so only the last
+  // project's teardown drops them (a project's teardown that dropped them `with (force)` could
+  // cut a copy another project's file was still taking).
+  return () => releaseTestDatabase((url) => dropTemplates(url, [template, migrated]))
 }

@@ -6,7 +6,7 @@
  * Invariants: a copy is never taken of a half-built template (it is built under another name and
  * renamed when complete, all under an advisory lock the other files wait on), and every copy is
  * a database of its own, so a test that changes its database sees nobody else's changes. The
- * templates are dropped by global-setup.ts when the run ends.
+ * templates are dropped by global-setup.ts in the last project's teardown (never while another project may copy them).
  */
 import { Effect } from "effect"
 import pg from "pg"

@@ -140,13 +140,21 @@ export const acquireTestDatabase = (log: (line: string) => void = () => undefine
   return url
 }
 
-/** One user fewer; the last one stops the embedded cluster, if the run started one. */
-export const releaseTestDatabase = async (): Promise<void> => {
+/**
+ * One user fewer. The last one runs `lastOut` on the server (while it still runs: the run's
+ * shared databases are dropped there, never by a user while another may still use them), then
+ * stops the embedded cluster, if the run started one.
+ */
+export const releaseTestDatabase = async (lastOut: (url: string) => Promise<void> = async () => undefined): Promise<void> => {
   const shared = registry[KEY]
   if (shared === undefined) return
   shared.users -= 1
   if (shared.users > 0) return
   delete registry[KEY]
-  await shared.url.catch(() => undefined)
-  await shared.close()
+  const url = await shared.url.catch(() => undefined)
+  try {
+    if (url !== undefined) await lastOut(url)
+  } finally {
+    await shared.close()
+  }
 }
