@@ -16,10 +16,9 @@ import { generatePrivateKey, mnemonicToAccount, privateKeyToAccount } from "viem
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { FAUCET_USDC, makeFaucet, type FaucetOptions } from "../../http/backend/faucet/service.js"
 import { pgClientLayer } from "../../src/db/database.js"
-import { runMigrations } from "../../src/db/migrations.js"
 import { DEVNET_MNEMONIC } from "../../tools/devnet/anvil.js"
 import { startLiveDevnet, type LiveDevnet } from "../../tools/devnet/live.js"
-import { query, scratchDatabaseUrl } from "../support/postgres.js"
+import { migratedDatabaseUrl, query } from "../support/postgres.js"
 import { jsonRpc } from "../support/probes.js"
 
 const ERC20 = parseAbi(["function balanceOf(address) view returns (uint256)", "function transfer(address, uint256) returns (bool)"])
@@ -75,9 +74,9 @@ beforeAll(async () => {
   dataDir = await fs.mkdtemp(Path.join(os.tmpdir(), "predix-faucet-"))
   live = await startLiveDevnet({ dataDir, log: () => {} })
   proxy = await startRpcProxy(live.url)
-  dbUrl = await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope))
+  // A copy of the run's migrated template (support/postgres.ts): these files test the faucet, not the migrations.
+  dbUrl = await Effect.runPromise(Scope.extend(migratedDatabaseUrl, scope))
   runtime = ManagedRuntime.make(pgClientLayer(Redacted.make(dbUrl)))
-  await runtime.runPromise(runMigrations().pipe(quiet))
 }, 120_000)
 
 afterAll(async () => {

@@ -9,7 +9,7 @@
  *   depth the test makes (`client.reorg(n)`) is undone by the indexer rather than refused;
  * - the indexer runs in this process (no backfill thread): a step has written and committed
  *   everything up to the head it saw when `index()` resolves;
- * - the database is the indexer's own scratch database unless `databaseUrl` names another one
+ * - the database is the indexer's own scratch database (a copy of the run's migrated template) unless `databaseUrl` names another one
  *   (whose owner drops it); either way it is migrated.
  *
  * No vitest import here: bench/ws.ts builds its devnet with this too.
@@ -24,7 +24,7 @@ import { startAnvil, type Anvil } from "../../tools/devnet/anvil.js"
 import { DevnetClient, type Address } from "../../tools/devnet/client.js"
 import { compileContracts } from "../../tools/devnet/compile.js"
 import { ADMIN, deployDevnet, type Devnet } from "../../tools/devnet/deploy.js"
-import { scratchDatabaseUrl } from "./postgres.js"
+import { migratedDatabaseUrl } from "./postgres.js"
 
 /** Test USDC's raw unit per USDC (6 decimals). */
 export const USDC = 1_000_000n
@@ -89,7 +89,8 @@ export const withIndexedDevnet = async (scope: Scope.Scope, options: IndexedDevn
   )
   const client = new DevnetClient(anvil.url, compileContracts())
   const devnet = await deployDevnet(client, { deployedVariants: false })
-  const databaseUrl = options.databaseUrl ?? (await Effect.runPromise(Scope.extend(scratchDatabaseUrl, scope)))
+  // A copy of the run's migrated template (its migrations then find nothing to do), or a given database.
+  const databaseUrl = options.databaseUrl ?? (await Effect.runPromise(Scope.extend(migratedDatabaseUrl, scope)))
   const database = pgClientLayer(Redacted.make(databaseUrl))
   const runtime = await Effect.runPromise(
     Effect.acquireRelease(
