@@ -18,7 +18,8 @@
  */
 import { Schema } from "effect"
 import { BackendMarket, type MarketStatus } from "../../../schema/backend-markets.js"
-import { formatPrice, type LocalizedString, type Money } from "../../../schema/primitives.js"
+import type { LocalizedString } from "../../../schema/primitives.js"
+import { moneyJson as money, priceJson as price } from "../json-text.js"
 
 type Market = typeof BackendMarket.Type
 type Binary = Extract<Market, { kind: "binary" }>
@@ -31,13 +32,7 @@ const nullableStr = (value: string | null): string => (value === null ? "null" :
 
 const nullableInt = (value: number | null): string => (value === null ? "null" : String(value))
 
-const price = (value: bigint | null): string => (value === null ? "null" : `"${formatPrice(value)}"`)
-
 const localized = (value: LocalizedString): string => `{"key":${str(value.key)},"fallback":${str(value.fallback)}}`
-
-/** Money: its fields are strings already (the raw amount's decimal text is digits and a sign: no escaping). */
-const money = (value: Money): string =>
-  `{"decimal":"${value.decimal}","raw":"${value.raw}","decimals":${value.decimals},"unit":"${value.unit}"}`
 
 const status = (value: MarketStatus): string => `"${value}"`
 

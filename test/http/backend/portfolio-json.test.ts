@@ -1,5 +1,5 @@
 /**
- * The portfolio answer Postgres writes (`readPortfolioJson`) against the read model's portfolio
+ * The portfolio answer written from Postgres' marked lines (`readPortfolioJson`) against the read model's portfolio
  * encoded by the schema (`readPortfolio`, `toPosition`, `totals`, `Schema.encodeSync(BackendPortfolio)`):
  * the same JSON text, byte for byte, for every holder of the indexed fixture, and for rows made to
  * reach every branch the fixture may not: market ids past BIGINT and at 2^256 - 1, questions with
@@ -104,7 +104,7 @@ const makeRows = Effect.gen(function* () {
     from (select id, row_number() over (order by id) as n from market) m`
 })
 
-describe("the portfolio answer written by Postgres", () => {
+describe("the portfolio answer written from Postgres' lines", () => {
   it.live(
     "is the schema's encoding of the read model's portfolio, byte for byte",
     () =>
