@@ -120,8 +120,8 @@ export const item = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null, 
 }
 
 /**
- * `item` for an answer whose computation gives the JSON text of `data` itself (Postgres assembles
- * it: the portfolio, `trading/portfolio-json.ts`), wrapped in the envelope as it is. The text must
+ * `item` for an answer whose computation gives the JSON text of `data` itself (written from
+ * Postgres' text: the portfolio, `trading/portfolio-json.ts`), wrapped in the envelope as it is. The text must
  * be what `JSON.stringify(Schema.encodeSync(schema)(value))` gives of the same answer, key order
  * included, and a test must compare the two; `schema` is named here so the endpoint's answer and
  * that test refer to the same one.
