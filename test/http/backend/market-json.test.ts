@@ -9,7 +9,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { marketJson } from "../../../http/backend/markets/market-json.js"
 import { readEventMembers } from "../../../http/backend/markets/repository.js"
 import { toBackendMarket } from "../../../http/backend/markets/records.js"
@@ -17,9 +17,8 @@ import { LOCALES } from "../../../http/backend/locale.js"
 import { MARKET_COLUMNS, MARKET_FROM, toMarket } from "../../../http/read/markets.js"
 import { BackendMarket, MARKET_STATUSES } from "../../../schema/backend-markets.js"
 import { MAX_UINT256, money, type Address } from "../../../schema/primitives.js"
-import { pgClientLayer } from "../../../src/db/database.js"
 import { seedDisplayMetadataFrom } from "../../../src/display-metadata.js"
-import { fixtureDatabaseUrl } from "../../support/fixture-db.js"
+import { onFixtureDb } from "../../support/fixture-db.js"
 
 const bySchema = (market: BackendMarket) => JSON.stringify(Schema.encodeSync(BackendMarket)(market))
 
@@ -31,35 +30,25 @@ describe("the market record written directly", () => {
   it.live(
     "is the schema's encoding of every indexed market, in every locale",
     () =>
-      Effect.scoped(
+      onFixtureDb(
         Effect.gen(function* () {
-          const db = yield* fixtureDatabaseUrl
-          yield* Effect.provide(
-            Effect.gen(function* () {
-              yield* seedDisplayMetadataFrom()
-              const sql = yield* SqlClient.SqlClient
-              const markets = (yield* sql.unsafe(`select ${MARKET_COLUMNS} from ${MARKET_FROM} order by m.id`)).map(toMarket)
-              const byEvent = yield* readEventMembers([...new Set(markets.flatMap((m) => (m.eventId === null ? [] : [m.eventId])))])
-              const kinds = new Set<string>()
-              let titled = 0
-              for (const locale of LOCALES) {
-                for (const market of markets) {
-                  const record = toBackendMarket(
-                    market,
-                    locale,
-                    market.eventId === null ? undefined : byEvent.get(market.eventId.toString())
-                  )
-                  kinds.add(record.kind)
-                  if (market.metadata !== null) titled++
-                  expectSame(record)
-                }
-              }
-              expect(markets.length, "the fixture has markets").toBeGreaterThan(10)
-              expect([...kinds].sort(), "binary and multi records").toEqual(["binary", "multi"])
-              expect(titled, "with display metadata").toBeGreaterThan(0)
-            }),
-            pgClientLayer(Redacted.make(db.url))
-          )
+          yield* seedDisplayMetadataFrom()
+          const sql = yield* SqlClient.SqlClient
+          const markets = (yield* sql.unsafe(`select ${MARKET_COLUMNS} from ${MARKET_FROM} order by m.id`)).map(toMarket)
+          const byEvent = yield* readEventMembers([...new Set(markets.flatMap((m) => (m.eventId === null ? [] : [m.eventId])))])
+          const kinds = new Set<string>()
+          let titled = 0
+          for (const locale of LOCALES) {
+            for (const market of markets) {
+              const record = toBackendMarket(market, locale, market.eventId === null ? undefined : byEvent.get(market.eventId.toString()))
+              kinds.add(record.kind)
+              if (market.metadata !== null) titled++
+              expectSame(record)
+            }
+          }
+          expect(markets.length, "the fixture has markets").toBeGreaterThan(10)
+          expect([...kinds].sort(), "binary and multi records").toEqual(["binary", "multi"])
+          expect(titled, "with display metadata").toBeGreaterThan(0)
         })
       ),
     120_000
