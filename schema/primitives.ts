@@ -514,10 +514,17 @@ const checkDecimals = (decimals: number): void => {
  * `formatUnits(5n * 10n ** 15n, 18)` is `"0.005000000000000000"`, `formatUnits(-500000n, 6)` is
  * `"-0.500000"`. With `decimals` 0 there is no decimal point.
  */
-export const formatUnits = (raw: bigint, decimals: number): string => {
+export const formatUnits = (raw: bigint, decimals: number): string => formatUnitsText(raw.toString(), decimals)
+
+/**
+ * `formatUnits` of an integer written as its canonical decimal text (what `bigint.toString()` and
+ * Postgres' NUMERIC output of a scale-0 value write: digits, a leading "-" when negative, no
+ * leading zeros), without parsing it: for answers assembled from database text.
+ */
+export const formatUnitsText = (raw: string, decimals: number): string => {
   checkDecimals(decimals)
-  const negative = raw < 0n
-  const digits = (negative ? -raw : raw).toString().padStart(decimals + 1, "0")
+  const negative = raw.charCodeAt(0) === 45 // "-"
+  const digits = (negative ? raw.slice(1) : raw).padStart(decimals + 1, "0")
   const whole = digits.slice(0, digits.length - decimals)
   const fraction = digits.slice(digits.length - decimals)
   return `${negative ? "-" : ""}${whole}${decimals > 0 ? `.${fraction}` : ""}`

@@ -105,16 +105,23 @@ const encoder = <A, I>(schema: Schema.Schema<A, I>) => {
   return (value: A): string => JSON.stringify(encode(value))
 }
 
-/** A single item of `schema`. */
-export const item = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null) => {
-  const encode = encoder(schema)
+/**
+ * A writer of one value's JSON text that stands in for the schema's encoding (a hot record, e.g.
+ * `markets/market-json.ts`): it must give exactly `JSON.stringify(Schema.encodeSync(schema)(value))`,
+ * key order included, and a test must compare the two over real records.
+ */
+export type JsonWriter<A> = (value: A) => string
+
+/** A single item of `schema` (written by `json` when given, which must match the schema's encoding). */
+export const item = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null, json?: JsonWriter<A>) => {
+  const encode = json ?? encoder(schema)
   return <E, R>(compute: (info: RequestInfo) => Effect.Effect<A, E, R>, keyExtra = "") =>
     answer(tier, compute, (value) => ({ data: encode(value) }), keyExtra)
 }
 
 /**
- * `item` for an answer whose computation gives the JSON text of `data` itself (Postgres assembles
- * it: the portfolio, `trading/portfolio-json.ts`), wrapped in the envelope as it is. The text must
+ * `item` for an answer whose computation gives the JSON text of `data` itself (written from
+ * Postgres' text: the portfolio, `trading/portfolio-json.ts`), wrapped in the envelope as it is. The text must
  * be what `JSON.stringify(Schema.encodeSync(schema)(value))` gives of the same answer, key order
  * included, and a test must compare the two; `schema` is named here so the endpoint's answer and
  * that test refer to the same one.
@@ -148,9 +155,9 @@ export const ownList = <A, I>(schema: Schema.Schema<A, I>) => {
     )
 }
 
-/** A page of `schema` items. */
-export const list = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null) => {
-  const encode = encoder(Schema.Array(schema))
+/** A page of `schema` items (each written by `json` when given, which must match the schema's encoding). */
+export const list = <A, I>(schema: Schema.Schema<A, I>, tier: CacheTier | null, json?: JsonWriter<A>) => {
+  const encode = json === undefined ? encoder(Schema.Array(schema)) : (rows: ReadonlyArray<A>) => `[${rows.map(json).join(",")}]`
   return <E, R>(compute: (info: RequestInfo) => Effect.Effect<Page<A>, E, R>, keyExtra = "") =>
     answer(
       tier,

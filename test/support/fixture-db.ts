@@ -7,6 +7,7 @@
  * template-db.ts); every caller gets its own copy of it (CREATE DATABASE ... TEMPLATE), so tests
  * that change their database still see nobody else's changes.
  */
+import type { SqlClient } from "@effect/sql"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import { inject } from "vitest"
 import { makeIndexer } from "../../pipeline/run.js"
@@ -70,3 +71,7 @@ export const fixtureDatabaseUrl = Effect.gen(function* () {
   chain.advanceAll()
   return { url, headNumber: chain.headNumber, deployment: chain.meta.deployment }
 })
+
+/** `effect` run against a copy of the indexed fixture (`fixtureDatabaseUrl`), with the service's pool on it; dropped after. */
+export const onFixtureDb = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Effect.scoped(Effect.flatMap(fixtureDatabaseUrl, (db) => Effect.provide(effect, pgClientLayer(Redacted.make(db.url)))))

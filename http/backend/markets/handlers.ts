@@ -18,11 +18,12 @@ import type { Locale } from "../locale.js"
 import { eventNotFound, findMarket, fromIndexer, marketNotFound, parseEventIdOrSlug, parseIdOrSlug } from "../lookup.js"
 import { MarketOutcome } from "./api.js"
 import { chainNowAtHead, listHotRows, listMarketRows, readEventMembers } from "./repository.js"
+import { marketJson } from "./market-json.js"
 import { toBackendEvent, toBackendEventDetail, toBackendMarket } from "./records.js"
 import { item, list } from "../respond.js"
 
-const marketItem = item(BackendMarket, "hot")
-const marketList = list(BackendMarket, "hot")
+const marketItem = item(BackendMarket, "hot", marketJson)
+const marketList = list(BackendMarket, "hot", marketJson)
 
 /** Backend records of `markets`, with their events' members for those that are outcomes of an event. */
 const withMembers = (markets: ReadonlyArray<MarketRecord>, locale: Locale) =>

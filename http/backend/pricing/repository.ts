@@ -33,22 +33,22 @@ const VENUE_PAUSES = `select coalesce(bool_or(paused) filter (where scope = 'hoo
 const POOL_OF = `select initialized, sqrt_price_x96, liquidity, yes_is_currency0 from amm_pool where market_id = $1::numeric
   order by registered_block desc, pool_id limit 1`
 
-interface PoolRow {
-  readonly initialized: boolean
+/** The pool of a row that left-joined `POOL_OF` (`has_pool` false: the market has none). */
+const poolOf = (row: {
+  readonly has_pool: boolean
+  readonly initialized: boolean | null
   readonly sqrt_price_x96: string | null
-  readonly liquidity: string
-  readonly yes_is_currency0: boolean
-}
-
-const toPool = (row: PoolRow | undefined): PoolState | undefined =>
-  row === undefined
-    ? undefined
-    : {
-        initialized: row.initialized && row.sqrt_price_x96 !== null,
+  readonly liquidity: string | null
+  readonly yes_is_currency0: boolean | null
+}): PoolState | undefined =>
+  row.has_pool
+    ? {
+        initialized: row.initialized === true && row.sqrt_price_x96 !== null,
         sqrtPriceX96: BigInt(row.sqrt_price_x96 ?? 0),
-        liquidity: BigInt(row.liquidity),
-        yesIsCurrency0: row.yes_is_currency0
+        liquidity: BigInt(row.liquidity ?? 0),
+        yesIsCurrency0: row.yes_is_currency0 === true
       }
+    : undefined
 
 /** Per side of the book (0..3): best price, open shares, levels. */
 export interface SideSummary {
@@ -57,27 +57,44 @@ export interface SideSummary {
   readonly levels: number
 }
 
-/** The pool and the book's per-side summary (from the aggregated levels): what a pricing view shows. */
+/** One side's summary as `readViewState` reads it: side (0..3), best price, open shares (text: uint256), levels. */
+type SideEntry = readonly [side: number, best: string, shares: string, levels: number]
+
+const decodeViewRow = rowDecoder({
+  has_pool: bool,
+  initialized: nullable(bool),
+  sqrt_price_x96: nullable(text()),
+  liquidity: nullable(text()),
+  yes_is_currency0: nullable(bool),
+  sides: json<ReadonlyArray<SideEntry>>()
+})
+
+/**
+ * The pool and the book's per-side summary (from the aggregated levels), in one prepared
+ * statement (one snapshot, one round trip; it was two statements on two connections). Prices and
+ * shares travel as JSON strings, never JSON numbers.
+ */
+const VIEW_STATE_SQL = prepared(`
+  select pool.initialized is not null as has_pool, pool.initialized, pool.sqrt_price_x96::text, pool.liquidity::text, pool.yes_is_currency0,
+         (select coalesce(json_agg(json_build_array(s.side, s.best::text, s.shares::text, s.levels)), '[]')
+          from (select side, case when side in (0, 2) then max(price) else min(price) end as best, sum(amount) as shares, count(*) as levels
+                from order_book_level where market_id = $1::numeric group by side) s) as sides
+  from (select 1) one
+  left join lateral (${POOL_OF}) pool on true`)
+
+/** The pool and the book's per-side summary: what a pricing view shows. */
 export const readViewState = (marketId: bigint) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const id = marketId.toString()
-    const [pools, sides] = yield* Effect.all(
-      [
-        sql.unsafe<PoolRow>(POOL_OF, [id]),
-        sql<{ side: number; best: string; shares: string; levels: string }>`
-          select side, case when side in (0, 2) then max(price) else min(price) end as best, sum(amount) as shares, count(*) as levels
-          from order_book_level where market_id = ${id}::numeric group by side`
-      ],
-      { concurrency: 2 }
-    )
+    const rows = yield* sql.unsafe(VIEW_STATE_SQL, [marketId.toString()])
+    const row = decodeViewRow(rows[0])
     const summary: Array<SideSummary> = [0, 1, 2, 3].map((side) => {
-      const row = sides.find((r) => r.side === side)
-      return row === undefined
+      const entry = row.sides.find(([s]) => s === side)
+      return entry === undefined
         ? { best: null, shares: 0n, levels: 0 }
-        : { best: BigInt(row.best), shares: BigInt(row.shares), levels: Number(row.levels) }
+        : { best: BigInt(entry[1]), shares: BigInt(entry[2]), levels: Number(entry[3]) }
     })
-    return { pool: toPool(pools[0]), sides: summary }
+    return { pool: poolOf(row), sides: summary }
   }).pipe(read)
 
 /** What `readQuoteState` reads of one order: id, side, price and remaining amount, as text (uint256 ids and amounts). */
@@ -121,14 +138,7 @@ export const readQuoteState = (marketId: bigint) =>
     const row = decodeQuoteRow(rows[0])
     const now: ChainNow = { time: row.head_time, paused: row.paused, exchangePaused: row.exchange_paused }
     const state: QuoteState = {
-      pool: row.has_pool
-        ? toPool({
-            initialized: row.initialized === true,
-            sqrt_price_x96: row.sqrt_price_x96,
-            liquidity: row.liquidity ?? "0",
-            yes_is_currency0: row.yes_is_currency0 === true
-          })
-        : undefined,
+      pool: poolOf(row),
       book: row.book.map(([id, side, price, remaining]) => ({ id, side, price: BigInt(price), remaining: BigInt(remaining) })),
       hookPaused: row.hook_paused,
       exchangePaused: row.exchange_paused

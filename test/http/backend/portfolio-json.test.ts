@@ -1,23 +1,22 @@
 /**
- * The portfolio answer Postgres writes (`readPortfolioJson`) against the read model's portfolio
+ * The portfolio answer written from Postgres' marked lines (`readPortfolioJson`) against the read model's portfolio
  * encoded by the schema (`readPortfolio`, `toPosition`, `totals`, `Schema.encodeSync(BackendPortfolio)`):
  * the same JSON text, byte for byte, for every holder of the indexed fixture, and for rows made to
  * reach every branch the fixture may not: market ids past BIGINT and at 2^256 - 1, questions with
- * quotes, backslashes, control characters and non-ASCII text, balances of 70 digits, negative P&L,
+ * quotes, backslashes, bars ("|", the lines' separator), control characters and non-ASCII text, balances of 70 digits, negative P&L,
  * closed positions (P&L only), resolved markets with either outcome or none, refunding, closed and
  * paused markets, and an address with no positions.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Redacted, Schema } from "effect"
+import { Effect, Schema } from "effect"
 import { totals, toPosition } from "../../../http/backend/trading/convert.js"
 import { readPortfolioJson } from "../../../http/backend/trading/portfolio-json.js"
 import { readPortfolio } from "../../../http/read/portfolio.js"
 import { BackendPortfolio } from "../../../schema/backend-trading.js"
 import { MARKET_MODULE_ID } from "../../../schema/market-status.js"
 import type { Address } from "../../../schema/primitives.js"
-import { pgClientLayer } from "../../../src/db/database.js"
-import { fixtureDatabaseUrl } from "../../support/fixture-db.js"
+import { onFixtureDb } from "../../support/fixture-db.js"
 
 const bySchema = Schema.encodeSync(BackendPortfolio)
 
@@ -65,7 +64,7 @@ const makeRows = Effect.gen(function* () {
   }> = [
     {
       id: 2n ** 63n - 1n,
-      question: 'quote " backslash \\ slash / tab \t nl \n',
+      question: 'quote " backslash \\ slash / tab \t nl \n bar | pipe || end |',
       resolved: false,
       outcome: null,
       refund: false,
@@ -104,35 +103,29 @@ const makeRows = Effect.gen(function* () {
     from (select id, row_number() over (order by id) as n from market) m`
 })
 
-describe("the portfolio answer written by Postgres", () => {
+describe("the portfolio answer written from Postgres' lines", () => {
   it.live(
     "is the schema's encoding of the read model's portfolio, byte for byte",
     () =>
-      Effect.scoped(
+      onFixtureDb(
         Effect.gen(function* () {
-          const db = yield* fixtureDatabaseUrl
-          yield* Effect.provide(
-            Effect.gen(function* () {
-              const sql = yield* SqlClient.SqlClient
-              const indexed = yield* compareAll([NOBODY])
-              expect(indexed.addresses, "the fixture has holders").toBeGreaterThan(5)
-              expect(indexed.positions, "and open positions").toBeGreaterThan(10)
+          const sql = yield* SqlClient.SqlClient
+          const indexed = yield* compareAll([NOBODY])
+          expect(indexed.addresses, "the fixture has holders").toBeGreaterThan(5)
+          expect(indexed.positions, "and open positions").toBeGreaterThan(10)
 
-              yield* makeRows
-              const made = yield* compareAll([])
-              expect(JSON.parse(yield* readPortfolioJson(MADE)).positions.length, "the made positions are listed").toBeGreaterThan(20)
-              expect(made.addresses).toBe(indexed.addresses)
+          yield* makeRows
+          const made = yield* compareAll([])
+          expect(JSON.parse(yield* readPortfolioJson(MADE)).positions.length, "the made positions are listed").toBeGreaterThan(20)
+          expect(made.addresses).toBe(indexed.addresses)
 
-              // Everything paused: every market that would be active is paused.
-              yield* sql`insert into pause_state (scope, paused, account, updated_at, updated_block)
+          // Everything paused: every market that would be active is paused.
+          yield* sql`insert into pause_state (scope, paused, account, updated_at, updated_block)
                 values (${MARKET_MODULE_ID}, true, null, 0, 0)
                 on conflict (scope) do update set paused = true`
-              const paused = yield* readPortfolioJson(MADE)
-              expect(paused).toContain('"marketStatus":"paused"')
-              yield* compareAll([])
-            }),
-            pgClientLayer(Redacted.make(db.url))
-          )
+          const paused = yield* readPortfolioJson(MADE)
+          expect(paused).toContain('"marketStatus":"paused"')
+          yield* compareAll([])
         })
       ),
     120_000
