@@ -25,7 +25,7 @@ export interface BatchTimings {
 
 /**
  * Loads, folds and writes the rows of one batch (inside the commit's transaction); returns the
- * undo images (none unless `withUndo`) and the markets whose rows changed. With a `cache`, rows it
+ * undo images and the markets whose rows changed (both only when `withUndo`). With a `cache`, rows it
  * holds are not loaded again and the folded rows are staged in it at `block`.
  */
 const foldAndWrite = (
@@ -49,7 +49,9 @@ const foldAndWrite = (
     t = performance.now()
     cache?.stage(loaded, block)
     const images = yield* writeRows(before, loaded, withUndo)
-    const written: Written = { images, markets: changedMarkets(before, loaded) }
+    // A tip block (imaged for undo) names its markets for the stream; a backfill batch leaves
+    // them out (any market), and its writer is spared the second look at every row.
+    const written: Written = { images, markets: withUndo ? changedMarkets(before, loaded) : undefined }
     timings.writeMs += performance.now() - t
     return written
   })
