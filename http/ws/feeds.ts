@@ -8,7 +8,8 @@
  * follow it) and sends the difference as a delta to that feed's subscribers. A market's feeds
  * are read only when a move since their last refresh names the market (the NOTIFY's `markets`:
  * the markets whose rows the commit changed) or names none (not known: a revert, a checkpoint
- * read, a backfill batch); a user's feeds on every move (a portfolio moves with any of its markets). The feeds of one target (a market's
+ * read, a backfill batch); a user's feeds on every move (a portfolio moves with any of its
+ * markets). The feeds of one target (a market's
  * orderbook, trades and prices; a user's topics) are read together, in one transaction at one
  * position, and their deltas delivered in one batch (`deliverAll`: the server writes all of a
  * socket's frames of the batch at once). A delta is encoded once (`Frame`) and the same bytes

@@ -99,11 +99,13 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
     const closeGraceMs = options.closeGraceMs ?? 1_000
     const sent = { messages: 0, bytes: 0 }
     // The frames of the batch being delivered, per socket in order; undefined outside a batch.
-    let batch: Map<Duplex, Array<Frame>> | undefined
+    let batch: Map<Duplex, { readonly socket: WebSocket; readonly frames: Array<Frame> }> | undefined
     /** Writes each socket's frames of a batch at once; the same frames in the same order are one buffer. */
-    const flush = (pending: ReadonlyMap<Duplex, ReadonlyArray<Frame>>) => {
+    const flush = (pending: NonNullable<typeof batch>) => {
       const joined = new Map<string, Buffer>()
-      for (const [raw, frames] of pending) {
+      for (const [raw, { socket, frames }] of pending) {
+        // A socket closed during the batch has had its close frame: nothing may follow it.
+        if (socket.readyState !== socket.OPEN || !raw.writable) continue
         if (frames.length === 1) {
           raw.write(frames[0]!.wire)
           continue
@@ -157,9 +159,9 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
         sent.bytes += frame.bytes.length
         if (batch === undefined) raw.write(frame.wire)
         else {
-          const frames = batch.get(raw)
-          if (frames === undefined) batch.set(raw, [frame])
-          else frames.push(frame)
+          const pending = batch.get(raw)
+          if (pending === undefined) batch.set(raw, { socket, frames: [frame] })
+          else pending.frames.push(frame)
         }
       }
       const fail = (code: ErrorCode, message: string, target?: { topic?: string; marketId?: string; subject?: string }) =>
