@@ -11,7 +11,8 @@ import { bookLevelKeys, ledgerKeysOf, rowKeysOf } from "./keys.js"
 import { reduceAll } from "./reduce/all.js"
 import type { ProtocolContracts } from "./reduce/model.js"
 import type { RowCache } from "./row-cache.js"
-import { commit, loadKeyedInto, loadState, writeRows, type Checkpoint } from "./sink.js"
+import { changedMarkets } from "./changed-markets.js"
+import { commit, loadKeyedInto, loadState, writeRows, type Checkpoint, type Written } from "./sink.js"
 
 export type { LocatedEvent } from "./decode-batch.js"
 
@@ -24,8 +25,8 @@ export interface BatchTimings {
 
 /**
  * Loads, folds and writes the rows of one batch (inside the commit's transaction); returns the
- * undo images (none unless `withUndo`). With a `cache`, rows it holds are not loaded again and
- * the folded rows are staged in it at `block`.
+ * undo images and the markets whose rows changed (both only when `withUndo`). With a `cache`, rows it
+ * holds are not loaded again and the folded rows are staged in it at `block`.
  */
 const foldAndWrite = (
   events: ReadonlyArray<LocatedEvent>,
@@ -48,8 +49,11 @@ const foldAndWrite = (
     t = performance.now()
     cache?.stage(loaded, block)
     const images = yield* writeRows(before, loaded, withUndo)
+    // A tip block (imaged for undo) names its markets for the stream; a backfill batch leaves
+    // them out (any market), and its writer is spared the second look at every row.
+    const written: Written = { images, markets: withUndo ? changedMarkets(before, loaded) : undefined }
     timings.writeMs += performance.now() - t
-    return images
+    return written
   })
 
 /**

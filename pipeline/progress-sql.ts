@@ -10,7 +10,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { encodeIndexedPayload, INDEXED_CHANNEL } from "../schema/indexed-notify.js"
+import { announcedMarkets, encodeIndexedPayload, INDEXED_CHANNEL } from "../schema/indexed-notify.js"
 import type { Header } from "./reorg.js"
 
 /** An indexed_block row: a held block's header with the digests around it. */
@@ -27,13 +27,15 @@ export interface HeldRow {
  * Tells listeners (freshness headers, caches, the stream) where the index of `chainId` now
  * stands. Sent inside the transaction that commits (or reverts) the rows, so Postgres delivers
  * it exactly when the changes become visible, never for a rolled-back batch. `reverted` marks
- * the ancestor a reorg went back to.
+ * the ancestor a reorg went back to. `changed`: the markets whose rows the commit changed
+ * (`pipeline/changed-markets.ts`), announced when they fit; undefined when not known (any may have).
  */
-export const notifyIndexed = (chainId: number, block: number, hash: string, reverted: boolean) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) => sql`select pg_notify(${INDEXED_CHANNEL}, ${encodeIndexedPayload({ chainId, block, hash, reverted })})`
-  )
+export const notifyIndexed = (chainId: number, block: number, hash: string, reverted: boolean, changed?: ReadonlySet<bigint>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) => {
+    const markets = changed === undefined ? undefined : announcedMarkets(changed)
+    const payload = encodeIndexedPayload({ chainId, block, hash, reverted, ...(markets === undefined ? {} : { markets }) })
+    return sql`select pg_notify(${INDEXED_CHANNEL}, ${payload})`
+  })
 
 export const progressSql = (chainId: number) =>
   Effect.map(SqlClient.SqlClient, (sql) => ({

@@ -150,11 +150,20 @@ export const planInPlace = (state: State, touched: Touched) => {
     }),
     appendAll(state)
   ]
+  // The markets are not worked out here: a backfill batch announces "any market" (see Written).
   const writes = Effect.as(
     Effect.forEach(steps, (step) => step, { discard: true }),
-    [] as ReadonlyArray<UndoEntry>
+    { images: [], markets: undefined } as Written
   )
   return { writes, gone: gone as Touched }
+}
+
+/** What a commit's rows step wrote. */
+export interface Written {
+  /** The undo images (none unless the block is unfinalized). */
+  readonly images: ReadonlyArray<UndoEntry>
+  /** The markets whose rows it changed (`changed-markets.ts`), announced with the commit; undefined when not known. */
+  readonly markets: ReadonlySet<bigint> | undefined
 }
 
 /** One commit: a batch's rows and where it leaves the index. */
@@ -168,8 +177,8 @@ export interface Commit<E, R> {
   readonly guard: number | undefined
   /** The block whose undo images are written: set only for an unfinalized block (the tip). */
   readonly undoBlock: number | undefined
-  /** The rows: loads, folds and writes them (inside the transaction), returning their undo images. */
-  readonly rows: (withUndo: boolean) => Effect.Effect<ReadonlyArray<UndoEntry>, E, R>
+  /** The rows: loads, folds and writes them (inside the transaction), returning their undo images and markets. */
+  readonly rows: (withUndo: boolean) => Effect.Effect<Written, E, R>
   /** More of the same transaction, before the NOTIFY: the tip holds its block in the window. */
   readonly also?: Effect.Effect<unknown, SqlError.SqlError, SqlClient.SqlClient> | undefined
 }
@@ -185,7 +194,7 @@ export const commit = <E, R>(c: Commit<E, R>) =>
       Effect.gen(function* () {
         const { checkpoint, undoBlock } = c
         if (c.guard !== undefined) yield* lockCheckpointAt(checkpoint.chainId, c.guard)
-        const images = yield* c.rows(undoBlock !== undefined)
+        const { images, markets } = yield* c.rows(undoBlock !== undefined)
         if (undoBlock !== undefined) {
           yield* sql.unsafe(`insert into undo_log select $1, * from unnest($2::text[], $3::text[], $4::jsonb[]) on conflict do nothing`, [
             undoBlock,
@@ -196,7 +205,7 @@ export const commit = <E, R>(c: Commit<E, R>) =>
         }
         yield* writeCheckpoint(checkpoint)
         if (c.also !== undefined) yield* c.also
-        yield* notifyIndexed(checkpoint.chainId, checkpoint.block, checkpoint.hash, false)
+        yield* notifyIndexed(checkpoint.chainId, checkpoint.block, checkpoint.hash, false, markets)
       })
     )
   )

@@ -63,10 +63,9 @@ export interface ListQuery<A> {
 export const listPage = <A>(query: ListQuery<A>, paging: Paging): Effect.Effect<ListPage<A>, SqlError, SqlClient.SqlClient> =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
-    const fragment = (part: string | Statement.Fragment) => (typeof part === "string" ? sql.literal(part) : part)
-    const from = fragment(query.from)
+    const from = fragmentOf(sql, query.from)
     const rows = yield* sql<{ readonly total_count: string }>`
-      select ${fragment(query.select)}, count(*) over () as total_count from ${from}
+      select ${fragmentOf(sql, query.select)}, count(*) over () as total_count from ${from}
       order by ${sql.literal(query.orderBy)} limit ${paging.limit} offset ${paging.offset}`
     const first = rows[0]
     const count =
@@ -77,6 +76,21 @@ export const listPage = <A>(query: ListQuery<A>, paging: Paging): Effect.Effect<
           : Number((yield* query.count ?? sql<{ readonly count: string }>`select count(*) as count from ${from}`)[0]?.count ?? 0)
     return { data: rows.map(query.record), meta: { limit: paging.limit, offset: paging.offset, count } }
   })
+
+const fragmentOf = (sql: SqlClient.SqlClient, part: string | Statement.Fragment) => (typeof part === "string" ? sql.literal(part) : part)
+
+/**
+ * The records of `query` at `paging` without the total: `listPage`'s page alone, for a reader that
+ * needs no count (the total makes Postgres visit every matching row, however small the page).
+ */
+export const listRows = <A>(query: ListQuery<A>, paging: Paging): Effect.Effect<ReadonlyArray<A>, SqlError, SqlClient.SqlClient> =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(
+      sql`select ${fragmentOf(sql, query.select)} from ${fragmentOf(sql, query.from)}
+        order by ${sql.literal(query.orderBy)} limit ${paging.limit} offset ${paging.offset}`,
+      (rows) => rows.map(query.record)
+    )
+  )
 
 /** `from` after `to` can match nothing: said as a 400 naming `from` rather than answered with an empty list. */
 export const checkRange = (from: number | undefined, to: number | undefined): Effect.Effect<void, InvalidParameter> =>

@@ -13,7 +13,7 @@
  *   connection that died without telling).
  *
  * Invariants:
- * - every notification of this chain is a move, passed on as it came (`reverted` included), to
+ * - every notification of this chain is a move, passed on as it came (`reverted` and `markets` included), to
  *   every subscriber: subscriptions are unbounded queues, none drops or merges a move;
  * - a checkpoint read is a move only when it finds the head elsewhere than last heard (`reverted`
  *   when it went back), and is applied only when no notification arrived while it was read: a
@@ -44,6 +44,12 @@ export interface HeadMove {
   readonly head: IndexedHead
   /** The head went back to the common ancestor of a reorg. */
   readonly reverted: boolean
+  /**
+   * The markets (decimal ids) whose rows changed since the move before (the notification's
+   * `markets`); undefined when not known: any market may have changed (a checkpoint read, a
+   * revert, a notification that does not name them).
+   */
+  readonly markets?: ReadonlyArray<string> | undefined
 }
 
 export class IndexedHeads extends Context.Tag("predix/IndexedHeads")<
@@ -151,7 +157,7 @@ export const IndexedHeadsLive = (chainId: number, options: IndexedHeadsOptions =
         if (notification === undefined) return Effect.void
         heard += 1
         head = { block: notification.block, hash: notification.hash }
-        return PubSub.publish(moves, { head, reverted: notification.reverted })
+        return PubSub.publish(moves, { head, reverted: notification.reverted, markets: notification.markets })
       }
 
       const reconcile = Effect.suspend(() => {

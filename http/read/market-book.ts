@@ -47,9 +47,9 @@ type Level = OrderBookRecord["yes"]["bids"][number]
 
 const decodeLevelRow = rowDecoder({ side: int, price: bigint, amount: bigint, orders: int })
 
-export const readOrderBook = (marketId: bigint) =>
+/** The order book of a market (empty for a market that does not exist: `readOrderBook` checks that first). */
+export const orderBookOf = (marketId: bigint) =>
   Effect.gen(function* () {
-    yield* requireMarket(marketId)
     const sql = yield* SqlClient.SqlClient
     // Sides: 0 BUY_YES (yes bids), 1 SELL_YES (yes asks), 2 BUY_NO (no bids), 3 SELL_NO (no asks).
     const rows = yield* sql`
@@ -70,7 +70,13 @@ export const readOrderBook = (marketId: bigint) =>
       bestBidNo: noBids[0]?.price ?? null,
       bestAskNo: noAsks[0]?.price ?? null
     }
-    return { data: book, meta: null }
+    return book
+  })
+
+export const readOrderBook = (marketId: bigint) =>
+  Effect.gen(function* () {
+    yield* requireMarket(marketId)
+    return { data: yield* orderBookOf(marketId), meta: null }
   }).pipe(read)
 
 /** The columns of `positionsSource`, for a `rowDecoder`. */

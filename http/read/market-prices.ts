@@ -4,7 +4,7 @@ import type { SqlError } from "@effect/sql/SqlError"
 import { Effect } from "effect"
 import type { Timeframe } from "../../schema/enums.js"
 import { PRICE_SCALE } from "../../schema/primitives.js"
-import { checkRange, listPage, read } from "../core/db.js"
+import { checkRange, listPage, read, type ListQuery } from "../core/db.js"
 import { requireMarket } from "./markets.js"
 import { bigint, int, nullable, oneOf, rowDecoder } from "../core/rows.js"
 
@@ -87,37 +87,48 @@ const decodeCandleRow = rowDecoder({
   trade_count: int
 })
 
+/**
+ * The price points of a market as a list query, oldest first (filtered by `query`'s range and
+ * source); `latest` orders it newest first, for the last points alone.
+ */
+export const pricesQuery = (
+  sql: SqlClient.SqlClient,
+  marketId: bigint,
+  query: Omit<PriceParams, "limit" | "offset">,
+  latest = false
+): ListQuery<PricePointRecord> => {
+  const where = sql.and([
+    sql`market_id = ${marketId.toString()}::numeric`,
+    ...(query.from === undefined ? [] : [sql`timestamp >= ${query.from}`]),
+    ...(query.to === undefined ? [] : [sql`timestamp <= ${query.to}`]),
+    ...(query.source === undefined ? [] : [sql`source = ${query.source}`])
+  ])
+  return {
+    select: "block_number, log_index, timestamp, yes_price, source, open_interest",
+    from: sql`price_snapshot where ${where}`,
+    // (block_number, log_index) is the table's key: a total order.
+    orderBy: latest ? "timestamp desc, block_number desc, log_index desc" : "timestamp, block_number, log_index",
+    record: (raw): PricePointRecord => {
+      const row = decodePriceRow(raw)
+      return {
+        blockNumber: row.block_number,
+        logIndex: row.log_index,
+        timestamp: row.timestamp,
+        yesPrice: row.yes_price,
+        noPrice: PRICE_SCALE - row.yes_price,
+        source: row.source,
+        openInterest: row.open_interest
+      }
+    }
+  }
+}
+
 export const listPrices = (marketId: bigint, query: PriceParams) =>
   Effect.gen(function* () {
     yield* checkRange(query.from, query.to)
     yield* requireMarket(marketId)
     const sql = yield* SqlClient.SqlClient
-    const where = sql.and([
-      sql`market_id = ${marketId.toString()}::numeric`,
-      ...(query.from === undefined ? [] : [sql`timestamp >= ${query.from}`]),
-      ...(query.to === undefined ? [] : [sql`timestamp <= ${query.to}`]),
-      ...(query.source === undefined ? [] : [sql`source = ${query.source}`])
-    ])
-    return yield* listPage(
-      {
-        select: "block_number, log_index, timestamp, yes_price, source, open_interest",
-        from: sql`price_snapshot where ${where}`,
-        orderBy: "timestamp, block_number, log_index",
-        record: (raw): PricePointRecord => {
-          const row = decodePriceRow(raw)
-          return {
-            blockNumber: row.block_number,
-            logIndex: row.log_index,
-            timestamp: row.timestamp,
-            yesPrice: row.yes_price,
-            noPrice: PRICE_SCALE - row.yes_price,
-            source: row.source,
-            openInterest: row.open_interest
-          }
-        }
-      },
-      query
-    )
+    return yield* listPage(pricesQuery(sql, marketId, query), query)
   }).pipe(read)
 
 export const listCandles = (marketId: bigint, query: CandleParams) =>

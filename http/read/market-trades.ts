@@ -5,7 +5,7 @@ import { isBuy, outcomeSide, TradeType } from "../../schema/enums.js"
 import type { Address } from "../../schema/primitives.js"
 import { PRICE_SCALE } from "../../schema/primitives.js"
 import { chainPosition, chainPositionColumns } from "./records.js"
-import { listPage, read } from "../core/db.js"
+import { listPage, read, type ListQuery } from "../core/db.js"
 import { requireMarket } from "./markets.js"
 import { bigint, int, nullable, oneOf, rowDecoder, text } from "../core/rows.js"
 
@@ -106,36 +106,42 @@ export const takerFillsSource = (sql: SqlClient.SqlClient, marketId: string) => 
   ) x
 )`
 
-export const listMarketTrades = (marketId: bigint, query: TradeListParams) =>
-  Effect.gen(function* () {
-    yield* requireMarket(marketId)
-    const sql = yield* SqlClient.SqlClient
-    const id = marketId.toString()
-    const router = sql`
+/** The trades of a market, newest first, as a list query (filtered by `query`'s source and trader). */
+export const marketTradesQuery = (
+  sql: SqlClient.SqlClient,
+  marketId: bigint,
+  query: Omit<TradeListParams, "limit" | "offset">
+): ListQuery<TradeRecord> => {
+  const id = marketId.toString()
+  const router = sql`
       select 'router' as source, t.block_number, t.log_index, t.tx_hash, t.timestamp, t.market_id, t.trader, t.recipient,
              t.trade_type, t.amount_in, t.amount_out, t.clob_filled, t.amm_filled, null::numeric as match_count
       from trade t
       where t.market_id = ${id}::numeric ${query.trader === undefined ? sql`` : sql`and t.trader = ${query.trader}`}`
-    // A market order's fills (TakerFilled), unless its transaction has a router trade of this
-    // market: then it is that trade's CLOB leg.
-    const market = sql`
+  // A market order's fills (TakerFilled), unless its transaction has a router trade of this
+  // market: then it is that trade's CLOB leg.
+  const market = sql`
       select 'clob' as source, f.block_number, f.log_index, f.tx_hash, f.timestamp, f.market_id, f.taker as trader, f.recipient,
              f.taker_side as trade_type, f.total_cost as amount_in, f.total_filled as amount_out, f.total_filled as clob_filled,
              0::numeric as amm_filled, f.match_count
       from taker_fill f
       where f.market_id = ${id}::numeric ${query.trader === undefined ? sql`` : sql`and f.taker = ${query.trader}`}
         and not exists (select 1 from trade t where t.tx_hash = f.tx_hash and t.market_id = f.market_id)`
-    // A limit order that crossed the book: one fill per match, on the taker's side, at the price
-    // the taker paid (see takerFillsSource).
-    const limit = sql`
+  // A limit order that crossed the book: one fill per match, on the taker's side, at the price
+  // the taker paid (see takerFillsSource).
+  const limit = sql`
       select 'clob' as source, f.block_number, f.log_index, f.tx_hash, f.timestamp, f.market_id, f.taker as trader, f.taker as recipient,
              f.taker_side as trade_type, f.amount_in, f.amount_out, f.amount_out as clob_filled, 0::numeric as amm_filled, 1::numeric as match_count
       from ${takerFillsSource(sql, id)} f
       where true ${query.trader === undefined ? sql`` : sql`and f.taker = ${query.trader}`}`
-    const clob = sql`${market} union all ${limit}`
-    const union = query.source === "router" ? router : query.source === "clob" ? clob : sql`${router} union all ${clob}`
-    return yield* listPage(
-      { select: "x.*", from: sql`(${union}) x`, orderBy: "x.block_number desc, x.log_index desc", record: toTrade },
-      query
-    )
+  const clob = sql`${market} union all ${limit}`
+  const union = query.source === "router" ? router : query.source === "clob" ? clob : sql`${router} union all ${clob}`
+  return { select: "x.*", from: sql`(${union}) x`, orderBy: "x.block_number desc, x.log_index desc", record: toTrade }
+}
+
+export const listMarketTrades = (marketId: bigint, query: TradeListParams) =>
+  Effect.gen(function* () {
+    yield* requireMarket(marketId)
+    const sql = yield* SqlClient.SqlClient
+    return yield* listPage(marketTradesQuery(sql, marketId, query), query)
   }).pipe(read)

@@ -4,8 +4,12 @@
  *
  * Driven by the moves of the indexed head (`http/core/indexed-heads.ts`: the indexer's
  * `predix_indexed` NOTIFY, heard once per process, and its checkpoint poll); each move
- * re-reads every live feed once (one read per feed, however many clients follow it) and sends
- * the difference as a delta to that feed's subscribers. The feeds of one target (a market's
+ * re-reads the live feeds it may have changed once (one read per feed, however many clients
+ * follow it) and sends the difference as a delta to that feed's subscribers. A market's feeds
+ * are read only when a move since their last refresh names the market (the NOTIFY's `markets`:
+ * the markets whose rows the commit changed) or names none (not known: a revert, a checkpoint
+ * read, a backfill batch); a user's feeds on every move (a portfolio moves with any of its
+ * markets). The feeds of one target (a market's
  * orderbook, trades and prices; a user's topics) are read together, in one transaction at one
  * position, and their deltas delivered in one batch (`deliverAll`: the server writes all of a
  * socket's frames of the batch at once). A delta is encoded once (`Frame`) and the same bytes
@@ -54,6 +58,8 @@ export interface FeedOptions {
  * same in every process of the machine).
  */
 export interface RefreshTrace {
+  /** The target whose feeds were read: a market's id (0x + 64 hex) or a user's address. */
+  readonly target: string
   /** The head move that started the refresh was taken from the indexed heads. */
   readonly woken: number
   /** The target's feed locks were held and its read began. */
@@ -151,6 +157,8 @@ export const makeFeeds = (options: FeedOptions, deliverAll: DeliverAll = (delive
     const moves = yield* Effect.flatMap(IndexedHeads, (heads) => heads.subscribe)
     const feeds = new Map<string, Feed>()
     let reorgPending = false
+    // The markets (decimal ids) the moves since the last refresh changed; "all" when one did not say.
+    let changedPending: Set<string> | "all" = new Set()
     // Holds the time of the latest move not yet acted on (coalesced: one refresh follows many moves).
     const wake = yield* Queue.sliding<number>(1)
 
@@ -249,6 +257,7 @@ export const makeFeeds = (options: FeedOptions, deliverAll: DeliverAll = (delive
             if (options.trace === undefined) return
             const sendCpu = process.cpuUsage(cpu)
             options.trace({
+              target: targetKey(group[0]!.target),
               woken,
               readStart,
               readEnd,
@@ -286,15 +295,26 @@ export const makeFeeds = (options: FeedOptions, deliverAll: DeliverAll = (delive
       })
     }
 
+    /**
+     * Whether a move since the last refresh may have changed what `target` streams: a market's
+     * rows change only in commits that name it (or name no markets); a user's state may move with
+     * any commit.
+     */
+    const mayHaveChanged = (target: Target, changed: ReadonlySet<string> | "all") =>
+      changed === "all" || "subject" in target || changed.has(target.marketId.toString())
+
     const refreshAll = (woken: number) =>
       Effect.gen(function* () {
         const reorg = reorgPending
         reorgPending = false
+        const changed = changedPending
+        changedPending = new Set()
         const at = Date.now()
         for (const [key, feed] of feeds)
           if (feed.subscribers.size === 0 && feed.idleSince !== null && at - feed.idleSince > idleMs) feeds.delete(key)
         const groups = new Map<string, Array<Feed>>()
         for (const feed of feeds.values()) {
+          if (!mayHaveChanged(feed.target, changed)) continue
           const key = targetKey(feed.target)
           const group = groups.get(key)
           if (group === undefined) groups.set(key, [feed])
@@ -308,10 +328,12 @@ export const makeFeeds = (options: FeedOptions, deliverAll: DeliverAll = (delive
       Effect.forever,
       Effect.forkScoped
     )
-    // Every move is taken, so no reverted one is missed; the refreshes they wake are coalesced.
+    // Every move is taken, so no reverted one and no changed market is missed; the refreshes they wake are coalesced.
     yield* Queue.take(moves).pipe(
       Effect.flatMap((move) => {
         if (move.reverted) reorgPending = true
+        if (move.markets === undefined) changedPending = "all"
+        else if (changedPending !== "all") for (const market of move.markets) changedPending.add(market)
         return Queue.offer(wake, options.trace === undefined ? 0 : now())
       }),
       Effect.forever,

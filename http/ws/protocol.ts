@@ -95,15 +95,42 @@ export type ServerMessage =
   | ({ readonly type: "error"; readonly code: ErrorCode; readonly message: string } & Partial<StreamAddress>)
   | { readonly type: "ping" }
 
+let frames = 0
+
 /**
  * A server message and its JSON text, encoded once on first use: a delta goes to every subscriber
  * of its stream as the same bytes (one `JSON.stringify` however many sockets it is written to, so
  * every subscriber gets a byte-identical frame).
  */
 export class Frame {
+  /** Unique in the process: names the frame in a batch's cache of concatenated frames. */
+  readonly id = frames++
   private encoded: Buffer | undefined
+  private framed: Buffer | undefined
   constructor(readonly message: ServerMessage) {}
   get bytes(): Buffer {
     return (this.encoded ??= Buffer.from(JSON.stringify(this.message)))
   }
+  /** The message as one WebSocket text frame, as a server sends it (RFC 6455 5.2: final, unmasked, no extension). */
+  get wire(): Buffer {
+    return (this.framed ??= wsTextFrame(this.bytes))
+  }
+}
+
+/** `payload` in one final, unmasked text frame: the header (2, 4 or 10 bytes) and the payload. */
+export const wsTextFrame = (payload: Buffer): Buffer => {
+  const length = payload.length
+  const header = length < 126 ? 2 : length < 65_536 ? 4 : 10
+  const frame = Buffer.allocUnsafe(header + length)
+  frame[0] = 0x81 // FIN, opcode 1 (text)
+  if (header === 2) frame[1] = length
+  else if (header === 4) {
+    frame[1] = 126
+    frame.writeUInt16BE(length, 2)
+  } else {
+    frame[1] = 127
+    frame.writeBigUInt64BE(BigInt(length), 2)
+  }
+  payload.copy(frame, header)
+  return frame
 }

@@ -11,10 +11,13 @@
  * a commit a standby may not have replayed yet, and a feed's position and rows come from one
  * transaction on the database it reads (`topics.ts`), so they agree on every instance.
  *
- * Sending: a message is encoded once (`Frame`) and its bytes written to every socket it goes to.
- * The feeds hand over a refresh's deltas as one batch (`DeliverAll`): each socket that gets
- * frames in the batch is corked for its length, so a client following several streams of one
- * market gets the commit's deltas in one write (one system call per socket, not per message).
+ * Sending: a message is encoded once (`Frame`), as a whole WebSocket frame (`Frame.wire`), and
+ * those bytes are written to every socket it goes to, straight onto the TCP socket under `ws`
+ * (the server negotiates no extension, so a frame is the same bytes on every connection; `ws`
+ * writes synchronously, so its own control frames never interleave with ours). The feeds hand
+ * over a refresh's deltas as one batch (`DeliverAll`): a socket's frames of the batch go out in
+ * one write, and sockets that get the same frames in a batch (the followers of the same streams)
+ * get one buffer, built once: per socket a commit costs one `write` of shared bytes.
  */
 import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
@@ -95,23 +98,41 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
     const maxBuffered = options.maxBufferedBytes ?? 1 << 20
     const closeGraceMs = options.closeGraceMs ?? 1_000
     const sent = { messages: 0, bytes: 0 }
-    // The sockets corked in the batch being delivered; undefined outside a batch.
-    let batch: Set<Duplex> | undefined
+    // The frames of the batch being delivered, per socket in order; undefined outside a batch.
+    let batch: Map<Duplex, { readonly socket: WebSocket; readonly frames: Array<Frame> }> | undefined
+    /** Writes each socket's frames of a batch at once; the same frames in the same order are one buffer. */
+    const flush = (pending: NonNullable<typeof batch>) => {
+      const joined = new Map<string, Buffer>()
+      for (const [raw, { socket, frames }] of pending) {
+        // A socket closed during the batch has had its close frame: nothing may follow it.
+        if (socket.readyState !== socket.OPEN || !raw.writable) continue
+        if (frames.length === 1) {
+          raw.write(frames[0]!.wire)
+          continue
+        }
+        let key = String(frames[0]!.id)
+        for (let i = 1; i < frames.length; i++) key += `,${frames[i]!.id}`
+        let bytes = joined.get(key)
+        if (bytes === undefined) joined.set(key, (bytes = Buffer.concat(frames.map((frame) => frame.wire))))
+        raw.write(bytes)
+      }
+    }
     const deliverAll: DeliverAll = (deliver) => {
       if (batch !== undefined) return deliver()
-      const corked = (batch = new Set())
+      const pending = (batch = new Map())
       try {
         deliver()
       } finally {
         batch = undefined
-        for (const raw of corked) raw.uncork()
+        flush(pending)
       }
     }
     const feeds = yield* makeFeeds(options, deliverAll)
     const sessions = yield* RealtimeSessions
     const runtime = yield* Effect.runtime<SqlClient.SqlClient | PgClient.PgClient>()
     const run = Runtime.runPromise(runtime)
-    const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 4_096 })
+    // No per-message deflate (nor any extension): `Frame.wire` is what goes on every connection.
+    const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxMessageBytes ?? 4_096, perMessageDeflate: false })
     const perIp = new Map<string, number>()
     const clients = new Set<WebSocket>()
     const closed = { heartbeat: 0, slowConsumer: 0, overloaded: 0 }
@@ -123,24 +144,25 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
       setTimeout(() => socket.terminate(), closeGraceMs).unref()
     }
 
-    /** `raw`: the TCP socket under `socket` (the upgrade's), corked during a batch. */
+    /** `raw`: the TCP socket under `socket` (the upgrade's), which our frames are written to. */
     const onConnection = (socket: WebSocket, request: IncomingMessage, raw: Duplex) => {
       const ip = request.socket.remoteAddress ?? "unknown"
       const send = (frame: Frame) => {
-        if (socket.readyState !== socket.OPEN) return
+        if (socket.readyState !== socket.OPEN || !raw.writable) return
+        // What the socket has not sent yet, ours and `ws`'s (its count includes the TCP socket's buffer).
         if (socket.bufferedAmount > maxBuffered) {
           closed.slowConsumer++
           shut(socket, CLOSE.slowConsumer, "slow consumer")
           return
         }
-        if (batch !== undefined && !batch.has(raw)) {
-          raw.cork()
-          batch.add(raw)
-        }
-        const bytes = frame.bytes
         sent.messages++
-        sent.bytes += bytes.length
-        socket.send(bytes, { binary: false })
+        sent.bytes += frame.bytes.length
+        if (batch === undefined) raw.write(frame.wire)
+        else {
+          const pending = batch.get(raw)
+          if (pending === undefined) batch.set(raw, { socket, frames: [frame] })
+          else pending.frames.push(frame)
+        }
       }
       const fail = (code: ErrorCode, message: string, target?: { topic?: string; marketId?: string; subject?: string }) =>
         send(new Frame({ type: "error", code, message, ...target }))

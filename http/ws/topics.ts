@@ -35,9 +35,11 @@ import { listOrders } from "../read/exchange.js"
 import { readPortfolio } from "../read/portfolio.js"
 import type { IndexedHead } from "../core/indexed-heads.js"
 import { readCheckpoint } from "../../schema/io/indexer-checkpoint.js"
-import { readOrderBook } from "../read/market-book.js"
-import { listPrices } from "../read/market-prices.js"
-import { listMarketTrades } from "../read/market-trades.js"
+import { listRows } from "../core/db.js"
+import { orderBookOf } from "../read/market-book.js"
+import { pricesQuery } from "../read/market-prices.js"
+import { marketTradesQuery } from "../read/market-trades.js"
+import { requireMarket } from "../read/markets.js"
 
 export const MARKET_TOPICS = ["orderbook", "prices", "trades"] as const
 export const USER_TOPICS = ["user-trades", "user-orders", "user-positions", "user-portfolio"] as const
@@ -62,9 +64,11 @@ const encodeTrade = Schema.encodeSync(BackendTrade)
 const encodeUserTrade = Schema.encodeSync(BackendUserTrade)
 const encodePoint = Schema.encodeSync(BackendPricePoint)
 
+// The market's entries, without the existence check each REST read makes (`readTopics` makes it
+// once for all of a market's topics) and without the total a REST page counts.
 const bookEntries = (marketId: bigint) =>
-  Effect.map(readOrderBook(marketId), (answer) => {
-    const book = encodeBook(toBackendBook(answer.data))
+  Effect.map(orderBookOf(marketId), (record) => {
+    const book = encodeBook(toBackendBook(record))
     const entries: Array<readonly [string, unknown]> = []
     for (const outcome of ["yes", "no"] as const)
       for (const side of ["bids", "asks"] as const)
@@ -73,18 +77,21 @@ const bookEntries = (marketId: bigint) =>
   })
 
 const tradeEntries = (marketId: bigint, window: number) =>
-  Effect.map(listMarketTrades(marketId, { limit: window, offset: 0 }), (answer) =>
-    answer.data.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, encodeTrade(toBackendTrade(trade))] as const)
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(listRows(marketTradesQuery(sql, marketId, {}), { limit: window, offset: 0 }), (trades) =>
+      trades.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, encodeTrade(toBackendTrade(trade))] as const)
+    )
   )
 
+/** The last `window` points of the REST list (oldest first): the newest `window`, reversed. */
 const priceEntries = (marketId: bigint, window: number) =>
-  Effect.gen(function* () {
-    const { meta } = yield* listPrices(marketId, { limit: 1, offset: 0 })
-    const answer = yield* listPrices(marketId, { limit: window, offset: Math.max(0, meta.count - window) })
-    return answer.data.map(
-      (point) => [`${point.blockNumber}:${point.logIndex}:${point.source}`, encodePoint(toBackendPricePoint(point))] as const
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    Effect.map(listRows(pricesQuery(sql, marketId, {}, true), { limit: window, offset: 0 }), (points) =>
+      [...points]
+        .reverse()
+        .map((point) => [`${point.blockNumber}:${point.logIndex}:${point.source}`, encodePoint(toBackendPricePoint(point))] as const)
     )
-  })
+  )
 
 const userTradeEntries = (address: Address, window: number) =>
   Effect.map(listUserTrades(address, { limit: window, offset: 0 }), (page) =>
@@ -111,17 +118,13 @@ const portfolioEntries = (address: Address, topic: "user-positions" | "user-port
         ]
   )
 
-const entriesOf = (topic: Topic, target: Target, window: number): Effect.Effect<Entries, unknown, SqlClient.SqlClient> => {
-  if ("subject" in target) {
-    if (topic === "user-trades") return userTradeEntries(target.subject, window)
-    if (topic === "user-orders") return userOrderEntries(target.subject, window)
-    return portfolioEntries(target.subject, topic === "user-positions" ? "user-positions" : "user-portfolio")
-  }
-  return topic === "orderbook"
-    ? bookEntries(target.marketId)
-    : topic === "trades"
-      ? tradeEntries(target.marketId, window)
-      : priceEntries(target.marketId, window)
+const marketEntries = (topic: MarketTopic, marketId: bigint, window: number) =>
+  topic === "orderbook" ? bookEntries(marketId) : topic === "trades" ? tradeEntries(marketId, window) : priceEntries(marketId, window)
+
+const userEntries = (topic: UserTopic, subject: Address, window: number): Effect.Effect<Entries, unknown, SqlClient.SqlClient> => {
+  if (topic === "user-trades") return userTradeEntries(subject, window)
+  if (topic === "user-orders") return userOrderEntries(subject, window)
+  return portfolioEntries(subject, topic)
 }
 
 export const isMarketNotFound = (error: unknown) =>
@@ -145,14 +148,21 @@ export const readTopics = (chainId: number, topics: ReadonlyArray<Topic>, target
         const checkpoint = yield* readCheckpoint(chainId)
         const head: IndexedHead | null = checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash }
         // One after another: the statements of a transaction share its one connection.
-        const entries = yield* Effect.forEach(topics, (topic) =>
-          entriesOf(topic, target, window).pipe(
+        let entries: ReadonlyArray<Entries>
+        if ("subject" in target) entries = yield* Effect.forEach(topics, (topic) => userEntries(topic as UserTopic, target.subject, window))
+        else {
+          // The market is checked once for all its topics (the REST reads check it each).
+          const exists = yield* requireMarket(target.marketId).pipe(
+            Effect.as(true),
             Effect.catchIf(
               (error) => missingIsEmpty && isMarketNotFound(error),
-              () => Effect.succeed<Entries>([])
+              () => Effect.succeed(false)
             )
           )
-        )
+          entries = exists
+            ? yield* Effect.forEach(topics, (topic) => marketEntries(topic as MarketTopic, target.marketId, window))
+            : topics.map(() => [])
+        }
         return { head, commit: checkpoint?.commit ?? 0, entries }
       })
     )

@@ -88,7 +88,7 @@ describe("following the tip", () => {
         expect(tipLines.length).toBeLessThanOrEqual(Math.ceil(blocksFollowed / TIP_LOG_EVERY) + 4)
         expect(followed.window.tip.number).toBe(live.headNumber)
 
-        const notified: Array<{ block: number; hash: string; reverted: boolean }> = []
+        const notified: Array<{ block: number; hash: string; reverted: boolean; markets?: ReadonlyArray<string> }> = []
         const straight = yield* withDb(
           Effect.gen(function* () {
             const pg = yield* PgClient.PgClient
@@ -103,14 +103,16 @@ describe("following the tip", () => {
             return yield* dump
           })
         )
-        // One NOTIFY per commit, the last naming the head.
+        // One NOTIFY per commit, the last naming the head; a tip block's names the markets it changed (decimal ids).
         expect(notified.length).toBeGreaterThan(live.headNumber - live.finalizedNumber)
         expect(notified.at(-1)).toEqual({
           chainId: 130,
           block: live.headNumber,
           hash: live.blockAt(live.headNumber)!.hash,
-          reverted: false
+          reverted: false,
+          markets: expect.any(Array)
         })
+        expect(notified.at(-1)!.markets!.every((id) => /^[1-9][0-9]*$/.test(id))).toBe(true)
         expect(followed.tables).toEqual(straight)
         const checkpoint = (straight["indexer_checkpoint"] as Array<Record<string, string>>)[0]!
         expect(checkpoint["block_number"]).toBe(String(live.headNumber))

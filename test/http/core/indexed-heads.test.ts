@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { Context, Effect, Layer, Queue, Schedule, type Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { type HeadMove, IndexedHeads, IndexedHeadsLive, LISTEN_APPLICATION_NAME, reconnectPause } from "../../../http/core/indexed-heads.js"
-import { encodeIndexedPayload, INDEXED_CHANNEL } from "../../../schema/indexed-notify.js"
+import { announcedMarkets, encodeIndexedPayload, INDEXED_CHANNEL, MARKETS_MAX_CHARS } from "../../../schema/indexed-notify.js"
 import { withScratchDb } from "../../support/postgres.js"
 
 const CHAIN = 130
@@ -18,10 +18,24 @@ const hashOf = (n: number) => `0x${n.toString(16).padStart(64, "0")}`
 const NO_POLL = { pollEveryMs: 600_000 }
 
 /** The pipeline's commit, by hand: the checkpoint at `block` and, unless `silent`, its NOTIFY, in one transaction. */
-const commit = (block: number, options: { readonly reverted?: boolean; readonly silent?: boolean; readonly chainId?: number } = {}) =>
+const commit = (
+  block: number,
+  options: {
+    readonly reverted?: boolean
+    readonly silent?: boolean
+    readonly chainId?: number
+    readonly markets?: ReadonlyArray<string>
+  } = {}
+) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => {
     const chainId = options.chainId ?? CHAIN
-    const payload = encodeIndexedPayload({ chainId, block, hash: hashOf(block), reverted: options.reverted ?? false })
+    const payload = encodeIndexedPayload({
+      chainId,
+      block,
+      hash: hashOf(block),
+      reverted: options.reverted ?? false,
+      ...(options.markets === undefined ? {} : { markets: options.markets })
+    })
     return sql.withTransaction(
       Effect.gen(function* () {
         yield* sql`insert into indexer_checkpoint (chain_id, block_number, block_hash, digest)
@@ -76,6 +90,17 @@ const withHeads = <A, E>(body: (heads: IndexedHeads["Type"]) => Effect.Effect<A,
   )
 
 describe("indexed heads", () => {
+  it("a commit names the markets it changed while the list fits the payload, else none (any market)", () => {
+    expect(announcedMarkets([7n, 12n]), "a short list is named").toEqual(["7", "12"])
+    expect(announcedMarkets([]), "no market changed: an empty list, not 'any'").toEqual([])
+    const many = Array.from({ length: 2_000 }, (_, i) => 1_000_000n + BigInt(i))
+    expect(announcedMarkets(many), "too many to name: none named, so a listener takes any to have changed").toBeUndefined()
+    const fits = many.slice(0, 500)
+    const payload = encodeIndexedPayload({ chainId: CHAIN, block: 1, hash: hashOf(1), reverted: false, markets: announcedMarkets(fits)! })
+    expect(payload.length, "a named list keeps the payload under Postgres's 8,000 bytes").toBeLessThan(8_000)
+    expect(JSON.stringify(announcedMarkets(fits)).length).toBeLessThanOrEqual(MARKETS_MAX_CHARS)
+  })
+
   it("every subscriber sees every notification of its chain, reverted ones included, in order", async () => {
     await Effect.runPromise(
       withHeads((heads) =>
@@ -86,20 +111,22 @@ describe("indexed heads", () => {
           yield* commit(7)
           yield* commit(99, { chainId: 1 }) // another chain's: no move
           yield* commit(5, { reverted: true })
-          yield* commit(6)
+          yield* commit(6, { markets: ["3", "12"] })
+          yield* commit(8, { markets: [] })
           for (const [name, queue] of [
             ["first", first],
             ["second", second]
           ] as const) {
-            const moves = [yield* take(queue, name), yield* take(queue, name), yield* take(queue, name)]
-            expect(moves, `${name} subscriber: each notification, as sent`).toEqual([
-              { head: { block: 7, hash: hashOf(7) }, reverted: false },
-              { head: { block: 5, hash: hashOf(5) }, reverted: true },
-              { head: { block: 6, hash: hashOf(6) }, reverted: false }
+            const moves = [yield* take(queue, name), yield* take(queue, name), yield* take(queue, name), yield* take(queue, name)]
+            expect(moves, `${name} subscriber: each notification, as sent (the markets it names too)`).toStrictEqual([
+              { head: { block: 7, hash: hashOf(7) }, reverted: false, markets: undefined },
+              { head: { block: 5, hash: hashOf(5) }, reverted: true, markets: undefined },
+              { head: { block: 6, hash: hashOf(6) }, reverted: false, markets: ["3", "12"] },
+              { head: { block: 8, hash: hashOf(8) }, reverted: false, markets: [] }
             ])
             expect(yield* Queue.size(queue), `${name} subscriber: nothing else (the other chain's notification is no move)`).toBe(0)
           }
-          expect(heads.latest(), "the head is the last notification's").toEqual({ block: 6, hash: hashOf(6) })
+          expect(heads.latest(), "the head is the last notification's").toEqual({ block: 8, hash: hashOf(8) })
         })
       )
     )

@@ -8,12 +8,14 @@
  */
 import { HttpServer } from "@effect/platform"
 import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
+import pg from "pg"
 import { maxUint256 } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import WebSocket from "ws"
 import { backendHttpLayer } from "../../../http/backend/api.js"
 import { indexerServerLayer } from "../../../http/indexer/api.js"
 import { httpServerWithRealtime, Realtime, type RealtimeStats } from "../../../http/ws/server.js"
+import { encodeIndexedPayload, INDEXED_CHANNEL } from "../../../schema/indexed-notify.js"
 import { RealtimeSessions } from "../../../http/ws/sessions.js"
 import { BuildInfoLive } from "../../../src/build-info.js"
 import type { Address } from "../../../tools/devnet/client.js"
@@ -31,6 +33,7 @@ const scope = Effect.runSync(Scope.make())
 let client: IndexedDevnet["client"]
 let devnet: IndexedDevnet["devnet"]
 let database: IndexedDevnet["database"]
+let databaseUrl: string
 let index: IndexedDevnet["index"]
 let fund: IndexedDevnet["fund"]
 let launch: IndexedDevnet["launch"]
@@ -51,7 +54,7 @@ const TestSessions = Layer.succeed(RealtimeSessions, {
 })
 
 beforeAll(async () => {
-  ;({ client, devnet, database, index, fund, launch } = await withIndexedDevnet(scope))
+  ;({ client, devnet, database, databaseUrl, index, fund, launch } = await withIndexedDevnet(scope))
   const realtime = httpServerWithRealtime(
     { port: 0, host: "127.0.0.1" },
     {
@@ -604,6 +607,86 @@ describe("WebSocket stream", () => {
     expect((await slow.closedWith())?.code, "the slow consumer's close code").toBe(4008)
     expect(steady.closed, "the steady consumer stays open").toBeUndefined()
     steady.ws.close()
+  }, 120_000)
+
+  it("re-reads only the feeds of the markets a commit's NOTIFY names as changed; a move naming none re-reads every feed", async () => {
+    // An instance of its own whose refreshes are traced: the targets each move had read again.
+    const reads: Array<string> = []
+    const traced = await Effect.runPromise(
+      Layer.buildWithScope(
+        httpServerWithRealtime(
+          { port: 0, host: "127.0.0.1" },
+          { chainId: 130, window: WINDOW, pingIntervalMs: 3_600_000, checkEveryMs: 60_000, trace: (t) => void reads.push(t.target) }
+        ).pipe(Layer.provide([database, TestSessions])),
+        scope
+      ).pipe(quiet)
+    )
+    const address = Context.get(traced, HttpServer.HttpServer).address
+    const url = `ws://127.0.0.1:${address._tag === "TcpAddress" ? address.port : 0}/ws/realtime`
+    // The commits' announcements, as any listener hears them.
+    const listener = new pg.Client({ connectionString: databaseUrl })
+    await listener.connect()
+    const heard: Array<any> = []
+    listener.on("notification", (n) => void heard.push(JSON.parse(n.payload!)))
+    await listener.query(`listen ${INDEXED_CHANNEL}`)
+    const c = await Client.open({}, "", url)
+    const follow = async (topic: string, marketHex: string) => {
+      c.send({ type: "subscribe", topic, marketId: marketHex })
+      await c.next()
+      const view = new View()
+      view.apply(await c.next())
+      return view
+    }
+    const trades = await follow("trades", market.hex)
+    const book = await follow("orderbook", booksOnly.hex)
+    const named = () => [...new Set(heard.flatMap((n) => n.markets ?? ["(any)"]))].sort()
+    const restart = () => {
+      reads.length = 0
+      heard.length = 0
+    }
+
+    restart()
+    await send(BOB, "Exchange", devnet.addresses.exchange, "placeOrder", [booksOnly.id, 0, 200_000n, 10n * USDC, ZERO32])
+    await index()
+    book.apply(await c.next())
+    expect(named(), "an order's commit names its market alone").toEqual([booksOnly.id.toString()])
+    expect([...new Set(reads)], "only that market's feeds were read again").toEqual([booksOnly.hex])
+
+    restart()
+    await trade(ALICE, 0, 100n * USDC)
+    await index()
+    trades.apply(await c.next())
+    expect(named(), "a trade's commit names its market alone").toEqual([market.id.toString()])
+    expect([...new Set(reads)], "only the traded market's feeds were read again").toEqual([market.hex])
+
+    // A move that names no markets (an older indexer's NOTIFY, as a checkpoint read or a revert
+    // also are): every feed is read again; nothing changed, so nothing is sent.
+    restart()
+    await listener.query("select pg_notify($1, $2)", [
+      INDEXED_CHANNEL,
+      encodeIndexedPayload({ chainId: 130, block: trades.block!, hash: trades.deltas.at(-1).hash, reverted: false })
+    ])
+    await until(() => new Set(reads).size === 2)
+    expect([...new Set(reads)].sort(), "a move naming no markets reads every feed").toEqual([market.hex, booksOnly.hex].sort())
+
+    // A reorg's revert names no markets: the traded market's feed sends the correction.
+    await trade(ALICE, 0, 100n * USDC)
+    await index()
+    trades.apply(await c.next())
+    restart()
+    await client.reorg(1)
+    await index()
+    trades.apply(await c.next())
+    expect(trades.deltas.at(-1), "the reorg's correction arrives").toMatchObject({ reorg: true, changes: [{ op: "remove" }] })
+    expect(
+      heard.filter((n) => n.reverted).map((n) => n.markets),
+      "a revert names no markets"
+    ).toEqual([undefined])
+    expect(new Set(reads).has(booksOnly.hex), "so every market's feeds were read again").toBe(true)
+    await new Promise((r) => setTimeout(r, 200))
+    expect(c.pending(), "no delta beyond those the steps explain").toEqual([])
+    c.ws.close()
+    await listener.end()
   }, 120_000)
 })
 
