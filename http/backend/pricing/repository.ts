@@ -33,13 +33,20 @@ const VENUE_PAUSES = `select coalesce(bool_or(paused) filter (where scope = 'hoo
 const POOL_OF = `select initialized, sqrt_price_x96, liquidity, yes_is_currency0 from amm_pool where market_id = $1::numeric
   order by registered_block desc, pool_id limit 1`
 
-/** The pool of a row that left-joined `POOL_OF` (`has_pool` false: the market has none). */
+/** The pool's columns of a row that left-joined `POOL_OF` as `pool` (selected by `POOL_SELECT`), for a `rowDecoder`. */
+const POOL_COLUMNS = {
+  has_pool: bool,
+  initialized: nullable(bool),
+  sqrt_price_x96: nullable(text()),
+  liquidity: nullable(text()),
+  yes_is_currency0: nullable(bool)
+}
+
+const POOL_SELECT = `pool.initialized is not null as has_pool, pool.initialized, pool.sqrt_price_x96::text, pool.liquidity::text, pool.yes_is_currency0`
+
+/** The pool of such a row (`has_pool` false: the market has none). */
 const poolOf = (row: {
-  readonly has_pool: boolean
-  readonly initialized: boolean | null
-  readonly sqrt_price_x96: string | null
-  readonly liquidity: string | null
-  readonly yes_is_currency0: boolean | null
+  readonly [K in keyof typeof POOL_COLUMNS]: ReturnType<(typeof POOL_COLUMNS)[K]>
 }): PoolState | undefined =>
   row.has_pool
     ? {
@@ -61,11 +68,7 @@ export interface SideSummary {
 type SideEntry = readonly [side: number, best: string, shares: string, levels: number]
 
 const decodeViewRow = rowDecoder({
-  has_pool: bool,
-  initialized: nullable(bool),
-  sqrt_price_x96: nullable(text()),
-  liquidity: nullable(text()),
-  yes_is_currency0: nullable(bool),
+  ...POOL_COLUMNS,
   sides: json<ReadonlyArray<SideEntry>>()
 })
 
@@ -75,7 +78,7 @@ const decodeViewRow = rowDecoder({
  * shares travel as JSON strings, never JSON numbers.
  */
 const VIEW_STATE_SQL = prepared(`
-  select pool.initialized is not null as has_pool, pool.initialized, pool.sqrt_price_x96::text, pool.liquidity::text, pool.yes_is_currency0,
+  select ${POOL_SELECT},
          (select coalesce(json_agg(json_build_array(s.side, s.best::text, s.shares::text, s.levels)), '[]')
           from (select side, case when side in (0, 2) then max(price) else min(price) end as best, sum(amount) as shares, count(*) as levels
                 from order_book_level where market_id = $1::numeric group by side) s) as sides
@@ -105,11 +108,7 @@ const decodeQuoteRow = rowDecoder({
   paused: bool,
   exchange_paused: bool,
   hook_paused: bool,
-  has_pool: bool,
-  initialized: nullable(bool),
-  sqrt_price_x96: nullable(text()),
-  liquidity: nullable(text()),
-  yes_is_currency0: nullable(bool),
+  ...POOL_COLUMNS,
   book: json<ReadonlyArray<BookEntry>>()
 })
 
@@ -124,7 +123,7 @@ const QUOTE_STATE_SQL = prepared(`
   select ${HEAD_TIME_SQL} as head_time,
          ${TRADING_PAUSED_SQL} as paused,
          v.exchange as exchange_paused, v.hook as hook_paused,
-         pool.initialized is not null as has_pool, pool.initialized, pool.sqrt_price_x96::text, pool.liquidity::text, pool.yes_is_currency0,
+         ${POOL_SELECT},
          (select coalesce(json_agg(json_build_array(o.id::text, o.side, o.price::text, (o.amount - o.filled)::text) order by o.placed_block, o.id), '[]')
           from exchange_order o
           where o.market_id = $1::numeric and o.status in ('OPEN', 'PARTIALLY_FILLED') and o.amount > o.filled) as book
