@@ -30,6 +30,12 @@ export const devnetChain = (url: string) =>
 
 export type Address = `0x${string}`
 
+/**
+ * How long a send may wait for its receipt (the request does, see `mined`): anvil mines at once,
+ * or within the live devnet's 1 s block time; a loaded machine answers late.
+ */
+const MINED_MS = 15_000
+
 export class DevnetClient {
   readonly public: PublicClient
   readonly test: ReturnType<typeof createTestClient>
@@ -60,7 +66,11 @@ export class DevnetClient {
   }
 
   private wallet(index: number) {
-    return createWalletClient({ account: this.account(index), chain: this.chain, transport: http(this.url, { retryCount: 0 }) })
+    return createWalletClient({
+      account: this.account(index),
+      chain: this.chain,
+      transport: http(this.url, { retryCount: 0, timeout: MINED_MS })
+    })
   }
 
   abi(contract: string): Abi {
