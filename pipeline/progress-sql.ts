@@ -27,12 +27,14 @@ export interface HeldRow {
  * Tells listeners (freshness headers, caches, the stream) where the index of `chainId` now
  * stands. Sent inside the transaction that commits (or reverts) the rows, so Postgres delivers
  * it exactly when the changes become visible, never for a rolled-back batch. `reverted` marks
- * the ancestor a reorg went back to.
+ * the ancestor a reorg went back to. The payload names the generation that commits: the schema
+ * its connection writes to (`current_schema()`, the first of its search path: blue-green re-index).
  */
 export const notifyIndexed = (chainId: number, block: number, hash: string, reverted: boolean) =>
   Effect.flatMap(
     SqlClient.SqlClient,
-    (sql) => sql`select pg_notify(${INDEXED_CHANNEL}, ${encodeIndexedPayload({ chainId, block, hash, reverted })})`
+    (sql) =>
+      sql`select pg_notify(${INDEXED_CHANNEL}, (${encodeIndexedPayload({ chainId, block, hash, reverted })}::jsonb || jsonb_build_object('generation', current_schema()))::text)`
   )
 
 export const progressSql = (chainId: number) =>

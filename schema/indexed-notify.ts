@@ -14,7 +14,13 @@ export const IndexedNotification = Schema.Struct({
   chainId: Schema.Int,
   block: Schema.NonNegativeInt,
   hash: Schema.String,
-  reverted: Schema.Boolean
+  reverted: Schema.Boolean,
+  /**
+   * The schema of the generation that committed (blue-green re-index, `src/db/generations.ts`):
+   * listeners follow the active generation only and read the pointer again on any other. Absent
+   * from a sender that predates generations (then it is the one generation there is).
+   */
+  generation: Schema.optional(Schema.String)
 })
 export type IndexedNotification = typeof IndexedNotification.Type
 

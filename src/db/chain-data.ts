@@ -75,6 +75,21 @@ export const KEPT_TABLES: ReadonlyArray<string> = [
   "display_metadata",
   // secondary indexes dropped for a backfill and not yet built again: a schema fact the next
   // indexer must act on, whatever the rows (pipeline/deferred-indexes.ts)
+  "deferred_index",
+  // which schema's derived tables serve, which is being built, which wait to be dropped (0026):
+  // the blue-green re-index's pointer (src/db/generations.ts)
+  "index_generation"
+]
+
+/**
+ * The tables every generation of the index has a copy of (blue-green re-index,
+ * `src/db/generations.ts`): the derived tables, less those that stay shared in public: the log
+ * store (what every generation is built from) and the notification consumer's cursor (it walks
+ * the kept `notification` rows, which every generation derives alike). `deferred_index` is the
+ * backfill's list of its own schema's dropped indexes, so each generation keeps its own.
+ */
+export const GENERATION_TABLES: ReadonlyArray<string> = [
+  ...DERIVED_TABLES.filter((t) => t !== "log_store" && t !== "notification_cursor"),
   "deferred_index"
 ]
 
