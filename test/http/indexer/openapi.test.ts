@@ -276,6 +276,7 @@ describe("freshness", () => {
       "content-type",
       "x-indexed-block",
       "x-indexed-block-hash",
+      "x-indexed-generation",
       "x-indexed-lag",
       "x-indexed-status"
     ])
