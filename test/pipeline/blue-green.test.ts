@@ -80,6 +80,8 @@ describe("blue-green re-index", () => {
                   DEPLOYMENT: deploymentFile,
                   INDEXER_PORT: String(indexerPort),
                   BACKEND_PORT: String(backendPort),
+                  // The steady load comes from one address: no per-IP limit on it.
+                  RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
                   LOG_LEVEL: "info"
                 })
               ),
@@ -163,7 +165,10 @@ describe("blue-green re-index", () => {
             })
 
             expect(failures).toEqual([])
-            expect(answers.filter((a) => a.status !== 200).map((a) => `${a.url} ${a.status} ${a.body}`)).toEqual([])
+            // Distinct failures, each once (a failure repeats at the request rate).
+            expect([...new Set(answers.filter((a) => a.status !== 200).map((a) => `${a.url} ${a.status} ${a.body.slice(0, 300)}`))]).toEqual(
+              []
+            )
             expect(yield* Effect.promise(generations)).toEqual([
               { schema: "public", state: "dropped" },
               { schema: "index_2", state: "active" }
