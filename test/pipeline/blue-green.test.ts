@@ -166,9 +166,9 @@ describe("blue-green re-index", () => {
 
             expect(failures).toEqual([])
             // Distinct failures, each once (a failure repeats at the request rate).
-            expect([...new Set(answers.filter((a) => a.status !== 200).map((a) => `${a.url} ${a.status} ${a.body.slice(0, 300)}`))]).toEqual(
-              []
-            )
+            expect([
+              ...new Set(answers.filter((a) => a.status !== 200).map((a) => `${a.url} ${a.status} ${a.body.slice(0, 300)}`))
+            ]).toEqual([])
             expect(yield* Effect.promise(generations)).toEqual([
               { schema: "public", state: "dropped" },
               { schema: "index_2", state: "active" }
