@@ -14,7 +14,7 @@ import { IndexerEndpoint } from "../http/indexer/api.js"
 import { IndexedHeadsLive } from "../http/core/indexed-heads.js"
 import { HealthNode, IndexerServerLive } from "./indexer-server.js"
 import { ReadReplicasLive } from "./db/read-replicas.js"
-import { GenerationTargetsLive } from "./db/generation-targets.js"
+import { GenerationsLive } from "./db/generation-targets.js"
 import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
 import { countedPgClient, DatabaseLive, databaseTarget, patientPgClient, pgClientLayer } from "./db/database.js"
 import { type IndexerProcessExited, runIndexerProcess, startedByParent, stopWithParent } from "./indexer-process.js"
@@ -81,7 +81,7 @@ export const serve = Effect.gen(function* () {
   // Without, they read the active generation of the index (`src/db/generation-targets.ts`).
   const heads =
     config.databaseReadUrls.length === 0
-      ? Layer.merge(primaryHeads, Layer.succeedContext(yield* Layer.build(GenerationTargetsLive.pipe(Layer.provide(primaryHeads)))))
+      ? Layer.merge(primaryHeads, Layer.succeedContext(yield* Layer.build(GenerationsLive.pipe(Layer.provide(primaryHeads)))))
       : Layer.merge(
           primaryHeads,
           Layer.succeedContext(

@@ -97,6 +97,8 @@ export const followGenerations = <E, R>(options: GenerationsOptions<E, R>) =>
         const next = yield* attach(target.schema)
         yield* Effect.logInfo("building a generation").pipe(Effect.annotateLogs({ schema: target.schema, serving: serving.schema }))
         const started = performance.now()
+        // The process's CPU over the build (the serving indexer's share included until the handover).
+        const cpuBefore = process.cpuUsage()
         // Killed between reaching the old tip and the switch: the switch is all that was left.
         const resumedPast = (yield* checkpointBlock(next)) >= (yield* checkpointBlock(serving)) && (yield* checkpointBlock(serving)) >= 0
         if (!resumedPast) {
@@ -132,7 +134,11 @@ export const followGenerations = <E, R>(options: GenerationsOptions<E, R>) =>
               schema: target.schema,
               retired: serving.schema,
               block: window.tip.number,
-              build_s: Math.round((performance.now() - started) / 100) / 10
+              build_s: Math.round((performance.now() - started) / 100) / 10,
+              cpu_s: (() => {
+                const used = process.cpuUsage(cpuBefore)
+                return Math.round((used.user + used.system) / 1e5) / 10
+              })()
             })
           )
           return { generation: next, indexer: follower }

@@ -93,13 +93,13 @@ describe("indexed heads", () => {
           ] as const) {
             const moves = [yield* take(queue, name), yield* take(queue, name), yield* take(queue, name)]
             expect(moves, `${name} subscriber: each notification, as sent`).toEqual([
-              { head: { block: 7, hash: hashOf(7) }, reverted: false },
-              { head: { block: 5, hash: hashOf(5) }, reverted: true },
-              { head: { block: 6, hash: hashOf(6) }, reverted: false }
+              { head: { block: 7, hash: hashOf(7), generation: "public" }, reverted: false },
+              { head: { block: 5, hash: hashOf(5), generation: "public" }, reverted: true },
+              { head: { block: 6, hash: hashOf(6), generation: "public" }, reverted: false }
             ])
             expect(yield* Queue.size(queue), `${name} subscriber: nothing else (the other chain's notification is no move)`).toBe(0)
           }
-          expect(heads.latest(), "the head is the last notification's").toEqual({ block: 6, hash: hashOf(6) })
+          expect(heads.latest(), "the head is the last notification's").toEqual({ block: 6, hash: hashOf(6), generation: "public" })
         })
       )
     )
@@ -112,7 +112,7 @@ describe("indexed heads", () => {
           const moves = yield* heads.subscribe
           yield* commit(10)
           expect(yield* take(moves, "block 10"), "heard over the first connection").toEqual({
-            head: { block: 10, hash: hashOf(10) },
+            head: { block: 10, hash: hashOf(10), generation: "public" },
             reverted: false
           })
           // A commit whose notification this process never hears: only a checkpoint read can find it.
@@ -127,12 +127,12 @@ describe("indexed heads", () => {
             Effect.map(listenPids, (pids) => pids.length === 1 && pids[0] !== old)
           )
           expect(yield* take(moves, "catch-up"), "the read after reconnecting moves the head to the checkpoint").toEqual({
-            head: { block: 12, hash: hashOf(12) },
+            head: { block: 12, hash: hashOf(12), generation: "public" },
             reverted: false
           })
           yield* commit(13)
           expect(yield* take(moves, "block 13"), "heard over the new connection").toEqual({
-            head: { block: 13, hash: hashOf(13) },
+            head: { block: 13, hash: hashOf(13), generation: "public" },
             reverted: false
           })
           expect(yield* listenPids, "one LISTEN connection, the new one").toHaveLength(1)

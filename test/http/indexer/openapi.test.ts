@@ -106,6 +106,7 @@ describe("the OpenAPI document at /api/openapi.json", () => {
         expect(Object.keys(response.headers ?? {}), `${path} ${status}`).toEqual([
           "X-Indexed-Block",
           "X-Indexed-Block-Hash",
+          "X-Indexed-Generation",
           "X-Indexed-Status",
           "X-Indexed-Lag"
         ])
