@@ -97,7 +97,8 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 /**
  * Drops what the database derived from the chain, keeps the backend's own data, in one transaction:
- * the derived tables are emptied; the notifications derived from chain events (those carrying a
+ * the derived tables are emptied (and the generations of a blue-green re-index dropped, public
+ * active again); the notifications derived from chain events (those carrying a
  * block) are deleted with the consumer's cursor, so the consumer derives them again from the new
  * index; confirmed faucet claims go back to 'signed' for the faucet to verify on the new chain.
  * Returns how many claims were marked.
@@ -105,6 +106,12 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 export const resetChainData = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.withTransaction(
     Effect.gen(function* () {
+      // Every generation of the index but the first goes (blue-green re-index: they derive from
+      // the old chain too); public, emptied, is the one that serves and is indexed again.
+      const generations = yield* sql<{ schema: string }>`select schema_name as schema from index_generation where schema_name <> 'public'`
+      for (const g of generations) yield* sql.unsafe(`DROP SCHEMA IF EXISTS ${ident(g.schema)} CASCADE`)
+      yield* sql`DELETE FROM index_generation WHERE schema_name <> 'public'`
+      yield* sql`UPDATE index_generation SET state = 'active', activated_at = now(), drop_after = NULL WHERE schema_name = 'public'`
       yield* sql.unsafe(`TRUNCATE ${DERIVED_TABLES.map(ident).join(", ")}`)
       yield* sql`DELETE FROM notification WHERE block_number IS NOT NULL`
       const marked = yield* sql`UPDATE faucet_claim SET status = 'signed', confirmed_at = NULL WHERE status = 'confirmed' RETURNING address`

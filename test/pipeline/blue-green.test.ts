@@ -2,8 +2,10 @@
  * The blue-green re-index (docs/reindex.md, `src/blue-green.ts`) end to end: `predix start`
  * follows the replayed fixture while it advances; `predix reindex` has the indexer build a new
  * generation from the log store and switch to it, while requests go at a steady rate over real
- * HTTP to the indexer API and the backend API (a list and a detail each). Every request answers
- * 200; every indexer answer names one generation, the old one until the switch and the new one
+ * HTTP to the indexer API and the backend API (a list and a detail each), and a WebSocket client
+ * follows the order books and prices of the listed markets (not their trades: a fixture trade
+ * priced above 1 USDC per share fails the stream's record, a bug of its own, not of the switch). Every request answers 200; the socket stays
+ * open, with no error and no gap in any stream (each delta's `prev` is the seq before it); every indexer answer names one generation, the old one until the switch and the new one
  * after (never back); answers of one URL at one block and hash are the same in both generations;
  * after the switch the retired generation is dropped once its grace period ends, and the new
  * generation's tables equal a fresh index's at the same block.
@@ -13,6 +15,7 @@ import { SqlClient } from "@effect/sql"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
+import WebSocket from "ws"
 import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { pgClientLayer } from "../../src/db/database.js"
@@ -104,6 +107,9 @@ describe("blue-green re-index", () => {
 
             const answers: Array<Answer> = []
             const failures: Array<string> = []
+            const messages: Array<{ type: string; stream?: string; seq?: string; prev?: string }> = []
+            let socketClosed: number | undefined
+            let subscriptions = 0
             yield* Effect.promise(async () => {
               await app.waitFor(/message=listening server=backend/, 120_000)
               await until("the first head", async () => (await checkpointOf("public")) === chain.headNumber)
@@ -112,6 +118,22 @@ describe("blue-green re-index", () => {
               const backend = `http://127.0.0.1:${backendPort}`
               const list = (await (await fetch(`${indexer}/api/markets?limit=5`)).json()) as { data: Array<{ id: string }> }
               const id = list.data[0]!.id
+              const ws = new WebSocket(`ws://127.0.0.1:${backendPort}/ws/realtime`)
+              await new Promise((resolve, reject) => {
+                ws.once("open", resolve)
+                ws.once("error", reject)
+              })
+              ws.on("message", (data) => {
+                const message = JSON.parse(String(data)) as (typeof messages)[number]
+                if (message.type === "ping") ws.send(JSON.stringify({ type: "pong" }))
+                else messages.push(message)
+              })
+              ws.on("close", (code) => (socketClosed = code))
+              for (const market of list.data)
+                for (const topic of ["orderbook", "prices"]) {
+                  ws.send(JSON.stringify({ type: "subscribe", topic, marketId: market.id }))
+                  subscriptions += 1
+                }
               const urls = [
                 `${indexer}/api/markets?limit=5`,
                 `${indexer}/api/markets/${id}`,
@@ -156,6 +178,8 @@ describe("blue-green re-index", () => {
                 running = false
                 await load
               }
+              expect(socketClosed, "the socket stayed open").toBeUndefined()
+              ws.close()
               // The retired generation goes once its grace period is over.
               await until("the retired generation dropped", async () =>
                 (await generations()).some((g) => g.schema === "public" && g.state === "dropped")
@@ -174,6 +198,17 @@ describe("blue-green re-index", () => {
               { schema: "index_2", state: "active" }
             ])
 
+            // The stream: every subscription got its snapshot, no error, and no delta skipped a position.
+            expect(JSON.stringify(messages.filter((m) => m.type === "error"))).toBe("[]")
+            expect(messages.filter((m) => m.type === "snapshot").length).toBe(subscriptions)
+            const held = new Map<string, string>()
+            for (const m of messages) {
+              if (m.type === "snapshot") held.set(m.stream!, m.seq!)
+              if (m.type === "delta") {
+                expect(m.prev, `stream ${m.stream}`).toBe(held.get(m.stream!))
+                held.set(m.stream!, m.seq!)
+              }
+            }
             // Indexer answers: the old generation, then the new one, never back.
             const fromIndexer = answers.filter((a) => a.url.startsWith(`http://127.0.0.1:${indexerPort}`))
             const sequence = fromIndexer.map((a) => a.generation)
