@@ -34,7 +34,7 @@ import { healing, makeIndexer, type IndexerOptions } from "../pipeline/run.js"
 import { deleteStoredAbove } from "../pipeline/log-store/store-sql.js"
 import { FIRST_GENERATION, readActiveGeneration, readCheckpoint } from "../schema/io/indexer-checkpoint.js"
 import { pgClientLayer } from "./db/database.js"
-import { buildingGeneration, dropRetired, generationSearchPath, type Generation, switchGeneration } from "./db/generations.js"
+import { dropRetired, generationSearchPath, type Generation, listGenerations, switchGeneration } from "./db/generations.js"
 
 /** A catch-up pass that had at most this many blocks to do is the last before the handover. */
 const HANDOVER_BLOCKS = 64
@@ -82,10 +82,14 @@ export const followGenerations = <E, R>(options: GenerationsOptions<E, R>) =>
     /** Waits for a generation to be marked building, dropping retired ones whose time has come. */
     const nextBuild = Effect.gen(function* () {
       for (;;) {
-        const dropped = yield* dropRetired(false)
-        if (dropped.length > 0)
-          yield* Effect.logInfo("retired generations dropped").pipe(Effect.annotateLogs({ schemas: dropped.join(",") }))
-        const building = yield* buildingGeneration
+        // One statement a second while nothing is due (the work budget counts them).
+        const all = yield* listGenerations
+        if (all.some((g) => g.state === "retired" && g.dropAfter !== null && g.dropAfter.getTime() <= Date.now())) {
+          const dropped = yield* dropRetired(false)
+          if (dropped.length > 0)
+            yield* Effect.logInfo("retired generations dropped").pipe(Effect.annotateLogs({ schemas: dropped.join(",") }))
+        }
+        const building = all.find((g) => g.state === "building")
         if (building !== undefined) return building
         yield* Effect.sleep(WATCH_EVERY)
       }

@@ -46,7 +46,7 @@ export const listGenerations = Effect.flatMap(SqlClient.SqlClient, (sql) =>
 )
 
 /** The generation being built, if any. */
-export const buildingGeneration = Effect.map(listGenerations, (all) => all.find((g) => g.state === "building"))
+const buildingGeneration = Effect.map(listGenerations, (all) => all.find((g) => g.state === "building"))
 
 /** The copies of public's tables and views in `schema`, in the transaction in progress. */
 const createTables = (schema: string) =>
