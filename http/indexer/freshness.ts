@@ -38,6 +38,15 @@ export const INDEXED_LAG_HEADER = "x-indexed-lag"
  */
 export const INDEXED_GENERATION_HEADER = "x-indexed-generation"
 
+/** Every freshness header, in the order CORS exposes them. */
+export const FRESHNESS_HEADER_NAMES = [
+  INDEXED_BLOCK_HEADER,
+  INDEXED_BLOCK_HASH_HEADER,
+  INDEXED_GENERATION_HEADER,
+  INDEXED_STATUS_HEADER,
+  INDEXED_LAG_HEADER
+] as const
+
 /** The freshness headers of `head` (block, hash, generation), the same on every path (cache hits included). */
 export const headHeaders = (head: IndexedHead | null) => ({
   [INDEXED_BLOCK_HEADER]: head === null ? "none" : String(head.block),
