@@ -2385,6 +2385,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2402,6 +2404,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2419,6 +2423,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2436,6 +2442,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2467,6 +2475,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2484,6 +2494,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2501,6 +2513,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2518,6 +2532,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2558,6 +2574,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2575,6 +2593,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2592,6 +2612,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2609,6 +2631,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2651,6 +2675,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2668,6 +2694,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2685,6 +2713,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2702,6 +2732,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2744,6 +2776,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2761,6 +2795,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2778,6 +2814,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2795,6 +2833,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2829,6 +2869,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2846,6 +2888,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2863,6 +2907,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2880,6 +2926,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2914,6 +2962,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2931,6 +2981,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2948,6 +3000,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2965,6 +3019,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -2996,6 +3052,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3013,6 +3071,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3030,6 +3090,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3047,6 +3109,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3085,6 +3149,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3102,6 +3168,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3119,6 +3187,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3136,6 +3206,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3167,6 +3239,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3184,6 +3258,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3201,6 +3277,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3218,6 +3296,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3254,6 +3334,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3271,6 +3353,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3288,6 +3372,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3305,6 +3391,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3344,6 +3432,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3361,6 +3451,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3378,6 +3470,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3395,6 +3489,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3426,6 +3522,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3443,6 +3541,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3460,6 +3560,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3477,6 +3579,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3508,6 +3612,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3525,6 +3631,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3542,6 +3650,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3559,6 +3669,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3601,6 +3713,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3618,6 +3732,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3635,6 +3751,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3652,6 +3770,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3683,6 +3803,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3700,6 +3822,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3717,6 +3841,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3734,6 +3860,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3769,6 +3897,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3786,6 +3916,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3803,6 +3935,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3820,6 +3954,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3851,6 +3987,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3868,6 +4006,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3885,6 +4025,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3902,6 +4044,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3933,6 +4077,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3950,6 +4096,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3967,6 +4115,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -3984,6 +4134,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4020,6 +4172,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4037,6 +4191,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4054,6 +4210,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4071,6 +4229,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4109,6 +4269,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4126,6 +4288,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4143,6 +4307,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4160,6 +4326,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4201,6 +4369,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4218,6 +4388,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4235,6 +4407,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4252,6 +4426,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4283,6 +4459,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4300,6 +4478,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4317,6 +4497,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4334,6 +4516,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4377,6 +4561,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4394,6 +4580,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4411,6 +4599,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4428,6 +4618,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4459,6 +4651,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4476,6 +4670,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4493,6 +4689,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4510,6 +4708,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4548,6 +4748,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4565,6 +4767,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4582,6 +4786,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4599,6 +4805,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4638,6 +4846,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4655,6 +4865,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4672,6 +4884,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4689,6 +4903,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4722,6 +4938,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4739,6 +4957,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4756,6 +4976,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4773,6 +4995,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4813,6 +5037,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4830,6 +5056,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4847,6 +5075,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4864,6 +5094,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4902,6 +5134,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4919,6 +5153,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4936,6 +5172,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4953,6 +5191,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -4992,6 +5232,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5009,6 +5251,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5026,6 +5270,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5043,6 +5289,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5078,6 +5326,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5095,6 +5345,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5112,6 +5364,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5129,6 +5383,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5162,6 +5418,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5179,6 +5437,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5196,6 +5456,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5213,6 +5475,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5250,6 +5514,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5267,6 +5533,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5284,6 +5552,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5301,6 +5571,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5334,6 +5606,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5351,6 +5625,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5368,6 +5644,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5385,6 +5663,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5413,6 +5693,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5430,6 +5712,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5447,6 +5731,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5464,6 +5750,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5492,6 +5780,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5509,6 +5799,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5526,6 +5818,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */
@@ -5543,6 +5837,8 @@ export interface operations {
                     "X-Indexed-Block"?: string;
                     /** @description (x-indexed-block-hash) hash of that block, or "none" */
                     "X-Indexed-Block-Hash"?: string;
+                    /** @description (x-indexed-generation) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only */
+                    "X-Indexed-Generation"?: string;
                     /** @description (x-indexed-status) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first */
                     "X-Indexed-Status"?: "ok" | "degraded" | "unknown";
                     /** @description (x-indexed-lag) blocks the index trails the chain's head by, or "unknown" */

@@ -96,12 +96,17 @@ export const makeBackfillWriter = (context: IndexingContext, options: BackfillOp
    * Rows past `to` are deleted first: they are left by an index that was emptied, the blocks
    * above the finalized head among them (which a reorg may have orphaned since), and the tip
    * follower fetches those blocks by hash and stores them again one row each. After that no row
-   * ends past `to`, so the replay never has to split one.
+   * ends past `to`, so the replay never has to split one. With a shared store (a blue-green
+   * build beside the serving indexer) the rows past `to` are the serving indexer's and stay; the
+   * build's targets are blocks the serving indexer committed, whose rows end at block bounds
+   * (tip rows are one block each), so no row straddles `to` there either.
    */
   const decodedRanges = (from: number, to: number, digest: string) =>
-    context.logStore
-      ? Stream.unwrap(Effect.as(deleteStoredAbove(chainId, to), storedThenFetched(from, to, digest)))
-      : fetchedRanges(from, to, digest)
+    !context.logStore
+      ? fetchedRanges(from, to, digest)
+      : context.sharedStore
+        ? storedThenFetched(from, to, digest)
+        : Stream.unwrap(Effect.as(deleteStoredAbove(chainId, to), storedThenFetched(from, to, digest)))
 
   /** The stored rows from `from` on while they are contiguous, then the hole after them fetched, then again. */
   const storedThenFetched = (

@@ -43,6 +43,8 @@ export interface IndexingContext {
    * only to measure what the store costs.
    */
   readonly logStore: boolean
+  /** Another indexer writes the store above this one's backfill targets: leave its rows (`IndexerOptions.sharedStore`). */
+  readonly sharedStore: boolean
   /**
    * Publishes this process's metrics for /metrics (`metrics.ts`): at once when `now`, otherwise
    * only when the last publication is a few seconds old. Never fails: a publication lost to an

@@ -29,12 +29,14 @@ export interface HeldRow {
  * it exactly when the changes become visible, never for a rolled-back batch. `reverted` marks
  * the ancestor a reorg went back to. `changed`: the markets whose rows the commit changed
  * (`pipeline/changed-markets.ts`), announced when they fit; undefined when not known (any may have).
+ * The payload also names the generation that commits: the schema its connection writes to
+ * (`current_schema()`, the first of its search path: blue-green re-index).
  */
 export const notifyIndexed = (chainId: number, block: number, hash: string, reverted: boolean, changed?: ReadonlySet<bigint>) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => {
     const markets = changed === undefined ? undefined : announcedMarkets(changed)
     const payload = encodeIndexedPayload({ chainId, block, hash, reverted, ...(markets === undefined ? {} : { markets }) })
-    return sql`select pg_notify(${INDEXED_CHANNEL}, ${payload})`
+    return sql`select pg_notify(${INDEXED_CHANNEL}, (${payload}::jsonb || jsonb_build_object('generation', current_schema()))::text)`
   })
 
 export const progressSql = (chainId: number) =>

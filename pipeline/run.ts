@@ -57,6 +57,12 @@ export interface IndexerOptions {
   readonly batchEvents?: number
   /** Keep fetched logs in the log store and re-index from it (default true; `LOG_STORE=off` measures without). */
   readonly logStore?: boolean
+  /**
+   * Another indexer (the serving generation's, during a blue-green build) writes the log store
+   * above this one's backfill target: its rows there are left alone (not deleted as an emptied
+   * index's leftovers would be). The backfill then only ever targets blocks that indexer holds.
+   */
+  readonly sharedStore?: boolean
 }
 
 /**
@@ -97,6 +103,7 @@ export const makeIndexer = (options: IndexerOptions) =>
       unknown: new UnknownLogTally(),
       stats,
       logStore: options.logStore ?? true,
+      sharedStore: options.sharedStore ?? false,
       publishMetrics
     }
     yield* registerMetrics
@@ -205,5 +212,13 @@ export const makeIndexer = (options: IndexerOptions) =>
       )
     })
 
-    return { indexTo: backfill.indexTo, follow, step, loadWindow, unknownLogs: () => context.unknown.count, stats: () => ({ ...stats }) }
+    return {
+      indexTo: backfill.indexTo,
+      follow,
+      step,
+      loadWindow,
+      finalizedHead,
+      unknownLogs: () => context.unknown.count,
+      stats: () => ({ ...stats })
+    }
   })

@@ -21,7 +21,13 @@ export const IndexedNotification = Schema.Struct({
   block: Schema.NonNegativeInt,
   hash: Schema.String,
   reverted: Schema.Boolean,
-  markets: Schema.optional(Schema.Array(Schema.String))
+  markets: Schema.optional(Schema.Array(Schema.String)),
+  /**
+   * The schema of the generation that committed (blue-green re-index, `src/db/generations.ts`):
+   * listeners follow the active generation only and read the pointer again on any other. Absent
+   * from a sender that predates generations (then it is the one generation there is).
+   */
+  generation: Schema.optional(Schema.String)
 })
 export type IndexedNotification = typeof IndexedNotification.Type
 

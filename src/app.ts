@@ -14,6 +14,7 @@ import { IndexerEndpoint } from "../http/indexer/api.js"
 import { IndexedHeadsLive } from "../http/core/indexed-heads.js"
 import { HealthNode, IndexerServerLive } from "./indexer-server.js"
 import { ReadReplicasLive } from "./db/read-replicas.js"
+import { GenerationsLive } from "./db/generation-targets.js"
 import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
 import { countedPgClient, DatabaseLive, databaseTarget, patientPgClient, pgClientLayer } from "./db/database.js"
 import { type IndexerProcessExited, runIndexerProcess, startedByParent, stopWithParent } from "./indexer-process.js"
@@ -22,7 +23,8 @@ import { loadDeployment } from "./deployment.js"
 import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
 import { FIXTURE_RECORDING } from "./fixture-recording.js"
 import type { Deployment } from "../schema/deployment.js"
-import { healing, HealingPauseCap, makeIndexer } from "../pipeline/run.js"
+import { healing, HealingPauseCap } from "../pipeline/run.js"
+import { followGenerations } from "./blue-green.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { ReplayChain } from "../tools/replay/chain.js"
 import {
@@ -76,9 +78,10 @@ export const serve = Effect.gen(function* () {
   const config = yield* AppConfig
   const primaryHeads = Layer.succeedContext(yield* Layer.build(IndexedHeadsLive(config.chainId)))
   // With read replicas, both APIs read the index there (`src/db/read-replicas.ts`); one poll serves both.
+  // Without, they read the active generation of the index (`src/db/generation-targets.ts`).
   const heads =
     config.databaseReadUrls.length === 0
-      ? primaryHeads
+      ? Layer.merge(primaryHeads, Layer.succeedContext(yield* Layer.build(GenerationsLive.pipe(Layer.provide(primaryHeads)))))
       : Layer.merge(
           primaryHeads,
           Layer.succeedContext(
@@ -173,10 +176,12 @@ const follow = <E = never, R = never>(
         message: `invalid configuration\nRPC_URL: the endpoint serves chain ${chainId}, CHAIN_ID is ${config.chainId}`
       })
     }
-    yield* healing("starting", claimDatabase(chainId, deployment, source), (error) => error instanceof ConfigurationError)
-    yield* healing("starting", seed)
-    const indexer = yield* makeIndexer({ rpc, deployment, chainId })
-    return yield* indexer.follow
+    // Each generation of the index is claimed for the deployment (`indexed_deployment` is derived);
+    // the seed (kept tables, an upsert) follows each claim.
+    const prepare = healing("starting", claimDatabase(chainId, deployment, source), (error) => error instanceof ConfigurationError).pipe(
+      Effect.zipRight(healing("starting", seed))
+    )
+    return yield* followGenerations({ rpc, deployment, chainId, prepare })
   })
 
 /**

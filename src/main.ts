@@ -4,13 +4,14 @@
 import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { defaultTeardown } from "@effect/platform/Runtime"
-import { Console, Effect, Option } from "effect"
+import { Console, Duration, Effect, Option } from "effect"
 import { writeFile } from "node:fs/promises"
 import { exportJob } from "./analytics/command.js"
 import { migrate, start, withConfig, withStartConfig } from "./app.js"
 import { settingsHelpDoc } from "./config/help.js"
 import { devnet } from "../tools/devnet/command.js"
 import { record, replay } from "./recording-commands.js"
+import { reindex } from "./reindex-command.js"
 import { generateSynthetic } from "../tools/recording/synthetic.js"
 
 const environmentHelp = HelpDoc.blocks([
@@ -37,6 +38,24 @@ const startCommand = Command.make(
 ).pipe(
   Command.withDescription(
     "Main job: Postgres (embedded unless DATABASE_URL is set), migrations, then the indexer API on INDEXER_PORT and the backend API on BACKEND_PORT, with the indexer in a child process, until SIGINT or SIGTERM."
+  )
+)
+
+const reindexCommand = Command.make(
+  "reindex",
+  {
+    graceSeconds: Options.integer("grace-seconds").pipe(
+      Options.withDefault(600),
+      Options.withDescription("how long the generation it replaces stays after the switch, for requests still reading it")
+    ),
+    dropRetired: Options.boolean("drop-retired").pipe(Options.withDescription("drop the retired generations now, and exit")),
+    discard: Options.boolean("discard").pipe(Options.withDescription("drop the generation being built, and exit")),
+    detach: Options.boolean("detach").pipe(Options.withDescription("ask for the build and exit, without following it"))
+  },
+  ({ graceSeconds, ...rest }) => withConfig(reindex({ grace: Duration.seconds(graceSeconds), ...rest }))
+).pipe(
+  Command.withDescription(
+    "Blue-green re-index: the running indexer builds the derived tables again in a new schema from the log store while the current ones serve, then switches the APIs to them in one step (docs/reindex.md)."
   )
 )
 
@@ -163,7 +182,16 @@ const exportCommand = Command.make(
 
 const root = Command.make("predix").pipe(
   Command.withDescription(environmentHelp),
-  Command.withSubcommands([startCommand, migrateCommand, recordCommand, replayCommand, syntheticCommand, devnetCommand, exportCommand])
+  Command.withSubcommands([
+    startCommand,
+    reindexCommand,
+    migrateCommand,
+    recordCommand,
+    replayCommand,
+    syntheticCommand,
+    devnetCommand,
+    exportCommand
+  ])
 )
 
 const cli = Command.run(root, { name: "predix", version: "0.1.0" })

@@ -35,6 +35,8 @@ import { ByteCappedMap, ENTRY_OVERHEAD, stringBytes } from "./byte-capped-map.js
 export interface Head {
   readonly block: number
   readonly hash: string
+  /** The generation of the index the head is of (blue-green re-index); a switch clears every entry. */
+  readonly generation?: string
 }
 
 /** How long an entry of a tier lives, and whether it also goes with its head. */
@@ -72,11 +74,12 @@ interface Entry<V> {
   readonly perHead: boolean
 }
 
-const tagOf = (head: Head) => `${head.block}:${head.hash}`
+const tagOf = (head: Head) => `${head.block}:${head.hash}${head.generation === undefined ? "" : `@${head.generation}`}`
 
 export class HeadCache<V, T extends string = never> {
   private head: string | undefined = undefined
   private headBlock = -1
+  private headGeneration: string | undefined = undefined
   private readonly entries: ByteCappedMap<Entry<V>>
   private readonly aliases: ByteCappedMap<string> | null
   private readonly valueBytes: (value: V) => number
@@ -112,11 +115,14 @@ export class HeadCache<V, T extends string = never> {
   private at(head: Head): void {
     const tag = tagOf(head)
     if (tag === this.head) return
-    if (head.block > this.headBlock && this.outlivesHeads) this.entries.deleteWhere((entry) => entry.perHead)
+    // Another generation's tables may hold other rows at any block: nothing of the old one stays.
+    if (head.block > this.headBlock && this.outlivesHeads && head.generation === this.headGeneration)
+      this.entries.deleteWhere((entry) => entry.perHead)
     else this.entries.clear()
     this.aliases?.clear()
     this.head = tag
     this.headBlock = head.block
+    this.headGeneration = head.generation
   }
 
   /** Whether `head` is the head the entries belong to (without moving the cache). */

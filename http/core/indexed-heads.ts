@@ -32,11 +32,16 @@ import { Context, Deferred, Duration, Effect, Exit, Layer, PubSub, Queue, Redact
 import type { Scope } from "effect"
 import pg from "pg"
 import { decodeIndexedPayload, INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
-import { readCheckpoint } from "../../schema/io/indexer-checkpoint.js"
+import { FIRST_GENERATION, readActiveCheckpoint, readCheckpoint } from "../../schema/io/indexer-checkpoint.js"
 
 export interface IndexedHead {
   readonly block: number
   readonly hash: string
+  /**
+   * The schema of the generation the head is of (blue-green re-index, `src/db/generations.ts`):
+   * an answer at this head is read from that generation's tables. Absent: the first (`public`).
+   */
+  readonly generation?: string
 }
 
 /** One move of the head: a notification, or a checkpoint read that found the head elsewhere. */
@@ -85,6 +90,9 @@ export const readIndexedHead = (chainId: number) =>
   Effect.map(readCheckpoint(chainId), (checkpoint): IndexedHead | null =>
     checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash }
   )
+
+/** Whether two heads are the same state: block, hash and generation. */
+const sameHead = (a: IndexedHead, b: IndexedHead) => a.block === b.block && a.hash === b.hash && a.generation === b.generation
 
 class ListenDropped {
   readonly _tag = "ListenDropped"
@@ -151,29 +159,42 @@ export const IndexedHeadsLive = (chainId: number, options: IndexedHeadsOptions =
       let head: IndexedHead | null = null
       // Counts notifications: a checkpoint read is applied only if none arrived while it ran.
       let heard = 0
+      // The generation the head is of: notifications of another (a build in progress, or the
+      // switch to it) are not moves of this head; they make the pointer be read again.
+      let active = FIRST_GENERATION
+      // One read at a time, so an older read never lands after a newer one.
+      const oneRead = yield* Effect.makeSemaphore(1)
 
-      const onNotification = (payload: string) => {
+      const onNotification = (payload: string): Effect.Effect<void> => {
         const notification = decodeIndexedPayload(chainId, payload)
         if (notification === undefined) return Effect.void
+        const generation = notification.generation ?? active
+        if (generation !== active) return reconcile
         heard += 1
-        head = { block: notification.block, hash: notification.hash }
+        head = { block: notification.block, hash: notification.hash, generation }
         return PubSub.publish(moves, { head, reverted: notification.reverted, markets: notification.markets })
       }
 
-      const reconcile = Effect.suspend(() => {
+      const reconcile: Effect.Effect<void> = Effect.suspend(() => {
         const before = heard
-        return readIndexedHead(chainId).pipe(
+        return readActiveCheckpoint(chainId).pipe(
           Effect.provideService(SqlClient.SqlClient, pool),
-          Effect.flatMap((read) => {
+          Effect.flatMap(({ generation, checkpoint }) => {
             if (heard !== before) return Effect.void
+            const read = checkpoint === undefined ? null : { block: checkpoint.block, hash: checkpoint.hash, generation }
             const previous = head
             head = read
-            if (read === null || (previous !== null && read.block === previous.block && read.hash === previous.hash)) return Effect.void
-            return PubSub.publish(moves, { head: read, reverted: previous !== null && read.block < previous.block })
+            active = generation
+            if (read === null || (previous !== null && sameHead(read, previous))) return Effect.void
+            return PubSub.publish(moves, {
+              head: read,
+              reverted: previous !== null && previous.generation === read.generation && read.block < previous.block
+            })
           }),
           Effect.catchAll((error) =>
             Effect.logDebug("indexed heads: checkpoint not read").pipe(Effect.annotateLogs("error", String(error)))
-          )
+          ),
+          oneRead.withPermits(1)
         )
       })
 

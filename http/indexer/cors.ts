@@ -4,11 +4,11 @@
  * lets scripts read the freshness headers; a preflight (`OPTIONS`) is answered 204 for GET.
  */
 import { HttpServerResponse } from "@effect/platform"
-import { INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER, INDEXED_LAG_HEADER, INDEXED_STATUS_HEADER } from "./freshness.js"
+import { FRESHNESS_HEADER_NAMES } from "./freshness.js"
 
 export const CORS_HEADERS = {
   "access-control-allow-origin": "*",
-  "access-control-expose-headers": `${INDEXED_BLOCK_HEADER}, ${INDEXED_BLOCK_HASH_HEADER}, ${INDEXED_STATUS_HEADER}, ${INDEXED_LAG_HEADER}`
+  "access-control-expose-headers": FRESHNESS_HEADER_NAMES.join(", ")
 } as const
 
 /** The answer to a CORS preflight: GET (and HEAD) from anywhere, cached by the browser for a day. */

@@ -9,7 +9,13 @@ import { AdminGroup } from "./admin.js"
 import { adjustOpenApi } from "../core/openapi.js"
 import { EventsGroup } from "./events.js"
 import { ExchangeGroup } from "./exchange.js"
-import { INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER, INDEXED_LAG_HEADER, INDEXED_STATUS_HEADER } from "./freshness.js"
+import {
+  INDEXED_BLOCK_HASH_HEADER,
+  INDEXED_BLOCK_HEADER,
+  INDEXED_GENERATION_HEADER,
+  INDEXED_LAG_HEADER,
+  INDEXED_STATUS_HEADER
+} from "./freshness.js"
 import { HealthGroup } from "../core/indexer-health.js"
 import { LiquidityGroup } from "./liquidity.js"
 import { MarketAmmGroup } from "./market-amm.js"
@@ -33,6 +39,10 @@ const FRESHNESS_HEADERS = {
   "X-Indexed-Block-Hash": {
     description: `(${INDEXED_BLOCK_HASH_HEADER}) hash of that block, or "none"`,
     schema: { type: "string", pattern: "^(none|0x[0-9a-f]{64})$" }
+  },
+  "X-Indexed-Generation": {
+    description: `(${INDEXED_GENERATION_HEADER}) generation of the index the answer was read from (public, then index_<n> after each blue-green re-index), or "none" before the first block; an answer is read from one generation only`,
+    schema: { type: "string", pattern: "^(none|public|index_[1-9][0-9]*)$" }
   },
   "X-Indexed-Status": {
     description: `(${INDEXED_STATUS_HEADER}) health's last judgement, as /api/health states it: ok, degraded (the index trails the chain or its indexer or node is silent), or unknown before the first`,

@@ -22,7 +22,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { ListenOptions } from "node:net"
 import { CORS_HEADERS } from "./cors.js"
 import { Freshness } from "../core/freshness.js"
-import { healthHeaders, INDEXED_BLOCK_HASH_HEADER, INDEXED_BLOCK_HEADER } from "./freshness.js"
+import { headHeaders, healthHeaders } from "./freshness.js"
 import { type HeaderJudgement, HealthWatch } from "./health-watch.js"
 import { parseTarget } from "../core/request-target.js"
 import { AnswerCache } from "./response-cache.js"
@@ -51,8 +51,7 @@ const answerHit =
       "content-type": "application/json",
       "content-length": body.byteLength,
       ...CORS_HEADERS,
-      [INDEXED_BLOCK_HEADER]: String(head.block),
-      [INDEXED_BLOCK_HASH_HEADER]: head.hash,
+      ...headHeaders(head),
       ...healthHeaders(judgement())
     })
     response.end(body)

@@ -11,6 +11,8 @@
  * That value (`http/core/freshness.ts`) is the process's one source of heads (`http/core/indexed-heads.ts`: the channel's
  * notifications, and the checkpoint read every few seconds in case its connection drops).
  *
+ * `X-Indexed-Generation` names the generation of the index the answer was read from.
+ *
  * Beside them, `X-Indexed-Status` and `X-Indexed-Lag` carry health's last judgement
  * (`health-watch.ts`): a block number alone cannot say that the chain has moved far past it.
  */
@@ -29,6 +31,28 @@ export const INDEXED_BLOCK_HASH_HEADER = "x-indexed-block-hash"
 export const INDEXED_STATUS_HEADER = "x-indexed-status"
 /** Blocks the index trails the chain's head by, or `unknown`. */
 export const INDEXED_LAG_HEADER = "x-indexed-lag"
+/**
+ * The generation of the index the answer was read from (blue-green re-index, docs/reindex.md):
+ * `public` for the first, `index_<n>` after a re-index; `none` before the first batch. Every
+ * answer is read from one generation only, the one its block is of.
+ */
+export const INDEXED_GENERATION_HEADER = "x-indexed-generation"
+
+/** Every freshness header, in the order CORS exposes them. */
+export const FRESHNESS_HEADER_NAMES = [
+  INDEXED_BLOCK_HEADER,
+  INDEXED_BLOCK_HASH_HEADER,
+  INDEXED_GENERATION_HEADER,
+  INDEXED_STATUS_HEADER,
+  INDEXED_LAG_HEADER
+] as const
+
+/** The freshness headers of `head` (block, hash, generation), the same on every path (cache hits included). */
+export const headHeaders = (head: IndexedHead | null) => ({
+  [INDEXED_BLOCK_HEADER]: head === null ? "none" : String(head.block),
+  [INDEXED_BLOCK_HASH_HEADER]: head === null ? "none" : head.hash,
+  [INDEXED_GENERATION_HEADER]: head === null ? "none" : (head.generation ?? "public")
+})
 
 /** The health headers of the judgement `judgement`, the same on every path (cache hits included). */
 export const healthHeaders = (judgement: HeaderJudgement) => ({
@@ -48,8 +72,7 @@ export const withFreshness = <E, R, R2 = never>(
     Effect.flatMap(freshness.current, (head) =>
       Effect.map(around(head)(app), (response) =>
         HttpServerResponse.setHeaders(response, {
-          [INDEXED_BLOCK_HEADER]: head === null ? "none" : String(head.block),
-          [INDEXED_BLOCK_HASH_HEADER]: head === null ? "none" : head.hash,
+          ...headHeaders(head),
           // Read after the answer: a /api/health answer and its headers say the same.
           ...healthHeaders(watch.latest())
         })

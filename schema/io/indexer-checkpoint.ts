@@ -42,3 +42,38 @@ export const readCheckpoint = (chainId: number) =>
 /** Blocks the index is behind the newest head it has seen; null before it has seen one. */
 export const lagOf = (checkpoint: Checkpoint | undefined): number | null =>
   checkpoint === undefined || checkpoint.head === null ? null : Math.max(0, checkpoint.head - checkpoint.block)
+
+/** The schema of the first generation of the index, and of every database before migration 0026. */
+export const FIRST_GENERATION = "public"
+
+/**
+ * The schema of the generation that serves (blue-green re-index, migration 0026's
+ * `index_generation`): what API processes read. `public` when none is marked active.
+ */
+export const readActiveGeneration = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ schema: string }>`select schema_name as schema from index_generation where state = 'active'`.pipe(
+    Effect.map((rows) => rows[0]?.schema ?? FIRST_GENERATION)
+  )
+)
+
+/** A schema name as an SQL identifier (the generations' names are our own: `public`, `index_<n>`). */
+export const schemaIdent = (schema: string) => `"${schema.replace(/"/g, '""')}"`
+
+/**
+ * The checkpoint of `chainId` in the active generation, read on any connection whatever its
+ * search path: the pointer, then that schema's row. A switch between the two reads gives the
+ * generation before and its checkpoint, which still holds (a retired generation stays until its
+ * grace period ends), so the pair is always one generation's.
+ */
+export const readActiveCheckpoint = (chainId: number) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const generation = yield* readActiveGeneration
+    const rows = yield* sql.unsafe(
+      `select block_number::text as block, block_hash as hash, digest, head_block::text as head, commit_seq::text as commit
+       from ${schemaIdent(generation)}.indexer_checkpoint where chain_id = $1`,
+      [chainId]
+    )
+    const checkpoint = rows[0] === undefined ? undefined : yield* Effect.orDie(decodeRow(rows[0]))
+    return { generation, checkpoint }
+  })

@@ -75,6 +75,21 @@ export const KEPT_TABLES: ReadonlyArray<string> = [
   "display_metadata",
   // secondary indexes dropped for a backfill and not yet built again: a schema fact the next
   // indexer must act on, whatever the rows (pipeline/deferred-indexes.ts)
+  "deferred_index",
+  // which schema's derived tables serve, which is being built, which wait to be dropped (0026):
+  // the blue-green re-index's pointer (src/db/generations.ts)
+  "index_generation"
+]
+
+/**
+ * The tables every generation of the index has a copy of (blue-green re-index,
+ * `src/db/generations.ts`): the derived tables, less those that stay shared in public: the log
+ * store (what every generation is built from) and the notification consumer's cursor (it walks
+ * the kept `notification` rows, which every generation derives alike). `deferred_index` is the
+ * backfill's list of its own schema's dropped indexes, so each generation keeps its own.
+ */
+export const GENERATION_TABLES: ReadonlyArray<string> = [
+  ...DERIVED_TABLES.filter((t) => t !== "log_store" && t !== "notification_cursor"),
   "deferred_index"
 ]
 
@@ -82,7 +97,8 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 /**
  * Drops what the database derived from the chain, keeps the backend's own data, in one transaction:
- * the derived tables are emptied; the notifications derived from chain events (those carrying a
+ * the derived tables are emptied (and the generations of a blue-green re-index dropped, public
+ * active again); the notifications derived from chain events (those carrying a
  * block) are deleted with the consumer's cursor, so the consumer derives them again from the new
  * index; confirmed faucet claims go back to 'signed' for the faucet to verify on the new chain.
  * Returns how many claims were marked.
@@ -90,6 +106,12 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 export const resetChainData = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.withTransaction(
     Effect.gen(function* () {
+      // Every generation of the index but the first goes (blue-green re-index: they derive from
+      // the old chain too); public, emptied, is the one that serves and is indexed again.
+      const generations = yield* sql<{ schema: string }>`select schema_name as schema from index_generation where schema_name <> 'public'`
+      for (const g of generations) yield* sql.unsafe(`DROP SCHEMA IF EXISTS ${ident(g.schema)} CASCADE`)
+      yield* sql`DELETE FROM index_generation WHERE schema_name <> 'public'`
+      yield* sql`UPDATE index_generation SET state = 'active', activated_at = now(), drop_after = NULL WHERE schema_name = 'public'`
       yield* sql.unsafe(`TRUNCATE ${DERIVED_TABLES.map(ident).join(", ")}`)
       yield* sql`DELETE FROM notification WHERE block_number IS NOT NULL`
       const marked = yield* sql`UPDATE faucet_claim SET status = 'signed', confirmed_at = NULL WHERE status = 'confirmed' RETURNING address`

@@ -60,8 +60,10 @@ class PreparingClient extends pg.Client {
 /**
  * A pooled client for a URL; NUMERIC and INT8 stay strings so no amount passes through a JS number.
  * With `counters`, every connection of the pool (the LISTEN one included) counts its wire work there.
+ * With `searchPath`, every connection of the pool resolves unqualified names there (set at connect,
+ * no statement per request): a generation's pool of the blue-green re-index (`generations.ts`).
  */
-export const pgClientLayer = (url: Redacted.Redacted<string>, counters?: WireCounters) =>
+export const pgClientLayer = (url: Redacted.Redacted<string>, counters?: WireCounters, searchPath?: ReadonlyArray<string>) =>
   PgClient.layerFromPool({
     acquire: Effect.acquireRelease(
       Effect.gen(function* () {
@@ -72,6 +74,7 @@ export const pgClientLayer = (url: Redacted.Redacted<string>, counters?: WireCou
           idleTimeoutMillis: 30_000,
           connectionTimeoutMillis: 5_000,
           Client: PreparingClient,
+          ...(searchPath === undefined ? {} : { options: `-c search_path=${searchPath.map((s) => `"${s}"`).join(",")}` }),
           ...(counters === undefined ? {} : { stream: counters.stream })
         })
         pool.on("error", () => {})

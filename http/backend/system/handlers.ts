@@ -65,7 +65,11 @@ const systemHealth = (indexerUrl: string) =>
   Effect.map(
     Effect.all([databaseUp, indexerHealth(indexerUrl), Effect.serviceOption(ReadTargets)], { concurrency: 3 }),
     ([database, indexer, targets]) => {
-      const replicas = Option.map(targets, (t) => t.replicas())
+      // Read targets with no replicas are the generations of the index: nothing to list.
+      const replicas = Option.filter(
+        Option.map(targets, (t) => t.replicas()),
+        (listed) => listed.length > 0
+      )
       const problems = [
         ...(database ? [] : ["the database does not answer"]),
         ...(indexer.problem === null ? [] : [indexer.problem]),

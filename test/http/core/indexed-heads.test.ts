@@ -119,14 +119,14 @@ describe("indexed heads", () => {
           ] as const) {
             const moves = [yield* take(queue, name), yield* take(queue, name), yield* take(queue, name), yield* take(queue, name)]
             expect(moves, `${name} subscriber: each notification, as sent (the markets it names too)`).toStrictEqual([
-              { head: { block: 7, hash: hashOf(7) }, reverted: false, markets: undefined },
-              { head: { block: 5, hash: hashOf(5) }, reverted: true, markets: undefined },
-              { head: { block: 6, hash: hashOf(6) }, reverted: false, markets: ["3", "12"] },
-              { head: { block: 8, hash: hashOf(8) }, reverted: false, markets: [] }
+              { head: { block: 7, hash: hashOf(7), generation: "public" }, reverted: false, markets: undefined },
+              { head: { block: 5, hash: hashOf(5), generation: "public" }, reverted: true, markets: undefined },
+              { head: { block: 6, hash: hashOf(6), generation: "public" }, reverted: false, markets: ["3", "12"] },
+              { head: { block: 8, hash: hashOf(8), generation: "public" }, reverted: false, markets: [] }
             ])
             expect(yield* Queue.size(queue), `${name} subscriber: nothing else (the other chain's notification is no move)`).toBe(0)
           }
-          expect(heads.latest(), "the head is the last notification's").toEqual({ block: 8, hash: hashOf(8) })
+          expect(heads.latest(), "the head is the last notification's").toEqual({ block: 8, hash: hashOf(8), generation: "public" })
         })
       )
     )
@@ -139,7 +139,7 @@ describe("indexed heads", () => {
           const moves = yield* heads.subscribe
           yield* commit(10)
           expect(yield* take(moves, "block 10"), "heard over the first connection").toEqual({
-            head: { block: 10, hash: hashOf(10) },
+            head: { block: 10, hash: hashOf(10), generation: "public" },
             reverted: false
           })
           // A commit whose notification this process never hears: only a checkpoint read can find it.
@@ -154,12 +154,12 @@ describe("indexed heads", () => {
             Effect.map(listenPids, (pids) => pids.length === 1 && pids[0] !== old)
           )
           expect(yield* take(moves, "catch-up"), "the read after reconnecting moves the head to the checkpoint").toEqual({
-            head: { block: 12, hash: hashOf(12) },
+            head: { block: 12, hash: hashOf(12), generation: "public" },
             reverted: false
           })
           yield* commit(13)
           expect(yield* take(moves, "block 13"), "heard over the new connection").toEqual({
-            head: { block: 13, hash: hashOf(13) },
+            head: { block: 13, hash: hashOf(13), generation: "public" },
             reverted: false
           })
           expect(yield* listenPids, "one LISTEN connection, the new one").toHaveLength(1)

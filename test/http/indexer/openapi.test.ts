@@ -106,6 +106,7 @@ describe("the OpenAPI document at /api/openapi.json", () => {
         expect(Object.keys(response.headers ?? {}), `${path} ${status}`).toEqual([
           "X-Indexed-Block",
           "X-Indexed-Block-Hash",
+          "X-Indexed-Generation",
           "X-Indexed-Status",
           "X-Indexed-Lag"
         ])
@@ -276,6 +277,7 @@ describe("freshness", () => {
       "content-type",
       "x-indexed-block",
       "x-indexed-block-hash",
+      "x-indexed-generation",
       "x-indexed-lag",
       "x-indexed-status"
     ])
