@@ -103,14 +103,15 @@ describe("following the tip", () => {
             return yield* dump
           })
         )
-        // One NOTIFY per commit, the last naming the head; a tip block's names the markets it changed (decimal ids).
+        // One NOTIFY per commit, the last naming the head and its generation; a tip block's names the markets it changed (decimal ids).
         expect(notified.length).toBeGreaterThan(live.headNumber - live.finalizedNumber)
         expect(notified.at(-1)).toEqual({
           chainId: 130,
           block: live.headNumber,
           hash: live.blockAt(live.headNumber)!.hash,
           reverted: false,
-          markets: expect.any(Array)
+          markets: expect.any(Array),
+          generation: "public"
         })
         expect(notified.at(-1)!.markets!.every((id) => /^[1-9][0-9]*$/.test(id))).toBe(true)
         expect(followed.tables).toEqual(straight)
