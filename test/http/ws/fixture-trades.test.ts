@@ -124,6 +124,10 @@ describe("the trades topic on the fixture", () => {
     let streamed = 0
     for (const { id } of markets) {
       const marketHex = hex(BigInt(id))
+      client.send({ type: "subscribe", topic: "trades", marketId: id })
+      expect(await client.next(), `market ${id}`).toEqual({ type: "subscribed", topic: "trades", marketId: marketHex })
+      const snapshot = await client.next()
+      expect(snapshot, `market ${id}`).toMatchObject({ type: "snapshot", topic: "trades", marketId: marketHex })
       const rest = await getJson(`${base}/api/markets/${id}/trades?limit=${WINDOW}`)
       expect(rest.meta.pagination.total, `market ${id}: every trade fits one page and the stream's window`).toBeLessThanOrEqual(WINDOW)
       const indexer = await getJson(`${indexerBase}/api/markets/${id}/trades?limit=${WINDOW}`)
@@ -132,10 +136,6 @@ describe("the trades topic on the fixture", () => {
         `market ${id}: the backend's trades and prices are the indexer's`
       ).toEqual(indexer.data.map((t: any) => [key(t), t.price]))
 
-      client.send({ type: "subscribe", topic: "trades", marketId: id })
-      expect(await client.next(), `market ${id}`).toEqual({ type: "subscribed", topic: "trades", marketId: marketHex })
-      const snapshot = await client.next()
-      expect(snapshot, `market ${id}`).toMatchObject({ type: "snapshot", topic: "trades", marketId: marketHex })
       // The stream holds exactly the REST list, newest first, each entry keyed by its trade.
       expect(snapshot.data, `market ${id}: the trades stream equals REST's trades`).toEqual(
         rest.data.map((t: any) => ({ key: key(t), value: t }))
