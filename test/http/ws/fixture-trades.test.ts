@@ -11,7 +11,6 @@
 import { HttpServer } from "@effect/platform"
 import { Context, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import WebSocket from "ws"
 import { backendHttpLayer } from "../../../http/backend/api.js"
 import { indexerServerLayer } from "../../../http/indexer/api.js"
 import { httpServerWithRealtime } from "../../../http/ws/server.js"
@@ -21,6 +20,7 @@ import { pgClientLayer } from "../../../src/db/database.js"
 import { fixtureDatabaseUrl } from "../../support/fixture-db.js"
 import { query } from "../../support/postgres.js"
 import { tcpUrl } from "../backend/support/harness.js"
+import { WsClient } from "./support/ws-client.js"
 
 /** More than any fixture market's trades (checked below), so a stream holds all of a market's. */
 const WINDOW = 100
@@ -70,43 +70,6 @@ beforeAll(async () => {
 
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
 
-/** A `ws` client that keeps every message (pings answered) and lets the test take them in order. */
-class Client {
-  readonly messages: Array<any> = []
-  private taken = 0
-  closed = false
-  private constructor(readonly ws: WebSocket) {
-    ws.on("message", (data) => {
-      const message = JSON.parse(data.toString())
-      if (message.type === "ping") ws.send(JSON.stringify({ type: "pong" }))
-      else this.messages.push(message)
-    })
-    ws.on("close", () => (this.closed = true))
-  }
-  static open() {
-    const ws = new WebSocket(wsUrl)
-    return new Promise<Client>((resolve, reject) => {
-      ws.once("open", () => resolve(new Client(ws)))
-      ws.once("error", reject)
-    })
-  }
-  send(message: unknown) {
-    this.ws.send(JSON.stringify(message))
-  }
-  /** The next message not yet taken; fails after `ms` (a hang, not a timing assertion). */
-  async next(ms = 60_000): Promise<any> {
-    const deadline = Date.now() + ms
-    while (this.taken >= this.messages.length) {
-      if (Date.now() > deadline || this.closed) throw new Error(`no message (closed: ${this.closed})`)
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    return this.messages[this.taken++]
-  }
-  close() {
-    this.ws.close()
-  }
-}
-
 const getJson = async (url: string) => {
   const response = await fetch(url)
   const body = (await response.json()) as any
@@ -120,7 +83,7 @@ describe("the trades topic on the fixture", () => {
   it("streams every trade of every market, equal to REST (backend and indexer), the trade priced above 1 included", async () => {
     const markets = (await getJson(`${indexerBase}/api/markets?limit=100`)).data as Array<{ id: string }>
     expect(markets.length, "the fixture's markets").toBeGreaterThan(0)
-    const client = await Client.open()
+    const client = await WsClient.open(wsUrl)
     let streamed = 0
     for (const { id } of markets) {
       const marketHex = hex(BigInt(id))
@@ -144,7 +107,7 @@ describe("the trades topic on the fixture", () => {
       client.send({ type: "unsubscribe", topic: "trades", marketId: id })
       expect(await client.next()).toEqual({ type: "unsubscribed", topic: "trades", marketId: marketHex })
     }
-    const [{ count }] = (
+    const [counted] = (
       await Effect.runPromise(
         query(
           databaseUrl,
@@ -152,7 +115,7 @@ describe("the trades topic on the fixture", () => {
         )
       )
     ).rows as Array<{ count: string }>
-    expect(streamed, "every router trade and CLOB taker fill of the fixture was streamed").toBe(Number(count))
+    expect(streamed, "every router trade and CLOB taker fill of the fixture was streamed").toBe(Number(counted!.count))
 
     const offending = (await getJson(`${base}/api/markets/${OFFENDING.market}/trades?limit=${WINDOW}`)).data.find(
       (t: any) => t.txHash === OFFENDING.txHash
@@ -163,7 +126,7 @@ describe("the trades topic on the fixture", () => {
       amountOut: { raw: "109286429", unit: "USDC" },
       price: OFFENDING.price
     })
-    client.close()
+    await client.close()
   }, 300_000)
 
   it("answers a record that does not fit its schema with INTERNAL_ERROR naming it, logs it, and keeps serving the other topics", async () => {
@@ -180,7 +143,7 @@ describe("the trades topic on the fixture", () => {
     expect(bad, "a snapshot to spoil").toBeDefined()
     const entry = `${bad!.block_number}:${bad!.log_index}:${bad!.source}`
     const marketHex = hex(OFFENDING.market)
-    const client = await Client.open()
+    const client = await WsClient.open(wsUrl)
     client.send({ type: "subscribe", topic: "prices", marketId: OFFENDING.market.toString() })
     const error = await client.next()
     expect(error).toMatchObject({ type: "error", code: "INTERNAL_ERROR", topic: "prices", marketId: marketHex })
@@ -196,6 +159,6 @@ describe("the trades topic on the fixture", () => {
     const snapshot = await client.next()
     expect(snapshot).toMatchObject({ type: "snapshot", topic: "trades", marketId: marketHex })
     expect(snapshot.data.some((e: any) => e.value.price === OFFENDING.price)).toBe(true)
-    client.close()
+    await client.close()
   }, 120_000)
 })
