@@ -1850,8 +1850,8 @@ export interface components {
             };
             clobFilled: components["schemas"]["Money"];
             ammFilled: components["schemas"]["Money"];
-            /** @description USDC per share of the traded token */
-            price: components["schemas"]["Price"] | null;
+            /** @description USDC per share of the traded token (the true ratio, not a probability: above 1 when the pool priced the share above what a split costs); null when no shares moved */
+            price: components["schemas"]["TradePrice"] | null;
         };
         /**
          * Transaction hash
@@ -1864,6 +1864,13 @@ export interface components {
          * @enum {string}
          */
         TradeType: "BUY_YES" | "SELL_YES" | "BUY_NO" | "SELL_NO";
+        /**
+         * Trade price
+         * @description USDC per share paid or received, a decimal string with six fraction digits; above 1 when the pool priced the share above what a split costs
+         * @example 0.620000
+         * @example 1.092864
+         */
+        TradePrice: string;
         /**
          * INVALID_ADDRESS
          * @description INVALID_ADDRESS (HTTP 400): address malformed
@@ -2493,8 +2500,8 @@ export interface components {
             };
             /** @description the router trade's type, or the side a fill bought or sold; null for splits, merges, redemptions, refunds, transfers */
             tradeType: components["schemas"]["TradeType"] | null;
-            /** @description USDC per share of the side traded (rounded down); null unless tradeType is set */
-            price: components["schemas"]["Amount6"] | null;
+            /** @description USDC per share of the side traded (rounded down; above 1 when the pool priced the share above what a split costs); null unless tradeType is set */
+            price: components["schemas"]["TradePrice"] | null;
             /** @description the router trade's trader (router entries only) */
             trader: components["schemas"]["Address"] | null;
             /** @description the router trade's recipient (router entries only) */
@@ -2504,13 +2511,6 @@ export interface components {
             /** @description the router trade's output filled by the AMM (router entries only) */
             ammFilled: components["schemas"]["Money"] | null;
         };
-        /**
-         * Amount (6 decimals)
-         * @description token amount as a decimal string with exactly six fraction digits, e.g. "125000.000000"
-         * @example 125000.000000
-         * @example 0.000001
-         */
-        Amount6: string;
         /**
          * BackendItem of BackendPnl
          * @description backend single item: data, and meta without list fields

@@ -930,7 +930,7 @@ export interface components {
              * @example 0.000001
              */
             ammFilled: string;
-            /** @description USDC per share of the traded outcome token (the true ratio, above 1 when a buy paid more than a split costs); null when no shares moved */
+            /** @description USDC per share of the traded outcome token (the true ratio, above 1 when the pool priced the share above what a split costs); null when no shares moved */
             price: components["schemas"]["TradePrice"] | null;
             /** @description order-book matches of a clob fill (1 for a limit order's fill, one row per match); null for router trades */
             matchCount: components["schemas"]["Count"] | null;
@@ -949,9 +949,9 @@ export interface components {
         Outcome: "YES" | "NO";
         /**
          * Trade price
-         * @description USDC per share paid or received, a decimal string with six fraction digits; above 1 when a buy paid more than a split costs
+         * @description USDC per share paid or received, a decimal string with six fraction digits; above 1 when the pool priced the share above what a split costs
          * @example 0.620000
-         * @example 1.030000
+         * @example 1.092864
          */
         TradePrice: string;
         /**

@@ -5,7 +5,7 @@
 import { Schema } from "effect"
 import { TradeType } from "./enums.js"
 import { MOVE_SOURCES } from "./move-sources.js"
-import { Address, Amount6, BlockNumber, MarketIdHex, Money, Price, Timestamp, TxHash } from "./primitives.js"
+import { Address, BlockNumber, MarketIdHex, Money, Price, Timestamp, TradePrice, TxHash } from "./primitives.js"
 
 export const BookLevel = Schema.Struct({
   price: Price.annotations({ description: "limit price of the level (USDC per share of the side's token)" }),
@@ -44,7 +44,10 @@ export const BackendTrade = Schema.Struct({
   amountOut: Money.annotations({ description: "outcome tokens for buys, USDC for sells" }),
   clobFilled: Money,
   ammFilled: Money,
-  price: Schema.NullOr(Price).annotations({ description: "USDC per share of the traded token" })
+  price: Schema.NullOr(TradePrice).annotations({
+    description:
+      "USDC per share of the traded token (the true ratio, not a probability: above 1 when the pool priced the share above what a split costs); null when no shares moved"
+  })
 }).annotations({ identifier: "BackendTrade", title: "Trade", description: "a router trade or a direct CLOB taker fill" })
 export type BackendTrade = typeof BackendTrade.Type
 
@@ -70,8 +73,9 @@ export const BackendUserTrade = Schema.Struct({
   tradeType: Schema.NullOr(TradeType.Name).annotations({
     description: "the router trade's type, or the side a fill bought or sold; null for splits, merges, redemptions, refunds, transfers"
   }),
-  price: Schema.NullOr(Amount6).annotations({
-    description: "USDC per share of the side traded (rounded down); null unless tradeType is set"
+  price: Schema.NullOr(TradePrice).annotations({
+    description:
+      "USDC per share of the side traded (rounded down; above 1 when the pool priced the share above what a split costs); null unless tradeType is set"
   }),
   trader: Schema.NullOr(Address).annotations({ description: "the router trade's trader (router entries only)" }),
   recipient: Schema.NullOr(Address).annotations({ description: "the router trade's recipient (router entries only)" }),

@@ -667,6 +667,20 @@ export const parsePrice = (input: string): bigint => {
 }
 
 /**
+ * What a trade paid or received per share, in USDC (6 decimals): unbounded above, unlike `Price`.
+ * A probability is 0..1, but a trade is the ratio of what moved: an AMM pool nothing arbitrages can
+ * price a share above what a split costs (1 USDC), so a buy can pay, and a sell receive, more than 1
+ * (the devnet fixture sells 100 YES for 109.286429 USDC into a pool priced above 1).
+ */
+export const TradePrice = Amount6.annotations({
+  identifier: "TradePrice",
+  title: "Trade price",
+  description:
+    "USDC per share paid or received, a decimal string with six fraction digits; above 1 when the pool priced the share above what a split costs",
+  examples: [620_000n, 1_092_864n]
+})
+
+/**
  * A price in USDC per share: decimal string on the wire (written with six fraction digits,
  * `"0.620000"`; up to six accepted when decoding) <-> `bigint` scaled by 1e6, within 0..1.
  */

@@ -13,23 +13,11 @@ import { Schema } from "effect"
 import { IndexerList } from "../../schema/envelopes.js"
 import { IndexerInvalidAddress, IndexerInvalidMarketId, IndexerMarketNotFound } from "../../schema/errors.js"
 import { Outcome, TradeType } from "../../schema/enums.js"
-import { Address, Amount6, Uint256 } from "../../schema/primitives.js"
+import { Address, Amount6, TradePrice, Uint256 } from "../../schema/primitives.js"
 import { addressParam, literalParam, MarketPath, optional, page, strictQuery } from "../core/params.js"
 import { chainPositionFields, Count } from "./records.js"
 
 export const TRADE_SOURCES = ["router", "clob"] as const
-
-/**
- * A trade's USDC per share, unbounded above: a probability price is 0..1, but a trade is what it
- * paid, and a pool priced above the split (YES + NO > 1) makes a buy pay more than 1.
- */
-export const TradePrice = Amount6.annotations({
-  identifier: "TradePrice",
-  title: "Trade price",
-  description:
-    "USDC per share paid or received, a decimal string with six fraction digits; above 1 when a buy paid more than a split costs",
-  examples: [620_000n, 1_030_000n]
-})
 
 export const Trade = Schema.Struct({
   source: Schema.Literal(...TRADE_SOURCES).annotations({
@@ -49,7 +37,7 @@ export const Trade = Schema.Struct({
   ammFilled: Amount6.annotations({ description: "part of amountOut filled by the AMM" }),
   price: Schema.NullOr(TradePrice).annotations({
     description:
-      "USDC per share of the traded outcome token (the true ratio, above 1 when a buy paid more than a split costs); null when no shares moved"
+      "USDC per share of the traded outcome token (the true ratio, above 1 when the pool priced the share above what a split costs); null when no shares moved"
   }),
   matchCount: Schema.NullOr(Count).annotations({
     description: "order-book matches of a clob fill (1 for a limit order's fill, one row per match); null for router trades"

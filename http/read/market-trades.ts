@@ -53,8 +53,9 @@ const decodeTradeRow = rowDecoder({
 
 /**
  * USDC per share of the traded token: buys pay amountIn USDC for amountOut shares, sells give
- * amountIn shares for amountOut USDC. Rounded down and never clamped: a buy that paid more than 1
- * USDC per share (a pool priced above the split) shows that true ratio. Null when no shares moved.
+ * amountIn shares for amountOut USDC. Rounded down and never clamped: a buy that paid, or a sell
+ * that received, more than 1 USDC per share (a pool priced above the split) shows that true ratio
+ * (schema `TradePrice`). Null when no shares moved.
  */
 export const tradePrice = (buy: boolean, amountIn: bigint, amountOut: bigint): bigint | null => {
   const [usdc, shares] = buy ? [amountIn, amountOut] : [amountOut, amountIn]

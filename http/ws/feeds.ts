@@ -37,7 +37,7 @@ import { Effect, Queue } from "effect"
 import { createHash } from "node:crypto"
 import { type IndexedHead, IndexedHeads } from "../core/indexed-heads.js"
 import { Frame, type Change, type ErrorCode, type ServerMessage } from "./protocol.js"
-import { isMarketNotFound, readTopics, targetFields, type Entries, type Target, type Topic } from "./topics.js"
+import { isMarketNotFound, readTopics, RecordEncodeError, targetFields, type Entries, type Target, type Topic } from "./topics.js"
 
 export interface FeedOptions {
   readonly chainId: number
@@ -137,10 +137,30 @@ const diff = (before: Feed["state"], after: Feed["state"]): Array<Change> => {
   return changes
 }
 
+/**
+ * What a subscriber is told when its feed's first read fails: a missing market; a record the
+ * server cannot encode (INTERNAL_ERROR naming the entry: trying again will not help); else the
+ * index could not be read (SERVICE_UNAVAILABLE: try again).
+ */
 const feedError = (error: unknown): FeedError =>
   isMarketNotFound(error)
     ? new FeedError("MARKET_NOT_FOUND", "no market with this id")
-    : new FeedError("SERVICE_UNAVAILABLE", "the index could not be read; try again")
+    : error instanceof RecordEncodeError
+      ? new FeedError("INTERNAL_ERROR", `the ${error.topic} entry ${error.key} could not be encoded; the server logged it`)
+      : new FeedError("SERVICE_UNAVAILABLE", "the index could not be read; try again")
+
+/**
+ * Logs a failed read of `feeds` with what failed: a record that does not fit its schema at error
+ * level (topic, entry key, the schema's complaint), anything else (an outage) as a warning.
+ */
+const logReadFailure = (what: string, feeds: string, error: unknown) =>
+  isMarketNotFound(error)
+    ? Effect.void
+    : error instanceof RecordEncodeError
+      ? Effect.logError(`${what}: an entry does not fit its schema`).pipe(
+          Effect.annotateLogs({ feeds, topic: error.topic, key: error.key, issue: error.issue })
+        )
+      : Effect.logWarning(what).pipe(Effect.annotateLogs({ feeds, error: String(error) }))
 
 /** Milliseconds on the system's monotonic clock: comparable across the processes of one machine. */
 const now = () => Number(process.hrtime.bigint()) / 1e6
@@ -272,11 +292,7 @@ export const makeFeeds = (options: FeedOptions, deliverAll: DeliverAll = (delive
         )
         .pipe(
           // The feeds keep their state; the next notification tries again and sends the whole difference.
-          Effect.catchAll((error) =>
-            Effect.logWarning("stream feeds not refreshed").pipe(
-              Effect.annotateLogs({ feeds: group.map((feed) => feed.key).join(" "), error: String(error) })
-            )
-          )
+          Effect.catchAll((error) => logReadFailure("stream feeds not refreshed", group.map((feed) => feed.key).join(" "), error))
         )
 
     /**
@@ -379,6 +395,7 @@ export const makeFeeds = (options: FeedOptions, deliverAll: DeliverAll = (delive
           Effect.gen(function* () {
             if (!current.loaded) {
               const first = yield* read([current], false).pipe(
+                Effect.tapError((error) => logReadFailure("stream feed not read", key, error)),
                 Effect.mapError(feedError),
                 Effect.tapError(() => Effect.sync(() => current.subscribers.size === 0 && feeds.get(key) === current && feeds.delete(key)))
               )

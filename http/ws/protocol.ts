@@ -48,6 +48,8 @@ export type ErrorCode =
   | "TOO_MANY_SUBSCRIPTIONS"
   | "TOO_MANY_CONNECTIONS"
   | "SERVICE_UNAVAILABLE"
+  /** The server could not produce what was asked (a bug on its side, logged there): trying again will not help. */
+  | "INTERNAL_ERROR"
 
 /** Close codes the server uses (4xxx: application codes). */
 export const CLOSE = {

@@ -23,7 +23,7 @@ import { PgClient } from "@effect/sql-pg"
 import { SqlClient } from "@effect/sql"
 import { HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Context, Effect, Either, Layer, Runtime, Schema } from "effect"
+import { Cause, Context, Effect, Either, Layer, Runtime, Schema } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { ListenOptions } from "node:net"
 import type { Duplex } from "node:stream"
@@ -248,7 +248,18 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
           return fail("TOO_MANY_SUBSCRIPTIONS", `at most ${maxSubscriptions} subscriptions per connection`, named)
         subscriptions.add(key)
         const resume = message.type === "resume" ? { stream: message.stream, seq: message.seq } : undefined
-        const result = await run(Effect.either(feeds.subscribe(key, topic as Topic, target, subscriber, resume)))
+        const result = await run(
+          feeds.subscribe(key, topic as Topic, target, subscriber, resume).pipe(
+            // A thrown bug, not an outage: logged with its stack, and the client told so (not "try again").
+            Effect.catchAllDefect((defect) =>
+              Effect.logError("stream subscription failed", Cause.die(defect)).pipe(
+                Effect.annotateLogs({ feed: key }),
+                Effect.zipRight(Effect.fail(new FeedError("INTERNAL_ERROR", "the subscription could not be served; the server logged it")))
+              )
+            ),
+            Effect.either
+          )
+        )
         if (Either.isLeft(result)) {
           subscriptions.delete(key)
           const error = result.left instanceof FeedError ? result.left : new FeedError("SERVICE_UNAVAILABLE", "try again")
@@ -260,7 +271,13 @@ export const serveRealtime = (server: Server, options: RealtimeOptions) =>
       let queue = Promise.resolve()
       socket.on("message", (data, isBinary) => {
         const raw = isBinary ? "" : data.toString()
-        queue = queue.then(() => handle(raw)).catch(() => fail("SERVICE_UNAVAILABLE", "the message could not be handled"))
+        queue = queue
+          .then(() => handle(raw))
+          .catch((error: unknown) => {
+            // Never silent: what failed goes to the log, and the client learns it is the server's fault.
+            run(Effect.logError("stream message not handled", Cause.die(error))).catch(() => undefined)
+            fail("INTERNAL_ERROR", "the message could not be handled; the server logged it")
+          })
       })
       socket.on("error", () => socket.terminate())
       socket.on("close", () => {

@@ -17,7 +17,7 @@
  *   `portfolio`, the whole REST portfolio.
  */
 import { SqlClient } from "@effect/sql"
-import { Effect, Schema } from "effect"
+import { Data, Effect, Either, ParseResult, Schema } from "effect"
 import { BackendPricePoint, BackendTrade, BackendUserTrade, OrderBook } from "../../schema/backend-activity.js"
 import { BackendOrder, BackendPortfolio, BackendPosition } from "../../schema/backend-trading.js"
 import type { Address } from "../../schema/primitives.js"
@@ -56,66 +56,100 @@ export const targetFields = (target: Target) => ("subject" in target ? { subject
 /** Entries in the order a client lists them; values are encoded JSON (what REST sends). */
 export type Entries = ReadonlyArray<readonly [key: string, value: unknown]>
 
-const encodeOrder = Schema.encodeSync(BackendOrder)
-const encodePosition = Schema.encodeSync(BackendPosition)
-const encodePortfolio = Schema.encodeSync(BackendPortfolio)
-const encodeBook = Schema.encodeSync(OrderBook)
-const encodeTrade = Schema.encodeSync(BackendTrade)
-const encodeUserTrade = Schema.encodeSync(BackendUserTrade)
-const encodePoint = Schema.encodeSync(BackendPricePoint)
+/**
+ * A record a read produced that its wire schema refuses: a server bug (the read model and the
+ * schema disagree), not a passing outage, so it is a typed failure naming the topic, the entry's
+ * key and the schema's complaint. REST fails on the same record; the stream answers the subscriber
+ * with an error saying so and logs it, and a refresh that meets it logs it and keeps running (a
+ * defect thrown from `encodeSync` here once ended the loop that refreshes every feed).
+ */
+export class RecordEncodeError extends Data.TaggedError("RecordEncodeError")<{
+  readonly topic: Topic
+  readonly key: string
+  readonly issue: string
+}> {
+  override get message() {
+    return `the ${this.topic} entry ${this.key} does not fit its schema: ${this.issue}`
+  }
+}
+
+/** Encodes each (key, record) with `schema`; the first record it refuses fails with `RecordEncodeError`. */
+const encoder = <A, I>(topic: Topic, schema: Schema.Schema<A, I>) => {
+  const encode = Schema.encodeEither(schema)
+  return (records: ReadonlyArray<readonly [string, A]>): Effect.Effect<Entries, RecordEncodeError> =>
+    Effect.suspend(() => {
+      const entries: Array<readonly [string, unknown]> = []
+      for (const [key, record] of records) {
+        const encoded = encode(record)
+        if (Either.isLeft(encoded))
+          return Effect.fail(new RecordEncodeError({ topic, key, issue: ParseResult.TreeFormatter.formatErrorSync(encoded.left) }))
+        entries.push([key, encoded.right])
+      }
+      return Effect.succeed(entries)
+    })
+}
+
+const encodeOrders = encoder("user-orders", BackendOrder)
+const encodePositions = encoder("user-positions", BackendPosition)
+const encodePortfolio = encoder("user-portfolio", BackendPortfolio)
+const encodeBook = encoder("orderbook", OrderBook)
+const encodeTrades = encoder("trades", BackendTrade)
+const encodeUserTrades = encoder("user-trades", BackendUserTrade)
+const encodePoints = encoder("prices", BackendPricePoint)
 
 // The market's entries, without the existence check each REST read makes (`readTopics` makes it
 // once for all of a market's topics) and without the total a REST page counts.
 const bookEntries = (marketId: bigint) =>
-  Effect.map(orderBookOf(marketId), (record) => {
-    const book = encodeBook(toBackendBook(record))
-    const entries: Array<readonly [string, unknown]> = []
-    for (const outcome of ["yes", "no"] as const)
-      for (const side of ["bids", "asks"] as const)
-        for (const level of book[outcome][side]) entries.push([`${outcome}:${side}:${level.price}`, level])
-    return entries
-  })
+  Effect.flatMap(orderBookOf(marketId), (record) =>
+    Effect.map(encodeBook([["book", toBackendBook(record)]]), (encoded) => {
+      const book = encoded[0]![1] as typeof OrderBook.Encoded
+      const entries: Array<readonly [string, unknown]> = []
+      for (const outcome of ["yes", "no"] as const)
+        for (const side of ["bids", "asks"] as const)
+          for (const level of book[outcome][side]) entries.push([`${outcome}:${side}:${level.price}`, level])
+      return entries
+    })
+  )
 
 const tradeEntries = (marketId: bigint, window: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(listRows(marketTradesQuery(sql, marketId, {}), { limit: window, offset: 0 }), (trades) =>
-      trades.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, encodeTrade(toBackendTrade(trade))] as const)
+    Effect.flatMap(listRows(marketTradesQuery(sql, marketId, {}), { limit: window, offset: 0 }), (trades) =>
+      encodeTrades(trades.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, toBackendTrade(trade)] as const))
     )
   )
 
 /** The last `window` points of the REST list (oldest first): the newest `window`, reversed. */
 const priceEntries = (marketId: bigint, window: number) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    Effect.map(listRows(pricesQuery(sql, marketId, {}, true), { limit: window, offset: 0 }), (points) =>
-      [...points]
-        .reverse()
-        .map((point) => [`${point.blockNumber}:${point.logIndex}:${point.source}`, encodePoint(toBackendPricePoint(point))] as const)
+    Effect.flatMap(listRows(pricesQuery(sql, marketId, {}, true), { limit: window, offset: 0 }), (points) =>
+      encodePoints(
+        [...points]
+          .reverse()
+          .map((point) => [`${point.blockNumber}:${point.logIndex}:${point.source}`, toBackendPricePoint(point)] as const)
+      )
     )
   )
 
 const userTradeEntries = (address: Address, window: number) =>
-  Effect.map(listUserTrades(address, { limit: window, offset: 0 }), (page) =>
-    page.rows.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, encodeUserTrade(toBackendUserTrade(trade))] as const)
+  Effect.flatMap(listUserTrades(address, { limit: window, offset: 0 }), (page) =>
+    encodeUserTrades(page.rows.map((trade) => [`${trade.txHash}:${trade.logIndex}:${trade.source}`, toBackendUserTrade(trade)] as const))
   )
 
 const userOrderEntries = (owner: Address, window: number) =>
-  Effect.map(listOrders({ owner, limit: window, offset: 0 }), (answer) =>
-    answer.data.map((order) => [order.orderId, encodeOrder(toOrder(order))] as const)
+  Effect.flatMap(listOrders({ owner, limit: window, offset: 0 }), (answer) =>
+    encodeOrders(answer.data.map((order) => [order.orderId, toOrder(order)] as const))
   )
 
 const portfolioEntries = (address: Address, topic: "user-positions" | "user-portfolio") =>
-  Effect.map(readPortfolio(address), ({ data: p }) =>
+  Effect.flatMap(readPortfolio(address), ({ data: p }) =>
     topic === "user-positions"
-      ? p.positions.map((position) => {
-          const value = encodePosition(toPosition(position))
-          return [value.marketId, value] as const
-        })
-      : [
-          [
-            "portfolio",
-            encodePortfolio({ address, openPositions: p.openPositions, ...totals(p), positions: p.positions.map(toPosition) })
-          ] as const
-        ]
+      ? encodePositions(
+          p.positions.map((position) => {
+            const record = toPosition(position)
+            return [record.marketId, record] as const
+          })
+        )
+      : encodePortfolio([["portfolio", { address, openPositions: p.openPositions, ...totals(p), positions: p.positions.map(toPosition) }]])
   )
 
 const marketEntries = (topic: MarketTopic, marketId: bigint, window: number) =>

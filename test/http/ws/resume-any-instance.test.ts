@@ -14,12 +14,12 @@ import { HttpServer } from "@effect/platform"
 import { Context, Effect, Exit, Layer, Logger, LogLevel, Scope } from "effect"
 import { maxUint256 } from "viem"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import WebSocket from "ws"
 import { httpServerWithRealtime } from "../../../http/ws/server.js"
 import { RealtimeSessions } from "../../../http/ws/sessions.js"
 import type { Address } from "../../../tools/devnet/client.js"
 import { ADMIN } from "../../../tools/devnet/deploy.js"
 import { USDC, withIndexedDevnet, type IndexedDevnet } from "../../support/indexed-devnet.js"
+import { WsClient as Client } from "./support/ws-client.js"
 
 const ALICE = 2
 const ZERO = "0x0000000000000000000000000000000000000000" as Address
@@ -62,45 +62,6 @@ beforeAll(async () => {
 }, 240_000)
 
 afterAll(() => Effect.runPromise(Scope.close(scope, Exit.void)))
-
-/** A `ws` client that keeps every message (pings answered) and lets the test take them in order. */
-class Client {
-  readonly messages: Array<any> = []
-  private taken = 0
-  constructor(readonly ws: WebSocket) {
-    ws.on("message", (data) => {
-      const message = JSON.parse(data.toString())
-      if (message.type === "ping") ws.send(JSON.stringify({ type: "pong" }))
-      else this.messages.push(message)
-    })
-  }
-  static open(url: string) {
-    const ws = new WebSocket(url)
-    return new Promise<Client>((resolve, reject) => {
-      ws.once("open", () => resolve(new Client(ws)))
-      ws.once("error", reject)
-    })
-  }
-  send(message: unknown) {
-    this.ws.send(JSON.stringify(message))
-  }
-  /** The next message not yet taken; fails after `ms` (a hang, not a timing assertion). */
-  async next(ms = 30_000): Promise<any> {
-    const deadline = Date.now() + ms
-    while (this.taken >= this.messages.length) {
-      if (Date.now() > deadline) throw new Error("no message")
-      await new Promise((r) => setTimeout(r, 20))
-    }
-    return this.messages[this.taken++]
-  }
-  async close() {
-    if (this.ws.readyState === WebSocket.CLOSED) return
-    await new Promise((resolve) => {
-      this.ws.once("close", resolve)
-      this.ws.close()
-    })
-  }
-}
 
 /** A client's state of one stream, with the checks a client makes: same stream, each delta applies to the position held. */
 class View {
