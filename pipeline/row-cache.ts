@@ -19,9 +19,9 @@
  *   loaded at all. Any `clear` ends completeness.
  * - bounded: when more than `limit` entries are held, all are dropped (the next batch loads from
  *   Postgres again), so memory does not grow without bound. Position-history rows of a minute
- *   before the latest one held are dropped after every commit: block timestamps only grow, so
- *   no later event reads or writes them (a complete cache stays complete for every key a later
- *   batch can ask for).
+ *   before the latest one held are dropped after every commit, but for those the fold in progress
+ *   touched (they are its batch's writes): block timestamps only grow, so no later event reads or
+ *   writes them (a complete cache stays complete for every key a later batch can ask for).
  */
 import { emptyProtocol, PROTOCOL_KEY } from "./reduce/protocol-totals.js"
 import { emptyLogs, KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
@@ -168,14 +168,21 @@ export class RowCache {
 
   /**
    * Drops the position-history entries of minutes before the latest held (see the invariants).
-   * Untracked, like `inPlaceCommitted`: the next fold only touches rows of that minute or later.
+   * Untracked, like `inPlaceCommitted`: no fold touches a row of an earlier minute again. The
+   * entries a fold in progress has touched stay: `inPlaceCommitted` runs while the next batch
+   * folds, so the latest minute held may be that fold's, and the rows it wrote or changed in the
+   * minutes it has since gone past are its batch's writes (dropped, they would be written as
+   * absent: never inserted, or deleted).
    */
   private retireHistory(): void {
     const map = this.tables.positionHistory as TrackedMap<string, unknown>
+    const folding = map.touched
     const minuteOf = (key: string) => Number(key.slice(key.lastIndexOf("|") + 1))
     let latest = -Infinity
     for (const key of map.keys()) latest = Math.max(latest, minuteOf(key))
-    for (const key of [...map.keys()]) if (minuteOf(key) < latest) MAP_DELETE.call(map, key)
+    for (const key of [...map.keys()]) {
+      if (minuteOf(key) < latest && (folding === undefined || !MAP_HAS.call(folding, key))) MAP_DELETE.call(map, key)
+    }
   }
 
   /** More entries held than the limit: `clear` at the next point where nothing is folding. */

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Logger, LogLevel, Redacted, type Scope, Stream, Chunk } from "effect"
+import { Effect, Stream, Chunk } from "effect"
 import * as http from "node:http"
 import { AddressBook } from "../../pipeline/decode.js"
 import { decodeRange } from "../../pipeline/log-store/codec.js"
@@ -19,20 +19,10 @@ import { watchlistOf } from "../../pipeline/source/decoded-backfill.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { SINK_TABLES } from "../../pipeline/tables.js"
 import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
-import { pgClientLayer } from "../../src/db/database.js"
-import { runMigrations } from "../../src/db/migrations.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
-import { scratchDatabaseUrl } from "../support/postgres.js"
+import { withScratchDb } from "../support/postgres.js"
 import { dumpTables } from "./dump.js"
-
-const withDb = <A, E>(body: Effect.Effect<A, E, SqlClient.SqlClient | Scope.Scope>) =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const url = yield* scratchDatabaseUrl
-      return yield* Effect.provide(Effect.zipRight(runMigrations(), body), pgClientLayer(Redacted.make(url)))
-    })
-  ).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
 
 /** A JSON-RPC proxy in front of `target` that records every call's method and params. */
 const countingProxy = (target: string) =>
@@ -108,7 +98,7 @@ describe("the log store", () => {
         const deployment = live.meta.deployment
         const proxy = yield* countingProxy(server.url)
 
-        const result = yield* withDb(
+        const result = yield* withScratchDb(
           Effect.gen(function* () {
             const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130 })
             let window = yield* indexer.loadWindow
@@ -151,7 +141,7 @@ describe("the log store", () => {
         expect(result.afterReindex.ranges[result.afterReindex.ranges.length - 1]!.to).toBe(result.finalized)
 
         // Its tables are those of an index from the node at the same block (store off there).
-        const fromRpc = yield* withDb(
+        const fromRpc = yield* withScratchDb(
           Effect.gen(function* () {
             const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130, logStore: false })
             yield* indexer.indexTo(result.finalized, live.headNumber)
@@ -180,7 +170,7 @@ describe("the log store", () => {
         const end = live.finalizedNumber
         const middle = deployment.deployBlock + Math.floor((end - deployment.deployBlock) / 2)
 
-        const result = yield* withDb(
+        const result = yield* withScratchDb(
           Effect.gen(function* () {
             const sql = yield* SqlClient.SqlClient
             const first = yield* makeIndexer({ rpc, deployment, chainId: 130 })
@@ -225,7 +215,7 @@ describe("the log store", () => {
         tiles(result.lateStored.ranges)
         expect(result.lateStored.logs.map(logKey)).toEqual(result.stored.logs.map(logKey))
 
-        const fromRpc = yield* withDb(
+        const fromRpc = yield* withScratchDb(
           Effect.gen(function* () {
             const indexer = yield* makeIndexer({ rpc, deployment, chainId: 130, logStore: false })
             yield* indexer.indexTo(end, live.headNumber)
