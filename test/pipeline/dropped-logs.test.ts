@@ -16,14 +16,12 @@ import { Effect, Logger, LogLevel, Redacted } from "effect"
 import fc from "fast-check"
 import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
-import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
 import { pgClientLayer } from "../../src/db/database.js"
-import { ReplayChain } from "../../tools/replay/chain.js"
-import { serveReplay } from "../../tools/replay/server.js"
 import { startFaultProxy } from "../support/fault-proxy.js"
 import { fixtureDatabaseUrl } from "../support/fixture-db.js"
 import { withScratchDb } from "../support/postgres.js"
 import { dumpTables } from "./dump.js"
+import { servedFixture } from "../support/served-chain.js"
 
 const dump = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -38,11 +36,7 @@ const MAX_FAILED_STEPS = 400
 /** Indexes the fixture through a proxy dropping `rate` of the log answers; the tables, or the error it stopped with. */
 const throughDrops = (seed: number, rate: number, backfillThread: boolean) =>
   Effect.gen(function* () {
-    const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-    const server = yield* Effect.acquireRelease(
-      Effect.promise(() => serveReplay(live)),
-      (s) => Effect.promise(() => s.close())
-    )
+    const { live, server } = yield* servedFixture
     const proxy = yield* Effect.acquireRelease(
       Effect.promise(() => startFaultProxy(server.url, { seed, rate: 0, slowMs: 0, rangeLimits: false, dropLogs: rate })),
       (p) => Effect.promise(() => p.close())

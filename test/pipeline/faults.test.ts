@@ -8,12 +8,10 @@ import { SqlClient } from "@effect/sql"
 import { Effect, LogLevel } from "effect"
 import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
-import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
-import { ReplayChain } from "../../tools/replay/chain.js"
-import { serveReplay } from "../../tools/replay/server.js"
 import { startFaultProxy } from "../support/fault-proxy.js"
 import { withScratchDb } from "../support/postgres.js"
 import { dumpTables } from "./dump.js"
+import { servedFixture } from "../support/served-chain.js"
 
 const dump = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -30,11 +28,7 @@ describe("RPC faults", () => {
     "429s, 5xx, slow answers, range limits, truncated bodies, wrong-block logs and empty answers change nothing",
     () =>
       Effect.gen(function* () {
-        const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-        const server = yield* Effect.acquireRelease(
-          Effect.promise(() => serveReplay(live)),
-          (s) => Effect.promise(() => s.close())
-        )
+        const { live, server } = yield* servedFixture
         const proxy = yield* Effect.acquireRelease(
           Effect.promise(() => startFaultProxy(server.url, { seed: 17, rate: 0.25, slowMs: 400 })),
           (p) => Effect.promise(() => p.close())

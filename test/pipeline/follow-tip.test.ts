@@ -10,13 +10,11 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Logger, LogLevel, Redacted, type Scope, Stream } from "effect"
 import { INDEXED_CHANNEL, makeIndexer, TIP_LOG_EVERY } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
-import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
 import { pgClientLayer } from "../../src/db/database.js"
 import { runMigrations } from "../../src/db/migrations.js"
-import { ReplayChain } from "../../tools/replay/chain.js"
-import { serveReplay } from "../../tools/replay/server.js"
 import { migratedDatabaseUrl } from "../support/postgres.js"
 import { dumpTables } from "./dump.js"
+import { servedFixture } from "../support/served-chain.js"
 
 const dump = Effect.gen(function* () {
   const sql = yield* SqlClient.SqlClient
@@ -40,11 +38,7 @@ describe("following the tip", () => {
     "through the fixture's reorgs and a restart gives what indexing the final chain gives",
     () =>
       Effect.gen(function* () {
-        const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-        const server = yield* Effect.acquireRelease(
-          Effect.promise(() => serveReplay(live)),
-          (s) => Effect.promise(() => s.close())
-        )
+        const { live, server } = yield* servedFixture
         const rpc = makeRpc({ url: server.url })
         const deployment = live.meta.deployment
 

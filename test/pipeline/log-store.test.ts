@@ -18,11 +18,9 @@ import { backfill } from "../../pipeline/source/backfill.js"
 import { watchlistOf } from "../../pipeline/source/decoded-backfill.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { SINK_TABLES } from "../../pipeline/tables.js"
-import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
-import { ReplayChain } from "../../tools/replay/chain.js"
-import { serveReplay } from "../../tools/replay/server.js"
 import { withScratchDb } from "../support/postgres.js"
 import { dumpTables } from "./dump.js"
+import { servedFixture } from "../support/served-chain.js"
 
 /** A JSON-RPC proxy in front of `target` that records every call's method and params. */
 const countingProxy = (target: string) =>
@@ -89,11 +87,7 @@ describe("the log store", () => {
     "holds exactly the final chain's watched logs after the fixture's reorgs, and a re-index replays it with no RPC call",
     () =>
       Effect.gen(function* () {
-        const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-        const server = yield* Effect.acquireRelease(
-          Effect.promise(() => serveReplay(live)),
-          (s) => Effect.promise(() => s.close())
-        )
+        const { live, server } = yield* servedFixture
         const rpc = makeRpc({ url: server.url })
         const deployment = live.meta.deployment
         const proxy = yield* countingProxy(server.url)
@@ -157,12 +151,8 @@ describe("the log store", () => {
     "a re-index past the store's end replays what it holds and fetches only the blocks beyond; a store that starts late has its head fetched and filled in",
     () =>
       Effect.gen(function* () {
-        const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
+        const { live, server } = yield* servedFixture
         live.advanceAll()
-        const server = yield* Effect.acquireRelease(
-          Effect.promise(() => serveReplay(live)),
-          (s) => Effect.promise(() => s.close())
-        )
         const rpc = makeRpc({ url: server.url })
         const deployment = live.meta.deployment
         const proxy = yield* countingProxy(server.url)

@@ -7,9 +7,24 @@ import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
 import { generateSynthetic, type SyntheticOptions } from "../../tools/recording/synthetic.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
+
+/** `chain` served over JSON-RPC on loopback while the scope lasts (it answers from the chain's state at each request). */
+export const servedReplay = (chain: ReplayChain) =>
+  Effect.acquireRelease(
+    Effect.promise(() => serveReplay(chain)),
+    (s) => Effect.promise(() => s.close())
+  )
+
+/** The committed fixture, loaded at its recording's start and served while the scope lasts. */
+export const servedFixture = Effect.gen(function* () {
+  const live = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
+  const server = yield* servedReplay(live)
+  return { live, server }
+})
 
 export const servedSyntheticChain = (options: Omit<SyntheticOptions, "out">) =>
   Effect.gen(function* () {
@@ -23,9 +38,6 @@ export const servedSyntheticChain = (options: Omit<SyntheticOptions, "out">) =>
     yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(summary.deployment)))
     const chain = yield* Effect.promise(() => ReplayChain.load(out))
     chain.advanceAll()
-    const server = yield* Effect.acquireRelease(
-      Effect.promise(() => serveReplay(chain)),
-      (s) => Effect.promise(() => s.close())
-    )
+    const server = yield* servedReplay(chain)
     return { chain, server, deploymentFile, summary }
   })
