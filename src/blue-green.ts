@@ -29,12 +29,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
-import { Context, Duration, Effect, ExecutionStrategy, Exit, Fiber, Layer, Scope } from "effect"
+import { Duration, Effect, ExecutionStrategy, Exit, Fiber, Scope } from "effect"
 import { healing, makeIndexer, type IndexerOptions } from "../pipeline/run.js"
 import { deleteStoredAbove } from "../pipeline/log-store/store-sql.js"
 import { FIRST_GENERATION, readActiveGeneration, readCheckpoint } from "../schema/io/indexer-checkpoint.js"
-import { pgClientLayer } from "./db/database.js"
-import { dropRetired, generationSearchPath, type Generation, listGenerations, switchGeneration } from "./db/generations.js"
+import { dropRetired, type Generation, listGenerations, openGenerationPool, switchGeneration } from "./db/generations.js"
 
 /** A catch-up pass that had at most this many blocks to do is the last before the handover. */
 const HANDOVER_BLOCKS = 64
@@ -67,8 +66,8 @@ export const followGenerations = <E, R>(options: GenerationsOptions<E, R>) =>
         const url = pg.config.url
         if (url === undefined) return yield* Effect.dieMessage("the database URL is unknown: cannot open a generation's pool")
         const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
-        const built = yield* Layer.buildWithScope(pgClientLayer(url, undefined, generationSearchPath(schema)), child)
-        return { schema, sql: Context.get(built, SqlClient.SqlClient), scope: child } satisfies Attached
+        const sql = yield* openGenerationPool(url, schema, child)
+        return { schema, sql, scope: child } satisfies Attached
       })
     const on =
       (generation: Attached) =>

@@ -27,8 +27,7 @@ import { Context, Effect, Layer } from "effect"
 import { IndexedHeads } from "../../http/core/indexed-heads.js"
 import { ReadTargets } from "../../http/core/read-targets.js"
 import { FIRST_GENERATION } from "../../schema/io/indexer-checkpoint.js"
-import { pgClientLayer } from "./database.js"
-import { generationSearchPath } from "./generations.js"
+import { openGenerationPool } from "./generations.js"
 
 /**
  * The read targets, and the `SqlClient` that follows the active generation. Needs the process's
@@ -49,12 +48,7 @@ export const GenerationsLive = Layer.scopedContext(
       const known = pools.get(schema)
       if (known !== undefined) return known
       const opening = Effect.runSync(
-        Effect.cached(
-          Layer.buildWithScope(pgClientLayer(url, undefined, generationSearchPath(schema)), scope).pipe(
-            Effect.map((built) => Context.get(built, SqlClient.SqlClient)),
-            Effect.tapError(() => Effect.sync(() => pools.delete(schema)))
-          )
-        )
+        Effect.cached(openGenerationPool(url, schema, scope).pipe(Effect.tapError(() => Effect.sync(() => pools.delete(schema)))))
       )
       pools.set(schema, opening)
       return opening

@@ -18,10 +18,11 @@
  *   `dropRetired` then drops its schema (public's derived tables are emptied instead).
  */
 import { SqlClient } from "@effect/sql"
-import { Duration, Effect } from "effect"
+import { Context, Duration, Effect, Layer, type Redacted, type Scope } from "effect"
 import { INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
 import { FIRST_GENERATION, readActiveCheckpoint, schemaIdent } from "../../schema/io/indexer-checkpoint.js"
 import { GENERATION_TABLES } from "./chain-data.js"
+import { pgClientLayer } from "./database.js"
 
 export type GenerationState = "building" | "active" | "retired" | "dropped"
 
@@ -35,6 +36,12 @@ export interface Generation {
 /** The search path of a generation's connections. */
 export const generationSearchPath = (schema: string): ReadonlyArray<string> =>
   schema === FIRST_GENERATION ? [FIRST_GENERATION] : [schema, FIRST_GENERATION]
+
+/** A pool of `schema`'s connections (its search path: that generation, then public), open while `scope` lasts. */
+export const openGenerationPool = (url: Redacted.Redacted<string>, schema: string, scope: Scope.Scope) =>
+  Effect.map(Layer.buildWithScope(pgClientLayer(url, undefined, generationSearchPath(schema)), scope), (built) =>
+    Context.get(built, SqlClient.SqlClient)
+  )
 
 const rowsOf = (rows: ReadonlyArray<{ n: number; schema: string; state: GenerationState; drop_after: Date | null }>) =>
   rows.map((r): Generation => ({ n: r.n, schema: r.schema, state: r.state, dropAfter: r.drop_after }))
