@@ -12,6 +12,13 @@ const CHAIN = [
   "test/http/backend/sessions-smart-account.test.ts"
 ]
 
+/**
+ * Files that need a module graph of their own: the rest share one per worker process (isolate:
+ * false, below), and these read process-wide state another file leaves behind (Effect's global
+ * metric registry). They run with the chain files, each in a fresh worker.
+ */
+const OWN_MODULES = ["test/http/indexer/metrics.test.ts"]
+
 export default defineConfig({
   test: {
     // Names the run's template database of the indexed fixture (test/support/fixture-db.ts).
@@ -33,8 +40,15 @@ export default defineConfig({
     pool: "forks",
     poolOptions: { forks: { minForks: 1, maxForks: 2 }, threads: { minThreads: 1, maxThreads: 1 } },
     projects: [
-      { extends: true, test: { name: "chain", include: CHAIN, pool: "threads" } },
-      { extends: true, test: { name: "rest", include: ["test/**/*.test.ts"], exclude: CHAIN } }
+      { extends: true, test: { name: "chain", include: [...CHAIN, ...OWN_MODULES], pool: "threads" } },
+      // The rest reuse their worker's loaded modules from file to file (isolate: false): loading
+      // Effect, viem and the app again for each of ~150 files cost about 2 s of CPU per file. Each
+      // file still gets its own databases, servers and layers; none keeps module-level state that
+      // another reads, but for OWN_MODULES.
+      {
+        extends: true,
+        test: { name: "rest", include: ["test/**/*.test.ts"], exclude: [...CHAIN, ...OWN_MODULES], isolate: false }
+      }
     ]
   }
 })
