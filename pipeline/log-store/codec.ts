@@ -51,6 +51,14 @@ const DICTIONARY_LIMIT = SHORT_REFS + (256 - LONG_REF) * 0x10000
  */
 let scratch = Buffer.allocUnsafeSlow(1 << 20)
 
+/** A hex digit's value by its character code (either case); -1 for any other code below 128. */
+const HEX_DIGIT = new Int8Array(128).fill(-1)
+for (let i = 0; i < 10; i++) HEX_DIGIT[48 + i] = i
+for (let i = 0; i < 6; i++) {
+  HEX_DIGIT[97 + i] = 10 + i
+  HEX_DIGIT[65 + i] = 10 + i
+}
+
 class Writer {
   at = 0
   private buf = scratch
@@ -83,12 +91,24 @@ class Writer {
     this.varint(n >= 0 ? n * 2 : -n * 2 - 1)
   }
 
-  /** `length` bytes of hex from `hex[start]` (no prefix there); fails on anything but hex digits. */
+  /**
+   * `length` bytes of hex from `hex[start]` (no prefix there, either case); fails on anything but
+   * hex digits. Read digit by digit here rather than `Buffer.write(slice, "hex")`: most runs are
+   * 1-20 bytes, where the slice and the native call cost more than the loop.
+   */
   hex(hex: string, start: number, length: number) {
     this.room(length)
-    const written = this.buf.write(hex.slice(start, start + length * 2), this.at, "hex")
-    if (written !== length) throw new Error(`not ${length} bytes of hex: ${hex.slice(start, start + length * 2)}`)
-    this.at += length
+    const buf = this.buf
+    const at = this.at
+    for (let i = 0; i < length; i++) {
+      const high = hex.charCodeAt(start + 2 * i)
+      const low = hex.charCodeAt(start + 2 * i + 1)
+      const h = high < 128 ? HEX_DIGIT[high]! : -1
+      const l = low < 128 ? HEX_DIGIT[low]! : -1
+      if (h < 0 || l < 0) throw new Error(`not ${length} bytes of hex: ${hex.slice(start, start + length * 2)}`)
+      buf[at + i] = (h << 4) | l
+    }
+    this.at = at + length
   }
 
   /** A `0x`-prefixed hash of exactly 32 bytes. */
@@ -116,7 +136,8 @@ class WordEncoder {
     while (zeros < 64 && hex.charCodeAt(start + zeros) === 48) zeros++
     const bytes = 32 - (zeros >>> 1)
     if (bytes >= MIN_DICTIONARY_BYTES) {
-      const key = hex.slice(start, start + 64)
+      // The significant digits name the word as well as all 64 (the rest are zeros), in a shorter key.
+      const key = hex.slice(start + 64 - bytes * 2, start + 64)
       const index = this.seen.get(key)
       if (index !== undefined) {
         if (index < SHORT_REFS) this.w.u8(SHORT_REF + index)
