@@ -8,7 +8,8 @@
  * The requests are those a speed-up of the hot answers could change: the market list in every sort
  * and order, with and without event children, in each status, in Vietnamese and past the first
  * page; detail, pricing view and two quotes (a buy and a sell) of the 150 busiest markets and the
- * 50 first; the portfolios of the 300 traders with the most positions and of an address that holds
+ * 50 first, and detail, view and a quote by display slug (up to 20), of an id no market has and of
+ * malformed ids; the portfolios of the 300 traders with the most positions and of an address that holds
  * nothing.
  *
  * Usage: node --import tsx bench/compare-answers.ts --db <database url> --old <source dir> --new <source dir>
@@ -83,6 +84,17 @@ async function requests(db: string): Promise<ReadonlyArray<Ask>> {
         path: `/api/markets/${id}/pricing/quote`,
         body: JSON.stringify({ tradeType: "SELL_YES", amountIn: "3.5", slippageBps: 100 })
       })
+    }
+    // By slug, and ids that name no market or are malformed: the lookups' other branches.
+    const slugs = (
+      await client.query<{ slug: string }>(
+        "select slug from display_metadata where kind = 'market' and slug is not null order by id limit 20"
+      )
+    ).rows.map((row) => row.slug)
+    for (const idOrSlug of [...slugs, "999999999", "no-such-market-1", "0x12", "%zz"]) {
+      asks.push({ path: `/api/markets/${idOrSlug}` })
+      asks.push({ path: `/api/markets/${idOrSlug}/pricing/view` })
+      asks.push({ path: `/api/markets/${idOrSlug}/pricing/quote`, body: JSON.stringify({ tradeType: "BUY_YES", amountIn: "10" }) })
     }
     for (const address of traders) asks.push({ path: `/api/trading/${address}/portfolio` })
     asks.push({ path: "/api/trading/0x000000000000000000000000000000000000dead/portfolio" })
