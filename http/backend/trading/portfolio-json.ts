@@ -106,7 +106,10 @@ const usdc = (raw: string) => money6TextJson(raw, "USDC")
 const positionsJson = (text: string): string => {
   if (text === "") return ""
   const fields = new Array<string>(LINE_FIELDS)
-  let out = ""
+  // Joined at the end rather than appended to one string: `join` makes one flat string, where
+  // appending builds a rope of thousands of pieces, which cost the process about 3 ms more CPU per
+  // heavy portfolio end to end (7.6 against 4.3-4.4 ms) though the writer alone looked faster.
+  const items: Array<string> = []
   let at = 0
   for (;;) {
     // The line ends at the next newline: no field holds one, the question included (`to_json`).
@@ -132,13 +135,14 @@ const positionsJson = (text: string): string => {
       string,
       string
     ]
-    out +=
-      `${out === "" ? "" : ","}{"marketId":"${marketIdToHex(BigInt(id))}","question":${text.slice(at, end)},` +
-      `"marketStatus":"${status}","outcome":${outcome === "" ? "null" : `"${outcome}"`},"yesBalance":${money6TextJson(yesBalance, "YES")},` +
-      `"noBalance":${money6TextJson(noBalance, "NO")},"yesCost":${usdc(yesCost)},"noCost":${usdc(noCost)},` +
-      `"markPrice":${markPrice === "" ? "null" : `"${units6Text(markPrice)}"`},"value":${usdc(value)},` +
-      `"unrealizedPnl":${usdc(unrealizedPnl)},"realizedPnl":${usdc(realizedPnl)}}`
-    if (newline < 0) return out
+    items.push(
+      `{"marketId":"${marketIdToHex(BigInt(id))}","question":${text.slice(at, end)},` +
+        `"marketStatus":"${status}","outcome":${outcome === "" ? "null" : `"${outcome}"`},"yesBalance":${money6TextJson(yesBalance, "YES")},` +
+        `"noBalance":${money6TextJson(noBalance, "NO")},"yesCost":${usdc(yesCost)},"noCost":${usdc(noCost)},` +
+        `"markPrice":${markPrice === "" ? "null" : `"${units6Text(markPrice)}"`},"value":${usdc(value)},` +
+        `"unrealizedPnl":${usdc(unrealizedPnl)},"realizedPnl":${usdc(realizedPnl)}}`
+    )
+    if (newline < 0) return items.join(",")
     at = newline + 1
   }
 }
