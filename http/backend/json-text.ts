@@ -21,3 +21,22 @@ export const moneyTextJson = (raw: string, decimals: number, unit: MoneyUnit): s
 
 /** A nullable `Price` as JSON: `"0.620000"` or `null`. */
 export const priceJson = (value: bigint | null): string => (value === null ? "null" : `"${formatPrice(value)}"`)
+
+/**
+ * `formatUnitsText(raw, 6)` for the canonical decimal text of an integer (digits, a leading "-" when
+ * negative, no leading zeros: what Postgres writes of a scale-0 NUMERIC), without the general
+ * function's checks and padding: the portfolio writes about two thousand of these per answer.
+ * test/http/backend/json-text.test.ts compares the two over integers of every length and sign.
+ */
+export const units6Text = (raw: string): string => {
+  const negative = raw.charCodeAt(0) === 45 // "-"
+  const digits = negative ? raw.slice(1) : raw
+  const n = digits.length
+  return n > 6
+    ? `${negative ? "-" : ""}${digits.slice(0, n - 6)}.${digits.slice(n - 6)}`
+    : `${negative ? "-" : ""}0.${"000000".slice(n)}${digits}`
+}
+
+/** `moneyTextJson(raw, 6, unit)` by `units6Text` (same text; same preconditions on `raw`). */
+export const money6TextJson = (raw: string, unit: MoneyUnit): string =>
+  `{"decimal":"${units6Text(raw)}","raw":"${raw}","decimals":6,"unit":"${unit}"}`

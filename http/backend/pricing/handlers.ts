@@ -20,9 +20,9 @@ import { SqlClient } from "@effect/sql"
 import { ChainReader } from "./chain-reader.js"
 import { toBackendCandle } from "../trading/convert.js"
 import { BackendApi } from "../definition.js"
-import { findMarket, fromIndexer, parseAddress } from "../lookup.js"
+import { findMarket, fromIndexer, marketNotFound, parseAddress, parseIdOrSlug } from "../lookup.js"
 import { chainNowAtHead, type ChainNow } from "../markets/repository.js"
-import { readQuoteState, readViewState, type SideSummary } from "./repository.js"
+import { readMarketQuoteState, readMarketViewState, readQuoteState, readViewState, type SideSummary, type ViewState } from "./repository.js"
 import { marketStatus } from "../../../schema/market-status.js"
 import { item, list } from "../respond.js"
 import { outcomeOf, quote, tradableProblem } from "./quote.js"
@@ -51,9 +51,8 @@ const spotPrices = (pool: PoolState | undefined, market: MarketRecord, now: Chai
   }
 }
 
-const pricingView = (market: MarketRecord, now: ChainNow) =>
+const pricingView = (market: MarketRecord, now: ChainNow, state: ViewState) =>
   Effect.gen(function* () {
-    const state = yield* readViewState(market.id)
     const amm = spotPrices(state.pool, market, now)
     const [yesBids, yesAsks, noBids, noAsks] = state.sides as [SideSummary, SideSummary, SideSummary, SideSummary]
     const bookMid = yesBids.best !== null && yesAsks.best !== null ? (yesBids.best + yesAsks.best) / 2n : null
@@ -79,6 +78,27 @@ const pricingView = (market: MarketRecord, now: ChainNow) =>
   })
 
 const chainNow = chainNowAtHead
+
+/**
+ * The market `input` names with the state `byId` reads for it. By id (what apps send) the market
+ * and its state are one statement (`readMarketViewState`, `readMarketQuoteState`); by slug the
+ * market is looked up first, then its state read by `byIdOf`. Same errors either way: a malformed
+ * id or slug is INVALID_MARKET_ID, no such market MARKET_NOT_FOUND naming `input`.
+ */
+const marketWith = <S, E, R, E2, R2>(
+  input: string,
+  byId: (id: bigint) => Effect.Effect<{ readonly market: MarketRecord | undefined } & S, E, R>,
+  byIdOf: (market: MarketRecord) => Effect.Effect<S, E2, R2>
+) =>
+  Effect.gen(function* () {
+    const key = yield* parseIdOrSlug(input)
+    if ("id" in key) {
+      const found = yield* byId(key.id)
+      return found.market === undefined ? yield* Effect.fail(marketNotFound(input)) : { ...found, market: found.market }
+    }
+    const market = yield* findMarket(input)
+    return { ...(yield* byIdOf(market)), market }
+  })
 
 /** Held balance of the token a sell pays with (outcome tokens are indexed; USDC balances are not). */
 const heldOutcome = (marketId: bigint, address: string, outcome: "YES" | "NO") =>
@@ -113,8 +133,10 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
         "hot"
       )(() =>
         Effect.gen(function* () {
-          const market = yield* findMarket(path.idOrSlug)
-          return yield* pricingView(market, yield* chainNow)
+          const { market, view } = yield* marketWith(path.idOrSlug, readMarketViewState, (m) =>
+            Effect.map(readViewState(m.id), (view) => ({ view }))
+          )
+          return yield* pricingView(market, yield* chainNow, view)
         })
       )
     )
@@ -122,8 +144,7 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
       item(Quote, "hot")(
         () =>
           Effect.gen(function* () {
-            const market = yield* findMarket(path.idOrSlug)
-            const { now, state } = yield* readQuoteState(market.id)
+            const { market, now, state } = yield* marketWith(path.idOrSlug, readMarketQuoteState, (m) => readQuoteState(m.id))
             const untradable = tradableProblem(market, now)
             if (untradable !== undefined) return yield* untradable
             const side = TradeType.toCode(payload.tradeType)
@@ -167,9 +188,13 @@ export const PricingLive = HttpApiBuilder.group(BackendApi, "pricing", (handlers
         () =>
           Effect.gen(function* () {
             const now = yield* chainNow
-            const views = yield* Effect.forEach(payload.marketIds, (id) => Effect.flatMap(findMarket(id), (m) => pricingView(m, now)), {
-              concurrency: 4
-            })
+            const views = yield* Effect.forEach(
+              payload.marketIds,
+              (id) => Effect.flatMap(findMarket(id), (m) => Effect.flatMap(readViewState(m.id), (view) => pricingView(m, now, view))),
+              {
+                concurrency: 4
+              }
+            )
             return { rows: views, total: views.length, limit: views.length, offset: 0 }
           }),
         JSON.stringify(payload)

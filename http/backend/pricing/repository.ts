@@ -16,6 +16,7 @@ import { read } from "../../core/db.js"
 import { prepared } from "../../core/prepared.js"
 import { bool, int, json, nullable, rowDecoder, text } from "../../core/rows.js"
 import type { ChainNow } from "../markets/repository.js"
+import { MARKET_COLUMNS, MARKET_FROM, toMarket, type MarketRecord } from "../../read/markets.js"
 
 export interface QuoteState {
   readonly pool: PoolState | undefined
@@ -85,19 +86,50 @@ const VIEW_STATE_SQL = prepared(`
   from (select 1) one
   left join lateral (${POOL_OF}) pool on true`)
 
+/** The view's state of a row read by `VIEW_STATE_SQL` (or a statement wrapping it). */
+const viewStateOf = (raw: unknown) => {
+  const row = decodeViewRow(raw)
+  const summary: Array<SideSummary> = [0, 1, 2, 3].map((side) => {
+    const entry = row.sides.find(([s]) => s === side)
+    return entry === undefined
+      ? { best: null, shares: 0n, levels: 0 }
+      : { best: BigInt(entry[1]), shares: BigInt(entry[2]), levels: Number(entry[3]) }
+  })
+  return { pool: poolOf(row), sides: summary }
+}
+
+export type ViewState = ReturnType<typeof viewStateOf>
+
 /** The pool and the book's per-side summary: what a pricing view shows. */
 export const readViewState = (marketId: bigint) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql.unsafe(VIEW_STATE_SQL, [marketId.toString()])
-    const row = decodeViewRow(rows[0])
-    const summary: Array<SideSummary> = [0, 1, 2, 3].map((side) => {
-      const entry = row.sides.find(([s]) => s === side)
-      return entry === undefined
-        ? { best: null, shares: 0n, levels: 0 }
-        : { best: BigInt(entry[1]), shares: BigInt(entry[2]), levels: Number(entry[3]) }
-    })
-    return { pool: poolOf(row), sides: summary }
+    return viewStateOf(rows[0])
+  }).pipe(read)
+
+/**
+ * A market by id (the market lookup's columns, `http/read/markets.ts`) beside a state statement
+ * that reads one row for the same id (`$1`): one statement, so one round trip and one snapshot
+ * where the market and its state were two of each. The market's columns are null when there is no
+ * such market (the state's row is there whatever the id). No column of the two has the same name.
+ */
+const withMarket = (state: string) =>
+  prepared(`select mk.*, st.* from (${state}) st
+  left join lateral (select ${MARKET_COLUMNS} from ${MARKET_FROM} where m.id = $1::numeric) mk on true`)
+
+/** The market of a `withMarket` row, undefined when the id names none. */
+const marketOf = (row: unknown): MarketRecord | undefined =>
+  (row as { readonly id: unknown } | undefined)?.id == null ? undefined : toMarket(row)
+
+const MARKET_VIEW_STATE_SQL = withMarket(VIEW_STATE_SQL)
+
+/** The market with this id (undefined: none) and its view state, in one statement. */
+export const readMarketViewState = (marketId: bigint) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql.unsafe(MARKET_VIEW_STATE_SQL, [marketId.toString()])
+    return { market: marketOf(rows[0]), view: viewStateOf(rows[0]) }
   }).pipe(read)
 
 /** What `readQuoteState` reads of one order: id, side, price and remaining amount, as text (uint256 ids and amounts). */
@@ -130,17 +162,32 @@ const QUOTE_STATE_SQL = prepared(`
   from (${VENUE_PAUSES}) v
   left join lateral (${POOL_OF}) pool on true`)
 
+/** The chain's moment and the quote's state of a row read by `QUOTE_STATE_SQL` (or a statement wrapping it). */
+const quoteStateOf = (raw: unknown) => {
+  const row = decodeQuoteRow(raw)
+  const now: ChainNow = { time: row.head_time, paused: row.paused, exchangePaused: row.exchange_paused }
+  const state: QuoteState = {
+    pool: poolOf(row),
+    book: row.book.map(([id, side, price, remaining]) => ({ id, side, price: BigInt(price), remaining: BigInt(remaining) })),
+    hookPaused: row.hook_paused,
+    exchangePaused: row.exchange_paused
+  }
+  return { now, state }
+}
+
 export const readQuoteState = (marketId: bigint) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const rows = yield* sql.unsafe(QUOTE_STATE_SQL, [marketId.toString()])
-    const row = decodeQuoteRow(rows[0])
-    const now: ChainNow = { time: row.head_time, paused: row.paused, exchangePaused: row.exchange_paused }
-    const state: QuoteState = {
-      pool: poolOf(row),
-      book: row.book.map(([id, side, price, remaining]) => ({ id, side, price: BigInt(price), remaining: BigInt(remaining) })),
-      hookPaused: row.hook_paused,
-      exchangePaused: row.exchange_paused
-    }
-    return { now, state }
+    return quoteStateOf(rows[0])
+  }).pipe(read)
+
+const MARKET_QUOTE_STATE_SQL = withMarket(QUOTE_STATE_SQL)
+
+/** The market with this id (undefined: none) and what a quote reads at the indexed head, in one statement. */
+export const readMarketQuoteState = (marketId: bigint) =>
+  Effect.gen(function* () {
+    const sql = yield* SqlClient.SqlClient
+    const rows = yield* sql.unsafe(MARKET_QUOTE_STATE_SQL, [marketId.toString()])
+    return { market: marketOf(rows[0]), ...quoteStateOf(rows[0]) }
   }).pipe(read)

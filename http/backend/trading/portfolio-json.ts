@@ -34,11 +34,11 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { formatUnitsText, marketIdToHex, PRICE_SCALE, type Address } from "../../../schema/primitives.js"
+import { marketIdToHex, PRICE_SCALE, type Address } from "../../../schema/primitives.js"
 import { marketStatusSql } from "../../../schema/market-status.js"
 import { read } from "../../core/db.js"
 import { prepared } from "../../core/prepared.js"
-import { moneyTextJson } from "../json-text.js"
+import { money6TextJson, units6Text } from "../json-text.js"
 
 const SCALE = PRICE_SCALE.toString()
 
@@ -95,46 +95,63 @@ interface TotalsRow {
   readonly positions: string
 }
 
-const usdc = (raw: string) => moneyTextJson(raw, 6, "USDC")
+const usdc = (raw: string) => money6TextJson(raw, "USDC")
 
-/** One open position's JSON, from its line (see the module's comment for the format). */
-const positionJson = (line: string): string => {
+/**
+ * The open positions' JSON (the array's items, joined by ","), from their lines (see the module's
+ * comment for the format): one cursor over the whole text, each line's fields taken where they
+ * stand, and the amounts written by `money6TextJson` (about 2,000 per heavy answer, the largest
+ * share of this process's work on it after the socket's).
+ */
+const positionsJson = (text: string): string => {
+  if (text === "") return ""
   const fields = new Array<string>(LINE_FIELDS)
-  let from = 0
-  for (let i = 0; i < LINE_FIELDS; i++) {
-    const bar = line.indexOf("|", from)
-    // A field left out (a null where the migrations forbid one): a defect, never a wrong answer.
-    if (bar < 0) throw new PortfolioJsonError(`a position line has ${i} fields before the question, not ${LINE_FIELDS}`)
-    fields[i] = line.slice(from, bar)
-    from = bar + 1
+  // Joined at the end rather than appended to one string: `join` makes one flat string, where
+  // appending builds a rope of thousands of pieces, which cost the process about 3 ms more CPU per
+  // heavy portfolio end to end (7.6 against 4.3-4.4 ms) though the writer alone looked faster.
+  const items: Array<string> = []
+  let at = 0
+  for (;;) {
+    // The line ends at the next newline: no field holds one, the question included (`to_json`).
+    const newline = text.indexOf("\n", at)
+    const end = newline < 0 ? text.length : newline
+    for (let i = 0; i < LINE_FIELDS; i++) {
+      const bar = text.indexOf("|", at)
+      // A field left out (a null where the migrations forbid one): a defect, never a wrong answer.
+      if (bar < 0 || bar > end) throw new PortfolioJsonError(`a position line has ${i} fields before the question, not ${LINE_FIELDS}`)
+      fields[i] = text.slice(at, bar)
+      at = bar + 1
+    }
+    const [id, yesBalance, noBalance, yesCost, noCost, realizedPnl, value, unrealizedPnl, status, outcome, markPrice] = fields as [
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string,
+      string
+    ]
+    items.push(
+      `{"marketId":"${marketIdToHex(BigInt(id))}","question":${text.slice(at, end)},` +
+        `"marketStatus":"${status}","outcome":${outcome === "" ? "null" : `"${outcome}"`},"yesBalance":${money6TextJson(yesBalance, "YES")},` +
+        `"noBalance":${money6TextJson(noBalance, "NO")},"yesCost":${usdc(yesCost)},"noCost":${usdc(noCost)},` +
+        `"markPrice":${markPrice === "" ? "null" : `"${units6Text(markPrice)}"`},"value":${usdc(value)},` +
+        `"unrealizedPnl":${usdc(unrealizedPnl)},"realizedPnl":${usdc(realizedPnl)}}`
+    )
+    if (newline < 0) return items.join(",")
+    at = newline + 1
   }
-  const [id, yesBalance, noBalance, yesCost, noCost, realizedPnl, value, unrealizedPnl, status, outcome, markPrice] = fields as [
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string,
-    string
-  ]
-  return (
-    `{"marketId":"${marketIdToHex(BigInt(id))}","question":${line.slice(from)},"marketStatus":"${status}",` +
-    `"outcome":${outcome === "" ? "null" : `"${outcome}"`},"yesBalance":${moneyTextJson(yesBalance, 6, "YES")},` +
-    `"noBalance":${moneyTextJson(noBalance, 6, "NO")},"yesCost":${usdc(yesCost)},"noCost":${usdc(noCost)},` +
-    `"markPrice":${markPrice === "" ? "null" : `"${formatUnitsText(markPrice, 6)}"`},"value":${usdc(value)},` +
-    `"unrealizedPnl":${usdc(unrealizedPnl)},"realizedPnl":${usdc(realizedPnl)}}`
-  )
 }
 
 /** The answer's JSON, from the totals row. */
 const portfolioJson = (address: Address, row: TotalsRow): string =>
   `{"address":${JSON.stringify(address)},"openPositions":${row.open_positions},"value":${usdc(row.value)},"cost":${usdc(row.cost)},` +
   `"unrealizedPnl":${usdc(row.unrealized_pnl)},"realizedPnl":${usdc(row.realized_pnl)},"totalPnl":${usdc(row.total_pnl)},` +
-  `"positions":[${row.positions === "" ? "" : row.positions.split("\n").map(positionJson).join(",")}]}`
+  `"positions":[${positionsJson(row.positions)}]}`
 
 /** A portfolio statement whose texts are not as written (a null against the migrations): a defect, answered 500. */
 export class PortfolioJsonError extends Error {
