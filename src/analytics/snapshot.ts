@@ -4,6 +4,17 @@
  * the same instant while the pipeline keeps committing. The export never writes to the source
  * database and takes no locks beyond the ones every reader takes.
  *
+ * The snapshot is of ONE generation of the index (blue-green re-index, `src/db/generations.ts`):
+ * the one the pointer names as active in that very snapshot. Its connections use its search path
+ * (`generationSearchPath`, as `openGenerationPool`'s do) and every statement names its schema.
+ * An export running across a switch stays on the generation it started with: its tables are
+ * locked (ACCESS SHARE, what any reader takes) BEFORE the snapshot is taken, so a later drop of
+ * the retired generation waits for the export to end, and a TRUNCATE (how public's derived tables
+ * are emptied; not MVCC-safe: a snapshot taken before it would see the tables empty) cannot land
+ * between the snapshot and the reads. Which generation to lock is read just before (`peek`);
+ * when the pointer in the snapshot names another one (a switch in between), the attempt is
+ * rolled back and started again (`generation.ts`).
+ *
  * Rows are streamed with `COPY (query) TO STDOUT (FORMAT csv)` inside that transaction. Each
  * CopyData payload is handed to the consumer synchronously, as the driver parses it off the
  * socket, and the consumer stores it (`csv-file.ts` writes it to a file) before returning. So
@@ -14,8 +25,11 @@
 import { Effect } from "effect"
 import pg from "pg"
 import { SnapshotSourceError } from "./errors.js"
+import { activeGeneration, isRetryable, lockGeneration, peekGeneration, useGeneration } from "./generation.js"
 
 export interface SnapshotConnection {
+  /** The schema of the generation of the index this snapshot reads (`public`, `index_<n>`). */
+  readonly generation: string
   /** Rows of a small query, every value as Postgres's text (no number parsing on the way). */
   readonly query: <R extends object>(text: string) => Promise<ReadonlyArray<R>>
   /**
@@ -39,61 +53,77 @@ const redacted = (url: string) => url.replace(/(\/\/[^:/@]+:)[^@]*@/, "$1***@")
 const sourceError = (url: string) => (cause: unknown) =>
   new SnapshotSourceError({ message: `cannot open a snapshot of ${redacted(url)}: ${String((cause as Error)?.message ?? cause)}`, cause })
 
-/**
- * A connection in a REPEATABLE READ, READ ONLY transaction whose first statements are
- * `setup`; closed (the transaction rolled back) with the scope.
- */
-const transaction = (url: string, setup: (client: pg.Client) => Promise<void>) =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const client = new pg.Client({ connectionString: url, application_name: APPLICATION_NAME, types: rawText })
-        client.on("error", () => undefined)
-        await client.connect()
-        try {
-          await client.query("begin isolation level repeatable read read only")
-          await setup(client)
-          // Mutable tables read through the undo log are sorted by key; let that sort run in memory.
-          await client.query("set local work_mem = '64MB'")
-        } catch (error) {
-          await client.end().catch(() => undefined)
-          throw error
-        }
-        return client
-      },
-      catch: sourceError(url)
-    }),
-    (client) =>
-      Effect.promise(() =>
-        client
-          .query("rollback")
-          .then(
-            () => undefined,
-            () => undefined
-          )
-          .finally(() => client.end().catch(() => undefined))
-      )
-  )
+const connect = async (url: string) => {
+  const client = new pg.Client({ connectionString: url, application_name: APPLICATION_NAME, types: rawText })
+  client.on("error", () => undefined)
+  await client.connect()
+  return client
+}
+
+const close = (client: pg.Client) =>
+  client
+    .query("rollback")
+    .then(
+      () => undefined,
+      () => undefined
+    )
+    .finally(() => client.end().catch(() => undefined))
+
+/** Attempts at a snapshot of one generation before the export gives up (`generation.ts`). */
+const ATTEMPTS = 5
 
 /**
- * Opens `lanes` connections that all see ONE snapshot: the first exports its snapshot
- * (`pg_export_snapshot`, which also fixes it) and the others adopt it with SET TRANSACTION
- * SNAPSHOT before reading anything, as pg_dump does for a parallel dump. The exporting
- * transaction stays open while the others read (the snapshot lives as long as it does).
+ * `lanes` connections in REPEATABLE READ, READ ONLY transactions that all see ONE snapshot of
+ * one generation: each first locks the generation's tables (`lockGeneration`), then the first
+ * exports its snapshot (`pg_export_snapshot`, which also fixes it) and the others adopt it with
+ * SET TRANSACTION SNAPSHOT before reading anything, as pg_dump does for a parallel dump. The
+ * exporting transaction stays open while the others read (the snapshot lives as long as it
+ * does). A switch between the peek and the snapshot, or a drop of the peeked generation, begins
+ * the whole attempt again.
+ */
+const openTransactions = async (url: string, lanes: number) => {
+  let why = ""
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const clients: Array<pg.Client> = []
+    try {
+      clients.push(await connect(url))
+      const peeked = await peekGeneration(clients[0]!)
+      while (clients.length < lanes) clients.push(await connect(url))
+      for (const client of clients) await lockGeneration(client, peeked)
+      const lead = clients[0]!
+      const id = String((await lead.query<{ id: string }>("select pg_export_snapshot() as id")).rows[0]!.id)
+      const active = await activeGeneration(lead)
+      if (active === peeked.schema) {
+        for (const client of clients.slice(1)) await client.query(`set transaction snapshot '${id.replace(/'/g, "''")}'`)
+        for (const client of clients) {
+          await useGeneration(client, active)
+          // Mutable tables read through the undo log are sorted by key; let that sort run in memory.
+          await client.query("set local work_mem = '64MB'")
+        }
+        return { clients, generation: active, attempts: attempt }
+      }
+      why = `the active generation moved from ${peeked.schema} to ${active} while the snapshot was taken`
+    } catch (error) {
+      if (!isRetryable(error)) {
+        await Promise.all(clients.map(close))
+        throw error
+      }
+      why = String((error as Error).message ?? error)
+    }
+    await Promise.all(clients.map(close))
+  }
+  throw new Error(`no snapshot of one generation after ${ATTEMPTS} attempts: ${why}`)
+}
+
+/**
+ * Opens the snapshot's connections (see `openTransactions`); closed (the transactions rolled
+ * back) with the scope. Each connection carries the generation it reads.
  */
 export const openSnapshot = (url: string, lanes = 1) =>
-  Effect.gen(function* () {
-    let id = ""
-    const lead = yield* transaction(url, async (client) => {
-      id = String((await client.query<{ id: string }>("select pg_export_snapshot() as id")).rows[0]!.id)
-    })
-    const others = yield* Effect.forEach(Array.from({ length: Math.max(0, lanes - 1) }), () =>
-      transaction(url, async (client) => {
-        await client.query(`set transaction snapshot '${id.replace(/'/g, "''")}'`)
-      })
-    )
-    return [lead, ...others].map(connectionOf)
-  })
+  Effect.acquireRelease(
+    Effect.tryPromise({ try: () => openTransactions(url, Math.max(1, lanes)), catch: sourceError(url) }),
+    ({ clients }) => Effect.promise(() => Promise.all(clients.map(close)))
+  ).pipe(Effect.map(({ clients, generation }) => clients.map((client) => connectionOf(client, generation))))
 
 interface Connection {
   readonly query: (text: string) => void
@@ -151,7 +181,8 @@ const copyOut = (client: pg.Client, select: string, onPayload: (payload: Buffer)
     client.query(submittable as unknown as pg.Submittable)
   })
 
-const connectionOf = (client: pg.Client): SnapshotConnection => ({
+const connectionOf = (client: pg.Client, generation: string): SnapshotConnection => ({
+  generation,
   query: async <R extends object>(text: string) => (await client.query<R & pg.QueryResultRow>(text)).rows as ReadonlyArray<R>,
   copyOut: (select, onPayload) => copyOut(client, select, onPayload),
   cancel: () => void client.end().catch(() => undefined)
