@@ -2,18 +2,15 @@
  * One consistent view of the index: REPEATABLE READ, READ ONLY transactions that share one
  * snapshot for the whole export, so every table, the checkpoint and the undo log are read as of
  * the same instant while the pipeline keeps committing. The export never writes to the source
- * database and takes no locks beyond the ones every reader takes.
+ * database and takes no locks beyond the ones every reader takes, and one advisory lock.
  *
  * The snapshot is of ONE generation of the index (blue-green re-index, `src/db/generations.ts`):
  * the one the pointer names as active in that very snapshot. Its connections use its search path
  * (`generationSearchPath`, as `openGenerationPool`'s do) and every statement names its schema.
- * An export running across a switch stays on the generation it started with: its tables are
- * locked (ACCESS SHARE, what any reader takes) BEFORE the snapshot is taken, so a later drop of
- * the retired generation waits for the export to end, and a TRUNCATE (how public's derived tables
- * are emptied; not MVCC-safe: a snapshot taken before it would see the tables empty) cannot land
- * between the snapshot and the reads. Which generation to lock is read just before (`peek`);
- * when the pointer in the snapshot names another one (a switch in between), the attempt is
- * rolled back and started again (`generation.ts`).
+ * An export running across a switch stays on the generation it started with, to the end: the
+ * drop lock, held shared from before the snapshot (`generation.ts`), makes the retired
+ * generation's drop (or TRUNCATE, for public: not MVCC-safe, a snapshot taken before it would see
+ * the tables empty) wait until the export ends.
  *
  * Rows are streamed with `COPY (query) TO STDOUT (FORMAT csv)` inside that transaction. Each
  * CopyData payload is handed to the consumer synchronously, as the driver parses it off the
@@ -25,7 +22,7 @@
 import { Effect } from "effect"
 import pg from "pg"
 import { SnapshotSourceError } from "./errors.js"
-import { activeGeneration, isRetryable, lockGeneration, peekGeneration, useGeneration } from "./generation.js"
+import { activeGeneration, holdGeneration, useGeneration } from "./generation.js"
 
 export interface SnapshotConnection {
   /** The schema of the generation of the index this snapshot reads (`public`, `index_<n>`). */
@@ -69,50 +66,39 @@ const close = (client: pg.Client) =>
     )
     .finally(() => client.end().catch(() => undefined))
 
-/** Attempts at a snapshot of one generation before the export gives up (`generation.ts`). */
-const ATTEMPTS = 5
-
 /**
  * `lanes` connections in REPEATABLE READ, READ ONLY transactions that all see ONE snapshot of
- * one generation: each first locks the generation's tables (`lockGeneration`), then the first
- * exports its snapshot (`pg_export_snapshot`, which also fixes it) and the others adopt it with
- * SET TRANSACTION SNAPSHOT before reading anything, as pg_dump does for a parallel dump. The
- * exporting transaction stays open while the others read (the snapshot lives as long as it
- * does). A switch between the peek and the snapshot, or a drop of the peeked generation, begins
- * the whole attempt again.
+ * one generation: the first holds the drop lock (`holdGeneration`), exports its snapshot
+ * (`pg_export_snapshot`, which also fixes it) and reads the pointer in it; the others adopt the
+ * snapshot with SET TRANSACTION SNAPSHOT before reading anything, as pg_dump does for a parallel
+ * dump. The exporting transaction stays open while the others read (the snapshot lives as long
+ * as it does).
  */
 const openTransactions = async (url: string, lanes: number) => {
-  let why = ""
-  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const clients: Array<pg.Client> = []
-    try {
-      clients.push(await connect(url))
-      const peeked = await peekGeneration(clients[0]!)
-      while (clients.length < lanes) clients.push(await connect(url))
-      for (const client of clients) await lockGeneration(client, peeked)
-      const lead = clients[0]!
-      const id = String((await lead.query<{ id: string }>("select pg_export_snapshot() as id")).rows[0]!.id)
-      const active = await activeGeneration(lead)
-      if (active === peeked.schema) {
-        for (const client of clients.slice(1)) await client.query(`set transaction snapshot '${id.replace(/'/g, "''")}'`)
-        for (const client of clients) {
-          await useGeneration(client, active)
-          // Mutable tables read through the undo log are sorted by key; let that sort run in memory.
-          await client.query("set local work_mem = '64MB'")
-        }
-        return { clients, generation: active, attempts: attempt }
-      }
-      why = `the active generation moved from ${peeked.schema} to ${active} while the snapshot was taken`
-    } catch (error) {
-      if (!isRetryable(error)) {
-        await Promise.all(clients.map(close))
-        throw error
-      }
-      why = String((error as Error).message ?? error)
+  const clients: Array<pg.Client> = []
+  try {
+    const lead = await connect(url)
+    clients.push(lead)
+    await holdGeneration(lead)
+    await lead.query("begin isolation level repeatable read read only")
+    const id = String((await lead.query<{ id: string }>("select pg_export_snapshot() as id")).rows[0]!.id)
+    const generation = await activeGeneration(lead)
+    while (clients.length < lanes) {
+      const client = await connect(url)
+      clients.push(client)
+      await client.query("begin isolation level repeatable read read only")
+      await client.query(`set transaction snapshot '${id.replace(/'/g, "''")}'`)
     }
+    for (const client of clients) {
+      await useGeneration(client, generation)
+      // Mutable tables read through the undo log are sorted by key; let that sort run in memory.
+      await client.query("set local work_mem = '64MB'")
+    }
+    return { clients, generation }
+  } catch (error) {
     await Promise.all(clients.map(close))
+    throw error
   }
-  throw new Error(`no snapshot of one generation after ${ATTEMPTS} attempts: ${why}`)
 }
 
 /**

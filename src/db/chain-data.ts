@@ -93,6 +93,16 @@ export const GENERATION_TABLES: ReadonlyArray<string> = [
   "deferred_index"
 ]
 
+/**
+ * The advisory lock (its key) between readers that need a generation's tables to stay whole for
+ * a whole transaction, and what empties or drops them (`dropRetired`, `resetChainData`). A reader
+ * (`predix export`) holds it shared from before its snapshot to its end; the droppers take it
+ * exclusive as the first statement of their transaction, so they wait for such readers before
+ * they touch a table. Why a lock rather than MVCC: TRUNCATE is not MVCC-safe (a snapshot taken
+ * before it sees the tables empty) and a dropped schema's tables are gone for every snapshot.
+ */
+export const GENERATION_DROP_LOCK = 31_002
+
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 /**
@@ -115,6 +125,8 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 export const resetChainData = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.withTransaction(
     Effect.gen(function* () {
+      // Exports in progress end first (their snapshot would see truncated tables as empty).
+      yield* sql`select pg_advisory_xact_lock(${GENERATION_DROP_LOCK})`
       yield* sql`lock table public.index_generation in exclusive mode`
       const generations = yield* sql<{
         schema: string
