@@ -18,6 +18,7 @@ import { verifyingPaymasterAbi } from "../schema/protocol/aa.js"
 import type { FaucetOptions } from "../http/backend/faucet/service.js"
 import { AppConfig, ConfigurationError } from "./config.js"
 import { displayUrl } from "./config/readers.js"
+import { readActiveGeneration, schemaIdent } from "../schema/io/indexer-checkpoint.js"
 import { DERIVED_TABLES, resetChainData } from "./db/chain-data.js"
 import { DEVNET_CHAIN_ID, DEVNET_MNEMONIC } from "../tools/devnet/anvil.js"
 import { startBundler } from "../tools/devnet/bundler.js"
@@ -69,39 +70,45 @@ export const liveDevnet = Effect.gen(function* () {
 })
 
 /**
- * The highest block the database holds for `chainId`: the tip of the unfinalized window, else the
- * checkpoint. Ordered as numbers (ordered as text, 999 would rank above 1060 and a window
+ * The highest block `schema`'s index holds for `chainId`: the tip of the unfinalized window, else
+ * the checkpoint. Ordered as numbers (ordered as text, 999 would rank above 1060 and a window
  * crossing a power of ten would hide its tip).
  */
-const heldTip = (chainId: number) =>
-  Effect.flatMap(
-    SqlClient.SqlClient,
-    (sql) =>
-      sql<{ number: string; hash: string }>`
-      SELECT held.number::text AS number, held.hash FROM (
-        SELECT number, hash FROM indexed_block WHERE chain_id = ${chainId}
-        UNION ALL SELECT block_number, block_hash FROM indexer_checkpoint WHERE chain_id = ${chainId}) held
-      ORDER BY held.number DESC LIMIT 1`
+const heldTip = (chainId: number, schema: string) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe<{ number: string; hash: string }>(
+      `SELECT held.number::text AS number, held.hash FROM (
+        SELECT number, hash FROM ${schemaIdent(schema)}.indexed_block WHERE chain_id = $1
+        UNION ALL SELECT block_number, block_hash FROM ${schemaIdent(schema)}.indexer_checkpoint WHERE chain_id = $1) held
+      ORDER BY held.number DESC LIMIT 1`,
+      [chainId]
+    )
   ).pipe(Effect.map((rows) => rows[0]))
 
 /**
  * Makes the database fit `live`'s chain: refuses a foreign index, resets the chain's data of one
  * this chain does not continue (keeping the backend's own), leaves a continued one alone.
+ *
+ * What is judged is the index that serves: the active generation's deployment, window and
+ * checkpoint (blue-green re-index: after a switch public's derived tables are retired or empty,
+ * and judging them would keep another chain's index). The reset empties every generation
+ * (`resetChainData`).
  */
 export const fitDatabaseToDevnet = (live: LiveDevnet) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const chainId = DEVNET_CHAIN_ID
-    const held = (yield* sql<{
+    const generation = yield* readActiveGeneration
+    const held = (yield* sql.unsafe<{
       diamond: string
       source: string
-    }>`SELECT diamond, source FROM indexed_deployment WHERE chain_id = ${chainId}`)[0]
+    }>(`SELECT diamond, source FROM ${schemaIdent(generation)}.indexed_deployment WHERE chain_id = $1`, [chainId]))[0]
     if (held !== undefined && held.source !== LIVE_SOURCE && held.source !== FIXTURE_SOURCE) {
       return yield* new ConfigurationError({
         message: `invalid configuration\nDATABASE: it holds the index of chain ${chainId} from ${held.source} (deployment ${held.diamond}); the live devnet will not overwrite it. Use another DATA_DIR or DATABASE_URL, or set RPC_URL.`
       })
     }
-    const tip = yield* heldTip(chainId)
+    const tip = yield* heldTip(chainId, generation)
     let reason: string | undefined
     if (held !== undefined && held.diamond !== live.manifest.devnet.deployment.diamond.toLowerCase())
       reason = `it indexes deployment ${held.diamond}`
@@ -120,7 +127,13 @@ export const fitDatabaseToDevnet = (live: LiveDevnet) =>
     yield* Effect.logWarning(
       "devnet: the database holds another chain's index; resetting the chain's data (the backend's own data is kept)"
     ).pipe(
-      Effect.annotateLogs({ reason, fresh_chain: live.fresh, derived_tables: DERIVED_TABLES.length, claims_to_verify: unverifiedClaims })
+      Effect.annotateLogs({
+        reason,
+        generation,
+        fresh_chain: live.fresh,
+        derived_tables: DERIVED_TABLES.length,
+        claims_to_verify: unverifiedClaims
+      })
     )
   })
 

@@ -13,25 +13,21 @@
  * - `static`: tables not written per block (the indexed deployment, display metadata): exported
  *   as they are. Rewritten by every refresh.
  *
- * The pipeline's bookkeeping (checkpoint, unfinalized window, undo log, metrics, migrations) is not
- * exported as tables: the manifest says what it needs of it.
+ * Which tables: the allow-list of `exported-tables.ts` (the active generation's derived tables,
+ * less the pipeline's bookkeeping, which the manifest summarizes; `display_metadata` of public;
+ * never the backend's own tables), each read from the schema it lives in.
  */
 import { planColumn, type ColumnPlan } from "./columns.js"
+import { isExported } from "./exported-tables.js"
 import type { SnapshotConnection } from "./snapshot.js"
 import { UNDO_RULES, type UndoRule } from "./undo.js"
-
-export const INTERNAL_TABLES: ReadonlySet<string> = new Set([
-  "indexer_checkpoint",
-  "indexed_block",
-  "undo_log",
-  "schema_migrations",
-  "indexer_metrics"
-])
 
 export type TableKind = "append" | "mutable" | "static"
 
 export interface TablePlan {
   readonly name: string
+  /** The schema it is read from: the snapshot's generation, or public for a shared table. */
+  readonly schema: string
   readonly kind: TableKind
   readonly columns: ReadonlyArray<ColumnPlan>
   /** Primary-key columns in key order (empty: none). Rows are exported in this order. */
@@ -40,6 +36,7 @@ export interface TablePlan {
 }
 
 interface CatalogRow {
+  readonly schema: string
   readonly table: string
   readonly column: string
   readonly type: string
@@ -53,21 +50,28 @@ const classify = (name: string, primaryKey: ReadonlyArray<string>): TableKind =>
       ? "append"
       : "static"
 
-/** Every exportable table of the connection's schema, by name. */
-export const readCatalog = async (db: SnapshotConnection): Promise<ReadonlyArray<TablePlan>> => {
+/**
+ * Every exported table of the snapshot's generation and of public, by name. `exported` decides
+ * (the allow-list; a test of the column mapping passes its own, for tables made for it).
+ */
+export const readCatalog = async (
+  db: SnapshotConnection,
+  exported: (generation: string, schema: string, table: string) => boolean = isExported
+): Promise<ReadonlyArray<TablePlan>> => {
+  const generation = db.generation.replace(/'/g, "''")
   const rows = await db.query<CatalogRow>(
-    `select c.relname as "table", a.attname as "column", format_type(a.atttypid, a.atttypmod) as "type",
+    `select n.nspname as "schema", c.relname as "table", a.attname as "column", format_type(a.atttypid, a.atttypmod) as "type",
             coalesce((select k.ord from unnest(i.indkey) with ordinality k(attnum, ord) where k.attnum = a.attnum), 0) as key_position
        from pg_class c
        join pg_namespace n on n.oid = c.relnamespace
        join pg_attribute a on a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
        left join pg_index i on i.indrelid = c.oid and i.indisprimary
-      where n.nspname = current_schema() and c.relkind in ('r', 'p')
+      where n.nspname in ('${generation}', 'public') and c.relkind in ('r', 'p')
       order by c.relname, a.attnum`
   )
   const byTable = new Map<string, Array<CatalogRow>>()
   for (const row of rows) {
-    if (INTERNAL_TABLES.has(row.table)) continue
+    if (!exported(db.generation, row.schema, row.table)) continue
     const list = byTable.get(row.table) ?? []
     list.push(row)
     byTable.set(row.table, list)
@@ -79,6 +83,7 @@ export const readCatalog = async (db: SnapshotConnection): Promise<ReadonlyArray
       .map((c) => c.column)
     return {
       name,
+      schema: cols[0]!.schema,
       kind: classify(name, primaryKey),
       columns: cols.map((c) => planColumn(name, c.column, c.type)),
       primaryKey,

@@ -39,6 +39,7 @@ export const exportJob = (args: ExportArgs) =>
         Effect.annotateLogs({
           out: Path.resolve(args.out),
           mode: result.mode,
+          generation: result.point.generation,
           chain_id: result.point.chainId,
           block: result.point.block,
           hash: result.point.hash,

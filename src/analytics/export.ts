@@ -3,8 +3,9 @@
  *
  * Invariants:
  * - consistent: everything is read under ONE Postgres snapshot (repeatable-read, read-only
- *   transactions sharing it, `snapshot.ts`), at one block (`point.ts`): the finalized block
- *   unless the tip is asked for;
+ *   transactions sharing it, `snapshot.ts`) of ONE generation of the index (the one the pointer
+ *   names as active in that snapshot; an export running across a switch stays on it to the end),
+ *   at one block (`point.ts`): the finalized block unless the tip is asked for;
  * - atomic: the snapshot is written to `<out>.tmp-<pid>` and renamed over `<out>` only once it is
  *   complete and checkpointed, so a reader (or a crash) never sees a partial file. The CSV files
  *   the tables pass through are `<out>.tmp-<pid>.<n>.csv`, removed as each table is loaded; the
@@ -13,7 +14,8 @@
  *   rows at or below the previous snapshot's finalized block never change, so only the rows
  *   above it are deleted (tip rows of a snapshot that included the tip) and re-read; mutable and
  *   static tables are rewritten whole. Anything that makes this unsafe (another chain or
- *   deployment, another schema or layout) turns the refresh into a full export (`manifest.ts`).
+ *   deployment, another generation, another schema or layout) turns the refresh into a full
+ *   export (`manifest.ts`).
  */
 import type { DuckDBConnection } from "@duckdb/node-api"
 import { Effect } from "effect"
@@ -70,11 +72,12 @@ const attempt = <A>(path: string, what: string, f: () => Promise<A>) => Effect.t
  * without taking a lock on the table (pg_relation_size would wait behind an exclusive lock).
  */
 const bySize = async (db: SnapshotConnection, plans: ReadonlyArray<TablePlan>) => {
-  const estimates = await db.query<{ name: string; rows: string }>(
-    `select relname as name, n_live_tup as rows from pg_stat_user_tables where schemaname = current_schema()`
+  const estimates = await db.query<{ schema: string; name: string; rows: string }>(
+    `select schemaname as schema, relname as name, n_live_tup as rows from pg_stat_user_tables`
   )
-  const rows = new Map(estimates.map((e) => [e.name, Number(e.rows)]))
-  return [...plans].sort((a, b) => (rows.get(b.name) ?? 0) - (rows.get(a.name) ?? 0))
+  const rows = new Map(estimates.map((e) => [`${e.schema}.${e.name}`, Number(e.rows)]))
+  const size = (plan: TablePlan) => rows.get(`${plan.schema}.${plan.name}`) ?? 0
+  return [...plans].sort((a, b) => size(b) - size(a))
 }
 
 /**

@@ -1,20 +1,26 @@
 /**
  * The manifest a snapshot carries: `manifest` (one row: which chain, block and hash the
- * snapshot stands at, when it was written, from which schema) and `manifest_tables` (one row per
+ * snapshot stands at, of which generation of the index, when it was written, from which schema) and `manifest_tables` (one row per
  * exported table: kind, primary key, row count and the column layout).
  *
  * An incremental refresh trusts an existing file only through its manifest: it refreshes in
- * place only when the chain, deployment, schema version, export format and every table's layout
- * are the same as a full export would write now, and the recorded finalized block is not above
- * the one being exported; otherwise it writes a full export.
+ * place only when the chain, deployment, generation, schema version, export format and every
+ * table's layout are the same as a full export would write now, and the recorded finalized block
+ * is not above the one being exported; otherwise it writes a full export. Another generation is
+ * another build of the derived tables (a re-index, after which rows may differ, and whose commit
+ * positions are new numbers): rows at or below the recorded block cannot be kept.
+ *
+ * Format 2 added `manifest.generation`. A format-1 file (written before generations existed, so
+ * of public) is still read: its generation is reported as public, and it is refreshed by a full
+ * export (the format differs).
  */
 import type { DuckDBConnection } from "@duckdb/node-api"
 import type { TablePlan } from "./catalog.js"
 import { quoteIdent } from "./columns.js"
 import type { SnapshotPoint } from "./point.js"
 
-/** Bumped whenever the mapping of `columns.ts` or the manifest's layout changes. */
-export const EXPORT_FORMAT = 1
+/** Bumped whenever the mapping of `columns.ts` or the manifest's layout changes (2: `generation`). */
+export const EXPORT_FORMAT = 2
 
 export interface TableCount {
   readonly name: string
@@ -24,6 +30,8 @@ export interface TableCount {
 }
 
 export interface Manifest {
+  /** The generation the snapshot was read from (`public` for a format-1 file). */
+  readonly generation: string
   readonly chainId: number
   readonly block: number
   readonly hash: string
@@ -60,13 +68,13 @@ export const writeManifest = async (
     `create table manifest (
        chain_id BIGINT, block_number BIGINT, block_hash VARCHAR, digest VARCHAR, includes_unfinalized BOOLEAN,
        finalized_block BIGINT, finalized_block_hash VARCHAR, indexed_block BIGINT, diamond VARCHAR,
-       schema_version INTEGER, export_format INTEGER, exported_at TIMESTAMPTZ, refreshed_from_block BIGINT)`
+       schema_version INTEGER, export_format INTEGER, exported_at TIMESTAMPTZ, refreshed_from_block BIGINT, generation VARCHAR)`
   )
   await db.run(
     `insert into manifest values (${int(point.chainId)}, ${int(point.block)}, ${text(point.hash)}, ${text(point.digest)},
        ${point.includesUnfinalized}, ${int(point.finalizedBlock)}, ${text(point.finalizedHash)}, ${int(point.indexedBlock)},
        ${text(point.diamond)}, ${int(point.schemaVersion)}, ${EXPORT_FORMAT}, ${text(exportedAt.toISOString())}::TIMESTAMPTZ,
-       ${int(refreshedFrom)})`
+       ${int(refreshedFrom)}, ${text(point.generation)})`
   )
   await db.run(
     `create table manifest_tables (table_name VARCHAR PRIMARY KEY, kind VARCHAR, primary_key VARCHAR[], row_count BIGINT,
@@ -89,16 +97,22 @@ export const readManifest = async (db: DuckDBConnection): Promise<Manifest | str
     `select table_name from information_schema.tables where table_name in ('manifest', 'manifest_tables')`
   )
   if (tables.getRows().length < 2) return "it has no manifest"
+  // Format 1 has no generation column: its snapshots are of public, the only generation then.
+  const hasGeneration =
+    (
+      await db.runAndReadAll(`select 1 from information_schema.columns where table_name = 'manifest' and column_name = 'generation'`)
+    ).getRows().length > 0
   const rows = (
     await db.runAndReadAll(
       `select chain_id::VARCHAR, block_number::VARCHAR, block_hash, finalized_block::VARCHAR, includes_unfinalized,
-              schema_version::VARCHAR, export_format::VARCHAR, diamond from manifest`
+              schema_version::VARCHAR, export_format::VARCHAR, diamond, ${hasGeneration ? "generation" : "'public'"} from manifest`
     )
   ).getRows()
   const row = rows[0]
   if (rows.length !== 1 || row === undefined) return "its manifest does not have exactly one row"
   const layouts = (await db.runAndReadAll(`select table_name, layout from manifest_tables`)).getRows()
   return {
+    generation: String(row[8] ?? "public"),
     chainId: Number(row[0]),
     block: Number(row[1]),
     hash: String(row[2]),
@@ -117,6 +131,8 @@ export const refreshBlocker = (previous: Manifest, point: SnapshotPoint, plans: 
   if (previous.chainId !== point.chainId)
     return `it is a snapshot of chain ${previous.chainId}, the database indexes chain ${point.chainId}`
   if (previous.diamond !== point.diamond) return `it is a snapshot of deployment ${previous.diamond}, the database indexes ${point.diamond}`
+  if (previous.generation !== point.generation)
+    return `it is a snapshot of generation ${previous.generation}, the database serves generation ${point.generation} (another build of the derived tables: a full export)`
   if (previous.schemaVersion !== point.schemaVersion)
     return `it was taken at schema version ${previous.schemaVersion}, the database is at ${point.schemaVersion}`
   if (previous.finalizedBlock > point.block)

@@ -6,14 +6,20 @@
  * the parent of the window's lowest block (its hash and digest are that row's parent_hash and
  * parent_digest); with an empty window it is the checkpoint itself. The tip is the checkpoint.
  *
+ * All of it is read in the snapshot's generation (`db.generation`: its checkpoint, window and
+ * deployment), named with its schema; the migrations' record is public's.
+ *
  * Invariant: `block` is the finalized block unless the export asked for the tip, and every row a
  * snapshot holds was committed at or below `block` (append-only rows by their block_number,
  * mutable rows through the undo log).
  */
+import { quoteIdent } from "./columns.js"
 import { SnapshotSourceError } from "./errors.js"
 import type { SnapshotConnection } from "./snapshot.js"
 
 export interface SnapshotPoint {
+  /** The generation of the index the snapshot reads (`public`, `index_<n>`). */
+  readonly generation: string
   readonly chainId: number
   /** The block the snapshot stands at (finalized, or the tip with `includeUnfinalized`). */
   readonly block: number
@@ -38,9 +44,11 @@ const safeInt = (text: string | null | undefined, what: string): number => {
 }
 
 export const readPoint = async (db: SnapshotConnection, includeUnfinalized: boolean): Promise<SnapshotPoint> => {
+  const g = quoteIdent(db.generation)
   const tables = await db.query<{ name: string }>(
     `select c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where n.nspname = current_schema() and c.relname in ('indexer_checkpoint', 'indexed_block', 'schema_migrations', 'indexed_deployment')`
+      where (n.nspname = '${db.generation.replace(/'/g, "''")}' and c.relname in ('indexer_checkpoint', 'indexed_block', 'indexed_deployment'))
+         or (n.nspname = 'public' and c.relname = 'schema_migrations')`
   )
   const has = new Set(tables.map((t) => t.name))
   if (!has.has("indexer_checkpoint") || !has.has("schema_migrations")) {
@@ -49,7 +57,7 @@ export const readPoint = async (db: SnapshotConnection, includeUnfinalized: bool
     })
   }
   const checkpoints = await db.query<{ chain_id: string; block_number: string; block_hash: string; digest: string }>(
-    `select chain_id, block_number, block_hash, digest from indexer_checkpoint order by chain_id`
+    `select chain_id, block_number, block_hash, digest from ${g}.indexer_checkpoint order by chain_id`
   )
   const checkpoint = checkpoints[0]
   if (checkpoint === undefined)
@@ -62,7 +70,7 @@ export const readPoint = async (db: SnapshotConnection, includeUnfinalized: bool
   const chainId = safeInt(checkpoint.chain_id, "chain id")
   const window = has.has("indexed_block")
     ? await db.query<{ number: string; parent_hash: string; parent_digest: string }>(
-        `select number, parent_hash, parent_digest from indexed_block where chain_id = ${chainId} order by number limit 1`
+        `select number, parent_hash, parent_digest from ${g}.indexed_block where chain_id = ${chainId} order by number limit 1`
       )
     : []
   const lowest = window[0]
@@ -71,12 +79,13 @@ export const readPoint = async (db: SnapshotConnection, includeUnfinalized: bool
     lowest === undefined
       ? { block: indexedBlock, hash: checkpoint.block_hash, digest: checkpoint.digest }
       : { block: safeInt(lowest.number, "window block") - 1, hash: lowest.parent_hash, digest: lowest.parent_digest }
-  const version = await db.query<{ version: string | null }>(`select max(migration_id) as version from schema_migrations`)
+  const version = await db.query<{ version: string | null }>(`select max(migration_id) as version from public.schema_migrations`)
   const deployment = has.has("indexed_deployment")
-    ? await db.query<{ diamond: string }>(`select diamond from indexed_deployment where chain_id = ${chainId}`)
+    ? await db.query<{ diamond: string }>(`select diamond from ${g}.indexed_deployment where chain_id = ${chainId}`)
     : []
   const at = includeUnfinalized ? { block: indexedBlock, hash: checkpoint.block_hash, digest: checkpoint.digest } : finalized
   return {
+    generation: db.generation,
     chainId,
     block: at.block,
     hash: at.hash,
@@ -90,8 +99,10 @@ export const readPoint = async (db: SnapshotConnection, includeUnfinalized: bool
   }
 }
 
-/** Tables with undo images above `block` (whose current rows are not all final). */
+/** Tables of the snapshot's generation with undo images above `block` (whose current rows are not all final). */
 export const tablesChangedAbove = async (db: SnapshotConnection, block: number): Promise<ReadonlySet<string>> => {
-  const rows = await db.query<{ table_name: string }>(`select distinct table_name from undo_log where block_number > ${block}`)
+  const rows = await db.query<{ table_name: string }>(
+    `select distinct table_name from ${quoteIdent(db.generation)}.undo_log where block_number > ${block}`
+  )
   return new Set(rows.map((r) => r.table_name))
 }

@@ -8,8 +8,10 @@
  *   the pipeline's revert uses (pipeline/sink.ts `revertTo`), evaluated read-only;
  * - everything else: the current rows.
  *
- * Block numbers are inlined as integers (checked), table and column names come from the catalog
- * and are quoted: no text from outside reaches the SQL.
+ * Block numbers are inlined as integers (checked), schema, table and column names come from the
+ * catalog and are quoted: no text from outside reaches the SQL. Tables are named with their schema
+ * (the undo log with the table's: a generation's mutable tables and its undo log live together),
+ * so the query reads the same rows whatever the connection's search path.
  */
 import type { TablePlan } from "./catalog.js"
 import { quoteIdent } from "./columns.js"
@@ -43,7 +45,7 @@ const selectFrom = (plan: TablePlan, source: string, where = "") =>
   `select ${plan.columns.map((c) => c.select).join(", ")} from ${source} s${where}${orderBy(plan)}`
 
 export const readQuery = (plan: TablePlan, range: ReadRange): string => {
-  const table = quoteIdent(plan.name)
+  const table = `${quoteIdent(plan.schema)}.${quoteIdent(plan.name)}`
   if (plan.kind === "append") {
     const conditions = [`s.block_number <= ${block(range.upTo)}`]
     if (range.after !== undefined) conditions.unshift(`s.block_number > ${block(range.after)}`)
@@ -53,7 +55,7 @@ export const readQuery = (plan: TablePlan, range: ReadRange): string => {
   const undo = plan.undo
   const typeOf = (column: string) => plan.columns.find((c) => c.name === column)?.pgType ?? "text"
   const names = plan.columns.map((c) => quoteIdent(c.name))
-  const firsts = `select distinct on (row_key) row_key, image from undo_log
+  const firsts = `select distinct on (row_key) row_key, image from ${quoteIdent(plan.schema)}.undo_log
                    where table_name = '${plan.name}' and block_number > ${block(range.undoAbove)}
                    order by row_key, block_number`
   const untouched = `select ${names.map((n) => `t.${n}`).join(", ")} from ${table} t

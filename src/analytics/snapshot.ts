@@ -2,7 +2,15 @@
  * One consistent view of the index: REPEATABLE READ, READ ONLY transactions that share one
  * snapshot for the whole export, so every table, the checkpoint and the undo log are read as of
  * the same instant while the pipeline keeps committing. The export never writes to the source
- * database and takes no locks beyond the ones every reader takes.
+ * database and takes no locks beyond the ones every reader takes, and one advisory lock.
+ *
+ * The snapshot is of ONE generation of the index (blue-green re-index, `src/db/generations.ts`):
+ * the one the pointer names as active in that very snapshot. Its connections use its search path
+ * (`generationSearchPath`, as `openGenerationPool`'s do) and every statement names its schema.
+ * An export running across a switch stays on the generation it started with, to the end: the
+ * drop lock, held shared from before the snapshot (`generation.ts`), makes the retired
+ * generation's drop (or TRUNCATE, for public: not MVCC-safe, a snapshot taken before it would see
+ * the tables empty) wait until the export ends.
  *
  * Rows are streamed with `COPY (query) TO STDOUT (FORMAT csv)` inside that transaction. Each
  * CopyData payload is handed to the consumer synchronously, as the driver parses it off the
@@ -14,8 +22,11 @@
 import { Effect } from "effect"
 import pg from "pg"
 import { SnapshotSourceError } from "./errors.js"
+import { activeGeneration, holdGeneration, useGeneration } from "./generation.js"
 
 export interface SnapshotConnection {
+  /** The schema of the generation of the index this snapshot reads (`public`, `index_<n>`). */
+  readonly generation: string
   /** Rows of a small query, every value as Postgres's text (no number parsing on the way). */
   readonly query: <R extends object>(text: string) => Promise<ReadonlyArray<R>>
   /**
@@ -39,61 +50,66 @@ const redacted = (url: string) => url.replace(/(\/\/[^:/@]+:)[^@]*@/, "$1***@")
 const sourceError = (url: string) => (cause: unknown) =>
   new SnapshotSourceError({ message: `cannot open a snapshot of ${redacted(url)}: ${String((cause as Error)?.message ?? cause)}`, cause })
 
-/**
- * A connection in a REPEATABLE READ, READ ONLY transaction whose first statements are
- * `setup`; closed (the transaction rolled back) with the scope.
- */
-const transaction = (url: string, setup: (client: pg.Client) => Promise<void>) =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const client = new pg.Client({ connectionString: url, application_name: APPLICATION_NAME, types: rawText })
-        client.on("error", () => undefined)
-        await client.connect()
-        try {
-          await client.query("begin isolation level repeatable read read only")
-          await setup(client)
-          // Mutable tables read through the undo log are sorted by key; let that sort run in memory.
-          await client.query("set local work_mem = '64MB'")
-        } catch (error) {
-          await client.end().catch(() => undefined)
-          throw error
-        }
-        return client
-      },
-      catch: sourceError(url)
-    }),
-    (client) =>
-      Effect.promise(() =>
-        client
-          .query("rollback")
-          .then(
-            () => undefined,
-            () => undefined
-          )
-          .finally(() => client.end().catch(() => undefined))
-      )
-  )
+const connect = async (url: string) => {
+  const client = new pg.Client({ connectionString: url, application_name: APPLICATION_NAME, types: rawText })
+  client.on("error", () => undefined)
+  await client.connect()
+  return client
+}
+
+const close = (client: pg.Client) =>
+  client
+    .query("rollback")
+    .then(
+      () => undefined,
+      () => undefined
+    )
+    .finally(() => client.end().catch(() => undefined))
 
 /**
- * Opens `lanes` connections that all see ONE snapshot: the first exports its snapshot
- * (`pg_export_snapshot`, which also fixes it) and the others adopt it with SET TRANSACTION
- * SNAPSHOT before reading anything, as pg_dump does for a parallel dump. The exporting
- * transaction stays open while the others read (the snapshot lives as long as it does).
+ * `lanes` connections in REPEATABLE READ, READ ONLY transactions that all see ONE snapshot of
+ * one generation: the first holds the drop lock (`holdGeneration`), exports its snapshot
+ * (`pg_export_snapshot`, which also fixes it) and reads the pointer in it; the others adopt the
+ * snapshot with SET TRANSACTION SNAPSHOT before reading anything, as pg_dump does for a parallel
+ * dump. The exporting transaction stays open while the others read (the snapshot lives as long
+ * as it does).
+ */
+const openTransactions = async (url: string, lanes: number) => {
+  const clients: Array<pg.Client> = []
+  try {
+    const lead = await connect(url)
+    clients.push(lead)
+    await holdGeneration(lead)
+    await lead.query("begin isolation level repeatable read read only")
+    const id = String((await lead.query<{ id: string }>("select pg_export_snapshot() as id")).rows[0]!.id)
+    const generation = await activeGeneration(lead)
+    while (clients.length < lanes) {
+      const client = await connect(url)
+      clients.push(client)
+      await client.query("begin isolation level repeatable read read only")
+      await client.query(`set transaction snapshot '${id.replace(/'/g, "''")}'`)
+    }
+    for (const client of clients) {
+      await useGeneration(client, generation)
+      // Mutable tables read through the undo log are sorted by key; let that sort run in memory.
+      await client.query("set local work_mem = '64MB'")
+    }
+    return { clients, generation }
+  } catch (error) {
+    await Promise.all(clients.map(close))
+    throw error
+  }
+}
+
+/**
+ * Opens the snapshot's connections (see `openTransactions`); closed (the transactions rolled
+ * back) with the scope. Each connection carries the generation it reads.
  */
 export const openSnapshot = (url: string, lanes = 1) =>
-  Effect.gen(function* () {
-    let id = ""
-    const lead = yield* transaction(url, async (client) => {
-      id = String((await client.query<{ id: string }>("select pg_export_snapshot() as id")).rows[0]!.id)
-    })
-    const others = yield* Effect.forEach(Array.from({ length: Math.max(0, lanes - 1) }), () =>
-      transaction(url, async (client) => {
-        await client.query(`set transaction snapshot '${id.replace(/'/g, "''")}'`)
-      })
-    )
-    return [lead, ...others].map(connectionOf)
-  })
+  Effect.acquireRelease(
+    Effect.tryPromise({ try: () => openTransactions(url, Math.max(1, lanes)), catch: sourceError(url) }),
+    ({ clients }) => Effect.promise(() => Promise.all(clients.map(close)))
+  ).pipe(Effect.map(({ clients, generation }) => clients.map((client) => connectionOf(client, generation))))
 
 interface Connection {
   readonly query: (text: string) => void
@@ -151,7 +167,8 @@ const copyOut = (client: pg.Client, select: string, onPayload: (payload: Buffer)
     client.query(submittable as unknown as pg.Submittable)
   })
 
-const connectionOf = (client: pg.Client): SnapshotConnection => ({
+const connectionOf = (client: pg.Client, generation: string): SnapshotConnection => ({
+  generation,
   query: async <R extends object>(text: string) => (await client.query<R & pg.QueryResultRow>(text)).rows as ReadonlyArray<R>,
   copyOut: (select, onPayload) => copyOut(client, select, onPayload),
   cancel: () => void client.end().catch(() => undefined)

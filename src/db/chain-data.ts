@@ -93,6 +93,16 @@ export const GENERATION_TABLES: ReadonlyArray<string> = [
   "deferred_index"
 ]
 
+/**
+ * The advisory lock (its key) between readers that need a generation's tables to stay whole for
+ * a whole transaction, and what empties or drops them (`dropRetired`, `resetChainData`). A reader
+ * (`predix export`) holds it shared from before its snapshot to its end; the droppers take it
+ * exclusive as the first statement of their transaction, so they wait for such readers before
+ * they touch a table. Why a lock rather than MVCC: TRUNCATE is not MVCC-safe (a snapshot taken
+ * before it sees the tables empty) and a dropped schema's tables are gone for every snapshot.
+ */
+export const GENERATION_DROP_LOCK = 31_002
+
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 
 /**
@@ -102,19 +112,33 @@ const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
  * block) are deleted with the consumer's cursor, so the consumer derives them again from the new
  * index; confirmed faucet claims go back to 'signed' for the faucet to verify on the new chain.
  * Returns how many claims were marked.
+ *
+ * With several generations the reset leaves ONE clean state, the one a freshly migrated database
+ * has: public, emptied, the only generation and the active one. Every generation was derived
+ * from the chain that is gone, so none has rows worth keeping; public is the templates' home
+ * (migrations alter only its tables), so the index built again has the current shape; and the
+ * next indexer, the APIs and the export all start from the pointer, which names public. It is
+ * one transaction with the pointer locked (no build requested or switched meanwhile): a crash
+ * leaves the old state or the clean one, never a pointer naming a dropped schema. Every statement
+ * names its schema: the caller's connection may have another generation's search path.
  */
 export const resetChainData = Effect.flatMap(SqlClient.SqlClient, (sql) =>
   sql.withTransaction(
     Effect.gen(function* () {
-      // Every generation of the index but the first goes (blue-green re-index: they derive from
-      // the old chain too); public, emptied, is the one that serves and is indexed again.
-      const generations = yield* sql<{ schema: string }>`select schema_name as schema from index_generation where schema_name <> 'public'`
+      // Exports in progress end first (their snapshot would see truncated tables as empty).
+      yield* sql`select pg_advisory_xact_lock(${GENERATION_DROP_LOCK})`
+      yield* sql`lock table public.index_generation in exclusive mode`
+      const generations = yield* sql<{
+        schema: string
+      }>`select schema_name as schema from public.index_generation where schema_name <> 'public'`
       for (const g of generations) yield* sql.unsafe(`DROP SCHEMA IF EXISTS ${ident(g.schema)} CASCADE`)
-      yield* sql`DELETE FROM index_generation WHERE schema_name <> 'public'`
-      yield* sql`UPDATE index_generation SET state = 'active', activated_at = now(), drop_after = NULL WHERE schema_name = 'public'`
-      yield* sql.unsafe(`TRUNCATE ${DERIVED_TABLES.map(ident).join(", ")}`)
-      yield* sql`DELETE FROM notification WHERE block_number IS NOT NULL`
-      const marked = yield* sql`UPDATE faucet_claim SET status = 'signed', confirmed_at = NULL WHERE status = 'confirmed' RETURNING address`
+      yield* sql`DELETE FROM public.index_generation WHERE schema_name <> 'public'`
+      yield* sql`INSERT INTO public.index_generation (n, schema_name, state, activated_at) VALUES (1, 'public', 'active', now())
+        ON CONFLICT (schema_name) DO UPDATE SET state = 'active', activated_at = now(), drop_after = NULL`
+      yield* sql.unsafe(`TRUNCATE ${DERIVED_TABLES.map((t) => `public.${ident(t)}`).join(", ")}`)
+      yield* sql`DELETE FROM public.notification WHERE block_number IS NOT NULL`
+      const marked =
+        yield* sql`UPDATE public.faucet_claim SET status = 'signed', confirmed_at = NULL WHERE status = 'confirmed' RETURNING address`
       return { unverifiedClaims: marked.length }
     })
   )

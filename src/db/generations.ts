@@ -15,13 +15,14 @@
  *   sequence) in public. The copies' defaults keep naming public's sequence
  *   (`indexer_commit_seq`), so commit positions never repeat across generations;
  * - a retired generation stays whole until `drop_after` (requests that started on it end first);
- *   `dropRetired` then drops its schema (public's derived tables are emptied instead).
+ *   `dropRetired` then drops its schema (public's derived tables are emptied instead), after the
+ *   exports reading it have ended (`GENERATION_DROP_LOCK`).
  */
 import { SqlClient } from "@effect/sql"
 import { Context, Duration, Effect, Layer, type Redacted, type Scope } from "effect"
 import { INDEXED_CHANNEL } from "../../schema/indexed-notify.js"
 import { FIRST_GENERATION, readActiveCheckpoint, schemaIdent } from "../../schema/io/indexer-checkpoint.js"
-import { GENERATION_TABLES } from "./chain-data.js"
+import { GENERATION_DROP_LOCK, GENERATION_TABLES } from "./chain-data.js"
 import { pgClientLayer } from "./database.js"
 
 export type GenerationState = "building" | "active" | "retired" | "dropped"
@@ -148,6 +149,8 @@ export const dropRetired = (now: boolean) =>
       for (const g of due) {
         yield* sql.withTransaction(
           Effect.gen(function* () {
+            // Exports reading it end first (`GENERATION_DROP_LOCK`): a drop never lands under a snapshot.
+            yield* sql`select pg_advisory_xact_lock(${GENERATION_DROP_LOCK})`
             if (g.schema === FIRST_GENERATION) yield* sql.unsafe(`truncate ${GENERATION_TABLES.map((t) => `public."${t}"`).join(", ")}`)
             else yield* sql.unsafe(`drop schema if exists ${schemaIdent(g.schema)} cascade`)
             yield* sql`update index_generation set state = 'dropped' where n = ${g.n}`

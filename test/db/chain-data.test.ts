@@ -2,15 +2,17 @@
  * The devnet's chain reset (`src/db/chain-data.ts`, `fitDatabaseToDevnet`) on a real, migrated
  * Postgres and a real anvil: every table is classified, and a database ahead of the devnet's chain
  * loses what it derived from the chain while the backend's own rows (users, sessions, roles,
- * settings, comments, referrals, budgets, claims) stay.
+ * settings, comments, referrals, budgets, claims) stay; with generations of a blue-green re-index,
+ * the active one is judged and the reset leaves public alone, empty and active.
  */
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { DERIVED_TABLES, KEPT_TABLES } from "../../src/db/chain-data.js"
+import { DERIVED_TABLES, GENERATION_TABLES, KEPT_TABLES } from "../../src/db/chain-data.js"
+import { dropRetired, listGenerations, requestBuild, switchGeneration } from "../../src/db/generations.js"
 import { fitDatabaseToDevnet, LIVE_SOURCE } from "../../src/live-chain.js"
 import { startLiveDevnet, type LiveDevnet } from "../../tools/devnet/live.js"
 import { withScratchDb } from "../support/postgres.js"
@@ -116,6 +118,48 @@ describe("the chain reset", () => {
           yield* sql`insert into app_user (address) values (${ACCOUNT})`
           yield* fitDatabaseToDevnet(live)
           expect(yield* count("app_user")).toBe(3)
+        })
+      )
+  )
+
+  it.live(
+    "with generations: the active one (index_2, public retired and emptied) is judged; the reset drops every other, public alone, empty and active",
+    () =>
+      withScratchDb(
+        Effect.gen(function* () {
+          const sql = yield* SqlClient.SqlClient
+          const diamond = live.manifest.devnet.deployment.diamond.toLowerCase()
+          // index_2 serves the index of a chain that went further than the devnet's; public is
+          // retired and emptied (as after a re-index's grace period); index_3 is being built.
+          yield* requestBuild(Duration.seconds(0))
+          yield* sql`insert into index_2.indexer_checkpoint (chain_id, block_number, block_hash, digest) values (130, 100000, ${HASH(100000)}, ${HASH(1)})`
+          yield* sql`insert into index_2.indexed_deployment (chain_id, diamond, deploy_block, source) values (130, ${diamond}, 1, ${LIVE_SOURCE})`
+          yield* switchGeneration(130, "index_2")
+          yield* dropRetired(true)
+          yield* requestBuild(Duration.seconds(0))
+          yield* sql`insert into index_3.indexer_checkpoint (chain_id, block_number, block_hash, digest) values (130, 100000, ${HASH(100000)}, ${HASH(1)})`
+          yield* sql`insert into app_user (address, role) values (${USER}, 'moderator')`
+          expect((yield* listGenerations).map((g) => [g.schema, g.state])).toEqual([
+            ["public", "dropped"],
+            ["index_2", "active"],
+            ["index_3", "building"]
+          ])
+
+          yield* fitDatabaseToDevnet(live)
+
+          expect((yield* listGenerations).map((g) => [g.schema, g.state])).toEqual([["public", "active"]])
+          const schemas = yield* sql<{ name: string }>`select nspname as name from pg_namespace where nspname like 'index_%'`
+          expect(schemas).toEqual([])
+          for (const table of DERIVED_TABLES) expect([table, yield* count(table)]).toEqual([table, 0])
+          expect(yield* count("app_user")).toBe(1)
+          // public's copies are what the next indexer fills: all there.
+          const tables = (yield* sql<{ name: string }>`select tablename as name from pg_tables where schemaname = 'public'`).map(
+            (r) => r.name
+          )
+          expect(GENERATION_TABLES.filter((t) => !tables.includes(t))).toEqual([])
+          // The clean state fits: a second look resets nothing (app_user untouched either way).
+          yield* fitDatabaseToDevnet(live)
+          expect((yield* listGenerations).map((g) => [g.schema, g.state])).toEqual([["public", "active"]])
         })
       )
   )
