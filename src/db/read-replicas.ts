@@ -169,12 +169,18 @@ export const ReadReplicasLive = (options: ReadReplicasOptions) =>
       const closeIfIdle = (pool: GenerationPool) =>
         pool.retired && pool.users === 0 && pool.scope !== undefined ? Scope.close(pool.scope, Exit.void) : Effect.void
 
-      /** The replica's state, head and pool as read now; applied by `poll` together with the others'. */
-      const judge = (replica: Replica, primary: PrimaryRead | null) =>
+      /** The replica's pointer and head as it answers now, or why it does not. */
+      const readReplica = (replica: Replica) =>
         Effect.gen(function* () {
           const failed = replica.base === null ? yield* connect(replica) : null
+          const read = replica.base === null ? undefined : yield* activeHeadOn(replica.base, options.chainId)
+          return { replica, failed, read }
+        })
+
+      /** The replica's state, head and pool from what it answered; applied by `poll` together with the others'. */
+      const judge = ({ replica, failed, read }: Effect.Effect.Success<ReturnType<typeof readReplica>>, primary: PrimaryRead | null) =>
+        Effect.gen(function* () {
           const base = replica.base
-          const read = base === null ? undefined : yield* activeHeadOn(base, options.chainId)
           const problem = failed ?? (read === undefined ? "not connected" : read._tag === "Left" ? read.left : null)
           const active = read !== undefined && read._tag === "Right" ? read.right : null
           const block = active?.head?.block ?? null
@@ -207,14 +213,17 @@ export const ReadReplicasLive = (options: ReadReplicasOptions) =>
           return { replica, state, head: active === null ? replica.head : active.head, pool }
         })
 
-      // Every replica is read first and the judgements applied in one synchronous step, so `pick`
-      // never sees a rotation and a served head from different polls.
+      // The replicas are read before the primary: a replica replays what the primary committed,
+      // so none is then seen on a newer generation than the primary's, and the lag is never
+      // under-counted. Every judgement is then applied in one synchronous step, so `pick` never
+      // sees a rotation and a served head from different polls.
       const poll = Effect.gen(function* () {
+        const reads = yield* Effect.forEach(replicas, readReplica, { concurrency: "unbounded" })
         const primaryRead = yield* activeHeadOn(onPrimary.primary, options.chainId)
         const primary =
           primaryRead._tag === "Right" ? { generation: primaryRead.right.generation, block: primaryRead.right.head?.block ?? 0 } : null
         if (primary !== null) primaryGeneration = primary.generation
-        const judged = yield* Effect.forEach(replicas, (replica) => judge(replica, primary), { concurrency: "unbounded" })
+        const judged = yield* Effect.forEach(reads, (read) => judge(read, primary), { concurrency: "unbounded" })
         for (const { replica, state } of judged) {
           if (replica.state.inRotation !== state.inRotation) {
             yield* state.inRotation

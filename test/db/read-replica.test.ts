@@ -308,6 +308,48 @@ describe("read replicas over real streaming replication", () => {
     await eventually("the standby is back", async () => (await state()).replicas.every((r) => r.inRotation))
   }
 
+  /**
+   * A re-index on the primary, the chain standing still at the head indexed so far: the indexer
+   * of a database with generations (`followGenerations`, what `predix start` runs) is asked for a
+   * build (`requestBuild`, what `predix reindex` does) and runs until it has switched. Returns
+   * the new generation; `indexTo` goes on in it.
+   */
+  const reindex = async () => {
+    const chain = await chainPromise
+    const building = Effect.runSync(Scope.make())
+    try {
+      const database = await databaseOf("public")
+      await run(
+        Effect.forkIn(
+          Effect.provide(
+            followGenerations({
+              rpc: makeRpc({ url: node.url }),
+              deployment: chain.meta.deployment,
+              chainId: CHAIN_ID,
+              pollInterval: 100,
+              prepare: Effect.void
+            }),
+            database
+          ),
+          building
+        ),
+        scope
+      )
+      const { generation } = await run(Effect.provide(requestBuild(Duration.hours(1)), database), scope)
+      await eventually(
+        "the primary switched to the new generation",
+        async () => (await activeOf(primary.url)) === generation.schema,
+        120_000
+      )
+    } finally {
+      // Its follower stops; the file's indexer goes on in the new generation.
+      await Effect.runPromise(Scope.close(building, Exit.void))
+    }
+    const next = await activeOf(primary.url)
+    await indexInto(next)
+    return next
+  }
+
   it("follows a re-index: a replica that has not replayed the switch is out, then serves the new generation; no request fails", async () => {
     const start = await caughtUp()
     await eventually("the replica serves public at the primary's head", async () => {
@@ -334,37 +376,8 @@ describe("read replicas over real streaming replication", () => {
 
     // The replica held before the build: it replays neither the new generation nor the switch.
     await replayPaused(standby!.url, true)
-    // The indexer of a database with generations (what `predix start` runs), the chain standing
-    // still at the head indexed so far; `predix reindex` is `requestBuild`.
-    const chain = await chainPromise
-    const building = Effect.runSync(Scope.make())
-    try {
-      const database = await databaseOf("public")
-      await run(
-        Effect.forkIn(
-          Effect.provide(
-            followGenerations({
-              rpc: makeRpc({ url: node.url }),
-              deployment: chain.meta.deployment,
-              chainId: CHAIN_ID,
-              pollInterval: 100,
-              prepare: Effect.void
-            }),
-            database
-          ),
-          building
-        ),
-        scope
-      )
-      const { generation } = await run(Effect.provide(requestBuild(Duration.hours(1)), database), scope)
-      const next = generation.schema
-      expect(next).not.toBe("public")
-      await eventually("the primary switched to the new generation", async () => (await activeOf(primary.url)) === next, 120_000)
-    } finally {
-      // Its follower stops; the file's indexer goes on in the new generation.
-      await Effect.runPromise(Scope.close(building, Exit.void))
-    }
-    const next = await activeOf(primary.url)
+    const next = await reindex()
+    expect(next).not.toBe("public")
     const head = { block: await checkpointOf(primary.url), trades: await tradesOf(primary.url) }
 
     // Still on public, the held replica is out, named with the generations; the primary's new one serves.
@@ -389,7 +402,6 @@ describe("read replicas over real streaming replication", () => {
     expect(await statsAnswer()).toEqual({ ...head, generation: next })
 
     // Held again and the index moved on in the new generation: the answers stay the replica's.
-    await indexInto(next)
     await replayPaused(standby!.url, true)
     await indexTo(1)
     expect(await checkpointOf(primary.url)).toBeGreaterThan(head.block)
@@ -408,6 +420,71 @@ describe("read replicas over real streaming replication", () => {
     expect(answers.slice(0, first).every((a) => a.generation === "public")).toBe(true)
     expect(answers.slice(first).every((a) => a.generation === next)).toBe(true)
   })
+
+  it("keeps a request on its generation's pool across a switch to its end, then closes that pool", async () => {
+    // The layer itself over the standby, polling every 100 ms; its own scope.
+    const local = Effect.runSync(Scope.make())
+    try {
+      await poolAcrossSwitch(local)
+    } finally {
+      await Effect.runPromise(Scope.close(local, Exit.void))
+    }
+  })
+
+  const poolAcrossSwitch = async (local: Scope.Scope) => {
+    const targets = await run(
+      Layer.buildWithScope(
+        ReadReplicasLive({ chainId: CHAIN_ID, urls: [Redacted.make(standby!.url)], maxLagBlocks: MAX_LAG_BLOCKS, pollEveryMs: 100 }).pipe(
+          Layer.provide(GenerationsLive),
+          Layer.provide(IndexedHeadsLive(CHAIN_ID)),
+          Layer.provideMerge(pgClientLayer(Redacted.make(primary.url)))
+        ),
+        local
+      ),
+      local
+    )
+    const use = <A, E>(effect: Effect.Effect<A, E, ReadTargets>) => Effect.runPromise(Effect.provide(effect, targets))
+    const schemaOn = (sql: SqlClient.SqlClient) =>
+      Effect.map(Effect.orDie(sql<{ schema: string }>`select current_schema() as schema`), (rows) => rows[0]!.schema)
+    /** One request: the generation its head names and the schema its statements read. */
+    const request = (during: Effect.Effect<unknown> = Effect.void) =>
+      use(
+        Effect.flatMap(ReadTargets, (t) =>
+          t.pick(({ sql, head }) =>
+            Effect.gen(function* () {
+              const first = yield* schemaOn(sql)
+              yield* during
+              return { sql, generation: head?.generation, first, last: yield* schemaOn(sql) }
+            })
+          )
+        )
+      )
+
+    await caughtUp()
+    const before = await activeOf(primary.url)
+    expect(before).not.toBe("public")
+    await eventually("the replica in rotation on the active generation", async () => {
+      const served = await request()
+      return served.generation === before && served.first === before
+    })
+    // A request that started on it waits until the switch was replayed and polled.
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const held = request(Effect.promise(() => gate))
+    const next = await reindex()
+    await caughtUp()
+    await eventually("new requests read the new generation on the replica", async () => {
+      const served = await request()
+      return served.generation === next && served.first === next && served.last === next
+    })
+    expect(await use(Effect.map(ReadTargets, (t) => t.replicas()[0]!.inRotation))).toBe(true)
+    // The held request read its own generation to the end; its pool closed after it.
+    release()
+    const ended = await held
+    expect(ended).toMatchObject({ generation: before, first: before, last: before })
+    const after = await Effect.runPromise(Effect.exit(Effect.orDie(schemaOn(ended.sql))))
+    expect(Exit.isFailure(after)).toBe(true)
+  }
 
   it("takes a lagging replica out of rotation, then a stopped one: the primary reads, health degraded", async () => {
     const start = await caughtUp()
