@@ -8,26 +8,31 @@
  * - `replay_lag` (the time from a commit on the primary to its replay on the standby);
  * - index checkpoint blocks behind (the figure `DATABASE_READ_MAX_LAG_BLOCKS` bounds).
  *
- * Two phases: a backfill (the first 80 % of the events in BATCHES commits) and following the tip
- * (the rest, one head event a commit). Prints each phase's maxima, the WAL it wrote, the bench
+ * Three phases: a backfill (the first 80 % of the events in BATCHES commits), following the tip
+ * (the rest, one head event a commit), and a blue-green re-index of the whole index
+ * (`requestBuild` and `followGenerations`, what `predix reindex` and `predix start` do: a new
+ * generation built from the log store, then switched to), its checkpoint figure read in the
+ * generation being built; then how long the standbys took to replay the switch. Prints each phase's maxima, the WAL it wrote, the bench
  * process's CPU time per event (the indexer and the sampler run in it) and the load average:
  * latency-like figures on a busy machine are noise, so read them with the load. The numbers
  * quoted in docs/read-replicas.md and docs/deployment.md come from this.
  *
  * Usage: npm run bench:replica [-- --standbys 1 --batches 10]
  */
-import { Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
+import { Duration, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
 import * as os from "node:os"
 import * as Path from "node:path"
 import { makeIndexer } from "../pipeline/run.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../src/app.js"
+import { followGenerations } from "../src/blue-green.js"
 import { pgClientLayer } from "../src/db/database.js"
+import { requestBuild } from "../src/db/generations.js"
 import { runMigrations } from "../src/db/migrations.js"
 import { ReplayChain } from "../tools/replay/chain.js"
 import { serveReplay } from "../tools/replay/server.js"
 import { tempDir } from "../test/support/postgres.js"
-import { checkpointOf, makeStandby, type Standby, startPrimary, streamingStandbys, withClient } from "../test/support/standby.js"
+import { makeStandby, scalar, type Standby, startPrimary, streamingStandbys, withClient } from "../test/support/standby.js"
 
 const arg = (name: string, fallback: number) => {
   const i = process.argv.indexOf(`--${name}`)
@@ -43,6 +48,18 @@ const run = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) =>
 const wait = async (condition: () => Promise<boolean>) => {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 100))
 }
+
+/** The generation whose checkpoint the figures follow: public, then the one a re-index builds. */
+let generation = "public"
+/** Its checkpoint block on `url`; -1 before its first batch (or before its schema exists there). */
+const checkpointOf = (url: string) =>
+  withClient(url, async (c) => {
+    const table = `"${generation}".indexer_checkpoint`
+    if ((await c.query("select to_regclass($1) as t", [table])).rows[0]?.t === null) return -1
+    return Number((await c.query(`select block_number::text as b from ${table}`)).rows[0]?.b ?? -1)
+  })
+/** The active generation on `url`. */
+const activeOf = async (url: string) => (await scalar(url, "select schema_name from index_generation where state = 'active'")) ?? "public"
 
 const standbys: Array<Standby> = []
 try {
@@ -115,8 +132,9 @@ try {
     const wal = await walSince(lsn)
     await wait(async () => (await Promise.all(standbys.map((s) => checkpointOf(s.url)))).every((b) => b === head))
     const cpuMs = (cpu.user + cpu.system) / 1000
-    console.log(`${name}: ${events} head events, blocks ${from + 1}..${head}, ${commits} commits`)
-    console.log(`  WAL written            ${wal} bytes (${(wal / Math.max(1, commits)).toFixed(0)} per commit)`)
+    // `commits` 0: not counted (the re-index commits on its own).
+    console.log(`${name}: ${events} head events, blocks ${from + 1}..${head}${commits === 0 ? "" : `, ${commits} commits`}`)
+    console.log(`  WAL written            ${wal} bytes${commits === 0 ? "" : ` (${(wal / commits).toFixed(0)} per commit)`}`)
     console.log(`  max WAL behind         ${figures.bytes} bytes`)
     console.log(`  max replay_lag         ${figures.replayMs.toFixed(1)} ms`)
     console.log(`  max checkpoint behind  ${figures.blocks} blocks`)
@@ -142,6 +160,42 @@ try {
     }
     return commits
   })
+
+  const reindex = Effect.runSync(Scope.make())
+  try {
+    // The serving indexer (the chain at its end, it only watches) and a build requested of it.
+    await run(
+      Effect.forkIn(
+        Effect.provide(
+          followGenerations({
+            rpc: makeRpc({ url: node.url }),
+            deployment: chain.meta.deployment,
+            chainId: 130,
+            pollInterval: 100,
+            prepare: Effect.void
+          }),
+          database
+        ),
+        reindex
+      )
+    )
+    let switchedAt = 0
+    // The first re-index of a fresh database builds index_2 (public is generation 1).
+    generation = "index_2"
+    await measure("blue-green re-index (build and switch)", total, async () => {
+      const { generation: target } = await run(Effect.provide(requestBuild(Duration.hours(1)), database))
+      if (target.schema !== generation) throw new Error(`the build is ${target.schema}, not ${generation}`)
+      await wait(async () => (await activeOf(primary.url)) === target.schema)
+      switchedAt = performance.now()
+      return 0
+    })
+    await wait(async () => (await Promise.all(standbys.map((s) => activeOf(s.url)))).every((g) => g === generation))
+    console.log(
+      `  switch replayed by every standby ${(performance.now() - switchedAt).toFixed(0)} ms after the primary's was seen (100 ms polls)`
+    )
+  } finally {
+    await Effect.runPromise(Scope.close(reindex, Exit.void))
+  }
   sampling = false
   await sampler
   console.log(

@@ -77,21 +77,23 @@ export const withStartConfig =
 export const serve = Effect.gen(function* () {
   const config = yield* AppConfig
   const primaryHeads = Layer.succeedContext(yield* Layer.build(IndexedHeadsLive(config.chainId)))
-  // With read replicas, both APIs read the index there (`src/db/read-replicas.ts`); one poll serves both.
-  // Without, they read the active generation of the index (`src/db/generation-targets.ts`).
-  const heads =
+  // Both APIs read the active generation of the index (`src/db/generation-targets.ts`), and with
+  // read replicas they read it there (`src/db/read-replicas.ts`: one poll serves both), the
+  // primary's generation serving when no replica is in rotation. The replicas' `ReadTargets`
+  // replaces the primary's; the generation-following `SqlClient` stays.
+  const generations = yield* Layer.build(GenerationsLive.pipe(Layer.provide(primaryHeads)))
+  const targets =
     config.databaseReadUrls.length === 0
-      ? Layer.merge(primaryHeads, Layer.succeedContext(yield* Layer.build(GenerationsLive.pipe(Layer.provide(primaryHeads)))))
-      : Layer.merge(
-          primaryHeads,
-          Layer.succeedContext(
-            yield* Layer.build(
-              ReadReplicasLive({ chainId: config.chainId, urls: config.databaseReadUrls, maxLagBlocks: config.readMaxLagBlocks }).pipe(
-                Layer.provide(primaryHeads)
-              )
+      ? generations
+      : Context.merge(
+          generations,
+          yield* Layer.build(
+            ReadReplicasLive({ chainId: config.chainId, urls: config.databaseReadUrls, maxLagBlocks: config.readMaxLagBlocks }).pipe(
+              Layer.provide(Layer.succeedContext(generations))
             )
           )
         )
+  const heads = Layer.merge(primaryHeads, Layer.succeedContext(targets))
   const indexerUrl = yield* Deferred.make<string>()
   const indexer = IndexerServerLive.pipe(
     Layer.provide(heads),

@@ -15,7 +15,7 @@ export const routeReads = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E,
   Effect.flatMap(Effect.serviceOption(ReadTargets), (targets) =>
     targets._tag === "None"
       ? app
-      : Effect.flatMap(targets.value.pick, ({ sql, head }) =>
+      : targets.value.pick(({ sql, head }) =>
           app.pipe(
             Effect.provideService(SqlClient.SqlClient, sql),
             Effect.provideService(Freshness, { current: Effect.succeed(head), latest: () => head })

@@ -5,8 +5,9 @@
  *
  * Invariants:
  * - `head()` never names a block a target `pick` may hand out lacks: it is the lowest checkpoint
- *   last read on the replicas in rotation (a standby only moves forward between two reads, short
- *   of a reorg the next read sees), or the primary's head when none is in rotation. It may step
+ *   last read on the replicas in rotation, in the generation they all replay (a standby only moves
+ *   forward between two reads, short of a reorg the next read sees), or the primary's head when
+ *   none is in rotation. It may step
  *   back (by at most the lag bound) when a replica joins after the primary served alone: an
  *   answer claims "at least this block", never more than its rows hold;
  * - writes, and reads of the backend's own tables, never come here: the backend routes only its
@@ -19,6 +20,12 @@
 import type { SqlClient } from "@effect/sql"
 import { Context, type Effect } from "effect"
 import type { IndexedHead } from "./indexed-heads.js"
+
+/** Where one routed request runs, and the head its answer claims: the target holds at least that head. */
+export interface ReadTarget {
+  readonly sql: SqlClient.SqlClient
+  readonly head: IndexedHead | null
+}
 
 /** One replica as the last poll found it (what /health shows). */
 export interface ReplicaState {
@@ -37,10 +44,12 @@ export class ReadTargets extends Context.Tag("predix/ReadTargets")<
   ReadTargets,
   {
     /**
-     * The client a read-model request runs on (the next replica in rotation, else the primary)
-     * and the head its answer claims, taken together: the target holds at least that head.
+     * `use` on the target a read-model request runs on (the next replica in rotation, else the
+     * primary), with the head its answer claims, taken together: the target holds at least that
+     * head. The target's pool stays open until `use` ends (a pool of a generation left meanwhile
+     * is closed after its last user).
      */
-    readonly pick: Effect.Effect<{ readonly sql: SqlClient.SqlClient; readonly head: IndexedHead | null }>
+    readonly pick: <A, E, R>(use: (target: ReadTarget) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
     /** The head every answer of the read side claims (see the invariants above). */
     readonly head: () => IndexedHead | null
     /** The primary: where writes and the backend's own tables are read (`respond.own`). */

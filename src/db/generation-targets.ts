@@ -1,6 +1,8 @@
 /**
- * The read targets of an API process without read replicas (`http/core/read-targets.ts`) over the
- * generations of the index (blue-green re-index, `generations.ts`): a routed request runs on the
+ * The read targets of an API process on the primary (`http/core/read-targets.ts`) over the
+ * generations of the index (blue-green re-index, `generations.ts`); with read replicas they are
+ * what serves when no replica is in rotation, and the primary of `read-replicas.ts`, which
+ * replaces them as the process's `ReadTargets`. A routed request runs on the
  * pool of the generation its head is of, so every statement of it reads that one generation's
  * tables, even when a switch happens while it runs (`read-routing.ts` takes the head and the pool
  * in one step, when the request starts).
@@ -25,7 +27,7 @@ import { SqlClient } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Context, Effect, Layer } from "effect"
 import { IndexedHeads } from "../../http/core/indexed-heads.js"
-import { ReadTargets } from "../../http/core/read-targets.js"
+import { type ReadTarget, ReadTargets } from "../../http/core/read-targets.js"
 import { FIRST_GENERATION } from "../../schema/io/indexer-checkpoint.js"
 import { openGenerationPool } from "./generations.js"
 
@@ -62,10 +64,11 @@ export const GenerationsLive = Layer.scopedContext(
       spanAttributes: [["db.system", "postgresql"]]
     }).pipe(Effect.provide(Reactivity.layer))
     const targets = {
-      pick: Effect.suspend(() => {
-        const head = heads.latest()
-        return Effect.map(Effect.orDie(poolOf(head?.generation ?? FIRST_GENERATION)), (sql) => ({ sql, head }))
-      }),
+      pick: <A, E, R>(use: (target: ReadTarget) => Effect.Effect<A, E, R>) =>
+        Effect.suspend(() => {
+          const head = heads.latest()
+          return Effect.flatMap(Effect.orDie(poolOf(head?.generation ?? FIRST_GENERATION)), (sql) => use({ sql, head }))
+        }),
       head: heads.latest,
       primary,
       replicas: () => []

@@ -9,10 +9,17 @@
  * on the primary while the replica is paused; with two targets reads alternate and the head
  * claimed is the lower one; a replica that lags past the bound or stops leaves rotation, /health
  * lists it, and reads go on from the other target, or from the primary (health degraded only
- * then). Lag is made with `pg_wal_replay_pause()` on the real standby. The lag figures of the
+ * then). A re-index (`followGenerations`, what `predix start` runs, and `requestBuild`, what
+ * `predix reindex` does) builds and switches to a new generation on the primary while requests
+ * run: the replica, held before the switch, is out with a reason naming the generations and the
+ * primary's new generation answers; once replayed, the replica serves the new generation; no
+ * request fails and no answer goes back to the old generation. Lag is made with
+ * `pg_wal_replay_pause()` on the real standby. The lag figures of the
  * deployment notes come from `npm run bench:replica`, not from here.
  */
-import { Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
+import type { SqlClient } from "@effect/sql"
+import type { PgClient } from "@effect/sql-pg"
+import { Context, Duration, Effect, Exit, Layer, Logger, LogLevel, Redacted, Scope } from "effect"
 import * as Path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { IndexedHeadsLive } from "../../http/core/indexed-heads.js"
@@ -20,7 +27,10 @@ import { ReadTargets } from "../../http/core/read-targets.js"
 import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
+import { followGenerations } from "../../src/blue-green.js"
 import { pgClientLayer } from "../../src/db/database.js"
+import { GenerationsLive } from "../../src/db/generation-targets.js"
+import { generationSearchPath, requestBuild } from "../../src/db/generations.js"
 import { runMigrations } from "../../src/db/migrations.js"
 import { ReadReplicasLive } from "../../src/db/read-replicas.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
@@ -30,14 +40,14 @@ import { eventually } from "../support/probes.js"
 import { type Running, runCli } from "../support/process.js"
 import { signInAt } from "../support/sign-in.js"
 import {
-  checkpointOf,
   makeStandby,
   type Primary,
   replayPaused,
   scalar,
   type Standby,
   startPrimary,
-  streamingStandbys
+  streamingStandbys,
+  withClient
 } from "../support/standby.js"
 
 const CHAIN_ID = 130
@@ -47,7 +57,25 @@ const KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 const run = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>, scope: Scope.Scope) =>
   Effect.runPromise(Scope.extend(effect, scope).pipe(Logger.withMinimumLogLevel(LogLevel.Warning)))
 
-const tradesOf = async (url: string) => Number((await scalar(url, "select total_trades from protocol_stats where id = 1")) ?? 0)
+/** The active generation on `url` (a replica: the one it has replayed). */
+const activeOf = async (url: string) => (await scalar(url, "select schema_name from index_generation where state = 'active'")) ?? "public"
+
+/** The first column of the first row of `text`, read in the active generation of `url`. */
+const activeScalar = (url: string, text: string) =>
+  withClient(url, async (c) => {
+    const generation = (await c.query("select schema_name from index_generation where state = 'active'")).rows[0]?.schema_name ?? "public"
+    await c.query(
+      `set search_path = ${generationSearchPath(generation)
+        .map((s) => `"${s}"`)
+        .join(", ")}`
+    )
+    const value = ((await c.query(text)).rows as Array<Record<string, unknown>>)[0]
+    const first = value === undefined ? null : Object.values(value)[0]
+    return first === null || first === undefined ? null : String(first)
+  })
+
+const tradesOf = async (url: string) => Number((await activeScalar(url, "select total_trades from protocol_stats where id = 1")) ?? 0)
+const checkpointOf = async (url: string) => Number((await activeScalar(url, "select block_number from indexer_checkpoint")) ?? -1)
 
 describe("read replicas over real streaming replication", () => {
   const scope = Effect.runSync(Scope.make())
@@ -58,6 +86,12 @@ describe("read replicas over real streaming replication", () => {
   let backendBase = ""
   const chainPromise = ReplayChain.load(FIXTURE_RECORDING)
   let indexTo: (events: number) => Promise<void> = async () => undefined
+  /** The primary's pool of `generation`, for the length of the file. */
+  let databaseOf: (generation: string) => Promise<Context.Context<SqlClient.SqlClient | PgClient.PgClient>> = () =>
+    Promise.reject(new Error("not started"))
+  /** Makes `indexTo` index into `generation` (after a re-index switched to it). */
+  let indexInto: (generation: string) => Promise<void> = async () => undefined
+  let node = { url: "" }
 
   beforeAll(async () => {
     const dir = await run(tempDir("predix-replica"), scope)
@@ -82,23 +116,28 @@ describe("read replicas over real streaming replication", () => {
       LOG_FORMAT: "logfmt",
       LOG_LEVEL: "info"
     })
-    const node = await run(
+    node = await run(
       Effect.acquireRelease(
         Effect.promise(() => serveReplay(chain)),
         (s) => Effect.promise(() => s.close())
       ),
       scope
     )
-    // One pool for the whole file (a layer provided to one effect closes with it).
-    const database = await run(Layer.buildWithScope(pgClientLayer(Redacted.make(primary.url)), scope), scope)
-    const indexer = await run(
-      Effect.provide(makeIndexer({ rpc: makeRpc({ url: node.url }), deployment: chain.meta.deployment, chainId: CHAIN_ID }), database),
-      scope
-    )
-    indexTo = async (events) => {
-      chain.advance(events)
-      await run(Effect.provide(Effect.flatMap(indexer.loadWindow, indexer.step), database), scope)
+    // One pool a generation for the whole file (a layer provided to one effect closes with it).
+    databaseOf = (generation) =>
+      run(Layer.buildWithScope(pgClientLayer(Redacted.make(primary.url), undefined, generationSearchPath(generation)), scope), scope)
+    indexInto = async (generation) => {
+      const database = await databaseOf(generation)
+      const indexer = await run(
+        Effect.provide(makeIndexer({ rpc: makeRpc({ url: node.url }), deployment: chain.meta.deployment, chainId: CHAIN_ID }), database),
+        scope
+      )
+      indexTo = async (events) => {
+        chain.advance(events)
+        await run(Effect.provide(Effect.flatMap(indexer.loadWindow, indexer.step), database), scope)
+      }
     }
+    await indexInto("public")
     // Up to the first trades: the stats the checks read then move with the chain.
     while ((await tradesOf(primary.url)) === 0 && chain.remaining > 0) await indexTo(100)
     const urlOf = async (server: string) =>
@@ -126,11 +165,19 @@ describe("read replicas over real streaming replication", () => {
     return { ...body.data, httpStatus: response.status }
   }
 
-  const stats = async () => {
+  const statsAnswer = async () => {
     const response = await fetch(`${indexerBase}/api/stats`)
     expect(response.status).toBe(200)
     const body = (await response.json()) as { data: { totalTrades: number } }
-    return { block: Number(response.headers.get("x-indexed-block")), trades: body.data.totalTrades }
+    return {
+      block: Number(response.headers.get("x-indexed-block")),
+      trades: body.data.totalTrades,
+      generation: response.headers.get("x-indexed-generation")
+    }
+  }
+  const stats = async () => {
+    const { block, trades } = await statsAnswer()
+    return { block, trades }
   }
 
   /** The primary's checkpoint and trades, once the standby replayed them. */
@@ -205,7 +252,11 @@ describe("read replicas over real streaming replication", () => {
           urls: [Redacted.make(standby!.url), Redacted.make(primary.url)],
           maxLagBlocks: MAX_LAG_BLOCKS,
           pollEveryMs: 100
-        }).pipe(Layer.provide(IndexedHeadsLive(CHAIN_ID)), Layer.provideMerge(pgClientLayer(Redacted.make(primary.url)))),
+        }).pipe(
+          Layer.provide(GenerationsLive),
+          Layer.provide(IndexedHeadsLive(CHAIN_ID)),
+          Layer.provideMerge(pgClientLayer(Redacted.make(primary.url)))
+        ),
         local
       ),
       local
@@ -215,8 +266,8 @@ describe("read replicas over real streaming replication", () => {
     const picks = (n: number) =>
       use(
         Effect.forEach(Array.from({ length: n }), () =>
-          Effect.flatMap(ReadTargets, (t) => t.pick).pipe(
-            Effect.flatMap(({ sql, head }) =>
+          Effect.flatMap(ReadTargets, (t) =>
+            t.pick(({ sql, head }) =>
               Effect.map(Effect.orDie(sql<{ standby: boolean }>`select pg_is_in_recovery() as standby`), (rows) => ({
                 standby: rows[0]!.standby,
                 block: head?.block ?? null
@@ -255,6 +306,184 @@ describe("read replicas over real streaming replication", () => {
 
     await replayPaused(standby!.url, false)
     await eventually("the standby is back", async () => (await state()).replicas.every((r) => r.inRotation))
+  }
+
+  /**
+   * A re-index on the primary, the chain standing still at the head indexed so far: the indexer
+   * of a database with generations (`followGenerations`, what `predix start` runs) is asked for a
+   * build (`requestBuild`, what `predix reindex` does) and runs until it has switched. Returns
+   * the new generation; `indexTo` goes on in it.
+   */
+  const reindex = async () => {
+    const chain = await chainPromise
+    const building = Effect.runSync(Scope.make())
+    try {
+      const database = await databaseOf("public")
+      await run(
+        Effect.forkIn(
+          Effect.provide(
+            followGenerations({
+              rpc: makeRpc({ url: node.url }),
+              deployment: chain.meta.deployment,
+              chainId: CHAIN_ID,
+              pollInterval: 100,
+              prepare: Effect.void
+            }),
+            database
+          ),
+          building
+        ),
+        scope
+      )
+      const { generation } = await run(Effect.provide(requestBuild(Duration.hours(1)), database), scope)
+      await eventually(
+        "the primary switched to the new generation",
+        async () => (await activeOf(primary.url)) === generation.schema,
+        120_000
+      )
+    } finally {
+      // Its follower stops; the file's indexer goes on in the new generation.
+      await Effect.runPromise(Scope.close(building, Exit.void))
+    }
+    const next = await activeOf(primary.url)
+    await indexInto(next)
+    return next
+  }
+
+  it("follows a re-index: a replica that has not replayed the switch is out, then serves the new generation; no request fails", async () => {
+    const start = await caughtUp()
+    await eventually("the replica serves public at the primary's head", async () => {
+      const h = await health()
+      const answer = await statsAnswer()
+      return h.httpStatus === 200 && answer.block === start.block && answer.generation === "public"
+    })
+
+    // Requests one after another all along, each answer's status and generation kept in order.
+    const answers: Array<{ status: number; generation: string | null }> = []
+    let requesting = true
+    const requests = (async () => {
+      while (requesting) {
+        try {
+          const response = await fetch(`${indexerBase}/api/markets?limit=5`)
+          await response.arrayBuffer()
+          answers.push({ status: response.status, generation: response.headers.get("x-indexed-generation") })
+        } catch (error) {
+          answers.push({ status: 0, generation: String(error) })
+        }
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    })()
+
+    // The replica held before the build: it replays neither the new generation nor the switch.
+    await replayPaused(standby!.url, true)
+    const next = await reindex()
+    expect(next).not.toBe("public")
+    const head = { block: await checkpointOf(primary.url), trades: await tradesOf(primary.url) }
+
+    // Still on public, the held replica is out, named with the generations; the primary's new one serves.
+    await eventually("the held replica is out until it replays the switch", async () => {
+      const replica = (await health()).readReplicas?.[0]
+      return replica?.inRotation === false && (replica.problem ?? "").includes(next)
+    })
+    const held = await health()
+    expect(held.httpStatus).toBe(503)
+    expect(held.readReplicas![0]!.problem).toBe(`on generation public, the primary's is ${next}: out until it replays the switch`)
+    expect(await activeOf(standby!.url)).toBe("public")
+    await eventually("the primary's new generation answers", async () => (await statsAnswer()).generation === next)
+    expect(await statsAnswer()).toEqual({ ...head, generation: next })
+
+    // Replayed, the replica serves the new generation at its own head.
+    await replayPaused(standby!.url, false)
+    await eventually("the replica is back, on the new generation", async () => {
+      const h = await health()
+      return h.httpStatus === 200 && h.readReplicas?.[0]?.inRotation === true
+    })
+    expect(await activeOf(standby!.url)).toBe(next)
+    expect(await statsAnswer()).toEqual({ ...head, generation: next })
+
+    // Held again and the index moved on in the new generation: the answers stay the replica's.
+    await replayPaused(standby!.url, true)
+    await indexTo(1)
+    expect(await checkpointOf(primary.url)).toBeGreaterThan(head.block)
+    expect(await checkpointOf(standby!.url)).toBe(head.block)
+    for (let i = 0; i < 3; i++) expect(await statsAnswer()).toEqual({ ...head, generation: next })
+    await replayPaused(standby!.url, false)
+    await caughtUp()
+
+    requesting = false
+    await requests
+    expect(answers.length).toBeGreaterThan(0)
+    expect(answers.filter((a) => a.status !== 200)).toEqual([])
+    // public until some answer, the new generation from then on, never back.
+    const first = answers.findIndex((a) => a.generation === next)
+    expect(first).toBeGreaterThan(0)
+    expect(answers.slice(0, first).every((a) => a.generation === "public")).toBe(true)
+    expect(answers.slice(first).every((a) => a.generation === next)).toBe(true)
+  })
+
+  it("keeps a request on its generation's pool across a switch to its end, then closes that pool", async () => {
+    // The layer itself over the standby, polling every 100 ms; its own scope.
+    const local = Effect.runSync(Scope.make())
+    try {
+      await poolAcrossSwitch(local)
+    } finally {
+      await Effect.runPromise(Scope.close(local, Exit.void))
+    }
+  })
+
+  const poolAcrossSwitch = async (local: Scope.Scope) => {
+    const targets = await run(
+      Layer.buildWithScope(
+        ReadReplicasLive({ chainId: CHAIN_ID, urls: [Redacted.make(standby!.url)], maxLagBlocks: MAX_LAG_BLOCKS, pollEveryMs: 100 }).pipe(
+          Layer.provide(GenerationsLive),
+          Layer.provide(IndexedHeadsLive(CHAIN_ID)),
+          Layer.provideMerge(pgClientLayer(Redacted.make(primary.url)))
+        ),
+        local
+      ),
+      local
+    )
+    const use = <A, E>(effect: Effect.Effect<A, E, ReadTargets>) => Effect.runPromise(Effect.provide(effect, targets))
+    const schemaOn = (sql: SqlClient.SqlClient) =>
+      Effect.map(Effect.orDie(sql<{ schema: string }>`select current_schema() as schema`), (rows) => rows[0]!.schema)
+    /** One request: the generation its head names and the schema its statements read. */
+    const request = (during: Effect.Effect<unknown> = Effect.void) =>
+      use(
+        Effect.flatMap(ReadTargets, (t) =>
+          t.pick(({ sql, head }) =>
+            Effect.gen(function* () {
+              const first = yield* schemaOn(sql)
+              yield* during
+              return { sql, generation: head?.generation, first, last: yield* schemaOn(sql) }
+            })
+          )
+        )
+      )
+
+    await caughtUp()
+    const before = await activeOf(primary.url)
+    expect(before).not.toBe("public")
+    await eventually("the replica in rotation on the active generation", async () => {
+      const served = await request()
+      return served.generation === before && served.first === before
+    })
+    // A request that started on it waits until the switch was replayed and polled.
+    let release = () => {}
+    const gate = new Promise<void>((resolve) => (release = resolve))
+    const held = request(Effect.promise(() => gate))
+    const next = await reindex()
+    await caughtUp()
+    await eventually("new requests read the new generation on the replica", async () => {
+      const served = await request()
+      return served.generation === next && served.first === next && served.last === next
+    })
+    expect(await use(Effect.map(ReadTargets, (t) => t.replicas()[0]!.inRotation))).toBe(true)
+    // The held request read its own generation to the end; its pool closed after it.
+    release()
+    const ended = await held
+    expect(ended).toMatchObject({ generation: before, first: before, last: before })
+    const after = await Effect.runPromise(Effect.exit(Effect.orDie(schemaOn(ended.sql))))
+    expect(Exit.isFailure(after)).toBe(true)
   }
 
   it("takes a lagging replica out of rotation, then a stopped one: the primary reads, health degraded", async () => {
