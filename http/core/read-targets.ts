@@ -18,6 +18,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Context, type Effect } from "effect"
+import type { ServiceUnavailable } from "../../schema/errors.js"
 import type { IndexedHead } from "./indexed-heads.js"
 
 /** One replica as the last poll found it (what /health shows). */
@@ -38,9 +39,10 @@ export class ReadTargets extends Context.Tag("predix/ReadTargets")<
   {
     /**
      * The client a read-model request runs on (the next replica in rotation, else the primary)
-     * and the head its answer claims, taken together: the target holds at least that head.
+     * and the head its answer claims, taken together: the target holds at least that head. Fails
+     * (503) when this process's version cannot read the index that serves (an upgrade in progress).
      */
-    readonly pick: Effect.Effect<{ readonly sql: SqlClient.SqlClient; readonly head: IndexedHead | null }>
+    readonly pick: Effect.Effect<{ readonly sql: SqlClient.SqlClient; readonly head: IndexedHead | null }, ServiceUnavailable>
     /** The head every answer of the read side claims (see the invariants above). */
     readonly head: () => IndexedHead | null
     /** The primary: where writes and the backend's own tables are read (`respond.own`). */

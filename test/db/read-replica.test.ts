@@ -215,7 +215,7 @@ describe("read replicas over real streaming replication", () => {
     const picks = (n: number) =>
       use(
         Effect.forEach(Array.from({ length: n }), () =>
-          Effect.flatMap(ReadTargets, (t) => t.pick).pipe(
+          Effect.flatMap(ReadTargets, (t) => Effect.orDie(t.pick)).pipe(
             Effect.flatMap(({ sql, head }) =>
               Effect.map(Effect.orDie(sql<{ standby: boolean }>`select pg_is_in_recovery() as standby`), (rows) => ({
                 standby: rows[0]!.standby,
