@@ -206,6 +206,8 @@ describe("an upgrade whose migration changes a derived table", () => {
                 expect(late.status, lateBody).toBe(503)
                 expect(lateBody).toMatch(/superseded/)
               }
+              const ready = await fetch(`http://127.0.0.1:${ports[1]}/ready`)
+              expect(ready.status, await ready.text()).toBe(503)
               const backendLate = await fetch(`http://127.0.0.1:${ports[1]}/api/markets?limit=5`)
               const backendBody = await backendLate.text()
               expect(backendLate.status, backendBody).toBe(503)
@@ -266,5 +268,95 @@ describe("an upgrade whose migration changes a derived table", () => {
         )
       ),
     420_000
+  )
+
+  it(
+    "one process: the old version stopped first, the new one builds, follows and switches; 503 building meanwhile",
+    () =>
+      Effect.runPromise(
+        Effect.scoped(
+          Effect.gen(function* () {
+            const dir = yield* tempDir("predix-upgrade-one")
+            const extra = Path.join(dir, "migrations")
+            yield* Effect.promise(async () => {
+              await fs.mkdir(extra)
+              await fs.writeFile(Path.join(extra, "9001_upgrade_test.sql"), UPGRADE_MIGRATION)
+            })
+            const chain = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
+            chain.advance(Math.floor(chain.remaining * 0.6))
+            const deploymentFile = Path.join(dir, "deployment.json")
+            yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(chain.meta.deployment)))
+            const server = yield* Effect.acquireRelease(
+              Effect.promise(() => serveReplay(chain)),
+              (s) => Effect.promise(() => s.close())
+            )
+            const url = yield* scratchDatabaseUrl
+            const [indexerPort, backendPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
+            const launch = Effect.acquireRelease(
+              Effect.sync(() =>
+                runCli(["start"], {
+                  DATABASE_URL: url,
+                  RPC_URL: server.url,
+                  DEPLOYMENT: deploymentFile,
+                  INDEXER_PORT: String(indexerPort),
+                  BACKEND_PORT: String(backendPort),
+                  LOG_LEVEL: "info"
+                })
+              ),
+              (app) =>
+                Effect.promise(async () => {
+                  if (app.child.exitCode === null) app.child.kill("SIGKILL")
+                  await app.exited
+                })
+            )
+            const ask = <R extends Record<string, unknown>>(text: string) => Effect.runPromise(query<R>(url, text))
+            const activeOf = () =>
+              ask<{ schema: string }>(`select schema_name as schema from index_generation where state = 'active'`).then(
+                (r) => r.rows[0]?.schema
+              )
+            const a = yield* launch
+            yield* Effect.promise(async () => {
+              await a.waitFor(/message=listening server=backend/, 120_000)
+              await until("A's first commit", async () => ask(`select 1 from public.indexer_checkpoint`).then((r) => r.rowCount === 1))
+              a.child.kill("SIGINT")
+              expect(await a.exited).toBe(0)
+            })
+            yield* Effect.provide(runMigrations([MIGRATIONS_DIR, extra]), pgClientLayer(Redacted.make(url))).pipe(
+              Effect.scoped,
+              Logger.withMinimumLogLevel(LogLevel.Warning)
+            )
+            const b = yield* launch
+            yield* Effect.promise(async () => {
+              await b.waitFor(/message=listening server=indexer/, 120_000)
+              const statuses: Array<string> = []
+              while ((await activeOf()) !== "index_2") {
+                const response = await fetch(`http://127.0.0.1:${indexerPort}/api/markets?limit=5`)
+                const text = await response.text()
+                if ((await activeOf()) !== "index_2") statuses.push(`${response.status} ${/building/.test(text)}`)
+                await new Promise((r) => setTimeout(r, 100))
+              }
+              // Until its switch the new version serves nothing of the old index.
+              expect(new Set(statuses)).toEqual(new Set(statuses.length === 0 ? [] : ["503 true"]))
+              await until("B's answers from its generation", async () => {
+                const response = await fetch(`http://127.0.0.1:${indexerPort}/api/markets?limit=5`)
+                await response.text()
+                return response.status === 200 && response.headers.get("x-indexed-generation") === "index_2"
+              })
+              expect(b.output()).toMatch(/message="building a generation".*writer=other/)
+              expect(b.output()).toMatch(/message="the serving writer handed over"/)
+              chain.advance(5)
+              const head = chain.headNumber
+              await until("B following into index_2", async () =>
+                ask<{ block: string }>(`select block_number::text as block from index_2.indexer_checkpoint`).then(
+                  (r) => Number(r.rows[0]?.block ?? -1) === head
+                )
+              )
+              b.child.kill("SIGINT")
+              expect(await b.exited).toBe(0)
+            })
+          })
+        )
+      ),
+    300_000
   )
 })
