@@ -7,11 +7,12 @@ import { HttpServerRequest } from "@effect/platform"
 import type { HttpApp } from "@effect/platform"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import type { ServiceUnavailable } from "../../schema/errors.js"
 import { Freshness } from "./freshness.js"
 import { ReadTargets } from "./read-targets.js"
 
 /** `app` on a read target when the process has replicas; unchanged otherwise. */
-export const routeReads = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+export const routeReads = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E | ServiceUnavailable, R> =>
   Effect.flatMap(Effect.serviceOption(ReadTargets), (targets) =>
     targets._tag === "None"
       ? app
@@ -47,7 +48,9 @@ export const isBackendReadModelRequest = (method: string, url: string): boolean 
   (method === "GET" || method === "HEAD") && READ_MODEL_PATH.test(url)
 
 /** `routeReads` for the backend's read-model requests only. */
-export const routeBackendReads = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R | HttpServerRequest.HttpServerRequest> =>
+export const routeBackendReads = <E, R>(
+  app: HttpApp.Default<E, R>
+): HttpApp.Default<E | ServiceUnavailable, R | HttpServerRequest.HttpServerRequest> =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     isBackendReadModelRequest(request.method, request.url) ? routeReads(app) : app
   )

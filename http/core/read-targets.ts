@@ -19,6 +19,7 @@
  */
 import type { SqlClient } from "@effect/sql"
 import { Context, type Effect } from "effect"
+import type { ServiceUnavailable } from "../../schema/errors.js"
 import type { IndexedHead } from "./indexed-heads.js"
 
 /** Where one routed request runs, and the head its answer claims: the target holds at least that head. */
@@ -47,9 +48,10 @@ export class ReadTargets extends Context.Tag("predix/ReadTargets")<
      * `use` on the target a read-model request runs on (the next replica in rotation, else the
      * primary), with the head its answer claims, taken together: the target holds at least that
      * head. The target's pool stays open until `use` ends (a pool of a generation left meanwhile
-     * is closed after its last user).
+     * is closed after its last user). Fails (503) without calling `use` when this process's
+     * version cannot read the index that serves (an upgrade in progress).
      */
-    readonly pick: <A, E, R>(use: (target: ReadTarget) => Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    readonly pick: <A, E, R>(use: (target: ReadTarget) => Effect.Effect<A, E, R>) => Effect.Effect<A, E | ServiceUnavailable, R>
     /** The head every answer of the read side claims (see the invariants above). */
     readonly head: () => IndexedHead | null
     /** The primary: where writes and the backend's own tables are read (`respond.own`). */

@@ -15,6 +15,7 @@ import type { HttpApp } from "@effect/platform"
 import { Effect, Layer } from "effect"
 import { IndexerApi } from "./definition.js"
 import { FreshnessLive } from "../core/freshness.js"
+import { unavailableResponse } from "./request-errors.js"
 import { routeReads } from "../core/read-routing.js"
 import { type HealthSettings, HealthWatchLive } from "./health-watch.js"
 import { AdminLive } from "./handlers/admin.js"
@@ -68,7 +69,10 @@ const IndexerMiddleware = HttpApiBuilder.middleware(
     AnswerCache,
     ({ cache }) =>
       <E, R>(app: HttpApp.Default<E, R>) =>
-        routeReads(frontDoor(cache)(app))
+        // The routing's refusal (an upgrade in progress) is answered here: it comes before the front door's error rendering.
+        Effect.catchTag(routeReads(frontDoor(cache)(app)), "ServiceUnavailable", (error) =>
+          Effect.succeed(unavailableResponse({ message: "message" in error ? String(error.message) : "service unavailable" }))
+        )
   ),
   { withContext: true }
 )

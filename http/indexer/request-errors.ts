@@ -82,6 +82,9 @@ const render = (failure: unknown, request: string): Effect.Effect<HttpServerResp
   )
 }
 
+/** The 503 of a request this version cannot answer from the index that serves (an upgrade in progress, `read-routing.ts`). */
+export const unavailableResponse = (error: { readonly message: string }) => body(503, "ServiceUnavailable", error.message)
+
 /** Turns every failure and defect of `app` into an error response (the app then never fails). */
 export const renderErrors = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<never, R> =>
   Effect.catchAllCause(app, (cause) =>

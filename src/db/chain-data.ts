@@ -133,8 +133,12 @@ export const resetChainData = Effect.flatMap(SqlClient.SqlClient, (sql) =>
       }>`select schema_name as schema from public.index_generation where schema_name <> 'public'`
       for (const g of generations) yield* sql.unsafe(`DROP SCHEMA IF EXISTS ${ident(g.schema)} CASCADE`)
       yield* sql`DELETE FROM public.index_generation WHERE schema_name <> 'public'`
-      yield* sql`INSERT INTO public.index_generation (n, schema_name, state, activated_at) VALUES (1, 'public', 'active', now())
-        ON CONFLICT (schema_name) DO UPDATE SET state = 'active', activated_at = now(), drop_after = NULL`
+      // Public keeps the shape it was recorded with (its tables are not altered here); a handover
+      // asked of a generation that no longer exists is forgotten.
+      yield* sql`INSERT INTO public.index_generation (n, schema_name, state, activated_at, shape)
+        VALUES (1, 'public', 'active', now(), public.index_shape('public'))
+        ON CONFLICT (schema_name) DO UPDATE SET state = 'active', activated_at = now(), drop_after = NULL,
+          handover_requested_at = NULL, shape = coalesce(index_generation.shape, excluded.shape)`
       yield* sql.unsafe(`TRUNCATE ${DERIVED_TABLES.map((t) => `public.${ident(t)}`).join(", ")}`)
       yield* sql`DELETE FROM public.notification WHERE block_number IS NOT NULL`
       const marked =

@@ -32,6 +32,10 @@ export interface Generation {
   readonly schema: string
   readonly state: GenerationState
   readonly dropAfter: Date | null
+  /** The shape it was built with (`index_shape` of the template when it was created). */
+  readonly shape: string | null
+  /** When a new version's builder asked the writer of the serving generation to hand over (set on the building one). */
+  readonly handoverRequestedAt: Date | null
 }
 
 /** The search path of a generation's connections. */
@@ -44,36 +48,70 @@ export const openGenerationPool = (url: Redacted.Redacted<string>, schema: strin
     Context.get(built, SqlClient.SqlClient)
   )
 
-const rowsOf = (rows: ReadonlyArray<{ n: number; schema: string; state: GenerationState; drop_after: Date | null }>) =>
-  rows.map((r): Generation => ({ n: r.n, schema: r.schema, state: r.state, dropAfter: r.drop_after }))
+interface GenerationRow {
+  n: number
+  schema: string
+  state: GenerationState
+  drop_after: Date | null
+  shape: string | null
+  handover_requested_at: Date | null
+}
+
+const rowsOf = (rows: ReadonlyArray<GenerationRow>) =>
+  rows.map((r): Generation => ({
+    n: r.n,
+    schema: r.schema,
+    state: r.state,
+    dropAfter: r.drop_after,
+    shape: r.shape,
+    handoverRequestedAt: r.handover_requested_at
+  }))
 
 /** Every generation the pointer lists, oldest first. */
 export const listGenerations = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  sql<{ n: number; schema: string; state: GenerationState; drop_after: Date | null }>`
-    select n, schema_name as schema, state, drop_after from index_generation order by n`.pipe(Effect.map(rowsOf))
+  sql<GenerationRow>`
+    select n, schema_name as schema, state, drop_after, shape, handover_requested_at from index_generation order by n`.pipe(
+    Effect.map(rowsOf)
+  )
 )
 
 /** The generation being built, if any. */
 const buildingGeneration = Effect.map(listGenerations, (all) => all.find((g) => g.state === "building"))
 
-/** The copies of public's tables and views in `schema`, in the transaction in progress. */
+/** The schema of the templates (migration 0027): what migrations alter, what new generations copy. */
+export const TEMPLATE_SCHEMA = "index_template"
+
+/**
+ * The copies of the template's tables and views in `schema`, in the transaction in progress. Every
+ * table of `index_template` is a generation table (GENERATION_TABLES; a migration that adds a
+ * derived table adds it there).
+ */
 const createTables = (schema: string) =>
   Effect.gen(function* () {
     const sql = yield* SqlClient.SqlClient
     const target = schemaIdent(schema)
     yield* sql.unsafe(`create schema ${target}`)
-    for (const table of GENERATION_TABLES) {
-      yield* sql.unsafe(`create table ${target}."${table}" (like public."${table}" including all)`)
+    const tables = yield* sql<{ name: string }>`
+      select c.relname as name from pg_class c
+      where c.relnamespace = ${TEMPLATE_SCHEMA}::regnamespace and c.relkind = 'r' order by c.relname`
+    for (const { name } of tables) {
+      yield* sql.unsafe(`create table ${target}.${schemaIdent(name)} (like ${TEMPLATE_SCHEMA}.${schemaIdent(name)} including all)`)
     }
-    // Views are read back as text with public on the search path (their tables unqualified), then
-    // created with the new schema first, so they read its tables.
+    // Views are read back as text with the template alone on the search path (its tables
+    // unqualified, public's qualified), then created with the new schema first, so they read its tables.
+    yield* sql.unsafe(`set local search_path = ${TEMPLATE_SCHEMA}`)
     const views = yield* sql<{ name: string; definition: string }>`
       select c.relname as name, pg_get_viewdef(c.oid) as definition
-      from pg_class c where c.relnamespace = 'public'::regnamespace and c.relkind = 'v' order by c.relname`
+      from pg_class c where c.relnamespace = ${TEMPLATE_SCHEMA}::regnamespace and c.relkind = 'v' order by c.relname`
     yield* sql.unsafe(`set local search_path = ${target}, public`)
-    for (const view of views) yield* sql.unsafe(`create view ${target}."${view.name}" as ${view.definition}`)
+    for (const view of views) yield* sql.unsafe(`create view ${target}.${schemaIdent(view.name)} as ${view.definition}`)
     yield* sql.unsafe(`set local search_path = public`)
   })
+
+/** The template's shape now (`index_shape`, migration 0027): what this version's code reads and writes. */
+export const templateShape = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ shape: string }>`select index_shape(${TEMPLATE_SCHEMA}) as shape`.pipe(Effect.map((rows) => rows[0]!.shape))
+)
 
 /**
  * A new generation marked building, its schema and tables created, in one transaction; the one
@@ -89,9 +127,14 @@ export const requestBuild = (grace: Duration.Duration) =>
         if (building !== undefined) return { generation: building, created: false }
         const n = Math.max(0, ...all.map((g) => g.n)) + 1
         const schema = `index_${n}`
-        yield* sql`insert into index_generation (n, schema_name, state, grace_ms) values (${n}, ${schema}, 'building', ${Duration.toMillis(grace)})`
+        const shape = yield* templateShape
+        yield* sql`insert into index_generation (n, schema_name, state, grace_ms, shape)
+          values (${n}, ${schema}, 'building', ${Duration.toMillis(grace)}, ${shape})`
         yield* createTables(schema)
-        return { generation: { n, schema, state: "building", dropAfter: null } satisfies Generation, created: true }
+        return {
+          generation: { n, schema, state: "building", dropAfter: null, shape, handoverRequestedAt: null } satisfies Generation,
+          created: true
+        }
       })
     )
   )

@@ -68,10 +68,16 @@ const databaseMessage = (cause: unknown): string => {
 /**
  * Applies pending migrations; returns the `[id, name]` pairs applied (empty when up to date).
  * The migrator turns a failing migration into a defect; it is caught here and made typed.
+ * `dirs` are read together, in id order: the service passes only `migrations/`; tests add a
+ * folder of their own (an upgrade's migration, say).
  */
-export const runMigrations = (dir: string = MIGRATIONS_DIR) => {
+export const runMigrations = (dirs: string | ReadonlyArray<string> = MIGRATIONS_DIR) => {
   const fileNames = new Map<number, string>()
-  return applyPending({ loader: sqlFileLoader(dir, fileNames), table: "schema_migrations" }).pipe(
+  const loader: Migrator.Loader = Effect.map(
+    Effect.forEach(typeof dirs === "string" ? [dirs] : dirs, (dir) => sqlFileLoader(dir, fileNames)),
+    (all) => all.flat().sort((a, b) => a[0] - b[0])
+  )
+  return applyPending({ loader, table: "schema_migrations" }).pipe(
     Effect.catchAllDefect((defect) => (defect instanceof Migrator.MigrationError ? Effect.fail(defect) : Effect.die(defect))),
     Effect.mapError((error: Migrator.MigrationError | SqlError) => {
       if (error._tag === "MigrationError" && error.reason === "failed") {

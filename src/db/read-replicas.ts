@@ -263,7 +263,9 @@ export const ReadReplicasLive = (options: ReadReplicasOptions) =>
         pick: <A, E, R>(use: (target: ReadTarget) => Effect.Effect<A, E, R>) =>
           Effect.acquireUseRelease(
             take,
-            (taken) => (taken === null ? onPrimary.pick(use) : use({ sql: taken.pool.sql, head: taken.head })),
+            // A replica in rotation is on the primary's active generation: the primary's pick judges
+            // whether this version reads it (its 503 during an upgrade) before the replica is used.
+            (taken) => (taken === null ? onPrimary.pick(use) : onPrimary.pick(() => use({ sql: taken.pool.sql, head: taken.head }))),
             (taken) =>
               taken === null
                 ? Effect.void

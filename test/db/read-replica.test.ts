@@ -267,11 +267,13 @@ describe("read replicas over real streaming replication", () => {
       use(
         Effect.forEach(Array.from({ length: n }), () =>
           Effect.flatMap(ReadTargets, (t) =>
-            t.pick(({ sql, head }) =>
-              Effect.map(Effect.orDie(sql<{ standby: boolean }>`select pg_is_in_recovery() as standby`), (rows) => ({
-                standby: rows[0]!.standby,
-                block: head?.block ?? null
-              }))
+            Effect.orDie(
+              t.pick(({ sql, head }) =>
+                Effect.map(Effect.orDie(sql<{ standby: boolean }>`select pg_is_in_recovery() as standby`), (rows) => ({
+                  standby: rows[0]!.standby,
+                  block: head?.block ?? null
+                }))
+              )
             )
           )
         )

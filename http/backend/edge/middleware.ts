@@ -85,6 +85,12 @@ const refusedValue = (error: SqlError, line: string) =>
     )
   )
 
+/** The message of the read routing's refusal during an upgrade ("building: ...", "superseded: ..."), if `failure` is one. */
+const upgradeRefusal = (failure: unknown): string | undefined => {
+  const message = (failure as { _tag?: unknown; message?: unknown } | null)?.message
+  return typeof message === "string" && /^(building|superseded):/.test(message) ? message : undefined
+}
+
 const render = (failure: unknown, line: string): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   if (failure instanceof HttpApiDecodeError) return Effect.succeed(describeDecodeError(failure))
   if (isRefusedValue(failure)) return refusedValue(failure, line)
@@ -102,7 +108,14 @@ const render = (failure: unknown, line: string): Effect.Effect<HttpServerRespons
     )
   if ((failure instanceof SqlError && isDatabaseOutage(failure)) || tag === "ServiceUnavailable") {
     return Effect.logWarning("indexer read failed").pipe(
-      Effect.as(errorResponse(503, "INDEXER_UNAVAILABLE", "the indexer's database is unavailable"))
+      Effect.as(
+        errorResponse(
+          503,
+          "INDEXER_UNAVAILABLE",
+          // A refusal of the read routing (an upgrade in progress: "building", "superseded") says why.
+          upgradeRefusal(failure) ?? "the indexer's database is unavailable"
+        )
+      )
     )
   }
   return Effect.logError("unexpected failure").pipe(
