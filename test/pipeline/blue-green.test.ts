@@ -11,33 +11,16 @@
  * generation's tables equal a fresh index's at the same block.
  */
 import { describe, expect, it } from "vitest"
-import { SqlClient } from "@effect/sql"
-import { Effect, Logger, LogLevel, Redacted } from "effect"
+import { Effect } from "effect"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
 import WebSocket from "ws"
-import { makeIndexer } from "../../pipeline/run.js"
-import { makeRpc } from "../../pipeline/source/rpc.js"
-import { pgClientLayer } from "../../src/db/database.js"
-import { generationSearchPath } from "../../src/db/generations.js"
 import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
-import { runMigrations } from "../../src/db/migrations.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
 import { query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
 import { freePort, runCli } from "../support/process.js"
-import { dumpTables } from "./dump.js"
-
-const dump = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  return {
-    ...(yield* dumpTables),
-    checkpoint: yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`)
-  }
-})
-
-const onSchema = <A, E>(url: string, schema: string, body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Effect.provide(body, pgClientLayer(Redacted.make(url), undefined, generationSearchPath(schema))).pipe(Effect.scoped)
+import { dumpIndex, freshIndexDump, onGeneration } from "./dump.js"
 
 const until = async (what: string, ready: () => Promise<boolean>, timeoutMs = 120_000) => {
   const deadline = Date.now() + timeoutMs
@@ -226,18 +209,8 @@ describe("blue-green re-index", () => {
             }
             // The public tables were emptied with the drop; the new ones are a fresh index's.
             expect((yield* query<{ n: number }>(url, `select count(*)::int as n from public.market`)).rows[0]!.n).toBe(0)
-            const actual = yield* onSchema(url, "index_2", dump)
-            const clean = yield* scratchDatabaseUrl
-            const expected = yield* onSchema(
-              clean,
-              "public",
-              Effect.gen(function* () {
-                yield* runMigrations()
-                const indexer = yield* makeIndexer({ rpc: makeRpc({ url: server.url }), deployment: chain.meta.deployment, chainId: 130 })
-                yield* indexer.step(yield* indexer.loadWindow)
-                return yield* dump
-              }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
-            )
+            const actual = yield* onGeneration(url, "index_2", dumpIndex)
+            const expected = yield* freshIndexDump(server.url, chain.meta.deployment)
             expect(actual.checkpoint).toEqual(expected.checkpoint)
             expect(actual).toEqual(expected)
             app.child.kill("SIGINT")

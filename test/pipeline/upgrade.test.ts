@@ -11,33 +11,18 @@
  * equals a fresh index at the same block; the replaced generation is dropped when its grace ends.
  */
 import { describe, expect, it } from "vitest"
-import { SqlClient } from "@effect/sql"
 import { Effect, Logger, LogLevel, Redacted } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { makeIndexer } from "../../pipeline/run.js"
-import { makeRpc } from "../../pipeline/source/rpc.js"
 import { pgClientLayer } from "../../src/db/database.js"
-import { generationSearchPath } from "../../src/db/generations.js"
 import { MIGRATIONS_DIR, runMigrations } from "../../src/db/migrations.js"
 import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
 import { ReplayChain } from "../../tools/replay/chain.js"
 import { serveReplay } from "../../tools/replay/server.js"
 import { query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
 import { freePort, runCli, type Running } from "../support/process.js"
-import { dumpTables } from "./dump.js"
-
-const dump = Effect.gen(function* () {
-  const sql = yield* SqlClient.SqlClient
-  return {
-    ...(yield* dumpTables),
-    checkpoint: yield* sql.unsafe(`select block_number, block_hash, digest from indexer_checkpoint`)
-  }
-})
-
-const onSchema = <A, E>(url: string, schema: string, body: Effect.Effect<A, E, SqlClient.SqlClient>) =>
-  Effect.provide(body, pgClientLayer(Redacted.make(url), undefined, generationSearchPath(schema))).pipe(Effect.scoped)
+import { dumpIndex, freshIndexDump, onGeneration } from "./dump.js"
 
 const until = async (what: string, ready: () => Promise<boolean>, timeoutMs = 180_000) => {
   const deadline = Date.now() + timeoutMs
@@ -246,18 +231,8 @@ describe("an upgrade whose migration changes a derived table", () => {
               `select count(*)::int as n from pg_indexes where schemaname = 'index_2' and indexdef like '%(trader, block_number)%'`
             )
             expect(indexes.rows[0]!.n).toBe(1)
-            const actual = yield* onSchema(url, "index_2", dump)
-            const clean = yield* scratchDatabaseUrl
-            const expected = yield* onSchema(
-              clean,
-              "public",
-              Effect.gen(function* () {
-                yield* runMigrations()
-                const indexer = yield* makeIndexer({ rpc: makeRpc({ url: server.url }), deployment: chain.meta.deployment, chainId: 130 })
-                yield* indexer.step(yield* indexer.loadWindow)
-                return yield* dump
-              }).pipe(Logger.withMinimumLogLevel(LogLevel.Warning))
-            )
+            const actual = yield* onGeneration(url, "index_2", dumpIndex)
+            const expected = yield* freshIndexDump(server.url, chain.meta.deployment)
             expect(actual.checkpoint).toEqual(expected.checkpoint)
             expect(actual).toEqual(expected)
             b!.child.kill("SIGINT")
