@@ -12,14 +12,10 @@
  */
 import { describe, expect, it } from "vitest"
 import { Effect } from "effect"
-import * as fs from "node:fs/promises"
-import * as Path from "node:path"
 import WebSocket from "ws"
-import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
-import { ReplayChain } from "../../tools/replay/chain.js"
-import { serveReplay } from "../../tools/replay/server.js"
-import { query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
-import { freePort, runCli } from "../support/process.js"
+import { generationCheckpoint, generationStates, query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
+import { freePort, runCli, runningCli } from "../support/process.js"
+import { servedFixtureAt } from "../support/served-chain.js"
 import { dumpIndex, freshIndexDump, onGeneration } from "./dump.js"
 
 const until = async (what: string, ready: () => Promise<boolean>, timeoutMs = 120_000) => {
@@ -47,46 +43,21 @@ describe("blue-green re-index", () => {
         Effect.scoped(
           Effect.gen(function* () {
             const dir = yield* tempDir("predix-blue-green")
-            const chain = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-            const total = chain.remaining
-            chain.advance(Math.floor(total * 0.6))
-            const deploymentFile = Path.join(dir, "deployment.json")
-            yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(chain.meta.deployment)))
-            const server = yield* Effect.acquireRelease(
-              Effect.promise(() => serveReplay(chain)),
-              (s) => Effect.promise(() => s.close())
-            )
+            const { chain, server, deploymentFile } = yield* servedFixtureAt(dir, 0.6)
             const url = yield* scratchDatabaseUrl
             const [indexerPort, backendPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
-            const app = yield* Effect.acquireRelease(
-              Effect.sync(() =>
-                runCli(["start"], {
-                  DATABASE_URL: url,
-                  RPC_URL: server.url,
-                  DEPLOYMENT: deploymentFile,
-                  INDEXER_PORT: String(indexerPort),
-                  BACKEND_PORT: String(backendPort),
-                  // The steady load comes from one address: no per-IP limit on it.
-                  RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
-                  LOG_LEVEL: "info"
-                })
-              ),
-              (app) =>
-                Effect.promise(async () => {
-                  if (app.child.exitCode === null) app.child.kill("SIGKILL")
-                  await app.exited
-                })
-            )
-            const ask = <R extends Record<string, unknown>>(text: string) => Effect.runPromise(query<R>(url, text))
-            const checkpointOf = (schema: string) =>
-              ask<{ block: string }>(`select block_number::text as block from "${schema}".indexer_checkpoint`).then(
-                (r) => (r.rows[0] === undefined ? -1 : Number(r.rows[0].block)),
-                () => -1
-              )
-            const generations = () =>
-              ask<{ schema: string; state: string }>(`select schema_name as schema, state from index_generation order by n`).then(
-                (r) => r.rows
-              )
+            const app = yield* runningCli(["start"], {
+              DATABASE_URL: url,
+              RPC_URL: server.url,
+              DEPLOYMENT: deploymentFile,
+              INDEXER_PORT: String(indexerPort),
+              BACKEND_PORT: String(backendPort),
+              // The steady load comes from one address: no per-IP limit on it.
+              RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
+              LOG_LEVEL: "info"
+            })
+            const checkpointOf = (schema: string) => generationCheckpoint(url, schema)
+            const generations = () => generationStates(url)
 
             const answers: Array<Answer> = []
             const failures: Array<string> = []

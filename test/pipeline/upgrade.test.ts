@@ -17,11 +17,9 @@ import * as os from "node:os"
 import * as Path from "node:path"
 import { pgClientLayer } from "../../src/db/database.js"
 import { MIGRATIONS_DIR, runMigrations } from "../../src/db/migrations.js"
-import { FIXTURE_RECORDING } from "../../src/fixture-recording.js"
-import { ReplayChain } from "../../tools/replay/chain.js"
-import { serveReplay } from "../../tools/replay/server.js"
-import { query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
-import { freePort, runCli, type Running } from "../support/process.js"
+import { generationCheckpoint, generationStates, query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
+import { freePort, runCli, runningCli, type Running } from "../support/process.js"
+import { servedFixtureAt } from "../support/served-chain.js"
 import { dumpIndex, freshIndexDump, onGeneration } from "./dump.js"
 
 const until = async (what: string, ready: () => Promise<boolean>, timeoutMs = 180_000) => {
@@ -35,6 +33,15 @@ const until = async (what: string, ready: () => Promise<boolean>, timeoutMs = 18
 /** The new version's one extra migration: an index on a derived table, added to the template. */
 const UPGRADE_MIGRATION = "create index trade_upgrade_test_idx on index_template.trade (trader, block_number);\n"
 
+/** The folder in `dir` that holds the new version's extra migration. */
+const upgradeMigrations = (dir: string) =>
+  Effect.promise(async () => {
+    const extra = Path.join(dir, "migrations")
+    await fs.mkdir(extra)
+    await fs.writeFile(Path.join(extra, "9001_upgrade_test.sql"), UPGRADE_MIGRATION)
+    return extra
+  })
+
 describe("an upgrade whose migration changes a derived table", () => {
   it(
     "old and new version side by side: the new one builds, takes over and switches; no request fails",
@@ -43,51 +50,24 @@ describe("an upgrade whose migration changes a derived table", () => {
         Effect.scoped(
           Effect.gen(function* () {
             const dir = yield* tempDir("predix-upgrade")
-            const extra = Path.join(dir, "migrations")
-            yield* Effect.promise(async () => {
-              await fs.mkdir(extra)
-              await fs.writeFile(Path.join(extra, "9001_upgrade_test.sql"), UPGRADE_MIGRATION)
-            })
-            const chain = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-            chain.advance(Math.floor(chain.remaining * 0.6))
-            const deploymentFile = Path.join(dir, "deployment.json")
-            yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(chain.meta.deployment)))
-            const server = yield* Effect.acquireRelease(
-              Effect.promise(() => serveReplay(chain)),
-              (s) => Effect.promise(() => s.close())
-            )
+            const extra = yield* upgradeMigrations(dir)
+            const { chain, server, deploymentFile } = yield* servedFixtureAt(dir, 0.6)
             const url = yield* scratchDatabaseUrl
             const ports = yield* Effect.promise(() => Promise.all([freePort(), freePort(), freePort(), freePort()]))
             const launch = (indexerPort: number, backendPort: number) =>
-              Effect.acquireRelease(
-                Effect.sync(() =>
-                  runCli(["start"], {
-                    DATABASE_URL: url,
-                    RPC_URL: server.url,
-                    DEPLOYMENT: deploymentFile,
-                    INDEXER_PORT: String(indexerPort),
-                    BACKEND_PORT: String(backendPort),
-                    RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
-                    LOG_LEVEL: "info"
-                  })
-                ),
-                (app) =>
-                  Effect.promise(async () => {
-                    if (app.child.exitCode === null) app.child.kill("SIGKILL")
-                    await app.exited
-                  })
-              )
+              runningCli(["start"], {
+                DATABASE_URL: url,
+                RPC_URL: server.url,
+                DEPLOYMENT: deploymentFile,
+                INDEXER_PORT: String(indexerPort),
+                BACKEND_PORT: String(backendPort),
+                RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
+                LOG_LEVEL: "info"
+              })
             const a = yield* launch(ports[0]!, ports[1]!)
             const ask = <R extends Record<string, unknown>>(text: string) => Effect.runPromise(query<R>(url, text))
-            const checkpointOf = (schema: string) =>
-              ask<{ block: string }>(`select block_number::text as block from "${schema}".indexer_checkpoint`).then(
-                (r) => (r.rows[0] === undefined ? -1 : Number(r.rows[0].block)),
-                () => -1
-              )
-            const generations = () =>
-              ask<{ schema: string; state: string }>(`select schema_name as schema, state from index_generation order by n`).then(
-                (r) => r.rows
-              )
+            const checkpointOf = (schema: string) => generationCheckpoint(url, schema)
+            const generations = () => generationStates(url)
 
             const indexerOf = (port: number) => `http://127.0.0.1:${port}`
             const served: Array<{ by: "A" | "B"; status: number; generation: string | null }> = []
@@ -252,38 +232,18 @@ describe("an upgrade whose migration changes a derived table", () => {
         Effect.scoped(
           Effect.gen(function* () {
             const dir = yield* tempDir("predix-upgrade-one")
-            const extra = Path.join(dir, "migrations")
-            yield* Effect.promise(async () => {
-              await fs.mkdir(extra)
-              await fs.writeFile(Path.join(extra, "9001_upgrade_test.sql"), UPGRADE_MIGRATION)
-            })
-            const chain = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
-            chain.advance(Math.floor(chain.remaining * 0.6))
-            const deploymentFile = Path.join(dir, "deployment.json")
-            yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(chain.meta.deployment)))
-            const server = yield* Effect.acquireRelease(
-              Effect.promise(() => serveReplay(chain)),
-              (s) => Effect.promise(() => s.close())
-            )
+            const extra = yield* upgradeMigrations(dir)
+            const { chain, server, deploymentFile } = yield* servedFixtureAt(dir, 0.6)
             const url = yield* scratchDatabaseUrl
             const [indexerPort, backendPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
-            const launch = Effect.acquireRelease(
-              Effect.sync(() =>
-                runCli(["start"], {
-                  DATABASE_URL: url,
-                  RPC_URL: server.url,
-                  DEPLOYMENT: deploymentFile,
-                  INDEXER_PORT: String(indexerPort),
-                  BACKEND_PORT: String(backendPort),
-                  LOG_LEVEL: "info"
-                })
-              ),
-              (app) =>
-                Effect.promise(async () => {
-                  if (app.child.exitCode === null) app.child.kill("SIGKILL")
-                  await app.exited
-                })
-            )
+            const launch = runningCli(["start"], {
+              DATABASE_URL: url,
+              RPC_URL: server.url,
+              DEPLOYMENT: deploymentFile,
+              INDEXER_PORT: String(indexerPort),
+              BACKEND_PORT: String(backendPort),
+              LOG_LEVEL: "info"
+            })
             const ask = <R extends Record<string, unknown>>(text: string) => Effect.runPromise(query<R>(url, text))
             const activeOf = () =>
               ask<{ schema: string }>(`select schema_name as schema from index_generation where state = 'active'`).then(

@@ -66,6 +66,19 @@ export const scratchDatabaseUrl = scratchDatabaseOn(EXTERNAL_URL)
 export const query = <R extends pg.QueryResultRow = pg.QueryResultRow>(url: string, text: string, values: Array<unknown> = []) =>
   withClient(url, (client) => client.query<R>(text, values))
 
+/** The checkpoint block of generation `schema` of the database at `url`; -1 while it has none (or no such schema). */
+export const generationCheckpoint = (url: string, schema: string): Promise<number> =>
+  Effect.runPromise(query<{ block: string }>(url, `select block_number::text as block from "${schema}".indexer_checkpoint`)).then(
+    (r) => (r.rows[0] === undefined ? -1 : Number(r.rows[0].block)),
+    () => -1
+  )
+
+/** Every generation of the database at `url` and its state, oldest first. */
+export const generationStates = (url: string) =>
+  Effect.runPromise(
+    query<{ schema: string; state: string }>(url, `select schema_name as schema, state from index_generation order by n`)
+  ).then((r) => r.rows)
+
 /** Applies every migration to the database at `url` (and closes its connections). */
 const migrateDatabase = (url: string) =>
   Effect.provide(runMigrations(), pgClientLayer(Redacted.make(url))).pipe(Effect.scoped, Logger.withMinimumLogLevel(LogLevel.Warning))

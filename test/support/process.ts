@@ -2,6 +2,7 @@
  * Runs this project's command line as a real child process, compiled, the way `npm start` does,
  * and watches its log lines.
  */
+import { Effect } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
 import * as net from "node:net"
 import * as Path from "node:path"
@@ -27,6 +28,17 @@ export const runCli = (args: ReadonlyArray<string>, env: Record<string, string>)
       env: { ...process.env, ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
+  )
+
+/** `runCli` while the scope lasts: a process still running at its end is killed (SIGKILL) and awaited. */
+export const runningCli = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => runCli(args, env)),
+    (app) =>
+      Effect.promise(async () => {
+        if (app.child.exitCode === null) app.child.kill("SIGKILL")
+        await app.exited
+      })
   )
 
 /** Collects `child`'s stdout and stderr, seen through `normalize` (the text a pattern is matched against). */

@@ -26,6 +26,21 @@ export const servedFixture = Effect.gen(function* () {
   return { live, server }
 })
 
+/**
+ * The committed fixture advanced by `fraction` of its remaining blocks, served while the scope
+ * lasts, and its deployment file written in `dir`: a `predix start` on it (`startedOn`) has a head
+ * to reach and blocks left to follow.
+ */
+export const servedFixtureAt = (dir: string, fraction: number) =>
+  Effect.gen(function* () {
+    const chain = yield* Effect.promise(() => ReplayChain.load(FIXTURE_RECORDING))
+    chain.advance(Math.floor(chain.remaining * fraction))
+    const deploymentFile = Path.join(dir, "deployment.json")
+    yield* Effect.promise(() => fs.writeFile(deploymentFile, JSON.stringify(chain.meta.deployment)))
+    const server = yield* servedReplay(chain)
+    return { chain, server, deploymentFile }
+  })
+
 export const servedSyntheticChain = (options: Omit<SyntheticOptions, "out">) =>
   Effect.gen(function* () {
     const dir = yield* Effect.acquireRelease(
