@@ -15,7 +15,7 @@ import { Effect } from "effect"
 import WebSocket from "ws"
 import { generationCheckpoint, generationStates, query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
 import { freePort, runCli, runningCli } from "../support/process.js"
-import { servedFixtureAt } from "../support/served-chain.js"
+import { servedFixtureAt, startEnv } from "../support/served-chain.js"
 import { dumpIndex, freshIndexDump, onGeneration } from "./dump.js"
 
 const until = async (what: string, ready: () => Promise<boolean>, timeoutMs = 120_000) => {
@@ -47,14 +47,9 @@ describe("blue-green re-index", () => {
             const url = yield* scratchDatabaseUrl
             const [indexerPort, backendPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
             const app = yield* runningCli(["start"], {
-              DATABASE_URL: url,
-              RPC_URL: server.url,
-              DEPLOYMENT: deploymentFile,
-              INDEXER_PORT: String(indexerPort),
-              BACKEND_PORT: String(backendPort),
+              ...startEnv(url, { server, deploymentFile }, indexerPort, backendPort),
               // The steady load comes from one address: no per-IP limit on it.
-              RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
-              LOG_LEVEL: "info"
+              RATE_LIMIT_PUBLIC_PER_MINUTE: "0"
             })
             const checkpointOf = (schema: string) => generationCheckpoint(url, schema)
             const generations = () => generationStates(url)

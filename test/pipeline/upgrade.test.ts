@@ -19,7 +19,7 @@ import { pgClientLayer } from "../../src/db/database.js"
 import { MIGRATIONS_DIR, runMigrations } from "../../src/db/migrations.js"
 import { generationCheckpoint, generationStates, query, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
 import { freePort, runCli, runningCli, type Running } from "../support/process.js"
-import { servedFixtureAt } from "../support/served-chain.js"
+import { servedFixtureAt, startEnv } from "../support/served-chain.js"
 import { dumpIndex, freshIndexDump, onGeneration } from "./dump.js"
 
 const until = async (what: string, ready: () => Promise<boolean>, timeoutMs = 180_000) => {
@@ -56,13 +56,8 @@ describe("an upgrade whose migration changes a derived table", () => {
             const ports = yield* Effect.promise(() => Promise.all([freePort(), freePort(), freePort(), freePort()]))
             const launch = (indexerPort: number, backendPort: number) =>
               runningCli(["start"], {
-                DATABASE_URL: url,
-                RPC_URL: server.url,
-                DEPLOYMENT: deploymentFile,
-                INDEXER_PORT: String(indexerPort),
-                BACKEND_PORT: String(backendPort),
-                RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
-                LOG_LEVEL: "info"
+                ...startEnv(url, { server, deploymentFile }, indexerPort, backendPort),
+                RATE_LIMIT_PUBLIC_PER_MINUTE: "0"
               })
             const a = yield* launch(ports[0]!, ports[1]!)
             const ask = <R extends Record<string, unknown>>(text: string) => Effect.runPromise(query<R>(url, text))
@@ -132,13 +127,8 @@ describe("an upgrade whose migration changes a derived table", () => {
                 )
                 bStarted = performance.now()
                 b = runCli(["start"], {
-                  DATABASE_URL: url,
-                  RPC_URL: server.url,
-                  DEPLOYMENT: deploymentFile,
-                  INDEXER_PORT: String(ports[2]),
-                  BACKEND_PORT: String(ports[3]),
-                  RATE_LIMIT_PUBLIC_PER_MINUTE: "0",
-                  LOG_LEVEL: "info"
+                  ...startEnv(url, { server, deploymentFile }, ports[2], ports[3]),
+                  RATE_LIMIT_PUBLIC_PER_MINUTE: "0"
                 })
                 const bApp = b
                 await bApp.waitFor(/message=listening server=backend/, 120_000)
@@ -236,14 +226,7 @@ describe("an upgrade whose migration changes a derived table", () => {
             const { chain, server, deploymentFile } = yield* servedFixtureAt(dir, 0.6)
             const url = yield* scratchDatabaseUrl
             const [indexerPort, backendPort] = yield* Effect.promise(() => Promise.all([freePort(), freePort()]))
-            const launch = runningCli(["start"], {
-              DATABASE_URL: url,
-              RPC_URL: server.url,
-              DEPLOYMENT: deploymentFile,
-              INDEXER_PORT: String(indexerPort),
-              BACKEND_PORT: String(backendPort),
-              LOG_LEVEL: "info"
-            })
+            const launch = runningCli(["start"], startEnv(url, { server, deploymentFile }, indexerPort, backendPort))
             const ask = <R extends Record<string, unknown>>(text: string) => Effect.runPromise(query<R>(url, text))
             const activeOf = () =>
               ask<{ schema: string }>(`select schema_name as schema from index_generation where state = 'active'`).then(

@@ -41,6 +41,21 @@ export const servedFixtureAt = (dir: string, fraction: number) =>
     return { chain, server, deploymentFile }
   })
 
+/** The environment of a `predix start` on a served chain (`servedFixtureAt`) and the database at `url`, logging at info. */
+export const startEnv = (
+  url: string,
+  served: { readonly server: { readonly url: string }; readonly deploymentFile: string },
+  indexerPort: number,
+  backendPort: number
+): Record<string, string> => ({
+  DATABASE_URL: url,
+  RPC_URL: served.server.url,
+  DEPLOYMENT: served.deploymentFile,
+  INDEXER_PORT: String(indexerPort),
+  BACKEND_PORT: String(backendPort),
+  LOG_LEVEL: "info"
+})
+
 export const servedSyntheticChain = (options: Omit<SyntheticOptions, "out">) =>
   Effect.gen(function* () {
     const dir = yield* Effect.acquireRelease(
