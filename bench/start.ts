@@ -8,6 +8,7 @@
 import { spawn } from "node:child_process"
 import * as fs from "node:fs/promises"
 import pg from "pg"
+import { API_V8_FLAGS } from "../src/api-heap.js"
 import { postgresWorkLine } from "../src/db/database.js"
 import { freePort } from "../test/support/process.js"
 
@@ -69,7 +70,7 @@ export const benchStart = async (options: {
     }
   }
   const began = performance.now()
-  const child = spawn(process.execPath, [".build/main.mjs", "start"], {
+  const child = spawn(process.execPath, [...API_V8_FLAGS, ".build/main.mjs", "start"], {
     env: {
       ...process.env,
       DATABASE_URL: options.databaseUrl,

@@ -21,6 +21,7 @@
  */
 import { Data, Effect, Option, Redacted } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
+import { withoutApiV8Flags } from "./api-heap.js"
 import { LOG_TO_PARENT_ENV, Screen, showForwarded } from "./screen/output.js"
 
 export class IndexerProcessExited extends Data.TaggedError("IndexerProcessExited")<{
@@ -69,7 +70,7 @@ export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>, env: R
     const toScreen = Option.isSome(screen) ? { [LOG_TO_PARENT_ENV]: "1" } : {}
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [...process.execArgv, script, "start", "--only", "indexer"], {
+        spawn(process.execPath, [...withoutApiV8Flags(process.execArgv), script, "start", "--only", "indexer"], {
           env: { ...process.env, ...env, ...toScreen, DATABASE_URL: Redacted.value(databaseUrl) },
           // Its logs go where ours go; the IPC channel tells it when we are gone.
           stdio: ["ignore", "inherit", "inherit", "ipc"],

@@ -1,0 +1,23 @@
+/**
+ * V8 flags of the process that serves the APIs (`npm start`'s main process: indexer API, backend,
+ * WebSocket), given on its command line (package.json's `start`; V8 sizes its heap when the
+ * process starts, so `v8.setFlagsFromString` later changes nothing).
+ *
+ * A 32 MiB semi-space (a 64 MiB young generation; V8 grows it to 32 MiB by default): at the
+ * default size an answer in flight (a heavy trader's portfolio is about 100 kB of JSON, the rows it
+ * was written from and its socket write) outlived a young-generation collection and was promoted,
+ * so the old space filled with dead answers and a full mark-compact ran every 3.7 s at 200 req/s,
+ * each stalling the event loop 100-140 ms: the portfolio's p99 was those stalls (75-89 ms at
+ * 200 req/s uncached; with the flag 13.4 ms, 7 mark-compacts in the run instead of 17; `npm run
+ * bench:backend -- --only uncached`, docs/backend.md).
+ *
+ * The indexer child keeps V8's default (started with `withoutApiV8Flags(process.execArgv)`): its backfill was measured with it, and
+ * a larger young generation (64 MiB semi-space) measured worse there.
+ */
+export const API_V8_FLAGS: ReadonlyArray<string> = ["--max-semi-space-size=32"]
+
+const flagName = (flag: string) => flag.split("=")[0]!
+
+/** Command-line options without the API process's own V8 flags (for the indexer child). */
+export const withoutApiV8Flags = (execArgv: ReadonlyArray<string>): Array<string> =>
+  execArgv.filter((arg) => !API_V8_FLAGS.some((flag) => flagName(arg) === flagName(flag)))
