@@ -17,7 +17,7 @@ import { marketKey } from "./reduce/markets.js"
 import type { Located } from "./reduce/model.js"
 import { approvedOracleKey, feedMarketKey, manualOracleKey, reportKey } from "./reduce/oracles.js"
 import { levelKey, orderKey, ZERO_ORDER_ID } from "./reduce/orders.js"
-import { historyKey, historyMinute, positionKey, userKey } from "./reduce/positions.js"
+import { positionKey, userKey } from "./reduce/positions.js"
 import { PROTOCOL_KEY } from "./reduce/protocol-totals.js"
 import { rowKey, type KeyPart } from "./reduce/rows.js"
 import { dayOf, traderDayKey, traderMarketKey, traderTotalKey } from "./reduce/trader-activity.js"
@@ -32,12 +32,10 @@ const add = (keys: RowKeys, table: keyof KeyedRows, key: string, parts: Readonly
   keys[table].set(key, parts)
 }
 
-/** A user's position in a market, their stats row and the position's history row at `timestamp`'s minute. */
-const addPosition = (keys: RowKeys, user: string, marketId: bigint, timestamp: number) => {
+/** A user's position in a market and their stats row. */
+const addPosition = (keys: RowKeys, user: string, marketId: bigint) => {
   add(keys, "users", userKey(user), [user])
   add(keys, "positions", positionKey(user, marketId), [user, marketId])
-  const minute = historyMinute(timestamp)
-  add(keys, "positionHistory", historyKey(user, marketId, minute), [user, marketId, minute])
 }
 
 /** The first load: every key computable from the events alone (and the protocol totals, always). */
@@ -56,17 +54,17 @@ export const rowKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent; r
     switch (e._tag) {
       case "Trade":
       case "TakerFilled":
-        addPosition(keys, e._tag === "Trade" ? e.trader : e.taker, e.marketId, at.timestamp)
-        addPosition(keys, e.recipient, e.marketId, at.timestamp)
+        addPosition(keys, e._tag === "Trade" ? e.trader : e.taker, e.marketId)
+        addPosition(keys, e.recipient, e.marketId)
         break
       case "OrderPlaced":
-        addPosition(keys, e.owner, e.marketId, at.timestamp)
+        addPosition(keys, e.owner, e.marketId)
         break
       case "PositionSplit":
       case "PositionMerged":
       case "TokensRedeemed":
       case "MarketRefunded":
-        addPosition(keys, e.user, e.marketId, at.timestamp)
+        addPosition(keys, e.user, e.marketId)
         break
     }
     switch (e._tag) {
@@ -207,19 +205,19 @@ export const ledgerKeysOf = (events: ReadonlyArray<{ readonly event: DomainEvent
       case "OrderMatched":
         for (const id of [e.makerOrderId, e.takerOrderId]) {
           const owner = owners.get(id) ?? s.rows.orders.map.get(orderKey(id))?.owner
-          if (owner !== undefined) addPosition(keys, owner, e.marketId, at.timestamp)
+          if (owner !== undefined) addPosition(keys, owner, e.marketId)
         }
         break
       case "Transfer": {
         const marketId = marketOf(at.address)
         if (marketId === undefined) break
-        if (e.from !== ZERO_ADDRESS) addPosition(keys, e.from, marketId, at.timestamp)
-        if (e.to !== ZERO_ADDRESS) addPosition(keys, e.to, marketId, at.timestamp)
+        if (e.from !== ZERO_ADDRESS) addPosition(keys, e.from, marketId)
+        if (e.to !== ZERO_ADDRESS) addPosition(keys, e.to, marketId)
         break
       }
       case "DustRefunded": {
         const marketId = marketOf(e.token)
-        if (marketId !== undefined) addPosition(keys, e.recipient, marketId, at.timestamp)
+        if (marketId !== undefined) addPosition(keys, e.recipient, marketId)
         break
       }
     }

@@ -18,10 +18,7 @@
  *   was written by this process, so a key the cache does not hold is absent and nothing is
  *   loaded at all. Any `clear` ends completeness.
  * - bounded: when more than `limit` entries are held, all are dropped (the next batch loads from
- *   Postgres again), so memory does not grow without bound. Position-history rows of a minute
- *   before the latest one held are dropped after every commit, but for those the fold in progress
- *   touched (they are its batch's writes): block timestamps only grow, so no later event reads or
- *   writes them (a complete cache stays complete for every key a later batch can ask for).
+ *   Postgres again), so memory does not grow without bound.
  */
 import { emptyProtocol, PROTOCOL_KEY } from "./reduce/protocol-totals.js"
 import { emptyLogs, KEYED_NAMES, type KeyedRows, type State } from "./reduce/state.js"
@@ -162,27 +159,7 @@ export class RowCache {
       const map = this.tables[name]
       for (const key of gone[name].keys()) if (MAP_GET.call(map, key) === null) MAP_DELETE.call(map, key)
     }
-    this.retireHistory()
     this.validAt = block
-  }
-
-  /**
-   * Drops the position-history entries of minutes before the latest held (see the invariants).
-   * Untracked, like `inPlaceCommitted`: no fold touches a row of an earlier minute again. The
-   * entries a fold in progress has touched stay: `inPlaceCommitted` runs while the next batch
-   * folds, so the latest minute held may be that fold's, and the rows it wrote or changed in the
-   * minutes it has since gone past are its batch's writes (dropped, they would be written as
-   * absent: never inserted, or deleted).
-   */
-  private retireHistory(): void {
-    const map = this.tables.positionHistory as TrackedMap<string, unknown>
-    const folding = map.touched
-    const minuteOf = (key: string) => Number(key.slice(key.lastIndexOf("|") + 1))
-    let latest = -Infinity
-    for (const key of map.keys()) latest = Math.max(latest, minuteOf(key))
-    for (const key of [...map.keys()]) {
-      if (minuteOf(key) < latest && (folding === undefined || !MAP_HAS.call(folding, key))) MAP_DELETE.call(map, key)
-    }
   }
 
   /** More entries held than the limit: `clear` at the next point where nothing is folding. */
@@ -210,7 +187,6 @@ export class RowCache {
     for (const name of KEYED_NAMES) {
       for (const [key, row] of state.rows[name].map as Map<string, unknown>) put(this.tables[name], key, row)
     }
-    this.retireHistory()
     this.validAt = staged.block
     if (this.size > this.limit) this.clear()
   }

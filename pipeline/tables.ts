@@ -24,7 +24,6 @@ import type {
   OrderRow,
   OutcomeTokenRow,
   PoolRow,
-  PositionHistoryRow,
   PositionRow,
   PriceSnapshotRow,
   ProtocolRow,
@@ -407,20 +406,6 @@ export const KEYED_TABLES: { readonly [K in keyof KeyedRows]: TableDef } = {
       ["tradeCount", count]
     ]
   ),
-  positionHistory: tableOf<PositionHistoryRow>()(
-    "position_history",
-    ["user", "marketId", "minute"],
-    [
-      ["user", text, "user_address"],
-      ["marketId", big],
-      ["minute", int8],
-      ["yesBalance", big],
-      ["noBalance", big],
-      ["yesCost", big],
-      ["noCost", big],
-      ["realizedPnl", big]
-    ]
-  ),
   traderTotals: tableOf<TraderActivityRow>()("trader_total", ["address"], TRADER_ACTIVITY),
   traderDays: tableOf<TraderActivityRow>()("trader_day", ["address", "day"], TRADER_ACTIVITY),
   traderMarkets: tableOf<TraderMarketRow>()(
@@ -546,11 +531,25 @@ export const APPEND_TABLES: { readonly [K in keyof AppendedLogs]: TableDef } = {
     ["trader", text],
     ["usdcVolume", big]
   ]),
-  // One row per (event, user): an event moves one market's positions, each user's once.
+  // One row per (event, user): an event moves one market's positions, each user's once. Its last
+  // row per minute is the position history (the view position_history, migration 0028).
   positionMoves: tableOf<PositionMoveRow, "address">()(
     "position_move",
     ["block", "logIndex", "user"],
-    [...LOCATED, ["user", text, "user_address"], ["marketId", big], ["source", text], ["yesShares", big], ["noShares", big], ["usdc", big]]
+    [
+      ...LOCATED,
+      ["user", text, "user_address"],
+      ["marketId", big],
+      ["source", text],
+      ["yesShares", big],
+      ["noShares", big],
+      ["usdc", big],
+      ["yesBalance", big],
+      ["noBalance", big],
+      ["yesCost", big],
+      ["noCost", big],
+      ["realizedPnl", big]
+    ]
   )
 }
 

@@ -1,6 +1,6 @@
 -- A large rewards database for measuring the rewards reads (bench/rewards/README in the report):
 -- 10,000 traders, 500,000 router trades over 120 days, ~10 markets per trader, their positions
--- and position history, liquidity adds, on-chain referrals and 2,000 signed-in users. Run on a
+-- and position journal, liquidity adds, on-chain referrals and 2,000 signed-in users. Run on a
 -- freshly migrated database: psql -v ON_ERROR_STOP=1 -f bench/rewards/large-db.sql
 select setseed(0.19);
 \set t_end 1780000000
@@ -23,9 +23,11 @@ insert into user_stats (address, volume, trade_count, realized_pnl)
 select trader, sum(case when trade_type in (0, 2) then amount_in else amount_out end), count(*), 0 from trade group by trader;
 insert into position (user_address, market_id, yes_balance, no_balance, yes_cost, no_cost, realized_pnl)
 select recipient, market_id, 1, 1, 1, 1, (random() * 2000000000)::bigint - 1000000000 from trade group by recipient, market_id;
-insert into position_history (user_address, market_id, minute, yes_balance, no_balance, yes_cost, no_cost, realized_pnl)
-select recipient, market_id, timestamp / 60 * 60, 1, 1, 1, 1, (random() * 2000000000)::bigint - 1000000000
-from trade on conflict do nothing;
+insert into position_move (block_number, log_index, tx_hash, timestamp, user_address, market_id, source, yes_shares, no_shares, usdc,
+  yes_balance, no_balance, yes_cost, no_cost, realized_pnl)
+select block_number, log_index, tx_hash, timestamp, recipient, market_id, 'router', 1, 0, -1, 1, 1, 1, 1,
+  (random() * 2000000000)::bigint - 1000000000
+from trade;
 update user_stats u set realized_pnl = p.pnl from (select user_address, sum(realized_pnl) as pnl from position group by user_address) p
 where p.user_address = u.address;
 insert into liquidity_event (block_number, log_index, tx_hash, timestamp, pool_id, market_id, owner, tick_lower, tick_upper, salt, liquidity_delta)

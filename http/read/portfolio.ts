@@ -1,5 +1,5 @@
 /**
- * Reads of `position`, `position_history`, `market`, `candle`, `trade` and `user_stats` for a
+ * Reads of `position`, `position_move`, `market`, `candle`, `trade` and `user_stats` for a
  * user's portfolio (see `portfolio.ts`).
  */
 import { SqlClient, type Statement } from "@effect/sql"
@@ -248,7 +248,7 @@ interface BucketTotals {
 /**
  * The series: every bucket in which the user's portfolio changed, oldest first. A bucket is
  * listed when the user received a router trade in it (the cash flows), when one of the user's
- * positions moved in it (`position_history`), when a market the user has had a position in
+ * positions moved in it (`position_move`, the journal), when a market the user has had a position in
  * since an earlier or the same bucket has a price snapshot in it, or when such a market resolved
  * in it. Between two listed buckets nothing the series shows changed.
  */
@@ -270,13 +270,13 @@ export const readPortfolioHistory = (address: Address, query: PortfolioHistoryPa
         from trade where recipient = ${address} group by 1
       ),
       held as (
-        select h.market_id, min(h.minute) as first_minute, m.is_resolved, m.outcome, m.resolved_at
-        from position_history h join market m on m.id = h.market_id
+        select h.market_id, min(h.timestamp - h.timestamp % 60) as first_minute, m.is_resolved, m.outcome, m.resolved_at
+        from position_move h join market m on m.id = h.market_id
         where h.user_address = ${address} group by h.market_id, m.is_resolved, m.outcome, m.resolved_at
       ),
       points as (
         select bucket from flows
-        union select ${bucketOf(sql`minute`)} from position_history where user_address = ${address}
+        union select ${bucketOf(sql`(timestamp - timestamp % 60)`)} from position_move where user_address = ${address}
         union select c.bucket from held k join candle c
           on c.market_id = k.market_id and c.timeframe = ${query.timeframe} and c.close is not null and c.bucket >= ${bucketOf(sql`k.first_minute`)}
         union select ${bucketOf(sql`k.resolved_at`)} from held k where k.is_resolved and k.outcome is not null and k.resolved_at >= k.first_minute
@@ -321,8 +321,8 @@ export const readPortfolioHistory = (address: Address, query: PortfolioHistoryPa
   }).pipe(read)
 
 /**
- * The portfolio at the end of each of `buckets`: per market, the user's latest `position_history`
- * row up to the bucket's end (the position as it stood then) marked at that bucket (`markAtBucket`);
+ * The portfolio at the end of each of `buckets`: per market, the user's latest `position_move`
+ * row before the bucket's end (the position as it stood after it; bucket ends are whole minutes) marked at that bucket (`markAtBucket`);
  * value and cost over the positions open then (a share on either side), realized P&L over all,
  * as the snapshot sums them.
  */
@@ -336,12 +336,12 @@ const carriedTotals = (address: Address, timeframe: Timeframe, buckets: Readonly
       select b.bucket, h.yes_balance, h.no_balance, h.yes_cost, h.no_cost, h.realized_pnl, c.close, m.yes_price, m.is_resolved, m.outcome, m.resolved_at,
              exists (select 1 from candle t where t.market_id = k.market_id and t.timeframe = ${timeframe} and t.close is not null) as traded
       from unnest(${buckets}::bigint[]) as b(bucket)
-      cross join (select distinct market_id from position_history where user_address = ${address}) k
+      cross join (select distinct market_id from position_move where user_address = ${address}) k
       join market m on m.id = k.market_id
       cross join lateral (
-        select * from position_history h
-        where h.user_address = ${address} and h.market_id = k.market_id and h.minute < b.bucket + ${seconds}
-        order by h.minute desc limit 1
+        select yes_balance, no_balance, yes_cost, no_cost, realized_pnl from position_move h
+        where h.user_address = ${address} and h.market_id = k.market_id and h.timestamp < b.bucket + ${seconds}
+        order by h.timestamp desc, h.block_number desc, h.log_index desc limit 1
       ) h
       left join lateral (
         select close from candle c

@@ -2,9 +2,9 @@
  * The one dispatcher from decoded events to every reducer. Pure, like each reducer it calls.
  *
  * Order within one event: markets.ts runs first, so candles see exactly the
- * price snapshots it appended for this event. Last, every position the event moved is copied
- * into its history row and journaled with its source (positions.ts, `recordMoves`; `moveSource`), and the trade and liquidity rows it appended
- * feed the trader totals (trader-activity.ts).
+ * price snapshots it appended for this event. Last, every position the event moved is journaled
+ * with its source and its state after the event (positions.ts, `recordMoves`; `moveSource`), and
+ * the trade and liquidity rows it appended feed the trader totals (trader-activity.ts).
  */
 import type { DomainEvent } from "../../schema/domain-events.js"
 import { onDiamondCut, onFeeChange, onHookUpgrade, onPause, onRoleChange } from "./admin.js"
@@ -28,7 +28,7 @@ export const reduceAll = (s: State, event: DomainEvent, at: Located, protocol: P
   // The trader totals count exactly the trade and liquidity rows this event appended.
   for (let i = trades; i < s.logs.trades.length; i++) onTraderTrade(s, s.logs.trades[i]!, tradeRowVolume(s.logs.trades[i]!))
   for (let i = liquidity; i < s.logs.liquidityEvents.length; i++) onLiquidityAdded(s, s.logs.liquidityEvents[i]!)
-  if (s.moved.size > 0) recordMoves(s.moved, s.rows.positionHistory, at, s.logs.positionMoves, moveSource(s, event))
+  if (s.moved.size > 0) recordMoves(s.moved, at, s.logs.positionMoves, moveSource(s, event))
 }
 
 /**

@@ -97,6 +97,16 @@ export interface PositionMoveRow extends Located {
   readonly yesShares: bigint
   readonly noShares: bigint
   readonly usdc: bigint
+  /**
+   * The position as it stood after the event (its balances, cost basis per side and realized
+   * P&L): the position history (`/api/portfolio/:address/history`, the view `position_history`)
+   * is the last of these per minute, so the journal is its one record.
+   */
+  readonly yesBalance: bigint
+  readonly noBalance: bigint
+  readonly yesCost: bigint
+  readonly noCost: bigint
+  readonly realizedPnl: bigint
 }
 
 export interface PositionRow {
@@ -129,23 +139,6 @@ export interface UserRow {
 export interface ProtocolContracts {
   readonly has: (address: string) => boolean
   readonly isVenue: (address: string) => boolean
-}
-
-/**
- * A position as it stood at the end of one minute in which it moved (`/api/portfolio/:address/history`
- * carries it forward until its next row). One row per (user, market, minute) however many moves
- * the minute held, so the table never has more rows than moves.
- */
-export interface PositionHistoryRow {
-  readonly user: string
-  readonly marketId: bigint
-  /** Unix seconds at the start of the minute (a multiple of 60). */
-  readonly minute: number
-  yesBalance: bigint
-  noBalance: bigint
-  yesCost: bigint
-  noCost: bigint
-  realizedPnl: bigint
 }
 
 // Outcome tokens and their holders (holders.ts)

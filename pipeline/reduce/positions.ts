@@ -16,24 +16,15 @@
  * - a position's balances are the shares its owner holds or has locked in live SELL orders:
  *   escrow is not a movement (the exchange holds them for the owner until a fill or a cancel);
  * - every position a move changes is added to `moved` with what it was before the event (when
- *   the ledger has it), and the dispatcher copies it into `position_history` at the event's
- *   minute (`recordMoves`): a history row is the position as it stood at the end of that minute;
- * - the same call journals the event's change to each position in `position_move` (one row per
- *   event and user, with its source): a user's journal is every share move the P&L counts, so
- *   per position its shares sum to the balances and its USDC to realized P&L minus the cost
- *   basis held (what a trade history shows and a user can reconcile).
+ *   the ledger has it), and the dispatcher journals the event's change to each position in
+ *   `position_move` (`recordMoves`; one row per event and user, with its source and the
+ *   position as it stood after the event): a user's journal is every share move the P&L counts,
+ *   so per position its shares sum to the balances and its USDC to realized P&L minus the cost
+ *   basis held (what a trade history shows and a user can reconcile), and its last row in a
+ *   minute is the position at the end of that minute (the view `position_history`).
  */
 import { getRow, putRow, rowKey, type Rows } from "./rows.js"
-import type {
-  Located,
-  MoveSource,
-  PositionHistoryRow,
-  PositionMoveRow,
-  PositionRow,
-  ProtocolContracts,
-  ProtocolRow,
-  UserRow
-} from "./model.js"
+import type { Located, MoveSource, PositionMoveRow, PositionRow, ProtocolContracts, ProtocolRow, UserRow } from "./model.js"
 import { protocolOf } from "./protocol-totals.js"
 
 /** A position as it stood before the event being folded first moved it. */
@@ -61,72 +52,42 @@ const touch = (w: Ledger, p: PositionRow): void => {
   w.moved.set(p, { yesBalance: p.yesBalance, noBalance: p.noBalance, cost: p.yesCost + p.noCost, realizedPnl: p.realizedPnl })
 }
 
-/** Minutes: the finest timeframe of the history endpoint, so every timeframe (1m..1w) is exact. */
-export const HISTORY_SECONDS = 60
-
-export const historyMinute = (timestamp: number) => timestamp - (timestamp % HISTORY_SECONDS)
-
-export const historyKey = (user: string, marketId: bigint, minute: number) => rowKey(user, marketId, minute)
-
 /**
- * Copies every position the event moved into its history row at the event's minute and journals
- * its change (`journal`, with the source `sourceOf` names for its user), then forgets them. Block
- * timestamps only grow, so a row of an earlier minute is never written again. The USDC of a
+ * Journals every position the event moved (`journal`, with the source `sourceOf` names for its
+ * user): its change and what it stood at after the event, then forgets them. The USDC of a
  * change is what left the cost basis or came into realized P&L: an acquire adds its cost to the
- * basis (USDC paid), a dispose removes cost c and realizes proceeds - c (USDC received).
+ * basis (USDC paid), a dispose removes cost c and realizes proceeds - c (USDC received). A
+ * position the event left as it was (no share, no USDC, no P&L moved) gets no row.
  */
 export const recordMoves = (
   moved: Map<PositionRow, PositionBefore>,
-  history: Rows<PositionHistoryRow>,
   at: Located,
   journal: Array<PositionMoveRow>,
   sourceOf: (user: string) => MoveSource
 ): void => {
-  const { timestamp } = at
-  const minute = historyMinute(timestamp)
   for (const [p, before] of moved) {
     const yesShares = p.yesBalance - before.yesBalance
     const noShares = p.noBalance - before.noBalance
     const usdc = p.realizedPnl - before.realizedPnl - (p.yesCost + p.noCost - before.cost)
-    if (yesShares !== 0n || noShares !== 0n || usdc !== 0n) {
+    if (yesShares !== 0n || noShares !== 0n || usdc !== 0n || p.realizedPnl !== before.realizedPnl) {
       journal.push({
         block: at.block,
         logIndex: at.logIndex,
         txHash: at.txHash,
-        timestamp,
+        timestamp: at.timestamp,
         address: at.address,
         user: p.user,
         marketId: p.marketId,
         source: sourceOf(p.user),
         yesShares,
         noShares,
-        usdc
+        usdc,
+        yesBalance: p.yesBalance,
+        noBalance: p.noBalance,
+        yesCost: p.yesCost,
+        noCost: p.noCost,
+        realizedPnl: p.realizedPnl
       })
-    }
-    const key = historyKey(p.user, p.marketId, minute)
-    const row = getRow(history, key, "position_history")
-    if (row === undefined) {
-      putRow(
-        history,
-        key,
-        {
-          user: p.user,
-          marketId: p.marketId,
-          minute,
-          yesBalance: p.yesBalance,
-          noBalance: p.noBalance,
-          yesCost: p.yesCost,
-          noCost: p.noCost,
-          realizedPnl: p.realizedPnl
-        },
-        "position_history"
-      )
-    } else {
-      row.yesBalance = p.yesBalance
-      row.noBalance = p.noBalance
-      row.yesCost = p.yesCost
-      row.noCost = p.noCost
-      row.realizedPnl = p.realizedPnl
     }
   }
   moved.clear()

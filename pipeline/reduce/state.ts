@@ -16,7 +16,6 @@ import type {
   OutcomeTokenRow,
   PendingFill,
   PoolRow,
-  PositionHistoryRow,
   PositionMoveRow,
   PositionRow,
   PriceSnapshotRow,
@@ -68,7 +67,6 @@ export interface KeyedRows {
   readonly pools: Rows<PoolRow>
   readonly lpPositions: Rows<LiquidityPositionRow>
   readonly candles: Rows<CandleRow>
-  readonly positionHistory: Rows<PositionHistoryRow>
   readonly traderTotals: Rows<TraderActivityRow>
   readonly traderDays: Rows<TraderActivityRow>
   readonly traderMarkets: Rows<TraderMarketRow>
@@ -120,7 +118,6 @@ export const KEYED_NAMES = [
   "pools",
   "lpPositions",
   "candles",
-  "positionHistory",
   "traderTotals",
   "traderDays",
   "traderMarkets"

@@ -47,9 +47,8 @@ export const UNIT_COLUMNS: Readonly<Record<string, ReadonlyArray<string>>> = {
   taker_fill: ["total_filled", "total_cost"],
   exchange_fee: ["amount"],
   candle: ["open", "high", "low", "close", "volume"],
-  position_history: ["yes_balance", "no_balance", "yes_cost", "no_cost", "realized_pnl"],
   referral: ["usdc_volume"],
-  position_move: ["yes_shares", "no_shares", "usdc"]
+  position_move: ["yes_shares", "no_shares", "usdc", "yes_balance", "no_balance", "yes_cost", "no_cost", "realized_pnl"]
 }
 
 /** jsonb columns holding a JSON array of uint256 decimal strings (the `bigList` codec). */

@@ -568,14 +568,35 @@ describe("P&L property over generated event sequences", () => {
 describe("position history", () => {
   const at = (event: DomainEvent, timestamp: number): Step => ({ event, timestamp })
   const T = 1_700_000_040 // the start of a minute
-  it("keeps each position as it stood at the end of every minute it moved, one row per minute", () => {
+  /** The history as the view position_history reads the journal: per position and minute, its last row's state. */
+  const historyOf = (s: State) => {
+    type Point = {
+      user: string
+      marketId: bigint
+      minute: number
+      yesBalance: bigint
+      noBalance: bigint
+      yesCost: bigint
+      noCost: bigint
+      realizedPnl: bigint
+    }
+    const last = new Map<string, Point>()
+    for (const m of s.logs.positionMoves) {
+      const minute = m.timestamp - (m.timestamp % 60)
+      const { user, marketId, yesBalance, noBalance, yesCost, noCost, realizedPnl } = m
+      last.set(`${user}|${marketId}|${minute}`, { user, marketId, minute, yesBalance, noBalance, yesCost, noCost, realizedPnl })
+    }
+    return [...last.values()]
+  }
+
+  it("journals each position as it stands after every event that moved it: its last row per minute is the history", () => {
     const s = run([
       at(trade(alice, 0, 30n * USDC, 50n * USDC), T),
       at(trade(alice, 1, 20n * USDC, 16n * USDC), T + 59),
       at(split(alice, 10n * USDC), T + 60),
       at(trade(bob, 0, 1n * USDC, 2n * USDC, carol), T + 61)
     ])
-    const history = [...s.rows.positionHistory.map.values()].filter((r) => r !== null)
+    const history = historyOf(s)
     const alices = history.filter((r) => r.user === alice).sort((a, b) => a.minute - b.minute)
     expect(alices).toHaveLength(2)
     // The first minute's row is the position after both trades of that minute.
@@ -587,10 +608,21 @@ describe("position history", () => {
     ])
     // bob paid but received nothing: his position moved by nothing, so no row.
     expect(history.filter((r) => r.user === bob)).toEqual([])
+    // Every row's state is the one before it plus its change.
+    const alicesMoves = s.logs.positionMoves.filter((m) => m.user === alice)
+    alicesMoves.reduce(
+      (before, m) => {
+        expect(m.yesBalance - before.yesBalance).toBe(m.yesShares)
+        expect(m.noBalance - before.noBalance).toBe(m.noShares)
+        expect(m.realizedPnl - before.realizedPnl - (m.yesCost + m.noCost - before.cost)).toBe(m.usdc)
+        return { yesBalance: m.yesBalance, noBalance: m.noBalance, realizedPnl: m.realizedPnl, cost: m.yesCost + m.noCost }
+      },
+      { yesBalance: 0n, noBalance: 0n, realizedPnl: 0n, cost: 0n }
+    )
   })
 
   it("gives protocol contracts no history", () => {
     const s = run([at(trade(alice, 0, 30n * USDC, 50n * USDC, ROUTER), T), transfer(YES, alice, POOL_MANAGER, 1n)])
-    expect([...s.rows.positionHistory.map.values()].filter((r) => r !== null && PROTOCOL.includes(r.user))).toEqual([])
+    expect(historyOf(s).filter((r) => PROTOCOL.includes(r.user))).toEqual([])
   })
 })

@@ -10,10 +10,6 @@ import { Effect, LogLevel } from "effect"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
-import { historyKey } from "../../pipeline/reduce/positions.js"
-import type { PositionHistoryRow } from "../../pipeline/reduce/model.js"
-import { putRow } from "../../pipeline/reduce/rows.js"
-import { RowCache } from "../../pipeline/row-cache.js"
 import { makeIndexer } from "../../pipeline/run.js"
 import { makeRpc } from "../../pipeline/source/rpc.js"
 import { generateSynthetic } from "../../tools/recording/synthetic.js"
@@ -82,38 +78,4 @@ describe("rows kept in memory across batches", () => {
       }).pipe(Effect.scoped),
     60_000
   )
-
-  it("keep the position history a fold in progress wrote when the batch before it commits", () => {
-    // The backfill writes a batch while the next one folds (backfill-writer.ts, foldedInPlace):
-    // the write's end (`inPlaceCommitted`) drops the history rows of past minutes, and must not
-    // drop the rows the fold in progress wrote or changed in a minute it has since gone past.
-    const history = (user: string, minute: number, yesBalance: bigint): PositionHistoryRow => ({
-      user,
-      marketId: 1n,
-      minute,
-      yesBalance,
-      noBalance: 0n,
-      yesCost: 0n,
-      noCost: 0n,
-      realizedPnl: 0n
-    })
-    const put = (rows: ReturnType<RowCache["foldInPlace"]>["rows"], row: PositionHistoryRow) =>
-      putRow(rows.positionHistory, historyKey(row.user, row.marketId, row.minute), row, "position_history")
-    const cache = new RowCache()
-    cache.startEmpty()
-    // Batch 1 (blocks to 10): user a moved in minute 60.
-    put(cache.foldInPlace().rows, history("0xa", 60, 1n))
-    const first = cache.takeTouched()
-    // Batch 2 folds while batch 1 is written: a and b move in minute 60 again, then a in minute 120.
-    const second = cache.foldInPlace()
-    put(second.rows, history("0xa", 60, 2n))
-    put(second.rows, history("0xb", 60, 5n))
-    put(second.rows, history("0xa", 120, 3n))
-    // Batch 1's write ends now (nothing of it deleted).
-    cache.inPlaceCommitted({ ...first, positionHistory: new Map() }, 10)
-    const touched = cache.takeTouched()
-    // What batch 2 writes (sink.ts, planInPlace): each touched key's row as the fold left it.
-    const written = [...touched.positionHistory.keys()].map((key) => second.rows.positionHistory.map.get(key as string) ?? null)
-    expect(written).toEqual([history("0xa", 60, 2n), history("0xb", 60, 5n), history("0xa", 120, 3n)])
-  })
 })

@@ -153,9 +153,9 @@ export const readBoard = (q: BoardQuery) =>
         select p.user_address as address, sum(p.realized_pnl - coalesce(h.realized_pnl, 0)) as pnl
         from position p
         left join lateral (
-          select realized_pnl from position_history h
-          where ${startMinute === null ? sql`false` : sql`h.user_address = p.user_address and h.market_id = p.market_id and h.minute < ${startMinute}`}
-          order by h.minute desc limit 1
+          select realized_pnl from position_move h
+          where ${startMinute === null ? sql`false` : sql`h.user_address = p.user_address and h.market_id = p.market_id and h.timestamp < ${startMinute}`}
+          order by h.timestamp desc, h.block_number desc, h.log_index desc limit 1
         ) h on true
         where p.user_address in (select address from stats)
         group by p.user_address
