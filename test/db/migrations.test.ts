@@ -92,3 +92,56 @@ const embeddedDatabase = Effect.promise(() => (cluster ??= Effect.runPromise(Sco
 
 suite("an embedded Postgres", embeddedDatabase)
 suite("a DATABASE_URL Postgres", scratchDatabaseUrl)
+
+/** Copies the shipped migrations up to `last` (its id) into a folder of their own. */
+const migrationsUpTo = (last: number) =>
+  Effect.gen(function* () {
+    const dir = yield* tempDir("predix-migrations-upto")
+    const files = yield* Effect.promise(shippedMigrations)
+    for (const file of files.filter((f) => Number(f.slice(0, 4)) <= last)) {
+      yield* Effect.promise(() => fs.copyFile(Path.join(MIGRATIONS_DIR, file), Path.join(dir, file)))
+    }
+    return dir
+  })
+
+const relkind = (url: string, schema: string, name: string) =>
+  query<{ relkind: string }>(
+    url,
+    "select c.relkind from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1 and c.relname = $2",
+    [schema, name]
+  ).pipe(Effect.map((r) => r.rows[0]?.relkind))
+
+const shapes = (url: string) =>
+  query<{ template: string; public: string }>(
+    url,
+    "select index_shape('index_template') as template, (select shape from index_generation where schema_name = 'public') as public"
+  ).pipe(Effect.map((r) => r.rows[0]!))
+
+describe("a migration that changes a derived table (0028: position_history from the journal)", () => {
+  it.scopedLive("on a database that has indexed: only the template changes, so the next start builds a new generation", () =>
+    Effect.gen(function* () {
+      const url = yield* scratchDatabaseUrl
+      yield* migrate(url, yield* migrationsUpTo(27))
+      yield* query(url, `insert into indexer_checkpoint (chain_id, block_number, block_hash, digest) values (130, 5, $1, $1)`, [
+        `0x${"ab".repeat(32)}`
+      ])
+      yield* migrate(url)
+      expect(yield* relkind(url, "public", "position_history")).toBe("r")
+      expect(yield* relkind(url, "index_template", "position_history")).toBe("v")
+      const { template, public: serving } = yield* shapes(url)
+      expect(serving).not.toBe(template)
+    })
+  )
+
+  it.scopedLive("on a new database: public changes with the template and keeps its shape, so nothing is rebuilt", () =>
+    Effect.gen(function* () {
+      const url = yield* scratchDatabaseUrl
+      yield* migrate(url, yield* migrationsUpTo(27))
+      yield* migrate(url)
+      expect(yield* relkind(url, "public", "position_history")).toBe("v")
+      expect(yield* relkind(url, "index_template", "position_history")).toBe("v")
+      const { template, public: serving } = yield* shapes(url)
+      expect(serving).toBe(template)
+    })
+  )
+})
