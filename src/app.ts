@@ -18,7 +18,7 @@ import { GenerationsLive } from "./db/generation-targets.js"
 import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
 import { countedPgClient, DatabaseLive, databaseTarget, patientPgClient, pgClientLayer } from "./db/database.js"
 import { type IndexerProcessExited, runIndexerProcess, startedByParent, stopWithParent } from "./indexer-process.js"
-import { runMigrations } from "./db/migrations.js"
+import { awaitMigrations, type MigrationFailed, runMigrations } from "./db/migrations.js"
 import { loadDeployment } from "./deployment.js"
 import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
 import { FIXTURE_RECORDING } from "./fixture-recording.js"
@@ -256,7 +256,7 @@ export const start = (role: StartRole = "all") =>
         yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ kind: target.kind, url: redactUrl(Redacted.value(target.url)) }))
         const jobs: Effect.Effect<
           void,
-          Effect.Effect.Error<ReturnType<typeof indexChain>> | Effect.Effect.Error<typeof serve> | IndexerProcessExited,
+          Effect.Effect.Error<ReturnType<typeof indexChain>> | Effect.Effect.Error<typeof serve> | IndexerProcessExited | MigrationFailed,
           AppConfig | SqlClient.SqlClient | PgClient.PgClient
         > =
           role === "indexer"
@@ -266,8 +266,14 @@ export const start = (role: StartRole = "all") =>
               : Effect.gen(function* () {
                   const config = yield* AppConfig
                   if (Option.isSome(config.rpcUrl) || config.chain !== "devnet") {
-                    return yield* Effect.all([serve, runIndexerProcess(target.url)], { concurrency: "unbounded", discard: true })
+                    // The child starts while this process migrates (it waits for the migrations
+                    // before it touches the index), so its start-up overlaps them.
+                    return yield* Effect.all([runMigrations().pipe(Effect.zipRight(serve)), runIndexerProcess(target.url)], {
+                      concurrency: "unbounded",
+                      discard: true
+                    })
                   }
+                  yield* runMigrations()
                   // The live devnet belongs to this process (it outlives the indexer child, which follows it).
                   const live = yield* liveDevnet
                   yield* showDevnetAccounts(live.url, config.devnetActivity)
@@ -288,14 +294,17 @@ export const start = (role: StartRole = "all") =>
                     { concurrency: "unbounded", discard: true }
                   )
                 }).pipe(Effect.scoped)
-        // The indexer child of `start` comes after the parent's migrations and may find the database
+        // The indexer child of `start` waits for its parent's migrations, and may find the database
         // gone meanwhile: it waits for it like its other start-up steps, rather than exit and take the
-        // service (which answers 503 until the database is back) down with it.
+        // service (which answers 503 until the database is back) down with it. The parent of role
+        // `all` migrates in its jobs (beside the child's start-up).
         // Each process counts its Postgres work at the wire and logs it as it ends (`countedPgClient`).
         return startedByParent() && role === "indexer"
-          ? yield* jobs.pipe(Effect.provide(countedPgClient("indexer", (counters) => patientPgClient(target.url, counters))))
-          : yield* runMigrations().pipe(
+          ? yield* awaitMigrations().pipe(
               Effect.zipRight(jobs),
+              Effect.provide(countedPgClient("indexer", (counters) => patientPgClient(target.url, counters)))
+            )
+          : yield* (role === "all" ? jobs : runMigrations().pipe(Effect.zipRight(jobs))).pipe(
               Effect.provide(countedPgClient(role === "indexer" ? "indexer" : "api", (counters) => pgClientLayer(target.url, counters)))
             )
       })

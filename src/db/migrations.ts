@@ -99,3 +99,26 @@ export const runMigrations = (dirs: string | ReadonlyArray<string> = MIGRATIONS_
     )
   )
 }
+
+/** The highest migration id among the `NNNN_name.sql` files of `dir` (0 for none). */
+const latestMigration = (dir: string) =>
+  Effect.promise(() => fs.readdir(dir)).pipe(Effect.map((files) => Math.max(0, ...files.map((file) => Number(FILE.exec(file)?.[1] ?? 0)))))
+
+/**
+ * Waits until the database holds every migration of `dir` (or a newer one), polling every
+ * `every` ms: what `start`'s indexer child does first, so that it can be spawned while its parent
+ * migrates (a process's start-up, reading and compiling its code, then overlaps the migrations
+ * instead of following them). A database without the migrator's table yet, or not answering yet,
+ * counts as not migrated. The parent applies all pending migrations in one transaction, so the
+ * child sees none or all of them.
+ */
+export const awaitMigrations = (dir: string = MIGRATIONS_DIR, every = 50) =>
+  Effect.gen(function* () {
+    const latest = yield* latestMigration(dir)
+    const sql = yield* SqlClient.SqlClient
+    const applied = sql<{ id: string | null }>`select max(migration_id) as id from schema_migrations`.pipe(
+      Effect.map((rows) => Number(rows[0]?.id ?? 0)),
+      Effect.orElseSucceed(() => 0)
+    )
+    while ((yield* applied) < latest) yield* Effect.sleep(every)
+  })

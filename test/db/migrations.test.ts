@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
-import { Effect, Exit, Logger, LogLevel, Redacted, Scope } from "effect"
+import { Effect, Exit, Fiber, Logger, LogLevel, Option, Redacted, Scope } from "effect"
 import { afterAll } from "vitest"
 import * as fs from "node:fs/promises"
 import * as Path from "node:path"
 import { pgClientLayer } from "../../src/db/database.js"
-import { MIGRATIONS_DIR, runMigrations } from "../../src/db/migrations.js"
+import { awaitMigrations, MIGRATIONS_DIR, runMigrations } from "../../src/db/migrations.js"
 import { embeddedUrl, query, scratchDatabaseOn, scratchDatabaseUrl, tempDir } from "../support/postgres.js"
 
 const migrate = (url: string, dir?: string) =>
@@ -142,6 +142,23 @@ describe("a migration that changes a derived table (0028: position_history from 
       expect(yield* relkind(url, "index_template", "position_history")).toBe("v")
       const { template, public: serving } = yield* shapes(url)
       expect(serving).toBe(template)
+    })
+  )
+})
+
+describe("awaitMigrations (what start's indexer child does first)", () => {
+  it.scopedLive("waits on a database without the migrator's table, then on one short of the latest, and ends once all are applied", () =>
+    Effect.gen(function* () {
+      const url = yield* scratchDatabaseUrl
+      const waiting = yield* awaitMigrations(MIGRATIONS_DIR, 20).pipe(Effect.provide(pgClientLayer(Redacted.make(url))), Effect.fork)
+      yield* Effect.sleep("300 millis")
+      expect(yield* Fiber.poll(waiting)).toEqual(Option.none())
+      const files = yield* Effect.promise(shippedMigrations)
+      yield* migrate(url, yield* migrationsUpTo(Number(files.at(-1)!.slice(0, 4)) - 1))
+      yield* Effect.sleep("300 millis")
+      expect(yield* Fiber.poll(waiting)).toEqual(Option.none())
+      yield* migrate(url)
+      yield* Fiber.join(waiting).pipe(Effect.timeout("10 seconds"))
     })
   )
 })
