@@ -276,7 +276,7 @@ export const readPortfolioHistory = (address: Address, query: PortfolioHistoryPa
       ),
       points as (
         select bucket from flows
-        union select ${bucketOf(sql`(timestamp - timestamp % 60)`)} from position_move where user_address = ${address}
+        union select ${bucketOf(sql`timestamp`)} from position_move where user_address = ${address}
         union select c.bucket from held k join candle c
           on c.market_id = k.market_id and c.timeframe = ${query.timeframe} and c.close is not null and c.bucket >= ${bucketOf(sql`k.first_minute`)}
         union select ${bucketOf(sql`k.resolved_at`)} from held k where k.is_resolved and k.outcome is not null and k.resolved_at >= k.first_minute
@@ -321,6 +321,22 @@ export const readPortfolioHistory = (address: Address, query: PortfolioHistoryPa
   }).pipe(read)
 
 /**
+ * A position (`user`, `market`) as it stood just before `before` (unix seconds): its last row in
+ * the ledger's journal before then, or none (`position_move_position_idx` finds it). The one
+ * reading of a past position, for the portfolio history and the rewards' P&L of a period.
+ */
+export const positionBefore = (
+  sql: SqlClient.SqlClient,
+  user: Statement.Fragment,
+  market: Statement.Fragment,
+  before: Statement.Fragment
+) => sql`(
+  select yes_balance, no_balance, yes_cost, no_cost, realized_pnl from position_move j
+  where j.user_address = ${user} and j.market_id = ${market} and j.timestamp < ${before}
+  order by j.timestamp desc, j.block_number desc, j.log_index desc limit 1
+)`
+
+/**
  * The portfolio at the end of each of `buckets`: per market, the user's latest `position_move`
  * row before the bucket's end (the position as it stood after it; bucket ends are whole minutes) marked at that bucket (`markAtBucket`);
  * value and cost over the positions open then (a share on either side), realized P&L over all,
@@ -338,11 +354,7 @@ const carriedTotals = (address: Address, timeframe: Timeframe, buckets: Readonly
       from unnest(${buckets}::bigint[]) as b(bucket)
       cross join (select distinct market_id from position_move where user_address = ${address}) k
       join market m on m.id = k.market_id
-      cross join lateral (
-        select yes_balance, no_balance, yes_cost, no_cost, realized_pnl from position_move h
-        where h.user_address = ${address} and h.market_id = k.market_id and h.timestamp < b.bucket + ${seconds}
-        order by h.timestamp desc, h.block_number desc, h.log_index desc limit 1
-      ) h
+      cross join lateral ${positionBefore(sql, sql`${address}`, sql`k.market_id`, sql`b.bucket + ${seconds}`)} h
       left join lateral (
         select close from candle c
         where c.market_id = k.market_id and c.timeframe = ${timeframe} and c.bucket <= b.bucket and c.close is not null

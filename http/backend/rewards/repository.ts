@@ -16,6 +16,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Effect } from "effect"
 import { headTime } from "../../read/market-prices.js"
+import { positionBefore } from "../../read/portfolio.js"
 import { bigint, bool, int, nullable, rowDecoder, text } from "../../core/rows.js"
 import { DAY, effectiveReferrer, pointsQuery, totalsAt } from "./points-query.js"
 
@@ -152,11 +153,11 @@ export const readBoard = (q: BoardQuery) =>
       ), pnl as (
         select p.user_address as address, sum(p.realized_pnl - coalesce(h.realized_pnl, 0)) as pnl
         from position p
-        left join lateral (
-          select realized_pnl from position_move h
-          where ${startMinute === null ? sql`false` : sql`h.user_address = p.user_address and h.market_id = p.market_id and h.timestamp < ${startMinute}`}
-          order by h.timestamp desc, h.block_number desc, h.log_index desc limit 1
-        ) h on true
+        left join lateral ${
+          startMinute === null
+            ? sql`(select null::numeric as realized_pnl)`
+            : positionBefore(sql, sql`p.user_address`, sql`p.market_id`, sql`${startMinute}`)
+        } h on true
         where p.user_address in (select address from stats)
         group by p.user_address
       ), accuracy as (
