@@ -24,6 +24,26 @@ export const bloomBits = (item: string): BloomBits => {
 }
 
 /**
+ * `bloomBits` remembering up to `limit` items (then starting over): for producers of blooms
+ * (the synthetic generator, the replay node), where the same contracts, event signatures and
+ * users come back in block after block.
+ */
+export const memoizedBloomBits = (limit = 200_000): ((item: string) => BloomBits) => {
+  const known = new Map<string, BloomBits>()
+  return (item) => {
+    let bits = known.get(item)
+    if (bits === undefined) {
+      if (known.size >= limit) known.clear()
+      known.set(item, (bits = bloomBits(item)))
+    }
+    return bits
+  }
+}
+
+/** A well-formed bloom as a node sends it: 0x and 512 hex digits (2048 bits). */
+export const BLOOM_HEX = /^0x[0-9a-fA-F]{512}$/
+
+/**
  * A header's bloom, kept as the node's 0x-hex string (bytes are read from it only when checked:
  * most headers never are); undefined when the node sent none or not 256 bytes' worth.
  */

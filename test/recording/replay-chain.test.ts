@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import type { BlockRecord, MetaRecord } from "../../tools/recording/format.js"
+import { bloomOf } from "../../pipeline/source/bloom.js"
+import { type BlockRecord, type MetaRecord, parseRecord } from "../../tools/recording/format.js"
 import { ReplayChain, RpcError } from "../../tools/replay/chain.js"
 
 const h = (n: number, fork = 0) => `0x${(fork * 1_000_000 + n).toString(16).padStart(64, "0")}`
@@ -44,6 +45,26 @@ describe("ReplayChain", () => {
     expect(byTopic).toHaveLength(1)
     const byHash = chain.request({ method: "eth_getLogs", params: [{ blockHash: h(11) }] }) as Array<unknown>
     expect(byHash).toHaveLength(2)
+  })
+
+  it("serves the logsBloom a block record carries, and computes it from the recorded logs otherwise", () => {
+    // A node's bloom covers every log of its block, recorded or not: here one bit pattern no recorded log explains.
+    const recorded = `0x${"0".repeat(510)}81`
+    const chain = new ReplayChain(meta, [block(10), { ...block(11), logsBloom: recorded }], { finalityDepth: 0 })
+    chain.advanceAll()
+    const bloomAt = (n: string) =>
+      (chain.request({ method: "eth_getBlockByNumber", params: [n, false] }) as { logsBloom: string }).logsBloom
+    expect(bloomAt("0xb")).toBe(recorded)
+    expect(bloomAt("0xa")).toBe(bloomOf(block(10).logs))
+    expect(bloomAt("0xa")).not.toBe(`0x${"0".repeat(512)}`)
+  })
+
+  it("refuses a block record whose logsBloom is not 0x and 512 hex digits", () => {
+    const line = (bloom: unknown) => JSON.stringify({ ...block(1), logsBloom: bloom })
+    expect(parseRecord(line(`0x${"0".repeat(512)}`), 2)).toMatchObject({ number: 1 })
+    for (const bad of [`0x${"0".repeat(510)}`, `0x${"g".repeat(512)}`, 7, null]) {
+      expect(() => parseRecord(line(bad), 2)).toThrow(/line 2: block record's logsBloom/)
+    }
   })
 
   it("a block at or below the head replaces the chain from its number up (a reorg)", () => {

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
 import * as Path from "node:path"
+import { bloomOf } from "../../pipeline/source/bloom.js"
+import { readRecords } from "../../tools/recording/io.js"
 import { generateSynthetic, type SyntheticSummary } from "../../tools/recording/synthetic.js"
 import { decodeCanonical, expectProtocolInvariants } from "../support/invariants.js"
 
@@ -30,6 +32,19 @@ describe("synthetic recordings", () => {
     await generateSynthetic({ out: again, seed: 7, events: 40_000, users: 60, maxMarkets: 40, reorgEvery: 400, maxReorgDepth: 5 })
     const [a, b] = await Promise.all([fs.readFile(out), fs.readFile(again)])
     expect(a.equals(b)).toBe(true)
+  })
+
+  it("carry each block's logsBloom, the bloom of all of its logs (what a node's header would say)", async () => {
+    let blocks = 0
+    let withLogs = 0
+    for await (const record of readRecords(out)) {
+      if (record.t !== "block") continue
+      blocks++
+      if (record.logs.length > 0) withLogs++
+      expect(record.logsBloom).toBe(bloomOf(record.logs))
+    }
+    expect(blocks).toBeGreaterThan(100)
+    expect(withLogs).toBeGreaterThan(100)
   })
 
   it("hold only known events, and the protocol invariants on the canonical chain", async () => {

@@ -3,6 +3,7 @@
  *
  *   {"t":"meta", ...}      first line: format version, chain id, deployment, provenance
  *   {"t":"block", ...}     a block as it became the head, with the watched contracts' logs
+ *                          (and its header's logsBloom where the source gave one)
  *   {"t":"finalized", n}   the source's finalized block advanced to n
  *
  * Block records appear in the order the heads were SEEN, not sorted: a block whose number is at
@@ -17,6 +18,7 @@
  * A file may consist of several gzip members (a resumed recording appends one); readers accept
  * that, as gzip itself does.
  */
+import { BLOOM_HEX } from "../../pipeline/source/bloom.js"
 import type { Deployment } from "../../schema/deployment.js"
 
 export const FORMAT_VERSION = 1
@@ -46,6 +48,12 @@ export interface BlockRecord {
   readonly parentHash: string
   readonly timestamp: number
   readonly logs: ReadonlyArray<RecordedLog>
+  /**
+   * The header's logsBloom, lowercase 0x-hex, where the source gave one: a node's (covering every
+   * log of the block, recorded or not) or the synthetic generator's. Absent in older recordings;
+   * a replay then computes it from the recorded logs.
+   */
+  readonly logsBloom?: string
 }
 
 export interface FinalizedRecord {
@@ -78,6 +86,9 @@ export const parseRecord = (line: string, lineNumber: number): Record => {
         !Array.isArray(block.logs)
       ) {
         throw new Error(`recording line ${lineNumber}: block record lacks number, hash, parentHash, timestamp or logs`)
+      }
+      if (block.logsBloom !== undefined && (typeof block.logsBloom !== "string" || !BLOOM_HEX.test(block.logsBloom))) {
+        throw new Error(`recording line ${lineNumber}: block record's logsBloom is not 0x and 512 hex digits`)
       }
       return block as BlockRecord
     }

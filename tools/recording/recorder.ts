@@ -24,6 +24,7 @@ import { createReadStream } from "node:fs"
 import type { Deployment } from "../../schema/deployment.js"
 import { COMPONENTS } from "../../schema/components.js"
 import { announcedTokens } from "../../pipeline/decode.js"
+import { BLOOM_HEX } from "../../pipeline/source/bloom.js"
 import { type BlockRecord, FORMAT_VERSION, type MetaRecord, parseRecord, type Record, type RecordedLog } from "./format.js"
 import { type RecordWriter, writeRecords } from "./io.js"
 
@@ -54,6 +55,7 @@ interface RawBlock {
   readonly hash: string
   readonly parentHash: string
   readonly timestamp: string
+  readonly logsBloom?: string
 }
 
 interface RawLog {
@@ -298,7 +300,9 @@ export class Recorder {
           hash: h.hash.toLowerCase(),
           parentHash: h.parentHash.toLowerCase(),
           timestamp: num(h.timestamp),
-          logs: byBlock.get(number) ?? []
+          logs: byBlock.get(number) ?? [],
+          // The node's own bloom (every log of the block, watched or not), served as it was.
+          ...(typeof h.logsBloom === "string" && BLOOM_HEX.test(h.logsBloom) ? { logsBloom: h.logsBloom.toLowerCase() } : {})
         }
         await this.emit(record)
       }

@@ -16,6 +16,7 @@
  *
  * Hashes are counters, not keccak: unique and deterministic is all a consumer may rely on.
  */
+import { bloomOf, memoizedBloomBits } from "../../pipeline/source/bloom.js"
 import type { Deployment } from "../../schema/deployment.js"
 import { encoderFor } from "./encode.js"
 import type { BlockRecord, RecordedLog } from "./format.js"
@@ -580,13 +581,25 @@ export const generateSynthetic = async (options: SyntheticOptions): Promise<Synt
     endTx()
   }
 
+  const bloomBitsOf = memoizedBloomBits()
   const makeBlock = (): BlockRecord => {
     blockLogs = []
     txIndex = 0
     const actions = between(1, 5)
     for (let i = 0; i < actions; i++) act()
     const hash = hex32(fork, number)
-    const block: BlockRecord = { t: "block", number, hash, parentHash: parent, timestamp: 1_750_000_000 + number, logs: blockLogs }
+    // Its bloom, as a node's header would carry it (every log of the block): computed once here,
+    // not by the replay node at each request for the header.
+    const logsBloom = bloomOf(blockLogs, bloomBitsOf)
+    const block: BlockRecord = {
+      t: "block",
+      number,
+      hash,
+      parentHash: parent,
+      timestamp: 1_750_000_000 + number,
+      logs: blockLogs,
+      logsBloom
+    }
     return block
   }
 

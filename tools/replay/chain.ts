@@ -23,7 +23,7 @@
  */
 import type { BlockRecord, MetaRecord, RecordedLog } from "../recording/format.js"
 import { readRecords } from "../recording/io.js"
-import { bloomBits, type BloomBits, bloomOf } from "../../pipeline/source/bloom.js"
+import { bloomOf, memoizedBloomBits } from "../../pipeline/source/bloom.js"
 
 export interface RpcRequest {
   readonly method: string
@@ -51,21 +51,14 @@ const hex = (n: number | bigint) => `0x${n.toString(16)}`
 const ZERO_HASH = `0x${"0".repeat(64)}`
 
 /**
- * Each served block's logsBloom, computed from its recorded logs (the watched contracts' logs:
- * all a client checks a bloom against), once per block.
+ * Each served block's logsBloom: the one its record carries (a node's header, or the synthetic
+ * generator's), else computed from its recorded logs (the watched contracts' logs: all a client
+ * checks a bloom against), once per block.
  */
 const blooms = new WeakMap<BlockRecord, string>()
-/** Bits per address or topic: the same few (contracts, event signatures, users) come back in every block. */
-const itemBits = new Map<string, BloomBits>()
-const bitsOf = (item: string) => {
-  let bits = itemBits.get(item)
-  if (bits === undefined) {
-    if (itemBits.size >= 200_000) itemBits.clear()
-    itemBits.set(item, (bits = bloomBits(item)))
-  }
-  return bits
-}
+const bitsOf = memoizedBloomBits()
 const bloomOfBlock = (block: BlockRecord) => {
+  if (block.logsBloom !== undefined) return block.logsBloom
   let bloom = blooms.get(block)
   if (bloom === undefined) blooms.set(block, (bloom = bloomOf(block.logs, bitsOf)))
   return bloom
