@@ -14,7 +14,7 @@
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 import { rowKey, type KeyPart, type Rows } from "./reduce/rows.js"
-import { copyField, copyInText, escapeText } from "./copy-in.js"
+import { copyField, copyInText, CopyText, escapeText } from "./copy-in.js"
 import { codecs, type Codec, type DbValue, type TableDef } from "./tables.js"
 
 export type AnyRow = Readonly<Record<string, unknown>>
@@ -159,7 +159,7 @@ export const writeKeyed = <K>(
 ) =>
   Effect.gen(function* () {
     const line = copyLineOf(def)
-    let inserts = ""
+    const inserts = new CopyText()
     const upserts: Array<ReadonlyArray<DbValue>> = []
     const deletes: Array<ReadonlyArray<DbValue>> = []
     const undo: Array<UndoEntry> = []
@@ -172,7 +172,7 @@ export const writeKeyed = <K>(
         undo.push({ table: def.sql, key: keyImageOf(def, (row ?? old)!), image: oldValues === null ? null : imageOf(def, oldValues) })
       if (row === null) deletes.push(oldValues!)
       // Absent before the batch (loaded as absent; the batch holds the checkpoint lock): a plain insert.
-      else if (old === null) inserts += line(row)
+      else if (old === null) inserts.add(line(row))
       else upserts.push(encodeRow(def, row))
     }
     yield* writeKeyedRows(def, { inserts, upserts, deletes })
@@ -181,8 +181,8 @@ export const writeKeyed = <K>(
 
 /** A keyed table's rows to write, encoded: new, changed (upserted), and gone (by their key columns). */
 export interface KeyedWrites {
-  /** The new rows as COPY text (`copyLineOf`'s lines; "" for none). */
-  readonly inserts: string
+  /** The new rows as COPY text (`copyLineOf`'s lines; "" or an empty CopyText for none). */
+  readonly inserts: string | CopyText
   readonly upserts: ReadonlyArray<ReadonlyArray<DbValue>>
   readonly deletes: ReadonlyArray<ReadonlyArray<DbValue>>
 }
@@ -228,7 +228,7 @@ export const writeTouchedKeyed = <K>(
   gone?: Map<K, undefined>
 ) => {
   const line = copyLineOf(def)
-  let inserts = ""
+  const inserts = new CopyText()
   const upserts: Array<ReadonlyArray<DbValue>> = []
   const deletes: Array<ReadonlyArray<DbValue>> = []
   for (const [key, old] of touched) {
@@ -237,7 +237,7 @@ export const writeTouchedKeyed = <K>(
     if (row === null) {
       gone?.set(key, undefined)
       if (was !== null) deletes.push(encodeRow(def, was))
-    } else if (was === null) inserts += line(row)
+    } else if (was === null) inserts.add(line(row))
     else upserts.push(encodeRow(def, row))
   }
   return writeKeyedRows(def, { inserts, upserts, deletes })
@@ -246,8 +246,8 @@ export const writeTouchedKeyed = <K>(
 export const appendRows = (def: TableDef, rows: ReadonlyArray<AnyRow>) =>
   Effect.suspend(() => {
     const line = copyLineOf(def)
-    let text = ""
-    for (const row of rows) text += line(row)
+    const text = new CopyText()
+    for (const row of rows) text.add(line(row))
     return copyInText(
       def.sql,
       def.columns.map((c) => c.name),

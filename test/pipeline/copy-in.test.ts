@@ -7,7 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
-import { copyIn, copyText } from "../../pipeline/copy-in.js"
+import { copyIn, copyInText, copyText, CopyText } from "../../pipeline/copy-in.js"
 import { copyLineOf, encodeRow, type AnyRow } from "../../pipeline/rows-sink.js"
 import { APPEND_TABLES, codecs, KEYED_TABLES, type Codec } from "../../pipeline/tables.js"
 import { withScratchDb } from "../support/postgres.js"
@@ -81,6 +81,39 @@ describe("COPY into the sink's tables", () => {
         expect(failed.message).toMatch(/COPY into copy_probe failed: duplicate key/)
         const count = yield* sql.unsafe<{ n: string }>(`select count(*) as n from copy_probe`)
         expect(count[0]!.n).toBe(String(rows.length))
+      })
+    )
+  )
+
+  it.live("COPY text built in pooled buffers: many lines, multi-byte text, a failed COPY, then the buffers reused", () =>
+    withScratchDb(
+      Effect.gen(function* () {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql.unsafe(`create table copy_text_probe (id integer primary key, label text)`)
+        // Enough lines for many writes into the buffer and a few moves to a bigger one; labels with
+        // two-, three- and four-byte characters (a surrogate pair) and COPY's own escapes.
+        const labelOf = (i: number) => `${nasty[i % nasty.length]}·${"€".repeat(i % 7)}${"😀".repeat(i % 3)}${i}`
+        const text = (from: number, to: number) => {
+          const t = new CopyText()
+          for (let i = from; i < to; i++) t.add(copyText([[i, labelOf(i)]]))
+          return t
+        }
+        expect(new CopyText().empty).toBe(true)
+        yield* sql.withTransaction(copyInText("copy_text_probe", ["id", "label"], text(0, 40_000)))
+        const failed = yield* Effect.flip(sql.withTransaction(copyInText("copy_text_probe", ["id", "label"], text(39_990, 40_010))))
+        expect(failed.message).toMatch(/COPY into copy_text_probe failed: duplicate key/)
+        // Buffers released by the first COPY (and not the failed one's) serve these.
+        for (const [from, to] of [
+          [40_000, 45_000],
+          [45_000, 45_001],
+          [45_001, 60_000]
+        ] as const) {
+          yield* sql.withTransaction(copyInText("copy_text_probe", ["id", "label"], text(from, to)))
+        }
+        yield* sql.withTransaction(copyInText("copy_text_probe", ["id", "label"], new CopyText()))
+        const back = yield* sql.unsafe<{ id: number; label: string }>(`select id, label from copy_text_probe order by id`)
+        expect(back.length).toBe(60_000)
+        for (const row of back) if (row.label !== labelOf(row.id)) expect(row).toEqual({ id: row.id, label: labelOf(row.id) })
       })
     )
   )
