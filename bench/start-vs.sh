@@ -10,7 +10,10 @@
 # build) runs untimed first, the last step is the one timed. Per run it prints the wall time, the
 # CPU of the tree's processes (the API process and the indexer child, read from /proc before they
 # are stopped), the CPU of Postgres (every postgres process, exited backends included through the
-# postmaster's children's time) and the load average before the run.
+# postmaster's children's time), the CPU of the replay node during the run and the load average
+# before the run; then, per process of the tree, the CPU of its threads (main first, then the
+# others by CPU: in the indexer, the backfill thread and V8's helper threads), which says where a
+# difference between the trees is.
 # The other tree needs its node_modules (a symlink to this tree's works when its lock file no
 # longer installs). Ports 47101-47103 and 47145. The machine is shared: state the load.
 set -u
@@ -31,7 +34,21 @@ ticks=$(getconf CLK_TCK)
 # CPU ticks of processes: utime + stime (+ children's, for the postmaster's exited backends).
 cpuOf() { local t=0 p; for p in "$@"; do local a; read -r -a a <"/proc/$p/stat" 2>/dev/null || continue; t=$((t + a[13] + a[14] + a[15] + a[16])); done; echo $t; }
 postgresCpu() { cpuOf $(pgrep -x postgres); }
-treeCpu() { local p ps=(); for p in $(pgrep -f "main\.(mjs|ts) start"); do [[ $(ps -o sid= -p "$p" | tr -d ' ') == "$replaySid" ]] || ps+=("$p"); done; cpuOf "${ps[@]}"; }
+treePids() { local p; for p in $(pgrep -f "main\.(mjs|ts) start"); do [[ $(ps -o sid= -p "$p" | tr -d ' ') == "$replaySid" ]] || echo "$p"; done; }
+treeCpu() { cpuOf $(treePids); }
+# Per process: "pid <args>: main X s, threads Y Z ... s" (utime + stime of each thread, in seconds).
+threadCpu() {
+  local p t a main others
+  for p in $(treePids); do
+    main=""; others=()
+    for t in /proc/"$p"/task/*; do
+      read -r -a a <"$t/stat" 2>/dev/null || continue
+      if [[ ${t##*/} == "$p" ]]; then main=$((a[13] + a[14])); else others+=($((a[13] + a[14]))); fi
+    done
+    printf '    %s: main %s s, other threads %s s\n' "$(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-60)" "$(echo "scale=1; $main / $ticks" | bc)" \
+      "$(for x in "${others[@]}"; do echo "$x"; done | sort -rn | awk -v k="$ticks" '$1 > 0 { printf "%s%.1f", (n++ ? " " : ""), $1 / k }')"
+  done
+}
 timed() {
   local tree=$1 start steps last
   start=$(node -e 'console.log(require(process.argv[1]).scripts.start)' "$tree/package.json")
@@ -39,8 +56,8 @@ timed() {
   [[ -n $steps ]] && (cd "$tree" && bash -c "$steps" >/dev/null 2>&1)
   psql -q postgres://postgres@127.0.0.1:5432/postgres -c "DROP DATABASE IF EXISTS start_vs WITH (FORCE)" -c "CREATE DATABASE start_vs" >/dev/null 2>&1
   rm -rf "$WORK/data"
-  local load pg0 t0 run b t1 cpu pg1
-  load=$(cut -d' ' -f1-3 /proc/loadavg); pg0=$(postgresCpu)
+  local load pg0 rp0 t0 run b t1 cpu pg1 rp1 threads
+  load=$(cut -d' ' -f1-3 /proc/loadavg); pg0=$(postgresCpu); rp0=$(cpuOf "$replaySid")
   (cd "$tree" && launch "$WORK/run.pid" "$WORK/run.log" env DATABASE_URL=postgres://postgres@127.0.0.1:5432/start_vs RPC_URL=$rpc DEPLOYMENT=$dep \
     INDEXER_PORT=47101 BACKEND_PORT=47102 PG_PORT=47103 DATA_DIR="$WORK/data" bash -c "exec $last")
   run=$(cat "$WORK/run.pid"); t0=$(date +%s.%N)
@@ -49,10 +66,12 @@ timed() {
     kill -0 "$run" 2>/dev/null || { echo "$tree exited early: $WORK/run.log" >&2; return 1; }
     sleep 0.1
   done
-  t1=$(date +%s.%N); cpu=$(treeCpu); pg1=$(postgresCpu)
+  t1=$(date +%s.%N); cpu=$(treeCpu); pg1=$(postgresCpu); rp1=$(cpuOf "$replaySid"); threads=$(threadCpu)
   kill -TERM -- -"$run" 2>/dev/null; pkill -TERM -f "main\.(mjs|ts) start --only indexer"; sleep 3; kill -KILL -- -"$run" 2>/dev/null; rm -f "$WORK/run.pid"
-  printf '%-40s %6.1f s wall, CPU %6.1f s (its processes), Postgres %5.1f s; load before %s\n' "$tree" "$(echo "$t1 - $t0" | bc)" \
-    "$(echo "scale=1; $cpu / $ticks" | bc)" "$(echo "scale=1; ($pg1 - $pg0) / $ticks" | bc)" "$load"
+  printf '%-40s %6.1f s wall, CPU %6.1f s (its processes), Postgres %5.1f s, replay node %4.1f s; load before %s\n' "$tree" \
+    "$(echo "$t1 - $t0" | bc)" "$(echo "scale=1; $cpu / $ticks" | bc)" "$(echo "scale=1; ($pg1 - $pg0) / $ticks" | bc)" \
+    "$(echo "scale=1; ($rp1 - $rp0) / $ticks" | bc)" "$load"
+  echo "$threads"
 }
 echo "$EV-log chain, finalized block $fin; $RUNS runs each, alternated"
 for _ in $(seq "$RUNS"); do timed "$OTHER" || exit 1; timed "$HERE" || exit 1; done
