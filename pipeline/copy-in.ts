@@ -83,7 +83,11 @@ const copyFrom = (client: pg.Client, statement: string, data: CopyPayload) =>
 
 /** Inserts `rows` into `table` (`columns` in the rows' order) with one COPY, in the current transaction. */
 export const copyIn = (table: string, columns: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<DbValue>>) =>
-  copyInText(table, columns, rows.length === 0 ? "" : copyText(rows))
+  Effect.suspend(() => {
+    const text = new CopyText()
+    if (rows.length > 0) text.add(copyText(rows))
+    return copyInText(table, columns, text)
+  })
 
 /** Buffers of COPY text whose COPY has completed, for the next ones (see CopyText). */
 const freeBuffers: Array<Buffer> = []
@@ -178,23 +182,23 @@ export class CopyText {
 
 /**
  * Inserts rows already in COPY's text format (`copyText`'s lines, or the sink's compiled
- * encoders of `rows-sink.ts`, as a string or a CopyText) into `table` with one COPY, in the
- * current transaction; nothing for none.
+ * encoders of `rows-sink.ts`) into `table` with one COPY, in the current transaction; nothing
+ * for an empty text.
  */
-export const copyInText = (table: string, columns: ReadonlyArray<string>, text: string | CopyText) =>
+export const copyInText = (table: string, columns: ReadonlyArray<string>, text: CopyText) =>
   Effect.gen(function* () {
-    if (typeof text === "string" ? text.length === 0 : text.empty) return
+    if (text.empty) return
     const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
     // @effect/sql-pg's transaction connection holds its reserved node-postgres client as `pg`.
     const client = Option.isSome(transaction) ? ((transaction.value[0] as unknown as { pg?: pg.Client }).pg ?? undefined) : undefined
     if (client === undefined) return yield* Effect.die(new Error(`COPY into ${table} outside a transaction`))
-    const send = (data: CopyPayload) =>
+    yield* text.send((frame) =>
       Effect.tryPromise({
-        try: () => copyFrom(client, `copy ${table} (${columns.join(", ")}) from stdin`, data),
+        try: () => copyFrom(client, `copy ${table} (${columns.join(", ")}) from stdin`, { frame }),
         catch: (cause) =>
           new SqlError.SqlError({ cause, message: `COPY into ${table} failed: ${String((cause as Error)?.message ?? cause)}` })
       })
-    yield* typeof text === "string" ? send({ payload: Buffer.from(text, "utf8") }) : text.send((frame) => send({ frame }))
+    )
   })
 
 /**

@@ -181,8 +181,8 @@ export const writeKeyed = <K>(
 
 /** A keyed table's rows to write, encoded: new, changed (upserted), and gone (by their key columns). */
 export interface KeyedWrites {
-  /** The new rows as COPY text (`copyLineOf`'s lines; "" or an empty CopyText for none). */
-  readonly inserts: string | CopyText
+  /** The new rows as COPY text (`copyLineOf`'s lines; empty for none). */
+  readonly inserts: CopyText
   readonly upserts: ReadonlyArray<ReadonlyArray<DbValue>>
   readonly deletes: ReadonlyArray<ReadonlyArray<DbValue>>
 }

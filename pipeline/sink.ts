@@ -24,6 +24,7 @@ import { emptyKeyedRows, emptyLogs, KEYED_NAMES, LOG_NAMES } from "./reduce/stat
 import type { RowKeys } from "./keys.js"
 import type { KeyPart } from "./reduce/rows.js"
 import type { RowCache, Touched } from "./row-cache.js"
+import { CopyText } from "./copy-in.js"
 import { notifyIndexed } from "./progress-sql.js"
 import {
   appendRows,
@@ -101,7 +102,7 @@ const writeProtocol = (before: State, after: State, withUndo: boolean) => {
   const def = KEYED_TABLES.protocol
   const [was, now] = [protocolIn(before), protocolIn(after)] as unknown as [AnyRow, AnyRow]
   return sameRow(def, was, now)
-    ? Effect.as(writeKeyedRows(def, { inserts: "", upserts: [encodeRow(def, now)], deletes: [] }), [])
+    ? Effect.as(writeKeyedRows(def, { inserts: new CopyText(), upserts: [encodeRow(def, now)], deletes: [] }), [])
     : writeKeyed(def, new Map([[PROTOCOL_KEY, was]]), new Map([[PROTOCOL_KEY, now]]), withUndo)
 }
 
@@ -145,7 +146,11 @@ export const planInPlace = (state: State, touched: Touched) => {
     ...KEYED_NAMES.map((name) => {
       gone[name] = new Map()
       return name === "protocol"
-        ? writeKeyedRows(protocol, { inserts: "", upserts: [encodeRow(protocol, protocolIn(state) as unknown as AnyRow)], deletes: [] })
+        ? writeKeyedRows(protocol, {
+            inserts: new CopyText(),
+            upserts: [encodeRow(protocol, protocolIn(state) as unknown as AnyRow)],
+            deletes: []
+          })
         : writeTouchedKeyed(KEYED_TABLES[name], touched[name], state.rows[name].map, gone[name])
     }),
     appendAll(state)
