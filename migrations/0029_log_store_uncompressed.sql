@@ -1,0 +1,11 @@
+-- The log store's ranges are stored as they are encoded, without Postgres's compression
+-- (STORAGE EXTERNAL: out of line, never pglz). The encoder (pipeline/log-store/codec.ts) already
+-- takes out the redundancy a general-purpose compressor would find in a real chain's logs (zero
+-- padding, repeated words); what it leaves is mostly block and transaction hashes, which are
+-- random. Measured on the 1M-log synthetic chain with its ranges' hashes replaced by random ones:
+-- pglz stored none of them compressed (5,352,592 bytes in, 5,352,592 stored) yet tried on every
+-- one, and trying was the largest single item of Postgres's CPU during that chain's backfill
+-- (pglz_compress, 6.6% of it, `perf record -a` over one cold `npm start`). Only the synthetic
+-- chain's hashes (counters, mostly zero bytes) compressed, and no real chain has those.
+-- Existing rows keep their form (both read back the same); new ones are written uncompressed.
+alter table log_store alter column logs set storage external;
