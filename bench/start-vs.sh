@@ -34,7 +34,7 @@ ticks=$(getconf CLK_TCK)
 # CPU ticks of processes: utime + stime (+ children's, for the postmaster's exited backends).
 cpuOf() { local t=0 p; for p in "$@"; do local a; read -r -a a <"/proc/$p/stat" 2>/dev/null || continue; t=$((t + a[13] + a[14] + a[15] + a[16])); done; echo $t; }
 postgresCpu() { cpuOf $(pgrep -x postgres); }
-treePids() { local p; for p in $(pgrep -f "main\.(mjs|ts) start"); do [[ $(ps -o sid= -p "$p" | tr -d ' ') == "$replaySid" ]] || echo "$p"; done; }
+treePids() { local p; for p in $(pgrep -f "main\.(mjs|ts) start|indexer-child\.(mjs|ts)"); do [[ $(ps -o sid= -p "$p" | tr -d ' ') == "$replaySid" ]] || echo "$p"; done; }
 treeCpu() { cpuOf $(treePids); }
 # Per process: "pid <args>: main X s, threads Y Z ... s" (utime + stime of each thread, in seconds).
 threadCpu() {
@@ -67,7 +67,7 @@ timed() {
     sleep 0.1
   done
   t1=$(date +%s.%N); cpu=$(treeCpu); pg1=$(postgresCpu); rp1=$(cpuOf "$replaySid"); threads=$(threadCpu)
-  kill -TERM -- -"$run" 2>/dev/null; pkill -TERM -f "main\.(mjs|ts) start --only indexer"; sleep 3; kill -KILL -- -"$run" 2>/dev/null; rm -f "$WORK/run.pid"
+  kill -TERM -- -"$run" 2>/dev/null; pkill -TERM -f "main\.(mjs|ts) start --only indexer|indexer-child\.(mjs|ts)"; sleep 3; kill -KILL -- -"$run" 2>/dev/null; rm -f "$WORK/run.pid"
   printf '%-40s %6.1f s wall, CPU %6.1f s (its processes), Postgres %5.1f s, replay node %4.1f s; load before %s\n' "$tree" \
     "$(echo "$t1 - $t0" | bc)" "$(echo "scale=1; $cpu / $ticks" | bc)" "$(echo "scale=1; ($pg1 - $pg0) / $ticks" | bc)" \
     "$(echo "scale=1; ($rp1 - $rp0) / $ticks" | bc)" "$load"

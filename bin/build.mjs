@@ -84,6 +84,8 @@ const result = await build({
   // Entry names are the file names the code asks for when it runs compiled (schema/io/project-root.ts).
   entryPoints: {
     main: "src/main.ts",
+    // The indexer child of `start` (src/indexer-process.ts): the indexer's modules alone.
+    "indexer-child": "src/indexer-child.ts",
     login: "src/login.ts",
     keeper: "tools/devnet/keeper.ts",
     "backfill-thread-worker": "pipeline/source/backfill-thread-worker.ts"

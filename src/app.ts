@@ -6,66 +6,24 @@
  * are scoped: on a signal the servers stop accepting and the indexer process stops, then the pool
  * closes, then the embedded Postgres shuts down.
  */
-import { SqlClient } from "@effect/sql"
+import type { SqlClient } from "@effect/sql"
 import type { PgClient } from "@effect/sql-pg"
-import { Context, Deferred, Duration, Effect, Layer, Logger, Option, Redacted } from "effect"
+import { Context, Deferred, Effect, Layer, Option, Redacted } from "effect"
 import { BackendServerLive } from "./backend-server.js"
 import { IndexerEndpoint } from "../http/indexer/api.js"
 import { IndexedHeadsLive } from "../http/core/indexed-heads.js"
 import { HealthNode, IndexerServerLive } from "./indexer-server.js"
 import { ReadReplicasLive } from "./db/read-replicas.js"
 import { GenerationsLive } from "./db/generation-targets.js"
-import { AppConfig, type AppConfigShape, ConfigurationError, loadConfig, redactUrl } from "./config.js"
-import { countedPgClient, DatabaseLive, databaseTarget, patientPgClient, pgClientLayer } from "./db/database.js"
-import { type IndexerProcessExited, runIndexerProcess, startedByParent, stopWithParent } from "./indexer-process.js"
-import { awaitMigrations, type MigrationFailed, runMigrations } from "./db/migrations.js"
-import { loadDeployment } from "./deployment.js"
-import { FIXTURE_METADATA, seedDisplayMetadataFrom } from "./display-metadata.js"
+import { AppConfig, redactUrl } from "./config.js"
+import { countedPgClient, DatabaseLive, databaseTarget, pgClientLayer } from "./db/database.js"
+import { type IndexerProcessExited, runIndexerProcess } from "./indexer-process.js"
+import { type MigrationFailed, runMigrations } from "./db/migrations.js"
 import { FIXTURE_RECORDING } from "./fixture-recording.js"
-import type { Deployment } from "../schema/deployment.js"
-import { healing, HealingPauseCap } from "../pipeline/run.js"
-import { followGenerations } from "./blue-green.js"
-import { makeRpc } from "../pipeline/source/rpc.js"
-import { ReplayChain } from "../tools/replay/chain.js"
-import {
-  AaSetup,
-  devnetAa,
-  devnetFaucet,
-  FaucetSetup,
-  FIXTURE_SOURCE,
-  fitDatabaseToDevnet,
-  LIVE_DEVNET_ENV,
-  LIVE_SOURCE,
-  liveDevnet,
-  simulateMarket
-} from "./live-chain.js"
-import { serveReplay } from "../tools/replay/server.js"
-import { existsSync } from "node:fs"
-import * as Path from "node:path"
+import { checkDeployment, follow, indexChain, LIVE_DEVNET_ENV, LIVE_SOURCE, seedFixtureMetadata } from "./index-chain.js"
+import type { StartRole } from "./job-config.js"
+import { AaSetup, devnetAa, devnetFaucet, FaucetSetup, fitDatabaseToDevnet, liveDevnet, simulateMarket } from "./live-chain.js"
 import { showDevnetAccounts } from "./screen/devnet-accounts.js"
-import { withStartOutput } from "./screen/output.js"
-
-/** Runs `job` with the configuration loaded, logging as LOG_LEVEL says (logfmt, stable keys). */
-export const withConfig = <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
-  Effect.flatMap(loadConfig, (config: AppConfigShape) =>
-    job.pipe(Effect.provideService(AppConfig, config), Logger.withMinimumLogLevel(config.logLevel))
-  ).pipe(Effect.provide(Logger.logFmt))
-
-/**
- * `withConfig` for `start`: on a terminal (LOG_FORMAT=auto) its records go to the start screen
- * instead of logfmt, and an indexer child's to its parent's screen (src/screen/output.ts).
- */
-export const withStartConfig =
-  (role: StartRole) =>
-  <A, E, R>(job: Effect.Effect<A, E, R | AppConfig>) =>
-    Effect.flatMap(loadConfig, (config: AppConfigShape) =>
-      job.pipe(
-        Effect.provideService(AppConfig, config),
-        Effect.provideService(HealingPauseCap, Duration.millis(config.retryMaxMs)),
-        Logger.withMinimumLogLevel(config.logLevel),
-        withStartOutput(config, role)
-      )
-    )
 
 /**
  * Serves the indexer and the backend until interrupted. Each server is launched as its own layer
@@ -111,133 +69,22 @@ export const serve = Effect.gen(function* () {
   return yield* Effect.all([Layer.launch(indexer), Layer.launch(backend)], { concurrency: "unbounded", discard: true })
 }).pipe(Effect.scoped)
 
-/** Checks the deployment file when one is named, before anything starts. */
-const checkDeployment = Effect.flatMap(AppConfig, (config) =>
-  Option.match(config.deploymentPath, {
-    onNone: () =>
-      Option.isSome(config.rpcUrl)
-        ? Effect.fail(
-            new ConfigurationError({
-              message: "invalid configuration\nDEPLOYMENT: required when RPC_URL is set (which contracts to index?)"
-            })
-          )
-        : Effect.succeed(Option.none<Deployment>()),
-    onSome: (path) =>
-      loadDeployment(path, config.chainId).pipe(
-        Effect.tap((deployment) =>
-          Effect.logInfo("deployment").pipe(
-            Effect.annotateLogs({ file: path, diamond: deployment.diamond, deploy_block: deployment.deployBlock })
-          )
-        ),
-        Effect.map(Option.some)
-      )
+/**
+ * `start --only indexer` alone with CHAIN=devnet and no RPC_URL: this process runs the live
+ * devnet, indexes it and trades on it.
+ */
+const indexLiveDevnet = Effect.gen(function* () {
+  const config = yield* AppConfig
+  const live = yield* liveDevnet
+  yield* showDevnetAccounts(live.url, config.devnetActivity)
+  yield* fitDatabaseToDevnet(live)
+  return yield* Effect.all([follow(live.url, live.manifest.devnet.deployment, LIVE_SOURCE, seedFixtureMetadata), simulateMarket(live)], {
+    concurrency: "unbounded",
+    discard: true
   })
-)
+})
 
 export { FIXTURE_RECORDING }
-
-/**
- * Claims the database for `deployment`, or refuses when it already holds another deployment's
- * index (switching from the fixture to a real RPC_URL on the same DATA_DIR, say): mixing two
- * chains' rows would corrupt both.
- */
-const claimDatabase = (chainId: number, deployment: Deployment, source: string) =>
-  Effect.gen(function* () {
-    const sql = yield* SqlClient.SqlClient
-    const diamond = deployment.diamond.toLowerCase()
-    yield* sql`INSERT INTO indexed_deployment (chain_id, diamond, deploy_block, source)
-      VALUES (${chainId}, ${diamond}, ${deployment.deployBlock}, ${source}) ON CONFLICT (chain_id) DO NOTHING`
-    const rows = yield* sql<{ diamond: string; deployBlock: string; source: string }>`
-      SELECT diamond, deploy_block::text AS "deployBlock", source FROM indexed_deployment WHERE chain_id = ${chainId}`
-    const held = rows[0]
-    if (held !== undefined && (held.diamond !== diamond || Number(held.deployBlock) !== deployment.deployBlock)) {
-      return yield* new ConfigurationError({
-        message: `invalid configuration\nDATABASE: it holds the index of chain ${chainId} deployment ${held.diamond} (from block ${held.deployBlock}, ${held.source}); this start indexes ${diamond} (from block ${deployment.deployBlock}). Use another DATA_DIR or DATABASE_URL for it.`
-      })
-    }
-  })
-
-/**
- * Indexes `rpc`'s finalized chain for `deployment`, following it until interrupted. `seed` runs
- * once the database is claimed for the deployment (display metadata that belongs to it).
- */
-const follow = <E = never, R = never>(
-  url: string,
-  deployment: Deployment,
-  source: string,
-  seed: Effect.Effect<unknown, E, R> = Effect.void
-) =>
-  Effect.gen(function* () {
-    const config = yield* AppConfig
-    const rpc = makeRpc({ url })
-    // Start-up steps wait out node and database outages like the indexing steps after them; only
-    // a configuration error (another chain, another deployment's database) stops the process.
-    const chainId = yield* healing("starting", rpc.chainId)
-    if (chainId !== config.chainId) {
-      return yield* new ConfigurationError({
-        message: `invalid configuration\nRPC_URL: the endpoint serves chain ${chainId}, CHAIN_ID is ${config.chainId}`
-      })
-    }
-    // Each generation of the index is claimed for the deployment (`indexed_deployment` is derived);
-    // the seed (kept tables, an upsert) follows each claim.
-    const prepare = healing("starting", claimDatabase(chainId, deployment, source), (error) => error instanceof ConfigurationError).pipe(
-      Effect.zipRight(healing("starting", seed))
-    )
-    return yield* followGenerations({ rpc, deployment, chainId, prepare })
-  })
-
-/**
- * The committed devnet recording, replayed on a loopback port as a node would serve it (all
- * heads played, reorgs included), for `npm start` on a machine with no chain to talk to.
- */
-const replayFixture = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const chain = await ReplayChain.load(FIXTURE_RECORDING)
-    chain.advanceAll()
-    return serveReplay(chain)
-  }),
-  (server) => Effect.promise(() => server.close())
-)
-
-/** The fixture's display metadata (slug, category, featured, titles, icons), upserted: the live devnet's markets are the fixture's. */
-const seedFixtureMetadata = seedDisplayMetadataFrom(FIXTURE_METADATA)
-
-/**
- * Follows the chain at RPC_URL when one is configured (the live devnet's, when the parent runs
- * one); otherwise the live devnet (CHAIN=devnet, run here: `start --only indexer` alone) or the
- * committed fixture, replayed locally (CHAIN=fixture).
- */
-const indexChain = (deployment: Option.Option<Deployment>) =>
-  Effect.gen(function* () {
-    const config = yield* AppConfig
-    if (Option.isSome(config.rpcUrl) && Option.isSome(deployment)) {
-      return yield* process.env[LIVE_DEVNET_ENV] === "1"
-        ? follow(config.rpcUrl.value, deployment.value, LIVE_SOURCE, seedFixtureMetadata)
-        : follow(config.rpcUrl.value, deployment.value, "RPC_URL")
-    }
-    if (config.chain === "devnet") {
-      const live = yield* liveDevnet
-      yield* showDevnetAccounts(live.url, config.devnetActivity)
-      yield* fitDatabaseToDevnet(live)
-      return yield* Effect.all(
-        [follow(live.url, live.manifest.devnet.deployment, LIVE_SOURCE, seedFixtureMetadata), simulateMarket(live)],
-        { concurrency: "unbounded", discard: true }
-      )
-    }
-    if (!existsSync(FIXTURE_RECORDING)) {
-      yield* Effect.logInfo("no RPC_URL and no fixture recording: nothing to index; serving what the database holds")
-      return yield* Effect.never
-    }
-    const server = yield* replayFixture
-    yield* Effect.logInfo("no RPC_URL, CHAIN=fixture: indexing the committed devnet fixture").pipe(
-      Effect.annotateLogs({ recording: Path.relative(process.cwd(), FIXTURE_RECORDING), replay_url: server.url })
-    )
-    // The fixture's display metadata (slug, category, featured, titles, icons), upserted.
-    return yield* follow(server.url, server.chain.meta.deployment, FIXTURE_SOURCE, seedFixtureMetadata)
-  }).pipe(Effect.scoped)
-
-/** What one `start` runs: everything (the default), or one side of it (`start --only ...`). */
-export type StartRole = "all" | "indexer" | "api"
 
 /**
  * The main job: check the deployment, open the database (embedded unless DATABASE_URL), migrate,
@@ -256,11 +103,14 @@ export const start = (role: StartRole = "all") =>
         yield* Effect.logInfo("database").pipe(Effect.annotateLogs({ kind: target.kind, url: redactUrl(Redacted.value(target.url)) }))
         const jobs: Effect.Effect<
           void,
-          Effect.Effect.Error<ReturnType<typeof indexChain>> | Effect.Effect.Error<typeof serve> | IndexerProcessExited | MigrationFailed,
+          | Effect.Effect.Error<ReturnType<typeof indexChain<void, Effect.Effect.Error<typeof indexLiveDevnet>, never>>>
+          | Effect.Effect.Error<typeof serve>
+          | IndexerProcessExited
+          | MigrationFailed,
           AppConfig | SqlClient.SqlClient | PgClient.PgClient
         > =
           role === "indexer"
-            ? Effect.zipRight(stopWithParent, indexChain(deployment))
+            ? indexChain(deployment, indexLiveDevnet)
             : role === "api"
               ? serve
               : Effect.gen(function* () {
@@ -294,19 +144,11 @@ export const start = (role: StartRole = "all") =>
                     { concurrency: "unbounded", discard: true }
                   )
                 }).pipe(Effect.scoped)
-        // The indexer child of `start` waits for its parent's migrations, and may find the database
-        // gone meanwhile: it waits for it like its other start-up steps, rather than exit and take the
-        // service (which answers 503 until the database is back) down with it. The parent of role
-        // `all` migrates in its jobs (beside the child's start-up).
-        // Each process counts its Postgres work at the wire and logs it as it ends (`countedPgClient`).
-        return startedByParent() && role === "indexer"
-          ? yield* awaitMigrations().pipe(
-              Effect.zipRight(jobs),
-              Effect.provide(countedPgClient("indexer", (counters) => patientPgClient(target.url, counters)))
-            )
-          : yield* (role === "all" ? jobs : runMigrations().pipe(Effect.zipRight(jobs))).pipe(
-              Effect.provide(countedPgClient(role === "indexer" ? "indexer" : "api", (counters) => pgClientLayer(target.url, counters)))
-            )
+        // The parent of role `all` migrates in its jobs (beside the child's start-up). Each process
+        // counts its Postgres work at the wire and logs it as it ends (`countedPgClient`).
+        return yield* (role === "all" ? jobs : runMigrations().pipe(Effect.zipRight(jobs))).pipe(
+          Effect.provide(countedPgClient(role === "indexer" ? "indexer" : "api", (counters) => pgClientLayer(target.url, counters)))
+        )
       })
     ),
     Effect.scoped

@@ -1,7 +1,8 @@
 /**
  * The indexer in its own process, so that no request load on the APIs can slow indexing: the
- * default `start` serves the APIs in its own process and runs `start --only indexer` as a child
- * against the same database (its URL passed as DATABASE_URL; an embedded Postgres stays owned by
+ * default `start` serves the APIs in its own process and runs the indexer as a child (the entry
+ * `indexer-child.ts`: what `start --only indexer` runs, from a bundle of its own) against the
+ * same database (its URL passed as DATABASE_URL; an embedded Postgres stays owned by
  * the parent, which stops it after the child has exited).
  *
  * Invariants:
@@ -21,6 +22,8 @@
  */
 import { Data, Effect, Option, Redacted } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import { RUNS_COMPILED } from "../schema/io/project-root.js"
 import { withoutApiV8Flags } from "./api-heap.js"
 import { LOG_TO_PARENT_ENV, Screen, showForwarded } from "./screen/output.js"
 
@@ -57,20 +60,24 @@ const stop = (child: ChildProcess) =>
   })
 
 /**
- * Runs `start --only indexer` (this same program, with the same Node flags) against
- * `databaseUrl` (and `env` on top of ours: the live devnet's RPC_URL, say) until it exits,
- * which is a failure; interrupting stops it.
+ * The child's entry, beside this code: the compiled bundle next to the main one, or the source
+ * file (run through tsx, which the inherited `--import tsx` provides).
+ */
+const CHILD_ENTRY = fileURLToPath(new URL(RUNS_COMPILED ? "./indexer-child.mjs" : "./indexer-child.ts", import.meta.url))
+
+/**
+ * Runs the indexer child (`indexer-child.ts`, with this process's Node flags but the API's own)
+ * against `databaseUrl` (and `env` on top of ours: the live devnet's RPC_URL, say) until it
+ * exits, which is a failure; interrupting stops it.
  */
 export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>, env: Readonly<Record<string, string>> = {}) =>
   Effect.gen(function* () {
-    const script = process.argv[1]
-    if (script === undefined) return yield* Effect.dieMessage("cannot tell which script to run the indexer process with")
     // With a start screen here, the child sends its records over the IPC channel to be shown on it.
     const screen = yield* Effect.serviceOption(Screen)
     const toScreen = Option.isSome(screen) ? { [LOG_TO_PARENT_ENV]: "1" } : {}
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [...withoutApiV8Flags(process.execArgv), script, "start", "--only", "indexer"], {
+        spawn(process.execPath, [...withoutApiV8Flags(process.execArgv), CHILD_ENTRY], {
           env: { ...process.env, ...env, ...toScreen, DATABASE_URL: Redacted.value(databaseUrl) },
           // Its logs go where ours go; the IPC channel tells it when we are gone.
           stdio: ["ignore", "inherit", "inherit", "ipc"],
@@ -85,9 +92,6 @@ export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>, env: R
     const { code, signal } = yield* exitOf(child)
     return yield* new IndexerProcessExited({ code, signal })
   }).pipe(Effect.scoped)
-
-/** Whether this process is an indexer child `runIndexerProcess` started (it has the IPC channel). */
-export const startedByParent = (): boolean => process.channel !== undefined
 
 /**
  * In a process started by `runIndexerProcess`: die as soon as the parent is gone without having

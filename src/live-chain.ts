@@ -30,13 +30,7 @@ import { betaTradedIds, betaTransitions, setUpBeta, type Beta } from "../tools/d
 import { BETA_EVENT, type BetaDisplay } from "../tools/devnet/beta-catalog.js"
 import { seedDisplayMetadata, type DisplayMetadataFile } from "./display-metadata.js"
 import { makeRpc } from "../pipeline/source/rpc.js"
-
-/** `indexed_deployment.source` of an index of the live devnet, and of the fixture replay (the same chain's first blocks). */
-export const LIVE_SOURCE = "live devnet"
-export const FIXTURE_SOURCE = "committed fixture"
-
-/** Set by the parent in its indexer child's environment: the RPC_URL it is given is the live devnet. */
-export const LIVE_DEVNET_ENV = "PREDIX_LIVE_DEVNET"
+import { FIXTURE_SOURCE, LIVE_SOURCE } from "./index-chain.js"
 
 export class DevnetFailed extends Data.TaggedError("DevnetFailed")<{ readonly message: string }> {}
 

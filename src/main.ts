@@ -1,13 +1,13 @@
 /**
  * The `predix` command line. `npm start` runs `predix start`.
  */
-import { Command, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
-import { defaultTeardown } from "@effect/platform/Runtime"
-import { Console, Duration, Effect, Option } from "effect"
+import { Command, HelpDoc, Options } from "@effect/cli"
+import { Duration, Effect, Option } from "effect"
 import { writeFile } from "node:fs/promises"
 import { exportJob } from "./analytics/command.js"
-import { migrate, start, withConfig, withStartConfig } from "./app.js"
+import { migrate, start } from "./app.js"
+import { withConfig, withStartConfig } from "./job-config.js"
+import { runCommand } from "./run-command.js"
 import { settingsHelpDoc } from "./config/help.js"
 import { devnet } from "../tools/devnet/command.js"
 import { record, replay } from "./recording-commands.js"
@@ -196,24 +196,4 @@ const root = Command.make("predix").pipe(
 
 const cli = Command.run(root, { name: "predix", version: "0.1.0" })
 
-const exitWith = (message: string) => Console.error(`predix: ${message}`).pipe(Effect.zipRight(Effect.sync(() => (process.exitCode = 1))))
-
-/**
- * Typed failures end the process with their message and exit code 1, not a stack trace.
- *
- * Once the command's Effect has ended (its scopes closed: servers, children and Postgres
- * stopped), the process ends at once: a timer or socket some library left behind must not hold a
- * stopped service alive (a 20 s stop-timeout timer did, so a supervisor waited that long to
- * restart it).
- */
-cli(process.argv).pipe(
-  Effect.catchIf(ValidationError.isValidationError, () => Effect.sync(() => (process.exitCode = 1))),
-  Effect.catchAll((error) =>
-    exitWith(error._tag === "SqlError" ? `database error: ${error.message}: ${String(error.cause)}` : error.message)
-  ),
-  Effect.provide(NodeContext.layer),
-  NodeRuntime.runMain({
-    disablePrettyLogger: true,
-    teardown: (exit) => defaultTeardown(exit, (code) => process.exit(code === 0 ? Number(process.exitCode ?? 0) : code))
-  })
-)
+runCommand(cli(process.argv))
