@@ -11,6 +11,7 @@ import { Duration, Effect, Metric, Schedule } from "effect"
 import { rpcErrors } from "../metrics.js"
 import { parseBloom } from "./bloom.js"
 import type { ChainLog } from "./chain-log.js"
+import { readHeadersAnswer } from "./headers-answer.js"
 import { readLogsAnswer } from "./logs-answer.js"
 import {
   type ChainError,
@@ -118,10 +119,23 @@ class ReadLogs {
   constructor(readonly logs: Array<ChainLog>) {}
 }
 
-const readLogs = (bytes: Buffer, id: number) => {
-  const logs = readLogsAnswer(bytes, id)
-  return logs === undefined ? undefined : new ReadLogs(logs)
+/**
+ * A reader of an exchange's answer straight from its bytes: one result per request id, in their
+ * order, each what the exchange's `parse` takes; undefined to take the general path instead.
+ */
+type Fast = (bytes: Buffer, ids: ReadonlyArray<number>) => Array<unknown> | undefined
+
+const readLogs: Fast = (bytes, ids) => {
+  const logs = ids.length === 1 ? readLogsAnswer(bytes, ids[0]!) : undefined
+  return logs === undefined ? undefined : [new ReadLogs(logs)]
 }
+
+/** A header `readHeadersAnswer` read from an answer's bytes, already checked as `parseHeader` checks it. */
+class ReadHeader {
+  constructor(readonly header: BlockHeader) {}
+}
+
+const readHeaders: Fast = (bytes, ids) => readHeadersAnswer(bytes, ids)?.map((h) => new ReadHeader(h))
 
 /** The logs of an eth_getLogs result: read from the bytes already, or checked here. */
 const logsOf = ([r]: Array<unknown>): Array<ChainLog> => {
@@ -152,10 +166,7 @@ export const makeRpc = (options: RpcOptions) => {
    * call's answer straight from the bytes (`logs-answer.ts`); when it returns undefined the answer
    * is decoded and checked the general way.
    */
-  const exchange = (
-    calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>,
-    fast?: (bytes: Buffer, id: number) => unknown
-  ) =>
+  const exchange = (calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>, fast?: Fast) =>
     Effect.tryPromise({
       try: async (signal) => {
         const body = calls.map((c) => ({ jsonrpc: "2.0", id: ++id, method: c.method, params: c.params }))
@@ -166,9 +177,14 @@ export const makeRpc = (options: RpcOptions) => {
           signal
         })
         const bytes = Buffer.from(await response.arrayBuffer())
-        if (response.ok && fast !== undefined && body.length === 1) {
-          const result = timedRead(() => fast(bytes, body[0]!.id))
-          if (result !== undefined) return [result]
+        if (response.ok && fast !== undefined) {
+          const results = timedRead(() =>
+            fast(
+              bytes,
+              body.map((b) => b.id)
+            )
+          )
+          if (results !== undefined) return results
         }
         const text = bytes.toString("utf8")
         if (!response.ok && response.status !== 200) {
@@ -217,7 +233,7 @@ export const makeRpc = (options: RpcOptions) => {
   const call = <A>(
     calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>,
     parse: (results: Array<unknown>) => A,
-    fast?: (bytes: Buffer, id: number) => unknown
+    fast?: Fast
   ) =>
     exchange(calls, fast).pipe(
       Effect.flatMap((results) =>
@@ -235,6 +251,7 @@ export const makeRpc = (options: RpcOptions) => {
     )
 
   const headerOrUnknown = (what: string) => (raw: unknown) => {
+    if (raw instanceof ReadHeader) return raw.header
     if (raw === null || raw === undefined) throw new UnknownBlock({ message: `${what} is not available` })
     return parseHeader(raw)
   }
@@ -270,7 +287,7 @@ export const makeRpc = (options: RpcOptions) => {
             method: "eth_getBlockByNumber",
             params: [hex(start + i), false]
           }))
-          return call(calls, (results) => results.map((r, i) => headerOrUnknown(`block ${start + i}`)(r)))
+          return call(calls, (results) => results.map((r, i) => headerOrUnknown(`block ${start + i}`)(r)), readHeaders)
         },
         { concurrency: 4 }
       ).pipe(
@@ -295,7 +312,8 @@ export const makeRpc = (options: RpcOptions) => {
         (group) =>
           call(
             group.map((n) => ({ method: "eth_getBlockByNumber", params: [hex(n), false] })),
-            (results) => results.map((r, i) => headerOrUnknown(`block ${group[i]}`)(r))
+            (results) => results.map((r, i) => headerOrUnknown(`block ${group[i]}`)(r)),
+            readHeaders
           ),
         { concurrency: 4 }
       ).pipe(Effect.map((chunks) => chunks.flat())),
