@@ -24,7 +24,7 @@ import { Data, Effect, Option, Redacted } from "effect"
 import { spawn, type ChildProcess } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { RUNS_COMPILED } from "../schema/io/project-root.js"
-import { withoutApiV8Flags } from "./api-heap.js"
+import { indexerChildOptions } from "./api-heap.js"
 import { LOG_TO_PARENT_ENV, Screen, showForwarded } from "./screen/output.js"
 
 export class IndexerProcessExited extends Data.TaggedError("IndexerProcessExited")<{
@@ -66,7 +66,8 @@ const stop = (child: ChildProcess) =>
 const CHILD_ENTRY = fileURLToPath(new URL(RUNS_COMPILED ? "./indexer-child.mjs" : "./indexer-child.ts", import.meta.url))
 
 /**
- * Runs the indexer child (`indexer-child.ts`, with this process's Node flags but the API's own)
+ * Runs the indexer child (`indexer-child.ts`, with this process's Node flags but the API's own,
+ * and the indexer's: `indexerChildOptions`)
  * against `databaseUrl` (and `env` on top of ours: the live devnet's RPC_URL, say) until it
  * exits, which is a failure; interrupting stops it.
  */
@@ -77,7 +78,7 @@ export const runIndexerProcess = (databaseUrl: Redacted.Redacted<string>, env: R
     const toScreen = Option.isSome(screen) ? { [LOG_TO_PARENT_ENV]: "1" } : {}
     const child = yield* Effect.acquireRelease(
       Effect.sync(() =>
-        spawn(process.execPath, [...withoutApiV8Flags(process.execArgv), CHILD_ENTRY], {
+        spawn(process.execPath, [...indexerChildOptions(process.execArgv), CHILD_ENTRY], {
           env: { ...process.env, ...env, ...toScreen, DATABASE_URL: Redacted.value(databaseUrl) },
           // Its logs go where ours go; the IPC channel tells it when we are gone.
           stdio: ["ignore", "inherit", "inherit", "ipc"],

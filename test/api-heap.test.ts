@@ -1,6 +1,6 @@
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
-import { API_V8_FLAGS, withoutApiV8Flags } from "../src/api-heap.js"
+import { API_V8_FLAGS, indexerChildOptions, withoutApiV8Flags } from "../src/api-heap.js"
 
 describe("the API process's V8 flags", () => {
   it("are on npm start's command line, before the script", () => {
@@ -17,5 +17,13 @@ describe("the API process's V8 flags", () => {
       "--enable-source-maps",
       "--cpu-prof"
     ])
+  })
+
+  it("the indexer child gets its own after the options it inherits, once", () => {
+    expect(indexerChildOptions(["--max-semi-space-size=32", "--enable-source-maps"])).toEqual([
+      "--enable-source-maps",
+      "--single-threaded-gc"
+    ])
+    expect(indexerChildOptions(["--single-threaded-gc", "--cpu-prof"])).toEqual(["--cpu-prof", "--single-threaded-gc"])
   })
 })
