@@ -4,6 +4,7 @@
  */
 import { Effect, Exit } from "effect"
 import * as http from "node:http"
+import * as zlib from "node:zlib"
 import type { AddressInfo } from "node:net"
 import * as fs from "node:fs/promises"
 import * as os from "node:os"
@@ -154,6 +155,54 @@ describe("chain source", () => {
       expect(requests).toBe(1)
     } finally {
       nullFinalized.close()
+    }
+  })
+
+  it("reads answers a node compresses (gzip, deflate, br, as fetch would ask for) exactly as plain ones, and refuses an encoding it cannot read", async () => {
+    const from = summary.deployment.deployBlock
+    const plain = makeRpc({ url: replay.url })
+    const logs = await Effect.runPromise(plain.logs([summary.deployment.diamond], from, from + 200))
+    const headers = await Effect.runPromise(plain.headersAt([from, from + 1, from + 2]))
+    expect(logs.length).toBeGreaterThan(0)
+    const asked: Array<string | undefined> = []
+    // In front of the replay node: compresses each answer as the request's next encoding says.
+    const encodings = ["gzip", "br", "deflate", "gzip", "br", "deflate", "compress"]
+    const compressing = http.createServer((req, res) => {
+      asked.push(req.headers["accept-encoding"])
+      const chunks: Array<Buffer> = []
+      req.on("data", (c: Buffer) => chunks.push(c))
+      req.on("end", async () => {
+        const upstream = await fetch(replay.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: Buffer.concat(chunks)
+        })
+        const body = Buffer.from(await upstream.arrayBuffer())
+        const encoding = encodings.shift()!
+        const compressed =
+          encoding === "gzip"
+            ? zlib.gzipSync(body)
+            : encoding === "br"
+              ? zlib.brotliCompressSync(body)
+              : encoding === "deflate"
+                ? zlib.deflateSync(body)
+                : body
+        res.writeHead(upstream.status, { "content-type": "application/json", "content-encoding": encoding }).end(compressed)
+      })
+    })
+    await new Promise<void>((resolve) => compressing.listen(0, "127.0.0.1", resolve))
+    try {
+      const rpc = makeRpc({ url: `http://127.0.0.1:${(compressing.address() as AddressInfo).port}`, retries: 0 })
+      for (let i = 0; i < 3; i++) {
+        expect(await Effect.runPromise(rpc.logs([summary.deployment.diamond], from, from + 200))).toEqual(logs)
+        expect(await Effect.runPromise(rpc.headersAt([from, from + 1, from + 2]))).toEqual(headers)
+      }
+      expect(asked.every((a) => a === "gzip, deflate, br")).toBe(true)
+      const refused = await Effect.runPromise(Effect.flip(rpc.logs([summary.deployment.diamond], from, from + 200)))
+      expect(refused).toMatchObject({ _tag: "ServerError", message: expect.stringContaining("compress") })
+    } finally {
+      compressing.closeAllConnections()
+      compressing.close()
     }
   })
 })
