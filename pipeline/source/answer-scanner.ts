@@ -276,3 +276,31 @@ export class Scanner {
 }
 
 export const bytesOf = (names: ReadonlyArray<string>) => names.map((n) => Buffer.from(n, "latin1"))
+
+const [JSONRPC, ID, RESULT] = [0, 1, 2]
+const ANSWER_KEYS = bytesOf(["jsonrpc", "id", "result"])
+
+/**
+ * One answer object, `{"jsonrpc":"2.0","id":N,"result":...}` in any key order (the version may
+ * be left out), its result read by `result`: its id and what `result` read. An error answer, a
+ * key twice or any other key gives way.
+ */
+export const answerOf = <A>(s: Scanner, result: (s: Scanner) => A): { readonly id: number; readonly result: A } => {
+  let id: number | undefined
+  let read: { readonly value: A } | undefined
+  let sawVersion = false
+  s.expect(OPEN_BRACE)
+  do {
+    const key = s.key(ANSWER_KEYS)
+    if (key === JSONRPC && !sawVersion) {
+      const start = s.stringSpan()
+      if (latin1.call(s.bytes, start, s.at - 1) !== "2.0") throw GIVE_UP
+      sawVersion = true
+    } else if (key === ID && id === undefined) id = s.integer()
+    else if (key === RESULT && read === undefined) read = { value: result(s) }
+    else throw GIVE_UP
+  } while (s.take(COMMA))
+  s.expect(CLOSE_BRACE)
+  if (id === undefined || read === undefined) throw GIVE_UP
+  return { id, result: read.value }
+}

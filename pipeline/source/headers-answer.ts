@@ -14,14 +14,23 @@
  * for, an unexpected value): the caller then takes the general path, which gives the precise
  * typed error or reads an unusual but valid answer.
  */
-import { bytesOf, CLOSE_BRACE, CLOSE_BRACKET, COMMA, GIVE_UP, latin1, OPEN_BRACE, OPEN_BRACKET, QUOTE, Scanner } from "./answer-scanner.js"
-import type { BlockHeader } from "./rpc.js"
+import {
+  answerOf,
+  bytesOf,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  COMMA,
+  GIVE_UP,
+  latin1,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  Scanner
+} from "./answer-scanner.js"
+import type { BlockHeader } from "./block-header.js"
 
 const [NUMBER, HASH, PARENT_HASH, TIMESTAMP, LOGS_BLOOM] = [0, 1, 2, 3, 4]
 const HEADER_KEYS = bytesOf(["number", "hash", "parentHash", "timestamp", "logsBloom"])
-
-const [JSONRPC, ID, RESULT] = [0, 1, 2]
-const ANSWER_KEYS = bytesOf(["jsonrpc", "id", "result"])
 
 /** `0x` and 512 more characters: a bloom as `parseBloom` keeps it (its digits are read only when checked). */
 const BLOOM_LENGTH = 514
@@ -78,27 +87,6 @@ const header = (s: Scanner): BlockHeader => {
   return { number, hash, parentHash, timestamp, logsBloom }
 }
 
-/** One answer of the batch: its id and header. */
-const answer = (s: Scanner): { readonly id: number; readonly header: BlockHeader } => {
-  let id: number | undefined
-  let read: BlockHeader | undefined
-  let sawVersion = false
-  s.expect(OPEN_BRACE)
-  do {
-    const key = s.key(ANSWER_KEYS)
-    if (key === JSONRPC && !sawVersion) {
-      const start = s.stringSpan()
-      if (latin1.call(s.bytes, start, s.at - 1) !== "2.0") throw GIVE_UP
-      sawVersion = true
-    } else if (key === ID && id === undefined) id = s.integer()
-    else if (key === RESULT && read === undefined) read = header(s)
-    else throw GIVE_UP
-  } while (s.take(COMMA))
-  s.expect(CLOSE_BRACE)
-  if (id === undefined || read === undefined) throw GIVE_UP
-  return { id, header: read }
-}
-
 /**
  * The headers of the batch answer `bytes` to the requests `ids`, in the order of `ids`, or
  * undefined when the answer is not the plain shape this reader knows (see the module comment).
@@ -110,9 +98,9 @@ export const readHeadersAnswer = (bytes: Buffer, ids: ReadonlyArray<number>): Ar
     s.expect(OPEN_BRACKET)
     if (!s.take(CLOSE_BRACKET)) {
       do {
-        const { id, header } = answer(s)
+        const { id, result } = answerOf(s, header)
         if (byId.has(id)) throw GIVE_UP
-        byId.set(id, header)
+        byId.set(id, result)
       } while (s.take(COMMA))
       s.expect(CLOSE_BRACKET)
     }

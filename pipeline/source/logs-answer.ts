@@ -15,7 +15,7 @@
  * never changes what is accepted.
  */
 import type { ChainLog } from "./chain-log.js"
-import { bytesOf, CLOSE_BRACE, CLOSE_BRACKET, COMMA, GIVE_UP, latin1, OPEN_BRACE, OPEN_BRACKET, Scanner } from "./answer-scanner.js"
+import { answerOf, bytesOf, CLOSE_BRACE, CLOSE_BRACKET, COMMA, GIVE_UP, OPEN_BRACE, OPEN_BRACKET, Scanner } from "./answer-scanner.js"
 
 /** The log fields read, by their index in LOG_KEYS. */
 const [ADDRESS, TOPICS, DATA, BLOCK_NUMBER, BLOCK_HASH, LOG_INDEX, TRANSACTION_HASH, TRANSACTION_INDEX, BLOCK_TIMESTAMP, REMOVED] = [
@@ -33,9 +33,6 @@ const LOG_KEYS = bytesOf([
   "blockTimestamp",
   "removed"
 ])
-
-const [JSONRPC, ID, RESULT] = [0, 1, 2]
-const ANSWER_KEYS = bytesOf(["jsonrpc", "id", "result"])
 
 const log = (s: Scanner): ChainLog => {
   s.expect(OPEN_BRACE)
@@ -128,33 +125,19 @@ const log = (s: Scanner): ChainLog => {
 export const readLogsAnswer = (bytes: Buffer, id: number): Array<ChainLog> | undefined => {
   const s = new Scanner(bytes)
   try {
-    let logs: Array<ChainLog> | undefined
-    let sawId = false
-    let sawVersion = false
-    s.expect(OPEN_BRACE)
-    do {
-      const key = s.key(ANSWER_KEYS)
-      if (key === JSONRPC && !sawVersion) {
-        const start = s.stringSpan()
-        if (latin1.call(bytes, start, s.at - 1) !== "2.0") throw GIVE_UP
-        sawVersion = true
-      } else if (key === ID && !sawId) {
-        if (s.integer() !== id) throw GIVE_UP
-        sawId = true
-      } else if (key === RESULT && logs === undefined) {
-        logs = []
-        s.expect(OPEN_BRACKET)
-        if (!s.take(CLOSE_BRACKET)) {
-          do logs.push(log(s))
-          while (s.take(COMMA))
-          s.expect(CLOSE_BRACKET)
-        }
-      } else throw GIVE_UP
-    } while (s.take(COMMA))
-    s.expect(CLOSE_BRACE)
+    const answer = answerOf(s, (s) => {
+      const logs: Array<ChainLog> = []
+      s.expect(OPEN_BRACKET)
+      if (!s.take(CLOSE_BRACKET)) {
+        do logs.push(log(s))
+        while (s.take(COMMA))
+        s.expect(CLOSE_BRACKET)
+      }
+      return logs
+    })
     s.skipSpace()
-    if (s.at !== bytes.length || !sawId || logs === undefined) return undefined
-    return logs
+    if (s.at !== bytes.length || answer.id !== id) return undefined
+    return answer.result
   } catch (error) {
     if (error === GIVE_UP) return undefined
     throw error

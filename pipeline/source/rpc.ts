@@ -13,6 +13,7 @@ import { brotliDecompress, gunzip, inflate } from "node:zlib"
 import { Agent, request } from "undici"
 import { rpcErrors } from "../metrics.js"
 import { parseBloom } from "./bloom.js"
+import type { BlockHeader } from "./block-header.js"
 import type { ChainLog } from "./chain-log.js"
 import { readHeadersAnswer } from "./headers-answer.js"
 import { readLogsAnswer } from "./logs-answer.js"
@@ -27,14 +28,7 @@ import {
   UnknownBlock
 } from "./errors.js"
 
-export interface BlockHeader {
-  readonly number: number
-  readonly hash: string
-  readonly parentHash: string
-  readonly timestamp: number
-  /** The header's logsBloom; undefined when the node sent none, and then nothing is checked against it. */
-  readonly logsBloom?: string | undefined
-}
+export type { BlockHeader } from "./block-header.js"
 
 export interface RpcOptions {
   readonly url: string
