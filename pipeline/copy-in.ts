@@ -181,25 +181,31 @@ export class CopyText {
 }
 
 /**
+ * Runs `statement` (a COPY FROM STDIN into `table`) with `data`, on the node-postgres client of
+ * the transaction in progress; a failure is a typed SqlError, a COPY outside a transaction a defect.
+ */
+const copyInTransaction = (table: string, statement: string, data: CopyPayload) =>
+  Effect.gen(function* () {
+    const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
+    // @effect/sql-pg's transaction connection holds its reserved node-postgres client as `pg`.
+    const client = Option.isSome(transaction) ? ((transaction.value[0] as unknown as { pg?: pg.Client }).pg ?? undefined) : undefined
+    if (client === undefined) return yield* Effect.die(new Error(`COPY into ${table} outside a transaction`))
+    yield* Effect.tryPromise({
+      try: () => copyFrom(client, statement, data),
+      catch: (cause) =>
+        new SqlError.SqlError({ cause, message: `COPY into ${table} failed: ${String((cause as Error)?.message ?? cause)}` })
+    })
+  })
+
+/**
  * Inserts rows already in COPY's text format (`copyText`'s lines, or the sink's compiled
  * encoders of `rows-sink.ts`) into `table` with one COPY, in the current transaction; nothing
  * for an empty text.
  */
 export const copyInText = (table: string, columns: ReadonlyArray<string>, text: CopyText) =>
-  Effect.gen(function* () {
-    if (text.empty) return
-    const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-    // @effect/sql-pg's transaction connection holds its reserved node-postgres client as `pg`.
-    const client = Option.isSome(transaction) ? ((transaction.value[0] as unknown as { pg?: pg.Client }).pg ?? undefined) : undefined
-    if (client === undefined) return yield* Effect.die(new Error(`COPY into ${table} outside a transaction`))
-    yield* text.send((frame) =>
-      Effect.tryPromise({
-        try: () => copyFrom(client, `copy ${table} (${columns.join(", ")}) from stdin`, { frame }),
-        catch: (cause) =>
-          new SqlError.SqlError({ cause, message: `COPY into ${table} failed: ${String((cause as Error)?.message ?? cause)}` })
-      })
-    )
-  })
+  Effect.suspend(() =>
+    text.empty ? Effect.void : text.send((frame) => copyInTransaction(table, `copy ${table} (${columns.join(", ")}) from stdin`, { frame }))
+  )
 
 /**
  * Inserts rows given as a binary COPY payload (signature, header, tuples and trailer: the caller
@@ -207,13 +213,4 @@ export const copyInText = (table: string, columns: ReadonlyArray<string>, text: 
  * send as hex.
  */
 export const copyInBinary = (table: string, columns: ReadonlyArray<string>, payload: Buffer) =>
-  Effect.gen(function* () {
-    const transaction = yield* Effect.serviceOption(SqlClient.TransactionConnection)
-    const client = Option.isSome(transaction) ? ((transaction.value[0] as unknown as { pg?: pg.Client }).pg ?? undefined) : undefined
-    if (client === undefined) return yield* Effect.die(new Error(`COPY into ${table} outside a transaction`))
-    yield* Effect.tryPromise({
-      try: () => copyFrom(client, `copy ${table} (${columns.join(", ")}) from stdin (format binary)`, { payload }),
-      catch: (cause) =>
-        new SqlError.SqlError({ cause, message: `COPY into ${table} failed: ${String((cause as Error)?.message ?? cause)}` })
-    })
-  })
+  copyInTransaction(table, `copy ${table} (${columns.join(", ")}) from stdin (format binary)`, { payload })

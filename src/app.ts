@@ -92,7 +92,7 @@ export { FIXTURE_RECORDING }
  *
  * - `all` (the default): the APIs in this process and the indexer in a child process
  *   (`indexer-process.ts`), so request load can never starve indexing;
- * - `indexer`: the single writer alone (what that child runs);
+ * - `indexer`: the single writer alone (as the child's own entry, `indexer-child.ts`, runs it);
  * - `api`: the APIs alone; any number of them may serve one database that one indexer writes.
  */
 export const start = (role: StartRole = "all") =>

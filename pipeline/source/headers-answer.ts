@@ -28,12 +28,10 @@ import {
   Scanner
 } from "./answer-scanner.js"
 import type { BlockHeader } from "./block-header.js"
+import { parseBloom } from "./bloom.js"
 
 const [NUMBER, HASH, PARENT_HASH, TIMESTAMP, LOGS_BLOOM] = [0, 1, 2, 3, 4]
 const HEADER_KEYS = bytesOf(["number", "hash", "parentHash", "timestamp", "logsBloom"])
-
-/** `0x` and 512 more characters: a bloom as `parseBloom` keeps it (its digits are read only when checked). */
-const BLOOM_LENGTH = 514
 
 const header = (s: Scanner): BlockHeader => {
   s.expect(OPEN_BRACE)
@@ -72,9 +70,7 @@ const header = (s: Scanner): BlockHeader => {
             break
           }
           const start = s.stringSpan()
-          const end = s.at - 1
-          if (end - start === BLOOM_LENGTH && s.bytes[start] === 0x30 && s.bytes[start + 1] === 0x78)
-            logsBloom = latin1.call(s.bytes, start, end)
+          logsBloom = parseBloom(latin1.call(s.bytes, start, s.at - 1))
           break
         }
         default:

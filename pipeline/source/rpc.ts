@@ -198,9 +198,9 @@ export const makeRpc = (options: RpcOptions) => {
   }
 
   /**
-   * One exchange; never retried here. Many calls go out as one batch. `fast` may read a lone
-   * call's answer straight from the bytes (`logs-answer.ts`); when it returns undefined the answer
-   * is decoded and checked the general way.
+   * One exchange; never retried here. Many calls go out as one batch. `fast` may read the answer
+   * straight from the bytes (`logs-answer.ts`, `headers-answer.ts`); when it returns undefined the
+   * answer is decoded and checked the general way.
    */
   const exchange = (calls: ReadonlyArray<{ readonly method: string; readonly params: ReadonlyArray<unknown> }>, fast?: Fast) =>
     Effect.tryPromise({
